@@ -1,0 +1,115 @@
+/* clstats.h - the whole public API of libclstats: exact robust image statistics on OpenCL devices.
+ *
+ * Every function returns an int status (CLSTATS_OK or a negative enum clstats_status);
+ * clstats_strerror() turns it into words and clstats_ctx_message() gives the detail of the last
+ * error on a context. The library does no file I/O and never exits the process.
+ */
+#ifndef CLSTATS_H
+#define CLSTATS_H
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CLSTATS_VERSION "0.1.0"
+
+enum clstats_status {
+    CLSTATS_OK = 0,
+    CLSTATS_ERR_ARG = -1,           /* an argument is out of range or NULL */
+    CLSTATS_ERR_NOMEM = -2,         /* host memory allocation failed */
+    CLSTATS_ERR_NO_DEVICE = -3,     /* no OpenCL platform or device at all */
+    CLSTATS_ERR_DEVICE_SPEC = -4,   /* the device spec matches no device */
+    CLSTATS_ERR_BUILD = -5,         /* a kernel failed to compile (build log in the message) */
+    CLSTATS_ERR_OPENCL = -6,        /* an OpenCL call failed */
+    CLSTATS_ERR_DEVICE_MEMORY = -7, /* the device ran out of memory or resources */
+    CLSTATS_ERR_UNSUPPORTED = -8,   /* the device lacks a needed feature (e.g. fp64) */
+    CLSTATS_ERR_NAN = -9,           /* NaN found where the caller asked for an error on NaN */
+    CLSTATS_ERR_EMPTY = -10,        /* no valid value to take a statistic of */
+};
+
+/* Words for a status code; never NULL. */
+const char *clstats_strerror(int status);
+
+/* ---- Contexts and devices ---------------------------------------------------------------- */
+
+typedef struct clstats_ctx clstats_ctx;
+
+/* Creates a context on one OpenCL device. device_spec:
+ *   NULL      - take $CLSTATS_DEVICE, else "auto"
+ *   "auto"    - the first GPU of any platform, else the first CPU, else any device
+ *   "gpu", "cpu", "accelerator" - the first device of that type
+ *   "P:D"     - device D of platform P, both 0-based indices as clstats_list_devices() gives them
+ *   other     - the first device whose "platform / device" name contains it (case-insensitive)
+ * On failure *ctx is set to NULL and a detail is in clstats_ctx_message(NULL). */
+int clstats_ctx_create(clstats_ctx **ctx, const char *device_spec);
+void clstats_ctx_destroy(clstats_ctx *ctx);
+
+/* Detail of the last error on ctx ("" if none); with ctx NULL, of the last failed create. */
+const char *clstats_ctx_message(const clstats_ctx *ctx);
+
+/* "platform name / device name" of the context's device. */
+const char *clstats_ctx_device_name(const clstats_ctx *ctx);
+
+/* The context's OpenCL objects, for callers that keep data on the device. Owned by ctx. */
+cl_context clstats_ctx_cl_context(const clstats_ctx *ctx);
+cl_command_queue clstats_ctx_cl_queue(const clstats_ctx *ctx);
+cl_device_id clstats_ctx_cl_device(const clstats_ctx *ctx);
+
+struct clstats_device_info {
+    int platform_index;
+    int device_index;
+    char platform_name[128];
+    char device_name[128];
+    char type[16]; /* "gpu", "cpu", "accelerator" or "other" */
+    char version[64];
+};
+
+/* Fills up to max entries of out (out may be NULL with max 0) and sets *count to the number
+ * of devices there are. Returns CLSTATS_ERR_NO_DEVICE when there is no platform. */
+int clstats_list_devices(struct clstats_device_info *out, size_t max, size_t *count);
+
+/* ---- Sliding-window median and MAD ------------------------------------------------------- */
+
+/* Boundary modes, defined as scipy.ndimage defines them. */
+enum clstats_boundary {
+    CLSTATS_BOUNDARY_REFLECT = 0, /* d c b a | a b c d | d c b a  (default) */
+    CLSTATS_BOUNDARY_MIRROR,      /* d c b | a b c d | c b a */
+    CLSTATS_BOUNDARY_NEAREST,     /* a a a | a b c d | d d d */
+    CLSTATS_BOUNDARY_CONSTANT,    /* k k k | a b c d | k k k  (k = cval; NaN means missing) */
+    CLSTATS_BOUNDARY_WRAP,        /* b c d | a b c d | a b c */
+};
+
+/* Parses "reflect", "mirror", "nearest", "constant" or "wrap". */
+int clstats_boundary_from_name(const char *name, enum clstats_boundary *out);
+const char *clstats_boundary_name(enum clstats_boundary b);
+
+#define CLSTATS_MAX_WIDTH 255
+
+struct clstats_filter_params {
+    int width;                      /* odd, 1..CLSTATS_MAX_WIDTH: the window is width x width */
+    enum clstats_boundary boundary; /* CLSTATS_BOUNDARY_REFLECT when zero-initialised */
+    float cval;                     /* value outside the image for CLSTATS_BOUNDARY_CONSTANT */
+};
+
+/* Median and MAD of the width x width window around every pixel of a float32 image of
+ * nx columns and ny rows, rows `stride` elements apart (stride >= nx).
+ * NaN is missing data and is ignored; a window without a valid value gives NaN; an even count
+ * of valid values gives the mean of the two middle ones. MAD is the median of |x - m| over the
+ * same values, m being that window's median (|x - m| is 0 where x == m, infinities included).
+ * median_out and mad_out (either may be NULL) receive nx*ny values, rows nx apart.
+ * Results are exact: the same bits on every device. */
+int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_t ny,
+                          size_t stride, const struct clstats_filter_params *params,
+                          float *median_out, float *mad_out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,280 @@
+/* device.c - the device layer: listing OpenCL devices, choosing one from a spec, owning the
+ * context and queue, and building embedded kernel programs once per context. It knows nothing
+ * of medians. */
+#include "internal.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_PLATFORMS 16
+#define MAX_DEVICES 64
+
+struct found_device {
+    cl_platform_id platform;
+    cl_device_id device;
+    struct clstats_device_info info;
+};
+
+static const char *type_name(cl_device_type t)
+{
+    if (t & CL_DEVICE_TYPE_GPU) return "gpu";
+    if (t & CL_DEVICE_TYPE_CPU) return "cpu";
+    if (t & CL_DEVICE_TYPE_ACCELERATOR) return "accelerator";
+    return "other";
+}
+
+/* Every device of every platform, in platform then device order. */
+static int enumerate(struct found_device *out, int max, int *count)
+{
+    cl_platform_id platforms[MAX_PLATFORMS];
+    cl_uint np = 0;
+    *count = 0;
+    if (clGetPlatformIDs(MAX_PLATFORMS, platforms, &np) != CL_SUCCESS || np == 0)
+        return clstats__fail(NULL, CLSTATS_ERR_NO_DEVICE,
+                             "no OpenCL platform found (is an ICD such as pocl-opencl-icd "
+                             "or a GPU driver installed?)");
+    if (np > MAX_PLATFORMS) np = MAX_PLATFORMS;
+    for (cl_uint p = 0; p < np; p++) {
+        cl_device_id devices[MAX_DEVICES];
+        cl_uint nd = 0;
+        if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, MAX_DEVICES, devices, &nd) !=
+            CL_SUCCESS)
+            continue;
+        if (nd > MAX_DEVICES) nd = MAX_DEVICES;
+        char pname[128] = "";
+        clGetPlatformInfo(platforms[p], CL_PLATFORM_NAME, sizeof pname - 1, pname, NULL);
+        for (cl_uint d = 0; d < nd && *count < max; d++) {
+            struct found_device *f = &out[(*count)++];
+            memset(f, 0, sizeof *f);
+            f->platform = platforms[p];
+            f->device = devices[d];
+            f->info.platform_index = (int)p;
+            f->info.device_index = (int)d;
+            snprintf(f->info.platform_name, sizeof f->info.platform_name, "%s", pname);
+            clGetDeviceInfo(devices[d], CL_DEVICE_NAME, sizeof f->info.device_name - 1,
+                            f->info.device_name, NULL);
+            clGetDeviceInfo(devices[d], CL_DEVICE_VERSION, sizeof f->info.version - 1,
+                            f->info.version, NULL);
+            cl_device_type t = 0;
+            clGetDeviceInfo(devices[d], CL_DEVICE_TYPE, sizeof t, &t, NULL);
+            snprintf(f->info.type, sizeof f->info.type, "%s", type_name(t));
+        }
+    }
+    if (*count == 0)
+        return clstats__fail(NULL, CLSTATS_ERR_NO_DEVICE,
+                             "OpenCL platforms found, but no device on any of them");
+    return CLSTATS_OK;
+}
+
+int clstats_list_devices(struct clstats_device_info *out, size_t max, size_t *count)
+{
+    struct found_device found[MAX_DEVICES];
+    int n = 0;
+    if (!count) return clstats__fail(NULL, CLSTATS_ERR_ARG, "count is NULL");
+    *count = 0;
+    int status = enumerate(found, MAX_DEVICES, &n);
+    if (status != CLSTATS_OK) return status;
+    for (int i = 0; i < n && (size_t)i < max && out; i++) out[i] = found[i].info;
+    *count = (size_t)n;
+    return CLSTATS_OK;
+}
+
+static bool contains_nocase(const char *hay, const char *needle)
+{
+    size_t n = strlen(needle);
+    for (; *hay; hay++) {
+        size_t i = 0;
+        while (i < n && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+            i++;
+        if (i == n) return true;
+    }
+    return n == 0;
+}
+
+/* Index into found[] of the device the spec names, or -1. */
+static int choose(const struct found_device *found, int n, const char *spec)
+{
+    if (strcmp(spec, "auto") == 0 || spec[0] == '\0') {
+        for (int i = 0; i < n; i++)
+            if (strcmp(found[i].info.type, "gpu") == 0) return i;
+        for (int i = 0; i < n; i++)
+            if (strcmp(found[i].info.type, "cpu") == 0) return i;
+        return n > 0 ? 0 : -1;
+    }
+    if (strcmp(spec, "gpu") == 0 || strcmp(spec, "cpu") == 0 || strcmp(spec, "accelerator") == 0) {
+        for (int i = 0; i < n; i++)
+            if (strcmp(found[i].info.type, spec) == 0) return i;
+        return -1;
+    }
+    int p, d, used = 0;
+    if (sscanf(spec, "%d:%d%n", &p, &d, &used) == 2 && spec[used] == '\0') {
+        for (int i = 0; i < n; i++)
+            if (found[i].info.platform_index == p && found[i].info.device_index == d) return i;
+        return -1;
+    }
+    for (int i = 0; i < n; i++) {
+        char full[300];
+        snprintf(full, sizeof full, "%s / %s", found[i].info.platform_name,
+                 found[i].info.device_name);
+        if (contains_nocase(full, spec)) return i;
+    }
+    return -1;
+}
+
+int clstats_ctx_create(clstats_ctx **out, const char *device_spec)
+{
+    struct found_device found[MAX_DEVICES];
+    int n = 0, status;
+    cl_int err;
+    clstats_ctx *ctx = NULL;
+
+    if (!out) return clstats__fail(NULL, CLSTATS_ERR_ARG, "ctx pointer is NULL");
+    *out = NULL;
+    if (!device_spec) device_spec = getenv("CLSTATS_DEVICE");
+    if (!device_spec) device_spec = "auto";
+
+    status = enumerate(found, MAX_DEVICES, &n);
+    if (status != CLSTATS_OK) return status;
+    int pick = choose(found, n, device_spec);
+    if (pick < 0)
+        return clstats__fail(NULL, CLSTATS_ERR_DEVICE_SPEC,
+                             "no OpenCL device matches \"%s\" (list them with --list-devices)",
+                             device_spec);
+
+    ctx = calloc(1, sizeof *ctx);
+    if (!ctx) return clstats__fail(NULL, CLSTATS_ERR_NOMEM, "cannot allocate a context");
+    ctx->platform = found[pick].platform;
+    ctx->device = found[pick].device;
+    snprintf(ctx->device_name, sizeof ctx->device_name, "%s / %s",
+             found[pick].info.platform_name, found[pick].info.device_name);
+
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)ctx->platform,
+                                     0};
+    ctx->context = clCreateContext(props, 1, &ctx->device, NULL, NULL, &err);
+    CL_TRY(ctx, err, "clCreateContext");
+    ctx->queue = clCreateCommandQueue(ctx->context, ctx->device, CL_QUEUE_PROFILING_ENABLE, &err);
+    CL_TRY(ctx, err, "clCreateCommandQueue");
+
+    cl_device_fp_config fp64 = 0;
+    clGetDeviceInfo(ctx->device, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, NULL);
+    ctx->has_fp64 = fp64 != 0;
+    clGetDeviceInfo(ctx->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof ctx->max_alloc,
+                    &ctx->max_alloc, NULL);
+    clGetDeviceInfo(ctx->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof ctx->global_mem,
+                    &ctx->global_mem, NULL);
+    clGetDeviceInfo(ctx->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof ctx->max_work_group,
+                    &ctx->max_work_group, NULL);
+    *out = ctx;
+    return CLSTATS_OK;
+
+fail:
+    /* Keep the detail where the caller can read it once ctx is gone. */
+    clstats__fail(NULL, status, "%s: %s", ctx->device_name, ctx->message);
+    clstats_ctx_destroy(ctx);
+    return status;
+}
+
+void clstats_ctx_destroy(clstats_ctx *ctx)
+{
+    if (!ctx) return;
+    for (int i = 0; i < ctx->n_programs; i++) {
+        clReleaseProgram(ctx->programs[i].program);
+        free(ctx->programs[i].key);
+    }
+    if (ctx->queue) clReleaseCommandQueue(ctx->queue);
+    if (ctx->context) clReleaseContext(ctx->context);
+    free(ctx);
+}
+
+const char *clstats_ctx_device_name(const clstats_ctx *ctx)
+{
+    return ctx ? ctx->device_name : "";
+}
+
+cl_context clstats_ctx_cl_context(const clstats_ctx *ctx)
+{
+    return ctx ? ctx->context : NULL;
+}
+
+cl_command_queue clstats_ctx_cl_queue(const clstats_ctx *ctx)
+{
+    return ctx ? ctx->queue : NULL;
+}
+
+cl_device_id clstats_ctx_cl_device(const clstats_ctx *ctx)
+{
+    return ctx ? ctx->device : NULL;
+}
+
+/* Records the build log of a failed build as the context's message. */
+static int build_failure(clstats_ctx *ctx, cl_program program, const char *name, cl_int err)
+{
+    size_t size = 0;
+    clGetProgramBuildInfo(program, ctx->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size);
+    char *log = malloc(size + 1);
+    if (log) {
+        log[0] = '\0';
+        clGetProgramBuildInfo(program, ctx->device, CL_PROGRAM_BUILD_LOG, size, log, NULL);
+        log[size] = '\0';
+    }
+    int status = clstats__fail(ctx, CLSTATS_ERR_BUILD, "building %s for %s failed (%s):\n%s", name,
+                               ctx->device_name, clstats__cl_error_name(err), log ? log : "");
+    free(log);
+    return status;
+}
+
+int clstats__program(clstats_ctx *ctx, const char *source_name, const char *options,
+                     cl_program *out)
+{
+    char *key = NULL;
+    cl_program program = NULL;
+    cl_int err;
+    int status = CLSTATS_OK;
+
+    size_t key_len = strlen(source_name) + strlen(options) + 2;
+    key = malloc(key_len);
+    if (!key) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate a program key");
+    snprintf(key, key_len, "%s\n%s", source_name, options);
+    for (int i = 0; i < ctx->n_programs; i++) {
+        if (strcmp(ctx->programs[i].key, key) == 0) {
+            free(key);
+            *out = ctx->programs[i].program;
+            return CLSTATS_OK;
+        }
+    }
+
+    const char *source = clstats__kernel_source(source_name);
+    if (!source) {
+        free(key);
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "no embedded kernel named %s", source_name);
+    }
+    program = clCreateProgramWithSource(ctx->context, 1, &source, NULL, &err);
+    CL_TRY(ctx, err, "clCreateProgramWithSource");
+    /* Exactness: no fast-math options, ever; FP_CONTRACT is switched off in the sources. */
+    err = clBuildProgram(program, 1, &ctx->device, options, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        status = build_failure(ctx, program, source_name, err);
+        goto fail;
+    }
+
+    if (ctx->n_programs == CTX_PROGRAM_CACHE) {
+        /* Evict the oldest: contexts that build this many variants are rare. */
+        clReleaseProgram(ctx->programs[0].program);
+        free(ctx->programs[0].key);
+        memmove(ctx->programs, ctx->programs + 1,
+                (CTX_PROGRAM_CACHE - 1) * sizeof ctx->programs[0]);
+        ctx->n_programs--;
+    }
+    ctx->programs[ctx->n_programs].key = key;
+    ctx->programs[ctx->n_programs].program = program;
+    ctx->n_programs++;
+    *out = program;
+    return CLSTATS_OK;
+
+fail:
+    if (program) clReleaseProgram(program);
+    free(key);
+    return status;
+}

@@ -1,0 +1,199 @@
+/* filter.c - sliding-window median and MAD maps (clstats_median_filter): checks the arguments,
+ * turns the boundary mode into row and column maps, and runs kernels/median_filter.cl in bands of
+ * rows so no single launch runs for long. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Value bins and the largest bin sorted in registers: see kernels/median_filter.cl. */
+#define FILTER_BINS 32
+#define FILTER_CAP 32
+/* Window values visited per launch, at most: keeps each launch well under a second. */
+#define WORK_PER_LAUNCH (1L << 31)
+
+static const char *const boundary_names[] = {"reflect", "mirror", "nearest", "constant", "wrap"};
+
+int clstats_boundary_from_name(const char *name, enum clstats_boundary *out)
+{
+    for (int i = 0; name && i < 5; i++) {
+        if (strcmp(name, boundary_names[i]) == 0) {
+            *out = (enum clstats_boundary)i;
+            return CLSTATS_OK;
+        }
+    }
+    return clstats__fail(NULL, CLSTATS_ERR_ARG,
+                         "unknown boundary mode \"%s\" (reflect, mirror, nearest, constant, wrap)",
+                         name ? name : "(null)");
+}
+
+const char *clstats_boundary_name(enum clstats_boundary b)
+{
+    return (unsigned)b < 5 ? boundary_names[b] : "unknown";
+}
+
+/* Source index of position i on an axis of n samples, as scipy.ndimage extends it; -1 means
+ * the constant value. Periodic, so windows wider than the image are handled too. */
+static int extend_index(long i, long n, enum clstats_boundary mode)
+{
+    if (i >= 0 && i < n) return (int)i;
+    long p;
+    switch (mode) {
+    case CLSTATS_BOUNDARY_REFLECT: /* d c b a | a b c d | d c b a: period 2n */
+        p = 2 * n;
+        i %= p;
+        if (i < 0) i += p;
+        return (int)(i < n ? i : p - 1 - i);
+    case CLSTATS_BOUNDARY_MIRROR: /* d c b | a b c d | c b a: period 2n - 2 */
+        if (n == 1) return 0;
+        p = 2 * n - 2;
+        i %= p;
+        if (i < 0) i += p;
+        return (int)(i < n ? i : p - i);
+    case CLSTATS_BOUNDARY_NEAREST:
+        return (int)(i < 0 ? 0 : n - 1);
+    case CLSTATS_BOUNDARY_WRAP:
+        i %= n;
+        return (int)(i < 0 ? i + n : i);
+    case CLSTATS_BOUNDARY_CONSTANT:
+    default:
+        return -1;
+    }
+}
+
+/* Map of n + width - 1 window positions to source indices (position j is index j - width/2). */
+static int *axis_map(size_t n, int width, enum clstats_boundary mode)
+{
+    size_t len = n + (size_t)width - 1;
+    int *map = malloc(len * sizeof *map);
+    if (!map) return NULL;
+    for (size_t j = 0; j < len; j++)
+        map[j] = extend_index((long)j - width / 2, (long)n, mode);
+    return map;
+}
+
+static int check_args(clstats_ctx *ctx, const float *image, size_t nx, size_t ny, size_t stride,
+                      const struct clstats_filter_params *p, const float *median_out,
+                      const float *mad_out)
+{
+    if (!ctx) return clstats__fail(NULL, CLSTATS_ERR_ARG, "context is NULL");
+    if (!image || !p) return clstats__fail(ctx, CLSTATS_ERR_ARG, "image or params is NULL");
+    if (!median_out && !mad_out)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "neither a median nor a MAD output given");
+    if (nx == 0 || ny == 0 || nx > INT32_MAX / 2 || ny > INT32_MAX / 2)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "image size %zu x %zu is out of range", nx,
+                             ny);
+    if (stride < nx)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "row stride %zu is less than the width %zu",
+                             stride, nx);
+    if (p->width < 1 || p->width % 2 == 0 || p->width > CLSTATS_MAX_WIDTH)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG,
+                             "window width %d must be odd and between 1 and %d", p->width,
+                             CLSTATS_MAX_WIDTH);
+    if ((unsigned)p->boundary > CLSTATS_BOUNDARY_WRAP)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "unknown boundary mode %d", (int)p->boundary);
+    return CLSTATS_OK;
+}
+
+int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_t ny,
+                          size_t stride, const struct clstats_filter_params *p, float *median_out,
+                          float *mad_out)
+{
+    int status = check_args(ctx, image, nx, ny, stride, p, median_out, mad_out);
+    if (status != CLSTATS_OK) return status;
+
+    int *colmap = NULL, *rowmap = NULL;
+    cl_mem img_buf = NULL, col_buf = NULL, row_buf = NULL, med_buf = NULL, mad_buf = NULL;
+    cl_kernel kernel = NULL;
+    cl_program program;
+    cl_int err;
+    const int w = p->width;
+    const size_t in_count = stride * (ny - 1) + nx, out_bytes = nx * ny * sizeof(float);
+
+    if (in_count * sizeof(float) > ctx->max_alloc || out_bytes > ctx->max_alloc)
+        return clstats__fail(ctx, CLSTATS_ERR_DEVICE_MEMORY,
+                             "a %zu x %zu image is larger than the device's largest buffer "
+                             "(%llu MiB)",
+                             nx, ny, (unsigned long long)(ctx->max_alloc >> 20));
+
+    char options[128];
+    snprintf(options, sizeof options, "-D W=%d -D NB=%d -D CAP=%d", w, FILTER_BINS, FILTER_CAP);
+    status = clstats__program(ctx, "median_filter.cl", options, &program);
+    if (status != CLSTATS_OK) return status;
+    kernel = clCreateKernel(program, "median_mad", &err);
+    CL_TRY(ctx, err, "clCreateKernel(median_mad)");
+
+    colmap = axis_map(nx, w, p->boundary);
+    rowmap = axis_map(ny, w, p->boundary);
+    if (!colmap || !rowmap) {
+        status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate boundary maps");
+        goto fail;
+    }
+
+    const cl_mem_flags in_flags = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
+    img_buf = clCreateBuffer(ctx->context, in_flags, in_count * sizeof(float), (void *)image, &err);
+    CL_TRY(ctx, err, "clCreateBuffer(image)");
+    col_buf = clCreateBuffer(ctx->context, in_flags, (nx + w - 1) * sizeof(int), colmap, &err);
+    CL_TRY(ctx, err, "clCreateBuffer(column map)");
+    row_buf = clCreateBuffer(ctx->context, in_flags, (ny + w - 1) * sizeof(int), rowmap, &err);
+    CL_TRY(ctx, err, "clCreateBuffer(row map)");
+    /* An unused output still needs a valid buffer argument: a one-element stand-in. */
+    med_buf = clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, median_out ? out_bytes : 4, NULL,
+                             &err);
+    CL_TRY(ctx, err, "clCreateBuffer(median)");
+    mad_buf = clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, mad_out ? out_bytes : 4, NULL, &err);
+    CL_TRY(ctx, err, "clCreateBuffer(MAD)");
+
+    const cl_long stride_arg = (cl_long)stride;
+    const cl_int nx_arg = (cl_int)nx, ny_arg = (cl_int)ny;
+    const cl_int want_median = median_out != NULL, want_mad = mad_out != NULL;
+    const cl_float cval = p->cval;
+    CL_TRY(ctx, clSetKernelArg(kernel, 0, sizeof img_buf, &img_buf), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(kernel, 1, sizeof stride_arg, &stride_arg), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(kernel, 2, sizeof nx_arg, &nx_arg), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(kernel, 3, sizeof ny_arg, &ny_arg), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(kernel, 4, sizeof col_buf, &col_buf), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(kernel, 5, sizeof row_buf, &row_buf), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(kernel, 6, sizeof cval, &cval), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(kernel, 7, sizeof med_buf, &med_buf), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(kernel, 8, sizeof mad_buf, &mad_buf), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(kernel, 9, sizeof want_median, &want_median), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(kernel, 10, sizeof want_mad, &want_mad), "clSetKernelArg");
+
+    const size_t local[2] = {16, 4};
+    const size_t gx = (nx + local[0] - 1) / local[0] * local[0];
+    long band = WORK_PER_LAUNCH / ((long)gx * w * w);
+    band = band < (long)local[1] ? (long)local[1] : band / (long)local[1] * (long)local[1];
+    for (size_t y0 = 0; y0 < ny; y0 += (size_t)band) {
+        size_t rows = ny - y0 < (size_t)band ? ny - y0 : (size_t)band;
+        const size_t offset[2] = {0, y0};
+        const size_t global[2] = {gx, (rows + local[1] - 1) / local[1] * local[1]};
+        CL_TRY(ctx, clEnqueueNDRangeKernel(ctx->queue, kernel, 2, offset, global, local, 0, NULL,
+                                           NULL),
+               "clEnqueueNDRangeKernel(median_mad)");
+        CL_TRY(ctx, clFlush(ctx->queue), "clFlush");
+    }
+    if (median_out)
+        CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, med_buf, CL_FALSE, 0, out_bytes, median_out,
+                                        0, NULL, NULL),
+               "clEnqueueReadBuffer(median)");
+    if (mad_out)
+        CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, mad_buf, CL_FALSE, 0, out_bytes, mad_out, 0,
+                                        NULL, NULL),
+               "clEnqueueReadBuffer(MAD)");
+    CL_TRY(ctx, clFinish(ctx->queue), "clFinish(median filter)");
+
+fail:
+    if (status != CLSTATS_OK) clFinish(ctx->queue);
+    if (kernel) clReleaseKernel(kernel);
+    if (img_buf) clReleaseMemObject(img_buf);
+    if (col_buf) clReleaseMemObject(col_buf);
+    if (row_buf) clReleaseMemObject(row_buf);
+    if (med_buf) clReleaseMemObject(med_buf);
+    if (mad_buf) clReleaseMemObject(mad_buf);
+    free(colmap);
+    free(rowmap);
+    return status;
+}

@@ -1,0 +1,56 @@
+/* internal.h - what the library's files share and callers never see: the context's layout,
+ * error recording and program building (src/device.c, src/errors.c). */
+#ifndef CLSTATS_INTERNAL_H
+#define CLSTATS_INTERNAL_H
+
+#include "clstats.h"
+#include <stdbool.h>
+
+#define CTX_PROGRAM_CACHE 16
+
+struct cached_program {
+    char *key; /* kernel source name + '\n' + build options */
+    cl_program program;
+};
+
+struct clstats_ctx {
+    cl_platform_id platform;
+    cl_device_id device;
+    cl_context context;
+    cl_command_queue queue;
+    char device_name[320];
+    char message[4096];
+    bool has_fp64;
+    cl_ulong max_alloc;
+    cl_ulong global_mem;
+    size_t max_work_group;
+    struct cached_program programs[CTX_PROGRAM_CACHE];
+    int n_programs;
+};
+
+/* Records a printf-style detail on ctx (or the process-wide slot when ctx is NULL) and returns
+ * status, so failures read `return fail(ctx, CLSTATS_ERR_ARG, "width %d is even", w);`. */
+int clstats__fail(clstats_ctx *ctx, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Checks one OpenCL call: CL_SUCCESS gives CLSTATS_OK; otherwise records "what: CL_NAME" and
+ * returns CLSTATS_ERR_DEVICE_MEMORY for allocation failures, else CLSTATS_ERR_OPENCL. */
+int clstats__cl_check(clstats_ctx *ctx, cl_int err, const char *what);
+
+const char *clstats__cl_error_name(cl_int err);
+
+/* The built program for an embedded kernel file (e.g. "median_filter.cl") and build options,
+ * built once per context. A compile failure returns CLSTATS_ERR_BUILD with the build log. */
+int clstats__program(clstats_ctx *ctx, const char *source_name, const char *options,
+                     cl_program *out);
+
+/* Source text of an embedded kernel file, or NULL (generated: kernels_embedded.c). */
+const char *clstats__kernel_source(const char *name);
+
+#define CL_TRY(ctx, call, what)                                                                \
+    do {                                                                                       \
+        status = clstats__cl_check((ctx), (call), (what));                                     \
+        if (status != CLSTATS_OK) goto fail;                                                   \
+    } while (0)
+
+#endif
