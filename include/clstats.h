@@ -96,6 +96,9 @@ struct clstats_filter_params {
     int width;                      /* odd, 1..CLSTATS_MAX_WIDTH: the window is width x width */
     enum clstats_boundary boundary; /* CLSTATS_BOUNDARY_REFLECT when zero-initialised */
     float cval;                     /* value outside the image for CLSTATS_BOUNDARY_CONSTANT */
+    /* Optional: called from the calling thread as bands of rows finish, fraction in (0, 1]. */
+    void (*progress)(void *user, double fraction);
+    void *progress_user;
 };
 
 /* Median and MAD of the width x width window around every pixel of a float32 image of

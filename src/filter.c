@@ -173,7 +173,12 @@ int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_
         CL_TRY(ctx, clEnqueueNDRangeKernel(ctx->queue, kernel, 2, offset, global, local, 0, NULL,
                                            NULL),
                "clEnqueueNDRangeKernel(median_mad)");
-        CL_TRY(ctx, clFlush(ctx->queue), "clFlush");
+        if (p->progress) {
+            CL_TRY(ctx, clFinish(ctx->queue), "clFinish(median filter band)");
+            p->progress(p->progress_user, (double)(y0 + rows) / (double)ny);
+        } else {
+            CL_TRY(ctx, clFlush(ctx->queue), "clFlush");
+        }
     }
     if (median_out)
         CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, med_buf, CL_FALSE, 0, out_bytes, median_out,

@@ -1,0 +1,94 @@
+/* test_util.c - shared test context, seeded random numbers and bitwise comparison. */
+#include "test_util.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static clstats_ctx *shared_ctx;
+
+static void destroy_shared_ctx(void)
+{
+    clstats_ctx_destroy(shared_ctx);
+    shared_ctx = NULL;
+}
+
+clstats_ctx *test_ctx(void)
+{
+    if (shared_ctx) return shared_ctx;
+    int status = clstats_ctx_create(&shared_ctx, NULL);
+    if (status != CLSTATS_OK) {
+        fprintf(stderr, "no OpenCL context: %s: %s\n", clstats_strerror(status),
+                clstats_ctx_message(NULL));
+        exit(1);
+    }
+    fprintf(stderr, "device: %s\n", clstats_ctx_device_name(shared_ctx));
+    atexit(destroy_shared_ctx);
+    return shared_ctx;
+}
+
+void test_rng_seed(struct test_rng *rng, uint64_t seed)
+{
+    rng->state = seed;
+}
+
+uint64_t test_rng_next(struct test_rng *rng)
+{
+    uint64_t z = (rng->state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+double test_rng_uniform(struct test_rng *rng)
+{
+    return (double)(test_rng_next(rng) >> 11) * 0x1.0p-53;
+}
+
+double test_rng_normal(struct test_rng *rng)
+{
+    double u = test_rng_uniform(rng), v = test_rng_uniform(rng);
+    return sqrt(-2.0 * log(1.0 - u)) * cos(6.283185307179586 * v);
+}
+
+uint64_t test_seed(void)
+{
+    static uint64_t seed;
+    static int printed;
+    if (!printed) {
+        const char *env = getenv("CLSTATS_TEST_SEED");
+        seed = env ? strtoull(env, NULL, 0) : 20261122u;
+        fprintf(stderr, "seed: %" PRIu64 " (set CLSTATS_TEST_SEED to change)\n", seed);
+        printed = 1;
+    }
+    return seed;
+}
+
+int test_run_suite(Suite *s)
+{
+    SRunner *sr = srunner_create(s);
+    srunner_set_fork_status(sr, CK_NOFORK);
+    srunner_run_all(sr, CK_NORMAL);
+    int failed = srunner_ntests_failed(sr);
+    srunner_free(sr);
+    return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+size_t test_compare_bits(const float *got, const float *want, size_t n, size_t nx,
+                         const char *what)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t a, b;
+        memcpy(&a, &got[i], 4);
+        memcpy(&b, &want[i], 4);
+        if (a == b) continue;
+        if (bad < 5)
+            fprintf(stderr, "%s mismatch at (%zu, %zu): got %.9g (0x%08x), want %.9g (0x%08x)\n",
+                    what, i % nx, i / nx, got[i], a, want[i], b);
+        bad++;
+    }
+    return bad;
+}
