@@ -1,0 +1,331 @@
+/* test_filter.c - clstats_median_filter against the plain C reference, bit for bit: random data
+ * with NaNs, ties, constant regions and infinities, tiny and odd shapes, windows wider than the
+ * image, every boundary mode; plus argument checks and the boundary definitions themselves. */
+#include "reference_filter.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum fill {
+    FILL_NORMAL,     /* smooth noise, few ties */
+    FILL_INTEGERS,   /* 0..4: ties everywhere */
+    FILL_CONSTANT,   /* constant blocks on noise */
+    FILL_HEAVY_TAIL, /* noise with 10% of values at +-1e30 and some infinities */
+    FILL_SPARSE,     /* 70% NaN: many empty and even-count windows */
+};
+
+static const char *fill_name[] = {"normal", "integers", "constant", "heavy-tail", "sparse"};
+
+static void fill_image(float *img, size_t nx, size_t ny, size_t stride, enum fill kind,
+                       double nan_fraction, uint64_t seed)
+{
+    struct test_rng rng;
+    test_rng_seed(&rng, seed);
+    for (size_t y = 0; y < ny; y++) {
+        for (size_t x = 0; x < stride; x++) {
+            float v;
+            double u = test_rng_uniform(&rng);
+            switch (kind) {
+            case FILL_INTEGERS: v = (float)(test_rng_next(&rng) % 5); break;
+            case FILL_CONSTANT:
+                v = ((x / 7 + y / 5) % 2) ? 3.25f : (float)test_rng_normal(&rng);
+                break;
+            case FILL_HEAVY_TAIL:
+                v = (float)test_rng_normal(&rng);
+                if (u < 0.05) v = 1e30f;
+                else if (u < 0.10) v = -1e30f;
+                else if (u < 0.12) v = INFINITY;
+                else if (u < 0.13) v = -INFINITY;
+                break;
+            case FILL_SPARSE:
+                v = u < 0.7 ? NAN : (float)(test_rng_normal(&rng) * 100.0);
+                break;
+            default: v = (float)(test_rng_normal(&rng) * 10.0 + 100.0); break;
+            }
+            if (kind != FILL_SPARSE && test_rng_uniform(&rng) < nan_fraction) v = NAN;
+            /* Padding past nx must never be read: poison it. */
+            img[y * stride + x] = x < nx ? v : -12345.0f;
+        }
+    }
+}
+
+/* Runs the device and the reference on one case; returns the number of mismatching pixels. */
+static size_t run_case(size_t nx, size_t ny, size_t stride, int width,
+                       enum clstats_boundary mode, float cval, enum fill kind, double nan_frac,
+                       uint64_t seed)
+{
+    float *img = malloc(stride * ny * sizeof *img);
+    float *med = malloc(nx * ny * sizeof *med), *mad = malloc(nx * ny * sizeof *mad);
+    float *ref_med = malloc(nx * ny * sizeof *med), *ref_mad = malloc(nx * ny * sizeof *mad);
+    ck_assert(img && med && mad && ref_med && ref_mad);
+    fill_image(img, nx, ny, stride, kind, nan_frac, seed);
+
+    struct clstats_filter_params p = {.width = width, .boundary = mode, .cval = cval};
+    int status = clstats_median_filter(test_ctx(), img, nx, ny, stride, &p, med, mad);
+    ck_assert_msg(status == CLSTATS_OK, "filter failed: %s: %s", clstats_strerror(status),
+                  clstats_ctx_message(test_ctx()));
+    ck_assert_int_eq(reference_median_filter(img, nx, ny, stride, &p, ref_med, ref_mad), 0);
+
+    char what[160];
+    snprintf(what, sizeof what, "%zux%zu w=%d %s %s seed=%llu median", nx, ny, width,
+             clstats_boundary_name(mode), fill_name[kind], (unsigned long long)seed);
+    size_t bad = test_compare_bits(med, ref_med, nx * ny, nx, what);
+    memcpy(what + strlen(what) - 6, "MAD   ", 6);
+    bad += test_compare_bits(mad, ref_mad, nx * ny, nx, what);
+    free(img), free(med), free(mad), free(ref_med), free(ref_mad);
+    return bad;
+}
+
+static const enum clstats_boundary all_modes[] = {
+    CLSTATS_BOUNDARY_REFLECT, CLSTATS_BOUNDARY_MIRROR, CLSTATS_BOUNDARY_NEAREST,
+    CLSTATS_BOUNDARY_CONSTANT, CLSTATS_BOUNDARY_WRAP};
+
+START_TEST(median_mad_match_reference_every_mode_and_shape)
+{
+    static const size_t shapes[][2] = {{1, 1}, {1, 9}, {9, 1}, {2, 2}, {7, 5}, {33, 17}, {64, 3}};
+    static const int widths[] = {1, 3, 5, 11};
+    size_t bad = 0;
+    uint64_t seed = test_seed();
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+            for (int m = 0; m < 5; m++)
+                bad += run_case(shapes[s][0], shapes[s][1], shapes[s][0], widths[wi],
+                                all_modes[m], 1.5f, FILL_NORMAL, 0.1, seed++);
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
+START_TEST(median_mad_exact_on_ties_constants_and_infinities)
+{
+    size_t bad = 0;
+    uint64_t seed = test_seed() + 1000;
+    for (int kind = FILL_INTEGERS; kind <= FILL_SPARSE; kind++)
+        for (int m = 0; m < 5; m++)
+            for (int w = 3; w <= 11; w += 8)
+                bad += run_case(29, 23, 29, w, all_modes[m], -2.0f, (enum fill)kind, 0.05,
+                                seed++);
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
+/* Large windows put more values in the median's bin than fit in registers, so they exercise
+ * the narrowing in key space; heavy tails and integer ties make it work hardest. */
+START_TEST(large_windows_take_the_exact_fallback)
+{
+    size_t bad = 0;
+    uint64_t seed = test_seed() + 2000;
+    for (int kind = FILL_NORMAL; kind <= FILL_HEAVY_TAIL; kind++)
+        bad += run_case(40, 36, 41, 31, CLSTATS_BOUNDARY_REFLECT, 0.0f, (enum fill)kind, 0.02,
+                        seed++);
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
+START_TEST(window_wider_than_image_folds_like_scipy)
+{
+    size_t bad = 0;
+    uint64_t seed = test_seed() + 3000;
+    for (int m = 0; m < 5; m++) {
+        bad += run_case(3, 4, 3, 11, all_modes[m], 7.0f, FILL_NORMAL, 0.0, seed++);
+        bad += run_case(5, 2, 6, 31, all_modes[m], 7.0f, FILL_INTEGERS, 0.1, seed++);
+    }
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
+START_TEST(constant_mode_nan_cval_means_missing)
+{
+    /* cval NaN: outside counts as missing, so a 1x1 image's median is itself. */
+    float img[1] = {4.0f}, med, mad;
+    struct clstats_filter_params p = {.width = 3, .boundary = CLSTATS_BOUNDARY_CONSTANT,
+                                      .cval = NAN};
+    ck_assert_int_eq(clstats_median_filter(test_ctx(), img, 1, 1, 1, &p, &med, &mad),
+                     CLSTATS_OK);
+    ck_assert_float_eq(med, 4.0f);
+    ck_assert_float_eq(mad, 0.0f);
+    /* cval 0: eight zeros and a 4. */
+    p.cval = 0.0f;
+    ck_assert_int_eq(clstats_median_filter(test_ctx(), img, 1, 1, 1, &p, &med, &mad),
+                     CLSTATS_OK);
+    ck_assert_float_eq(med, 0.0f);
+    ck_assert_float_eq(mad, 0.0f);
+}
+END_TEST
+
+START_TEST(all_nan_window_is_nan_and_even_count_takes_the_mean)
+{
+    /* Row of 4: NaN NaN 1 2 with w=3, nearest: pixel 0 sees NaN NaN NaN (x3 rows) -> NaN;
+     * pixel 1 sees NaN NaN 1 -> 1; pixel 2 sees NaN 1 2 -> 1.5 (even count). */
+    float img[4] = {NAN, NAN, 1.0f, 2.0f}, med[4], mad[4];
+    struct clstats_filter_params p = {.width = 3, .boundary = CLSTATS_BOUNDARY_NEAREST};
+    ck_assert_int_eq(clstats_median_filter(test_ctx(), img, 4, 1, 4, &p, med, mad), CLSTATS_OK);
+    ck_assert(isnan(med[0]) && isnan(mad[0]));
+    ck_assert_float_eq(med[1], 1.0f);
+    ck_assert_float_eq(med[2], 1.5f);
+    ck_assert_float_eq(mad[2], 0.5f);
+    uint32_t bits;
+    memcpy(&bits, &med[0], 4);
+    ck_assert_uint_eq(bits, 0x7fc00000u); /* one NaN on every device */
+}
+END_TEST
+
+START_TEST(median_of_infinities_and_mad_of_an_infinite_median)
+{
+    /* A 1x3 row with w=3, constant mode cval=+inf: window of pixel 0 is inf,inf,inf, -inf,
+     * 5, 6, ... Checked against the reference rather than by hand. */
+    float img[3] = {-INFINITY, 5.0f, INFINITY};
+    size_t bad = 0;
+    for (int m = 0; m < 5; m++) {
+        float med[3], mad[3], rmed[3], rmad[3];
+        struct clstats_filter_params p = {.width = 3, .boundary = all_modes[m],
+                                          .cval = INFINITY};
+        ck_assert_int_eq(clstats_median_filter(test_ctx(), img, 3, 1, 3, &p, med, mad),
+                         CLSTATS_OK);
+        reference_median_filter(img, 3, 1, 3, &p, rmed, rmad);
+        bad += test_compare_bits(med, rmed, 3, 3, "inf median");
+        bad += test_compare_bits(mad, rmad, 3, 3, "inf MAD");
+    }
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
+START_TEST(only_median_or_only_mad_gives_the_same_maps)
+{
+    enum { NX = 17, NY = 13 };
+    float img[NX * NY], both_med[NX * NY], both_mad[NX * NY], med[NX * NY], mad[NX * NY];
+    fill_image(img, NX, NY, NX, FILL_INTEGERS, 0.1, test_seed() + 4000);
+    struct clstats_filter_params p = {.width = 5};
+    ck_assert_int_eq(clstats_median_filter(test_ctx(), img, NX, NY, NX, &p, both_med, both_mad),
+                     CLSTATS_OK);
+    ck_assert_int_eq(clstats_median_filter(test_ctx(), img, NX, NY, NX, &p, med, NULL),
+                     CLSTATS_OK);
+    ck_assert_int_eq(clstats_median_filter(test_ctx(), img, NX, NY, NX, &p, NULL, mad),
+                     CLSTATS_OK);
+    ck_assert_uint_eq(test_compare_bits(med, both_med, NX * NY, NX, "median only"), 0);
+    ck_assert_uint_eq(test_compare_bits(mad, both_mad, NX * NY, NX, "MAD only"), 0);
+}
+END_TEST
+
+static int progress_calls;
+static double progress_last;
+static void count_progress(void *user, double fraction)
+{
+    (void)user;
+    progress_calls++;
+    ck_assert(fraction > progress_last && fraction <= 1.0);
+    progress_last = fraction;
+}
+
+START_TEST(progress_reaches_one)
+{
+    float img[64], med[64];
+    fill_image(img, 8, 8, 8, FILL_NORMAL, 0.0, 1);
+    struct clstats_filter_params p = {.width = 3, .progress = count_progress};
+    progress_calls = 0;
+    progress_last = 0.0;
+    ck_assert_int_eq(clstats_median_filter(test_ctx(), img, 8, 8, 8, &p, med, NULL), CLSTATS_OK);
+    ck_assert_int_ge(progress_calls, 1);
+    ck_assert(progress_last == 1.0);
+}
+END_TEST
+
+START_TEST(bad_arguments_are_refused_with_a_message)
+{
+    float img[16] = {0}, out[16];
+    clstats_ctx *ctx = test_ctx();
+    struct clstats_filter_params p = {.width = 4};
+    ck_assert_int_eq(clstats_median_filter(ctx, img, 4, 4, 4, &p, out, NULL), CLSTATS_ERR_ARG);
+    ck_assert(strstr(clstats_ctx_message(ctx), "odd") != NULL);
+    p.width = 0;
+    ck_assert_int_eq(clstats_median_filter(ctx, img, 4, 4, 4, &p, out, NULL), CLSTATS_ERR_ARG);
+    p.width = -3;
+    ck_assert_int_eq(clstats_median_filter(ctx, img, 4, 4, 4, &p, out, NULL), CLSTATS_ERR_ARG);
+    p.width = CLSTATS_MAX_WIDTH + 2;
+    ck_assert_int_eq(clstats_median_filter(ctx, img, 4, 4, 4, &p, out, NULL), CLSTATS_ERR_ARG);
+    p.width = 3;
+    ck_assert_int_eq(clstats_median_filter(ctx, img, 4, 4, 3, &p, out, NULL), CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_median_filter(ctx, img, 0, 4, 4, &p, out, NULL), CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_median_filter(ctx, img, 4, 4, 4, &p, NULL, NULL), CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_median_filter(ctx, NULL, 4, 4, 4, &p, out, NULL), CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_median_filter(NULL, img, 4, 4, 4, &p, out, NULL), CLSTATS_ERR_ARG);
+    p.boundary = (enum clstats_boundary)17;
+    ck_assert_int_eq(clstats_median_filter(ctx, img, 4, 4, 4, &p, out, NULL), CLSTATS_ERR_ARG);
+}
+END_TEST
+
+START_TEST(boundary_names_round_trip)
+{
+    enum clstats_boundary b;
+    for (int m = 0; m < 5; m++) {
+        ck_assert_int_eq(clstats_boundary_from_name(clstats_boundary_name(all_modes[m]), &b),
+                         CLSTATS_OK);
+        ck_assert_int_eq(b, all_modes[m]);
+    }
+    ck_assert_int_eq(clstats_boundary_from_name("reflective", &b), CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_boundary_from_name(NULL, &b), CLSTATS_ERR_ARG);
+}
+END_TEST
+
+/* scipy.ndimage's own answers (correlate1d with one tap at offset i, positions -9..n+8), so the
+ * reference's folding is judged by scipy, not by us. */
+START_TEST(reference_boundaries_match_scipy_known_answers)
+{
+    static const struct {
+        enum clstats_boundary mode;
+        int n;
+        int idx[22];
+    } known[] = {
+        {CLSTATS_BOUNDARY_REFLECT, 2, {0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1}},
+        {CLSTATS_BOUNDARY_REFLECT, 3,
+         {2, 1, 0, 0, 1, 2, 2, 1, 0, 0, 1, 2, 2, 1, 0, 0, 1, 2, 2, 1, 0}},
+        {CLSTATS_BOUNDARY_REFLECT, 4,
+         {0, 0, 1, 2, 3, 3, 2, 1, 0, 0, 1, 2, 3, 3, 2, 1, 0, 0, 1, 2, 3, 3}},
+        {CLSTATS_BOUNDARY_MIRROR, 2, {1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0}},
+        {CLSTATS_BOUNDARY_MIRROR, 3,
+         {1, 0, 1, 2, 1, 0, 1, 2, 1, 0, 1, 2, 1, 0, 1, 2, 1, 0, 1, 2, 1}},
+        {CLSTATS_BOUNDARY_MIRROR, 4,
+         {3, 2, 1, 0, 1, 2, 3, 2, 1, 0, 1, 2, 3, 2, 1, 0, 1, 2, 3, 2, 1, 0}},
+        {CLSTATS_BOUNDARY_NEAREST, 3,
+         {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}},
+        {CLSTATS_BOUNDARY_WRAP, 3, {0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2}},
+        {CLSTATS_BOUNDARY_WRAP, 4,
+         {3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0}},
+    };
+    for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
+        for (int i = -9; i < known[k].n + 9; i++)
+            ck_assert_int_eq(reference_extend(i, known[k].n, known[k].mode), known[k].idx[i + 9]);
+    for (int m = 0; m < 5; m++) /* one sample: every mode gives it */
+        if (all_modes[m] != CLSTATS_BOUNDARY_CONSTANT)
+            for (int i = -9; i < 10; i++) ck_assert_int_eq(reference_extend(i, 1, all_modes[m]), 0);
+    ck_assert_int_eq(reference_extend(-1, 4, CLSTATS_BOUNDARY_CONSTANT), -1);
+}
+END_TEST
+
+static Suite *filter_suite(void)
+{
+    Suite *s = suite_create("median_filter");
+    TCase *tc = tcase_create("exact");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, reference_boundaries_match_scipy_known_answers);
+    tcase_add_test(tc, boundary_names_round_trip);
+    tcase_add_test(tc, bad_arguments_are_refused_with_a_message);
+    tcase_add_test(tc, all_nan_window_is_nan_and_even_count_takes_the_mean);
+    tcase_add_test(tc, constant_mode_nan_cval_means_missing);
+    tcase_add_test(tc, median_of_infinities_and_mad_of_an_infinite_median);
+    tcase_add_test(tc, only_median_or_only_mad_gives_the_same_maps);
+    tcase_add_test(tc, progress_reaches_one);
+    tcase_add_test(tc, median_mad_match_reference_every_mode_and_shape);
+    tcase_add_test(tc, median_mad_exact_on_ties_constants_and_infinities);
+    tcase_add_test(tc, window_wider_than_image_folds_like_scipy);
+    tcase_add_test(tc, large_windows_take_the_exact_fallback);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+int main(void)
+{
+    return test_run_suite(filter_suite());
+}
