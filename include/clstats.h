@@ -62,6 +62,10 @@ cl_context clstats_ctx_cl_context(const clstats_ctx *ctx);
 cl_command_queue clstats_ctx_cl_queue(const clstats_ctx *ctx);
 cl_device_id clstats_ctx_cl_device(const clstats_ctx *ctx);
 
+/* Device time, in milliseconds, of the kernels run by the last call on ctx (from OpenCL
+ * profiling events; transfers excluded). For benchmarks and progress estimates. */
+double clstats_ctx_last_kernel_ms(const clstats_ctx *ctx);
+
 struct clstats_device_info {
     int platform_index;
     int device_index;

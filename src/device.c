@@ -193,6 +193,24 @@ const char *clstats_ctx_device_name(const clstats_ctx *ctx)
     return ctx ? ctx->device_name : "";
 }
 
+double clstats_ctx_last_kernel_ms(const clstats_ctx *ctx)
+{
+    return ctx ? ctx->last_kernel_ms : 0.0;
+}
+
+void clstats__account_event(clstats_ctx *ctx, cl_event event)
+{
+    cl_ulong start = 0, end = 0;
+    if (!event) return;
+    if (clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) ==
+            CL_SUCCESS &&
+        clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) ==
+            CL_SUCCESS &&
+        end > start)
+        ctx->last_kernel_ms += (double)(end - start) * 1e-6;
+    clReleaseEvent(event);
+}
+
 cl_context clstats_ctx_cl_context(const clstats_ctx *ctx)
 {
     return ctx ? ctx->context : NULL;

@@ -13,6 +13,7 @@
 #define FILTER_CAP 32
 /* Window values visited per launch, at most: keeps each launch well under a second. */
 #define WORK_PER_LAUNCH (1L << 31)
+#define MAX_BANDS 64
 
 static const char *const boundary_names[] = {"reflect", "mirror", "nearest", "constant", "wrap"};
 
@@ -103,11 +104,14 @@ int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_
 {
     int status = check_args(ctx, image, nx, ny, stride, p, median_out, mad_out);
     if (status != CLSTATS_OK) return status;
+    ctx->last_kernel_ms = 0.0;
 
     int *colmap = NULL, *rowmap = NULL;
     cl_mem img_buf = NULL, col_buf = NULL, row_buf = NULL, med_buf = NULL, mad_buf = NULL;
     cl_kernel kernel = NULL;
     cl_program program;
+    cl_event events[MAX_BANDS];
+    int n_events = 0;
     cl_int err;
     const int w = p->width;
     const size_t in_count = stride * (ny - 1) + nx, out_bytes = nx * ny * sizeof(float);
@@ -170,9 +174,15 @@ int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_
         size_t rows = ny - y0 < (size_t)band ? ny - y0 : (size_t)band;
         const size_t offset[2] = {0, y0};
         const size_t global[2] = {gx, (rows + local[1] - 1) / local[1] * local[1]};
+        if (n_events == MAX_BANDS) { /* keep the event list bounded */
+            CL_TRY(ctx, clFinish(ctx->queue), "clFinish(median filter bands)");
+            for (int i = 0; i < n_events; i++) clstats__account_event(ctx, events[i]);
+            n_events = 0;
+        }
         CL_TRY(ctx, clEnqueueNDRangeKernel(ctx->queue, kernel, 2, offset, global, local, 0, NULL,
-                                           NULL),
+                                           &events[n_events]),
                "clEnqueueNDRangeKernel(median_mad)");
+        n_events++;
         if (p->progress) {
             CL_TRY(ctx, clFinish(ctx->queue), "clFinish(median filter band)");
             p->progress(p->progress_user, (double)(y0 + rows) / (double)ny);
@@ -192,6 +202,7 @@ int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_
 
 fail:
     if (status != CLSTATS_OK) clFinish(ctx->queue);
+    for (int i = 0; i < n_events; i++) clstats__account_event(ctx, events[i]);
     if (kernel) clReleaseKernel(kernel);
     if (img_buf) clReleaseMemObject(img_buf);
     if (col_buf) clReleaseMemObject(col_buf);

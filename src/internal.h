@@ -24,6 +24,7 @@ struct clstats_ctx {
     cl_ulong max_alloc;
     cl_ulong global_mem;
     size_t max_work_group;
+    double last_kernel_ms; /* kernels of the last call, from profiling events */
     struct cached_program programs[CTX_PROGRAM_CACHE];
     int n_programs;
 };
@@ -43,6 +44,9 @@ const char *clstats__cl_error_name(cl_int err);
  * built once per context. A compile failure returns CLSTATS_ERR_BUILD with the build log. */
 int clstats__program(clstats_ctx *ctx, const char *source_name, const char *options,
                      cl_program *out);
+
+/* Adds the run time of a finished kernel event to ctx->last_kernel_ms and releases it. */
+void clstats__account_event(clstats_ctx *ctx, cl_event event);
 
 /* Source text of an embedded kernel file, or NULL (generated: kernels_embedded.c). */
 const char *clstats__kernel_source(const char *name);

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# setup.sh - installs what libclstats needs from Debian's packages (when missing) and builds it
+# into build/. Safe to run again: it only installs what is absent and rebuilds what changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(meson ninja-build pkg-config gcc python3 ocl-icd-opencl-dev opencl-c-headers
+          pocl-opencl-icd clinfo libcfitsio-dev libpng-dev check libsubunit-dev
+          python3-numpy python3-scipy python3-astropy)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing ${missing[*]}" >&2
+    sudo_cmd=()
+    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+    "${sudo_cmd[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+        "${missing[@]}" >/dev/null
+fi
+
+if [ ! -f build/build.ninja ]; then
+    meson setup build --buildtype=release
+fi
+ninja -C build
