@@ -2,14 +2,18 @@
  *
  * The reference design: one pass for the window's count, mean and standard deviation, NB value
  * bins over mean +- 3 sd, a count per bin, then a sort of only the bin that holds the median.
- * When that bin holds more than CAP values (ties, heavy tails) the bin is narrowed in the space of
- * order-preserving integer keys, 4 bits a pass, until it fits or holds one value: so the result
- * is always an element of the window (or the mean of two), exact, and the same on every device.
- * The same selection runs again on |x - m| for the MAD.
+ * The count pass also gathers, speculatively, the values of the bins around the expected median
+ * (the mean), so the usual case needs no separate gather pass. When the median's bin holds more
+ * than CAP values (ties, heavy tails) it is narrowed in the space of order-preserving integer
+ * keys, 4 bits a pass, until it fits or holds one value: so the result is always an element of
+ * the window (or the mean of two), exact, and the same on every device. The MAD repeats the
+ * selection on |x - m|, with bins over [0, 3 sd] from the median's pass.
  *
- * Build options: -D W=window width, -D NB=value bins, -D CAP=largest bin sorted in registers.
- * Boundary modes live in colmap/rowmap (built on the host): index W-1+nx of the column map holds
- * the source column for each window position, -1 meaning "outside: use cval".
+ * Build options: -D W=window width, -D NB=value bins, -D CAP=largest bin sorted in registers,
+ * -D TILED=1 -D TX=.. -D TY=..: the work-group first copies its (TX+W-1) x (TY+W-1) window tile
+ * into local memory, else every pass reads global memory.
+ * Boundary modes live in colmap/rowmap (built on the host): entry x + dx holds the source column
+ * of window column dx for output column x, -1 meaning "outside: use cval".
  */
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -18,6 +22,9 @@
 #endif
 #ifndef CAP
 #define CAP 32
+#endif
+#ifndef TILED
+#define TILED 0
 #endif
 
 #define CANONICAL_NAN 0x7fc00000u
@@ -54,8 +61,25 @@ inline int value_bin(float v, float lo, float hi, float scale)
     return 1 + min((int)((v - lo) * scale), NB - 1);
 }
 
-/* Opens a loop over the valid values of the window at (x, y), each as float `v` (the deviation
- * from m when use_dev); WINDOW_END closes it. */
+/* WINDOW_BEGIN(v) ... WINDOW_END loops over the valid values of one pixel's window, each as
+ * float `v` (its deviation from m when use_dev). The window is read from the local tile or from
+ * global memory through the boundary maps. */
+#if TILED
+#define TW (TX + W - 1)
+#define WINDOW_ARGS __local const float *tile, int lx, int ly, int use_dev, float m
+#define WINDOW_PASS tile, lx, ly, use_dev, m
+#define WINDOW_BEGIN(v)                                                                        \
+    for (int dy_ = 0; dy_ < W; dy_++) {                                                        \
+        __local const float *row_ = tile + (ly + dy_) * TW + lx;                               \
+        for (int dx_ = 0; dx_ < W; dx_++) {                                                    \
+            float v = row_[dx_];                                                               \
+            if (is_nan(v)) continue;                                                           \
+            if (use_dev) v = deviation(v, m);
+#else
+#define WINDOW_ARGS                                                                            \
+    __global const float *img, long stride, __global const int *colmap,                       \
+        __global const int *rowmap, int x, int y, float cval, int use_dev, float m
+#define WINDOW_PASS img, stride, colmap, rowmap, x, y, cval, use_dev, m
 #define WINDOW_BEGIN(v)                                                                        \
     for (int dy_ = 0; dy_ < W; dy_++) {                                                        \
         const int r_ = rowmap[y + dy_];                                                        \
@@ -64,14 +88,10 @@ inline int value_bin(float v, float lo, float hi, float scale)
             float v = (r_ < 0 || c_ < 0) ? cval : img[(long)r_ * stride + c_];                 \
             if (is_nan(v)) continue;                                                           \
             if (use_dev) v = deviation(v, m);
+#endif
 #define WINDOW_END                                                                             \
     }                                                                                          \
     }
-
-#define WINDOW_ARGS                                                                            \
-    __global const float *img, long stride, __global const int *colmap,                       \
-        __global const int *rowmap, int x, int y, float cval, int use_dev, float m
-#define WINDOW_PASS img, stride, colmap, rowmap, x, y, cval, use_dev, m
 
 /* Smallest key above `above` among the window's values (there is one: the caller knows). */
 inline uint min_key_above(WINDOW_ARGS, uint above)
@@ -97,58 +117,61 @@ inline void sort_keys(uint *buf, int c)
     }
 }
 
-/* Median of the window's valid values (or of their deviations from m): NaN when none. */
-float window_median(WINDOW_ARGS)
+/* The median of n window values (deviations when use_dev) whose keys lie in [kmin, kmax]:
+ * value bins over [lo, hi] steer (any lo, hi give the exact answer), `expect` says where the
+ * median probably is, for the speculative gather. */
+float select_median(WINDOW_ARGS, int n, float lo, float hi, float expect, uint kmin, uint kmax)
 {
-    int n = 0;
-    float sum = 0.0f, sumsq = 0.0f;
-    uint kmin = 0xffffffffu, kmax = 0u;
-    WINDOW_BEGIN(v)
-    n++;
-    sum += v;
-    sumsq += v * v;
-    uint k = key_of(v);
-    kmin = min(kmin, k);
-    kmax = max(kmax, k);
-    WINDOW_END
-    if (n == 0) return as_float(CANONICAL_NAN);
-    if (kmin == kmax) return value_of(kmin);
-
-    const int need_next = (n % 2) == 0; /* even count: the mean of ranks k and k + 1 */
+    const int need_next = (n % 2) == 0; /* even count: the mean of ranks r and r + 1 */
     int r = (n - 1) / 2;                /* rank sought, within the current set */
     int c = n;                          /* size of the current set */
     uint klo = kmin, khi = kmax;        /* current set = values with keys in [klo, khi] */
     uint buf[CAP];
     int gathered = 0; /* buf holds the current set's keys */
 
-    /* Value bins from mean and sd: these only steer, exactness comes from the counts. */
-    float mean = sum / (float)n;
-    float sd = sqrt(fmax(sumsq / (float)n - mean * mean, 0.0f));
-    float lo = fmax(mean - 3.0f * sd, value_of(kmin));
-    float hi = fmin(mean + 3.0f * sd, value_of(kmax));
-    float scale = (float)NB / (hi - lo);
-    if (isfinite(lo) && isfinite(hi) && hi > lo && isfinite(scale)) {
+    const float scale = (float)NB / (hi - lo);
+    if (isfinite(lo) && isfinite(hi) && hi > lo && isfinite(scale) && scale > 0.0f) {
         int counts[NB + 2];
         for (int i = 0; i < NB + 2; i++) counts[i] = 0;
+        const int be = is_nan(expect) ? 1 : value_bin(expect, lo, hi, scale);
+        int got = 0; /* values of bins be-1..be+1 seen; buf overflowed when got > CAP */
         WINDOW_BEGIN(v)
-        counts[value_bin(v, lo, hi, scale)]++;
+        const int bin = value_bin(v, lo, hi, scale);
+        counts[bin]++;
+        if (bin >= be - 1 && bin <= be + 1) {
+            if (got < CAP) buf[got] = key_of(v);
+            got++;
+        }
         WINDOW_END
         int b = 0;
         while (r >= counts[b]) r -= counts[b++];
         c = counts[b];
-        /* The bin's key interval: its gather, or its bounds for the narrowing below. */
-        int got = 0;
         klo = 0xffffffffu;
         khi = 0u;
-        WINDOW_BEGIN(v)
-        if (value_bin(v, lo, hi, scale) == b) {
-            uint k = key_of(v);
-            klo = min(klo, k);
-            khi = max(khi, k);
-            if (c <= CAP) buf[got++] = k;
+        if (b >= be - 1 && b <= be + 1 && got <= CAP) {
+            /* The guess held: keep the target bin's keys, no pass over the window. */
+            int kept = 0;
+            for (int i = 0; i < got; i++) {
+                if (value_bin(value_of(buf[i]), lo, hi, scale) == b) {
+                    klo = min(klo, buf[i]);
+                    khi = max(khi, buf[i]);
+                    buf[kept++] = buf[i];
+                }
+            }
+            gathered = 1;
+        } else {
+            /* The bin's key interval: its gather, or its bounds for the narrowing below. */
+            int kept = 0;
+            WINDOW_BEGIN(v)
+            if (value_bin(v, lo, hi, scale) == b) {
+                uint k = key_of(v);
+                klo = min(klo, k);
+                khi = max(khi, k);
+                if (c <= CAP) buf[kept++] = k;
+            }
+            WINDOW_END
+            gathered = c <= CAP;
         }
-        WINDOW_END
-        gathered = c <= CAP;
     }
 
     /* Narrow [klo, khi] 4 key bits a pass until the set fits in buf or holds one value. */
@@ -188,24 +211,82 @@ float window_median(WINDOW_ARGS)
     float a = value_of(ka);
     if (!need_next) return a;
     if (r + 1 >= c) kb = min_key_above(WINDOW_PASS, khi);
-    return (a + value_of(kb)) * 0.5f;
+    /* Equal middles give themselves (no overflow); otherwise (a + b) / 2 in float, as numpy. */
+    return ka == kb ? a : (a + value_of(kb)) * 0.5f;
 }
 
-__kernel void median_mad(__global const float *img, long stride, int nx, int ny,
-                         __global const int *colmap, __global const int *rowmap, float cval,
-                         __global float *median_out, __global float *mad_out, int want_median,
-                         int want_mad)
+/* Median and MAD of one pixel's window; NaN where the window has no valid value. */
+inline void window_median_mad(WINDOW_ARGS, int want_mad, float *med_out, float *mad_out)
+{
+    int n = 0;
+    float sum = 0.0f, sumsq = 0.0f;
+    uint kmin = 0xffffffffu, kmax = 0u;
+    WINDOW_BEGIN(v)
+    n++;
+    sum += v;
+    sumsq += v * v;
+    uint k = key_of(v);
+    kmin = min(kmin, k);
+    kmax = max(kmax, k);
+    WINDOW_END
+    *med_out = *mad_out = as_float(CANONICAL_NAN);
+    if (n == 0) return;
+    const float vmin = value_of(kmin), vmax = value_of(kmax);
+    if (kmin == kmax) { /* constant window: no selection needed */
+        *med_out = vmin;
+        *mad_out = 0.0f;
+        return;
+    }
+    /* Bins from mean and sd: these only steer, exactness comes from the counts. */
+    const float mean = sum / (float)n;
+    const float sd = sqrt(fmax(sumsq / (float)n - mean * mean, 0.0f));
+    const float med = select_median(WINDOW_PASS, n, fmax(mean - 3.0f * sd, vmin),
+                                    fmin(mean + 3.0f * sd, vmax), mean, kmin, kmax);
+    *med_out = med;
+    if (!want_mad || is_nan(med)) return;
+    /* |x - m| is largest at the extremes; for normal data the MAD is near 0.6745 sd. */
+    const float dmax = fmax(deviation(vmin, med), deviation(vmax, med));
+    use_dev = 1;
+    m = med;
+    *mad_out = select_median(WINDOW_PASS, n, 0.0f, fmin(3.0f * sd, dmax), 0.6745f * sd,
+                             key_of(0.0f), key_of(dmax));
+}
+
+/* One NaN bit pattern on every device (hardware NaNs differ in sign and payload). */
+inline float canonical(float v)
+{
+    return is_nan(v) ? as_float(CANONICAL_NAN) : v;
+}
+
+#if TILED
+__kernel __attribute__((reqd_work_group_size(TX, TY, 1)))
+#else
+__kernel
+#endif
+void median_mad(__global const float *img, long stride, int nx, int ny,
+                __global const int *colmap, __global const int *rowmap, float cval,
+                __global float *median_out, __global float *mad_out, int want_median,
+                int want_mad)
 {
     const int x = get_global_id(0), y = get_global_id(1);
+    float med, mad;
+#if TILED
+    /* The group's tile, boundary already applied; the maps are padded to whole groups. */
+    __local float tile[(TY + W - 1) * TW];
+    const int lx = get_local_id(0), ly = get_local_id(1);
+    const int x0 = x - lx, y0 = y - ly;
+    for (int i = ly * TX + lx; i < (TY + W - 1) * TW; i += TX * TY) {
+        const int r = rowmap[y0 + i / TW], c = colmap[x0 + i % TW];
+        tile[i] = (r < 0 || c < 0) ? cval : img[(long)r * stride + c];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
     if (x >= nx || y >= ny) return;
-    float med = window_median(img, stride, colmap, rowmap, x, y, cval, 0, 0.0f);
-    float mad = as_float(CANONICAL_NAN);
-    if (want_mad && !is_nan(med))
-        mad = window_median(img, stride, colmap, rowmap, x, y, cval, 1, med);
-    /* One NaN bit pattern on every device (hardware NaNs differ in sign and payload). */
-    if (is_nan(med)) med = as_float(CANONICAL_NAN);
-    if (is_nan(mad)) mad = as_float(CANONICAL_NAN);
+    window_median_mad(tile, lx, ly, 0, 0.0f, want_mad, &med, &mad);
+#else
+    if (x >= nx || y >= ny) return;
+    window_median_mad(img, stride, colmap, rowmap, x, y, cval, 0, 0.0f, want_mad, &med, &mad);
+#endif
     const long o = (long)y * nx + x;
-    if (want_median) median_out[o] = med;
-    if (want_mad) mad_out[o] = mad;
+    if (want_median) median_out[o] = canonical(med);
+    if (want_mad) mad_out[o] = canonical(mad);
 }

@@ -166,6 +166,8 @@ int clstats_ctx_create(clstats_ctx **out, const char *device_spec)
                     &ctx->global_mem, NULL);
     clGetDeviceInfo(ctx->device, CL_DEVICE_MAX_WORK_GROUP_SIZE, sizeof ctx->max_work_group,
                     &ctx->max_work_group, NULL);
+    clGetDeviceInfo(ctx->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof ctx->local_mem, &ctx->local_mem,
+                    NULL);
     *out = ctx;
     return CLSTATS_OK;
 

@@ -8,12 +8,38 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Value bins and the largest bin sorted in registers: see kernels/median_filter.cl. */
-#define FILTER_BINS 32
-#define FILTER_CAP 32
 /* Window values visited per launch, at most: keeps each launch well under a second. */
 #define WORK_PER_LAUNCH (1L << 31)
 #define MAX_BANDS 64
+
+/* How one launch is shaped: see the build options in kernels/median_filter.cl. */
+struct filter_plan {
+    int bins, cap;       /* value bins; largest bin sorted in registers */
+    int tiled, tx, ty;   /* window tile in local memory, work-group tx x ty */
+    size_t local[2];
+};
+
+/* Bins grow with the window so the median's bin stays small; the tile is used where it fits
+ * the device's local memory. CLSTATS_FILTER_PATH=global forces the untiled path (tests, bench). */
+static void plan_filter(const clstats_ctx *ctx, int w, struct filter_plan *plan)
+{
+    const int n = w * w;
+    plan->bins = 32;
+    while (plan->bins < 256 && plan->bins * 4 < n) plan->bins *= 2;
+    plan->cap = n > 200 ? 64 : 32;
+    const char *force = getenv("CLSTATS_FILTER_PATH");
+    plan->tiled = 0;
+    for (int t = 16; t >= 8 && !plan->tiled; t /= 2) {
+        size_t bytes = (size_t)(t + w - 1) * (size_t)(t + w - 1) * sizeof(float);
+        if (bytes <= ctx->local_mem && (size_t)(t * t) <= ctx->max_work_group) {
+            plan->tiled = 1;
+            plan->tx = plan->ty = t;
+        }
+    }
+    if (force && strcmp(force, "global") == 0) plan->tiled = 0;
+    plan->local[0] = plan->tiled ? (size_t)plan->tx : 16;
+    plan->local[1] = plan->tiled ? (size_t)plan->ty : 4;
+}
 
 static const char *const boundary_names[] = {"reflect", "mirror", "nearest", "constant", "wrap"};
 
@@ -64,10 +90,11 @@ static int extend_index(long i, long n, enum clstats_boundary mode)
     }
 }
 
-/* Map of n + width - 1 window positions to source indices (position j is index j - width/2). */
-static int *axis_map(size_t n, int width, enum clstats_boundary mode)
+/* Map of window positions to source indices (position j is index j - width/2), for n outputs
+ * rounded up to whole work-groups: `padded` + width - 1 entries. */
+static int *axis_map(size_t n, size_t padded, int width, enum clstats_boundary mode)
 {
-    size_t len = n + (size_t)width - 1;
+    size_t len = padded + (size_t)width - 1;
     int *map = malloc(len * sizeof *map);
     if (!map) return NULL;
     for (size_t j = 0; j < len; j++)
@@ -122,15 +149,21 @@ int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_
                              "(%llu MiB)",
                              nx, ny, (unsigned long long)(ctx->max_alloc >> 20));
 
-    char options[128];
-    snprintf(options, sizeof options, "-D W=%d -D NB=%d -D CAP=%d", w, FILTER_BINS, FILTER_CAP);
+    struct filter_plan plan;
+    plan_filter(ctx, w, &plan);
+    char options[160];
+    snprintf(options, sizeof options, "-D W=%d -D NB=%d -D CAP=%d -D TILED=%d -D TX=%d -D TY=%d",
+             w, plan.bins, plan.cap, plan.tiled, plan.tx, plan.ty);
     status = clstats__program(ctx, "median_filter.cl", options, &program);
     if (status != CLSTATS_OK) return status;
     kernel = clCreateKernel(program, "median_mad", &err);
     CL_TRY(ctx, err, "clCreateKernel(median_mad)");
 
-    colmap = axis_map(nx, w, p->boundary);
-    rowmap = axis_map(ny, w, p->boundary);
+    const size_t *local = plan.local;
+    const size_t gx = (nx + local[0] - 1) / local[0] * local[0];
+    const size_t gy = (ny + local[1] - 1) / local[1] * local[1];
+    colmap = axis_map(nx, gx, w, p->boundary);
+    rowmap = axis_map(ny, gy, w, p->boundary);
     if (!colmap || !rowmap) {
         status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate boundary maps");
         goto fail;
@@ -139,9 +172,9 @@ int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_
     const cl_mem_flags in_flags = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
     img_buf = clCreateBuffer(ctx->context, in_flags, in_count * sizeof(float), (void *)image, &err);
     CL_TRY(ctx, err, "clCreateBuffer(image)");
-    col_buf = clCreateBuffer(ctx->context, in_flags, (nx + w - 1) * sizeof(int), colmap, &err);
+    col_buf = clCreateBuffer(ctx->context, in_flags, (gx + w - 1) * sizeof(int), colmap, &err);
     CL_TRY(ctx, err, "clCreateBuffer(column map)");
-    row_buf = clCreateBuffer(ctx->context, in_flags, (ny + w - 1) * sizeof(int), rowmap, &err);
+    row_buf = clCreateBuffer(ctx->context, in_flags, (gy + w - 1) * sizeof(int), rowmap, &err);
     CL_TRY(ctx, err, "clCreateBuffer(row map)");
     /* An unused output still needs a valid buffer argument: a one-element stand-in. */
     med_buf = clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, median_out ? out_bytes : 4, NULL,
@@ -166,8 +199,6 @@ int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_
     CL_TRY(ctx, clSetKernelArg(kernel, 9, sizeof want_median, &want_median), "clSetKernelArg");
     CL_TRY(ctx, clSetKernelArg(kernel, 10, sizeof want_mad, &want_mad), "clSetKernelArg");
 
-    const size_t local[2] = {16, 4};
-    const size_t gx = (nx + local[0] - 1) / local[0] * local[0];
     long band = WORK_PER_LAUNCH / ((long)gx * w * w);
     band = band < (long)local[1] ? (long)local[1] : band / (long)local[1] * (long)local[1];
     for (size_t y0 = 0; y0 < ny; y0 += (size_t)band) {

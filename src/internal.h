@@ -24,6 +24,7 @@ struct clstats_ctx {
     cl_ulong max_alloc;
     cl_ulong global_mem;
     size_t max_work_group;
+    cl_ulong local_mem;
     double last_kernel_ms; /* kernels of the last call, from profiling events */
     struct cached_program programs[CTX_PROGRAM_CACHE];
     int n_programs;

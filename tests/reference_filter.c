@@ -59,7 +59,9 @@ static float median_of(float *v, size_t n)
     if (n == 0) return canonical(NAN);
     qsort(v, n, sizeof *v, by_key);
     if (n % 2) return v[n / 2];
-    /* (a + b) / 2 in float32, as numpy's float32 median. */
+    /* (a + b) / 2 in float32, as numpy's float32 median; two equal middles give themselves
+     * (bit for bit), where numpy would overflow to inf. */
+    if (key_of(v[n / 2 - 1]) == key_of(v[n / 2])) return v[n / 2];
     volatile float sum = v[n / 2 - 1] + v[n / 2];
     return sum * 0.5f;
 }

@@ -124,6 +124,23 @@ START_TEST(large_windows_take_the_exact_fallback)
 }
 END_TEST
 
+/* The library picks a tiled (local memory) or an untiled path; the untiled one serves windows
+ * too large for local memory, so it is judged here on the same cases. */
+START_TEST(untiled_path_matches_reference)
+{
+    size_t bad = 0;
+    uint64_t seed = test_seed() + 5000;
+    setenv("CLSTATS_FILTER_PATH", "global", 1);
+    for (int m = 0; m < 5; m++) {
+        bad += run_case(33, 17, 35, 5, all_modes[m], 1.5f, FILL_NORMAL, 0.1, seed++);
+        bad += run_case(7, 5, 7, 11, all_modes[m], 1.5f, FILL_INTEGERS, 0.1, seed++);
+    }
+    bad += run_case(40, 36, 41, 31, CLSTATS_BOUNDARY_REFLECT, 0.0f, FILL_HEAVY_TAIL, 0.02, seed++);
+    unsetenv("CLSTATS_FILTER_PATH");
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
 START_TEST(window_wider_than_image_folds_like_scipy)
 {
     size_t bad = 0;
@@ -169,6 +186,14 @@ START_TEST(all_nan_window_is_nan_and_even_count_takes_the_mean)
     uint32_t bits;
     memcpy(&bits, &med[0], 4);
     ck_assert_uint_eq(bits, 0x7fc00000u); /* one NaN on every device */
+
+    /* Two equal middles give themselves: (3e38 + 3e38) / 2 would overflow to inf. */
+    float big[6] = {1.0f, 3e38f, 3e38f, NAN, 3e38f, 2.0f}, bmed[6], bmad[6];
+    struct clstats_filter_params q = {.width = 5, .boundary = CLSTATS_BOUNDARY_CONSTANT,
+                                      .cval = NAN};
+    ck_assert_int_eq(clstats_median_filter(test_ctx(), big, 6, 1, 6, &q, bmed, bmad), CLSTATS_OK);
+    ck_assert_float_eq(bmed[2], 3e38f); /* window 1, 3e38, 3e38, 3e38 */
+    ck_assert_float_eq(bmad[2], 0.0f);
 }
 END_TEST
 
@@ -321,6 +346,7 @@ static Suite *filter_suite(void)
     tcase_add_test(tc, median_mad_exact_on_ties_constants_and_infinities);
     tcase_add_test(tc, window_wider_than_image_folds_like_scipy);
     tcase_add_test(tc, large_windows_take_the_exact_fallback);
+    tcase_add_test(tc, untiled_path_matches_reference);
     suite_add_tcase(s, tc);
     return s;
 }
