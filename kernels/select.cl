@@ -1,0 +1,666 @@
+/* select.cl - exact k-th smallest value of a whole array: radix select on order-preserving keys
+ * of the float bits, and Kelley's cutting-plane method that brackets the answer before a radix
+ * select of the bracket. All state lives in a small device buffer, so the host only enqueues.
+ *
+ * Build options: -D KEY64=0|1 (float32 or float64 data, read as raw bits), -D WG=work-group size,
+ * -D VPT=values per work-item per tile, -D RADIX_BITS=digit width, -D HAVE_FP64=0|1 (the
+ * cutting-plane objective sums in double when 1, else in compensated float).
+ *
+ * Exactness never depends on floating point: counts are integers (64-bit, built from 32-bit
+ * atomics with a carry word, since 64-bit atomics are an extension) and the answer is a key.
+ * NaNs are counted and left out; -0.0 sorts just below +0.0.
+ */
+#pragma OPENCL FP_CONTRACT OFF
+
+#ifndef KEY64
+#define KEY64 0
+#endif
+#ifndef WG
+#define WG 256
+#endif
+#ifndef VPT
+#define VPT 8
+#endif
+#ifndef RADIX_BITS
+#define RADIX_BITS 11
+#endif
+#ifndef HAVE_FP64
+#define HAVE_FP64 0
+#endif
+
+#if HAVE_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+typedef double real;
+#else
+typedef float real;
+#endif
+
+#if KEY64
+typedef ulong key_t;
+#define KEY_BITS 64
+#define SIGN_BIT 0x8000000000000000UL
+#define INF_BITS 0x7ff0000000000000UL
+#define KEY_MAX 0xffffffffffffffffUL
+#else
+typedef uint key_t;
+#define KEY_BITS 32
+#define SIGN_BIT 0x80000000u
+#define INF_BITS 0x7f800000u
+#define KEY_MAX 0xffffffffu
+#endif
+
+#define NB (1 << RADIX_BITS)
+#define NPASS ((KEY_BITS + RADIX_BITS - 1) / RADIX_BITS)
+#define TILE (WG * VPT)
+
+/* State words (ulong), shared with src/select.c. */
+#define ST_N 0        /* values in the array, NaN included */
+#define ST_NAN 1      /* NaNs found */
+#define ST_NV 2       /* valid (non-NaN) values */
+#define ST_R0 3       /* wanted ranks among valid values, 0-based, r0 <= r1 <= r0 + 1 */
+#define ST_R1 4
+#define ST_FLAGS 5
+#define ST_MODE 6     /* how pass 0 sets the ranks: MODE_KTH, MODE_MEDIAN or MODE_GIVEN */
+#define ST_K 7
+#define ST_COMPACT 8  /* 0: keys read from the data; 1: from kbuf after radix pass 1; 2: from pass 0 */
+#define ST_CAP 9      /* capacity of kbuf, in keys */
+#define ST_PA 10      /* radix: key prefixes of the two ranks found so far */
+#define ST_PB 11
+#define ST_RA 12      /* radix: ranks left within those prefixes */
+#define ST_RB 13
+#define ST_RES0 14    /* result keys of ranks r0 and r1 */
+#define ST_RES1 15
+#define ST_LO 16      /* cutting plane: closed key bracket [lo, hi] holding both ranks */
+#define ST_HI 17
+#define ST_T 18       /* trial key: the pass splits the bracket into [lo, t] and (t, hi] */
+#define ST_L 19       /* valid values below lo */
+#define ST_C 20       /* values inside the bracket */
+#define ST_S 21       /* as_ulong of the real sum over the bracket of (x - value(lo)) */
+#define ST_PHASE 22   /* 0: the first pass (min, max, count); 1: iterating */
+#define ST_BISECT 23  /* the last trial was a bisection */
+#define ST_ITERS 24   /* reduction passes run */
+#define ST_WORDS 32
+
+#define FLAG_DONE 1u
+#define FLAG_EMPTY 2u
+#define FLAG_RANGE 4u
+
+#define MODE_KTH 0
+#define MODE_MEDIAN 1
+#define MODE_GIVEN 2
+
+/* Counter words (uint pairs, low then high) */
+#define CTR_NAN 0
+#define CTR_KEYS 2
+
+inline bool bits_nan(key_t b)
+{
+    return (b & ~SIGN_BIT) > INF_BITS;
+}
+
+/* Order-preserving map of float bits to unsigned keys: total order, -0 just below +0. */
+inline key_t key_of_bits(key_t b)
+{
+    return (b & SIGN_BIT) ? ~b : (b | SIGN_BIT);
+}
+
+inline key_t bits_of_key(key_t k)
+{
+    return (k & SIGN_BIT) ? (k & ~SIGN_BIT) : ~k;
+}
+
+inline real real_of_key(key_t k)
+{
+#if KEY64
+    return as_double(bits_of_key(k));
+#else
+    return (real)as_float(bits_of_key(k));
+#endif
+}
+
+/* Key of the data value nearest v (v finite), as the data type rounds it. */
+inline key_t key_of_real(real v)
+{
+#if KEY64
+    return key_of_bits(as_ulong(v));
+#else
+    return key_of_bits(as_uint((float)v));
+#endif
+}
+
+/* 64-bit counter from 32-bit atomics: a carry out of the low word bumps the high word, so the
+ * pair is exact once every add has landed (adds only, never read while adding). */
+inline void add64(volatile __global uint *c, uint v)
+{
+    if (v == 0u) return;
+    uint old = atomic_add(&c[0], v);
+    if (old + v < old) atomic_inc(&c[1]);
+}
+
+inline ulong read64(__global const uint *c)
+{
+    return ((ulong)c[1] << 32) | (ulong)c[0];
+}
+
+/* Digit of radix pass p: pass 0 takes the top RADIX_BITS bits, the last pass what is left. */
+inline int pass_shift(int p)
+{
+    return max(KEY_BITS - (p + 1) * RADIX_BITS, 0);
+}
+
+inline key_t pass_dmask(int p)
+{
+    int width = KEY_BITS - p * RADIX_BITS - pass_shift(p);
+    return (((key_t)1) << width) - 1;
+}
+
+/* Bits fixed before pass p: zero in pass 0 (a shift by KEY_BITS is undefined, so guarded). */
+inline key_t pass_hmask(int p)
+{
+    return p == 0 ? (key_t)0 : ~((((key_t)1) << (KEY_BITS - p * RADIX_BITS)) - 1);
+}
+
+/* ---- Radix select ------------------------------------------------------------------------
+ * Each pass histograms one digit of the keys that match the prefixes found so far (two
+ * prefixes: an even-count median wants ranks r0 and r0 + 1, which may part ways), then one
+ * work-group scans the histogram and extends each prefix by the digit that holds its rank.
+ * After pass 0, when the bins found hold at most ST_CAP keys, pass 1 also copies those keys
+ * to kbuf and the later passes read only kbuf. */
+
+/* Counts one key into the local histograms; returns whether it matched a prefix. */
+inline bool hist_key(__local uint *lh, key_t k, key_t hmask, key_t pa, key_t pb, int shift,
+                     key_t dmask)
+{
+    key_t h = k & hmask;
+    if (h == pa) {
+        atomic_inc(&lh[(uint)((k >> shift) & dmask)]);
+        return true;
+    }
+    if (h == pb) {
+        atomic_inc(&lh[NB + (uint)((k >> shift) & dmask)]);
+        return true;
+    }
+    return false;
+}
+
+/* Staging of matching keys in local memory, then one global atomic per work-group and tile
+ * and coalesced copies out. (Private arrays kept across the barriers were miscompiled by
+ * PoCL 3.1, and local staging writes kbuf in order anyway.) */
+inline void stage_key(__local key_t *stage, volatile __local uint *lcount, key_t k)
+{
+    stage[atomic_inc(lcount)] = k;
+}
+
+inline void flush_stage(__global key_t *kbuf, volatile __global uint *kcount,
+                        __local const key_t *stage, volatile __local uint *lcount,
+                        volatile __local uint *lbase)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == 0) *lbase = atomic_add(kcount, *lcount);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint count = *lcount, base = *lbase;
+    for (uint i = get_local_id(0); i < count; i += WG) kbuf[base + i] = stage[i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == 0) *lcount = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+/* Merges the local histograms (and NaN count) into the global 64-bit ones. */
+inline void merge_hist(__local uint *lh, __global uint *hist, int two)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int b = get_local_id(0); b < (two ? 2 * NB : NB); b += WG)
+        add64(&hist[2 * b], lh[b]);
+}
+
+inline void clear_hist(__local uint *lh)
+{
+    for (int b = get_local_id(0); b < 2 * NB; b += WG) lh[b] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
+/* Histogram pass over the data (n values from data + off). */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+radix_hist_data(__global const key_t *data, ulong off, ulong n, __global ulong *st,
+                __global uint *hist, __global uint *ctr, __global key_t *kbuf, int pass)
+{
+    __local uint lh[2 * NB];
+    __local key_t stage[TILE];
+    __local uint lcount, lbase, lnan;
+    const ulong compact = st[ST_COMPACT];
+    /* Skipped passes run with no tiles rather than returning early: PoCL's work-group
+     * compiler has miscompiled an early return ahead of barriers. */
+    if ((st[ST_FLAGS] & FLAG_DONE) || compact == 2 || (compact == 1 && pass > 1)) n = 0;
+    const bool do_append = compact == 1 && pass == 1;
+    clear_hist(lh);
+    if (get_local_id(0) == 0) lcount = lnan = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    const key_t pa = (key_t)st[ST_PA], pb = (key_t)st[ST_PB];
+    const key_t hmask = pass_hmask(pass), dmask = pass_dmask(pass);
+    const int shift = pass_shift(pass);
+    const int lid = get_local_id(0);
+    uint nan = 0;
+    data += off;
+    const ulong ntiles = (n + TILE - 1) / TILE;
+    for (ulong t = get_group_id(0); t < ntiles; t += get_num_groups(0)) {
+        const ulong base = t * TILE;
+        for (int j = 0; j < VPT; j++) {
+            const ulong i = base + (ulong)j * WG + lid;
+            if (i >= n) continue;
+            const key_t b = data[i];
+            if (bits_nan(b)) {
+                nan++;
+                continue;
+            }
+            const key_t k = key_of_bits(b);
+            if (hist_key(lh, k, hmask, pa, pb, shift, dmask) && do_append)
+                stage_key(stage, &lcount, k);
+        }
+        if (do_append) flush_stage(kbuf, &ctr[CTR_KEYS], stage, &lcount, &lbase);
+    }
+    if (pass == 0 && nan) atomic_add(&lnan, nan);
+    merge_hist(lh, hist, pa != pb);
+    if (pass == 0 && lid == 0) add64(&ctr[CTR_NAN], lnan);
+}
+
+/* Histogram pass over the keys in kbuf (no NaNs there). */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+radix_hist_keys(__global const key_t *kbuf, __global ulong *st, __global uint *hist,
+                __global uint *ctr, int pass)
+{
+    const ulong compact = st[ST_COMPACT];
+    if ((st[ST_FLAGS] & FLAG_DONE) || compact == 0 || (compact == 1 && pass < 2)) return;
+    __local uint lh[2 * NB];
+    clear_hist(lh);
+    const key_t pa = (key_t)st[ST_PA], pb = (key_t)st[ST_PB];
+    const key_t hmask = pass_hmask(pass), dmask = pass_dmask(pass);
+    const int shift = pass_shift(pass);
+    const int lid = get_local_id(0);
+    const ulong n = read64(&ctr[CTR_KEYS]);
+    const ulong ntiles = (n + TILE - 1) / TILE;
+    for (ulong t = get_group_id(0); t < ntiles; t += get_num_groups(0)) {
+        const ulong base = t * TILE;
+        for (int j = 0; j < VPT; j++) {
+            const ulong i = base + (ulong)j * WG + lid;
+            if (i >= n) continue;
+            hist_key(lh, kbuf[i], hmask, pa, pb, shift, dmask);
+        }
+    }
+    merge_hist(lh, hist, pa != pb);
+}
+
+/* Bin of histogram `h` (NB counts, chunked WG ways) that holds rank *r; *r becomes the rank
+ * within that bin and *count its size. Every work-item calls it (barriers inside). */
+inline uint find_bin(__global const uint *h, ulong *r, ulong *count, __local ulong *part,
+                     __local ulong *out)
+{
+    const int lid = get_local_id(0);
+    const int per = (NB + WG - 1) / WG, b0 = lid * per, b1 = min(b0 + per, NB);
+    ulong s = 0;
+    for (int b = b0; b < b1; b++) s += read64(&h[2 * b]);
+    part[lid] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* Hillis-Steele inclusive scan of the WG chunk sums. */
+    for (int d = 1; d < WG; d <<= 1) {
+        ulong add = lid >= d ? part[lid - d] : 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        part[lid] += add;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const ulong incl = part[lid], excl = incl - s, want = *r;
+    if (want >= excl && want < incl) {
+        ulong c = excl;
+        for (int b = b0; b < b1; b++) {
+            ulong hb = read64(&h[2 * b]);
+            if (want < c + hb) {
+                out[0] = (ulong)b;
+                out[1] = want - c;
+                out[2] = hb;
+                break;
+            }
+            c += hb;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint bin = (uint)out[0];
+    *r = out[1];
+    *count = out[2];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return bin;
+}
+
+/* One work-group: picks the digits of pass `pass` and zeroes the histograms for the next. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+radix_scan(__global ulong *st, __global uint *hist, __global uint *ctr, int pass)
+{
+    const ulong compact = st[ST_COMPACT];
+    if (st[ST_FLAGS] & FLAG_DONE) return;
+    /* Passes whose histogram kernels both skipped: nothing to scan. */
+    __local ulong part[WG];
+    __local ulong out[3];
+    const int lid = get_local_id(0);
+
+    if (pass == 0 && compact == 0) {
+        /* First pass over the data: NaNs are known, so the wanted ranks are too. */
+        const ulong n = st[ST_N], nan = read64(&ctr[CTR_NAN]), nv = n - nan;
+        ulong r0 = st[ST_R0], r1 = st[ST_R1];
+        if (st[ST_MODE] == MODE_KTH) r0 = r1 = st[ST_K];
+        if (st[ST_MODE] == MODE_MEDIAN) {
+            r0 = nv ? (nv - 1) / 2 : 0;
+            r1 = nv / 2;
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+        if (lid == 0) {
+            st[ST_NAN] = nan;
+            st[ST_NV] = nv;
+            st[ST_R0] = r0;
+            st[ST_R1] = r1;
+            st[ST_RA] = r0;
+            st[ST_RB] = r1;
+            if (nv == 0) st[ST_FLAGS] |= FLAG_EMPTY | FLAG_DONE;
+            else if (r1 >= nv) st[ST_FLAGS] |= FLAG_RANGE | FLAG_DONE;
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE);
+        if (nv == 0 || r1 >= nv) return;
+    }
+    const key_t pa = (key_t)st[ST_PA], pb = (key_t)st[ST_PB];
+    ulong ra = st[ST_RA], rb = st[ST_RB], ca, cb;
+    const int shift = pass_shift(pass);
+    const bool two = pa != pb;
+    uint da = find_bin(hist, &ra, &ca, part, out);
+    uint db = find_bin(two ? hist + 2 * NB : hist, &rb, &cb, part, out);
+    for (int b = lid; b < 2 * 2 * NB; b += WG) hist[b] = 0;
+    if (lid == 0) {
+        const key_t na = pa | ((key_t)da << shift), nb = pb | ((key_t)db << shift);
+        st[ST_PA] = na;
+        st[ST_PB] = nb;
+        st[ST_RA] = ra;
+        st[ST_RB] = rb;
+        if (pass == 0 && compact == 0) {
+            const ulong cand = ca + (na != nb ? cb : 0);
+            if (cand <= st[ST_CAP]) st[ST_COMPACT] = 1;
+        }
+        if (pass == NPASS - 1) {
+            st[ST_RES0] = na;
+            st[ST_RES1] = nb;
+            st[ST_FLAGS] |= FLAG_DONE;
+        }
+    }
+}
+
+/* ---- Cutting plane -----------------------------------------------------------------------
+ * Kelley's cutting-plane method on the convex f(y) = sum |x_i - y| + lambda y, whose minimiser
+ * is the k-th smallest value for lambda = n - 2k + 1 (Kelley 1960; Beliakov 2011, "Parallel
+ * calculation of the median and order statistics on GPUs with application to robust
+ * regression"). The robust form (RESEARCH.md): a closed key bracket [lo, hi] with
+ * c(< lo) <= r0 and c(<= hi) > r1, each pass one fused reduction of the counts, the objective
+ * sums relative to the bracket (values outside it contribute only counts, so 1e30 next to 1
+ * loses nothing) and the min and max keys on each side of the trial; the bracket shrinks to
+ * the min and max of the side kept, so ties end it when they are equal. Counts decide, the
+ * objective only steers; a weak step is followed by a bisection in key space, which bounds
+ * the passes. When the bracket holds at most ST_CAP values they are copied to kbuf and the
+ * radix kernels above finish. */
+
+#define CP_Q 6 /* per-group ulong partials: cl, cr, minl, maxl, minr, maxr */
+
+/* Kahan-compensated sum for devices without fp64: the objective only steers, but stays sane. */
+typedef struct {
+    real s, c;
+} ksum;
+
+inline void kadd(ksum *k, real v)
+{
+#if HAVE_FP64
+    k->s += v;
+#else
+    real y = v - k->c, t = k->s + y;
+    k->c = (t - k->s) - y;
+    k->s = t;
+#endif
+}
+
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+cp_reduce(__global const key_t *data, ulong off, ulong n, __global const ulong *st,
+          __global ulong *pc, __global real *ps)
+{
+    if ((st[ST_FLAGS] & FLAG_DONE) || st[ST_COMPACT] == 2) return;
+    const int lid = get_local_id(0);
+    const bool first = st[ST_PHASE] == 0;
+    const key_t lo = first ? 0 : (key_t)st[ST_LO], hi = first ? KEY_MAX : (key_t)st[ST_HI];
+    const key_t tk = first ? KEY_MAX : (key_t)st[ST_T];
+    const real a = first ? 0 : real_of_key(lo), t = first ? 0 : real_of_key(tk);
+    ulong cl = 0, cr = 0;
+    key_t minl = KEY_MAX, maxl = 0, minr = KEY_MAX, maxr = 0;
+    ksum sl = {0, 0}, sr = {0, 0};
+    data += off;
+    const ulong ntiles = (n + TILE - 1) / TILE;
+    for (ulong g = get_group_id(0); g < ntiles; g += get_num_groups(0)) {
+        const ulong base = g * TILE;
+        for (int j = 0; j < VPT; j++) {
+            const ulong i = base + (ulong)j * WG + lid;
+            if (i >= n) continue;
+            const key_t b = data[i];
+            if (bits_nan(b)) continue;
+            const key_t k = key_of_bits(b);
+            if (k < lo || k > hi) continue;
+#if KEY64
+            const real x = as_double(b);
+#else
+            const real x = (real)as_float(b);
+#endif
+            if (k <= tk) {
+                cl++;
+                minl = min(minl, k);
+                maxl = max(maxl, k);
+                /* k == lo adds 0; skipping it keeps -inf - -inf out of the sum */
+                if (!first && k != lo) kadd(&sl, x - a);
+            } else {
+                cr++;
+                minr = min(minr, k);
+                maxr = max(maxr, k);
+                kadd(&sr, x - t);
+            }
+        }
+    }
+    __local ulong lq[CP_Q][WG];
+    __local real lr[2][WG];
+    lq[0][lid] = cl;
+    lq[1][lid] = cr;
+    lq[2][lid] = minl;
+    lq[3][lid] = maxl;
+    lq[4][lid] = minr;
+    lq[5][lid] = maxr;
+    lr[0][lid] = sl.s - sl.c;
+    lr[1][lid] = sr.s - sr.c;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = WG / 2; s > 0; s >>= 1) {
+        if (lid < s) {
+            lq[0][lid] += lq[0][lid + s];
+            lq[1][lid] += lq[1][lid + s];
+            lq[2][lid] = min(lq[2][lid], lq[2][lid + s]);
+            lq[3][lid] = max(lq[3][lid], lq[3][lid + s]);
+            lq[4][lid] = min(lq[4][lid], lq[4][lid + s]);
+            lq[5][lid] = max(lq[5][lid], lq[5][lid + s]);
+            lr[0][lid] += lr[0][lid + s];
+            lr[1][lid] += lr[1][lid + s];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0) {
+        const size_t g = get_group_id(0);
+        for (int q = 0; q < CP_Q; q++) pc[g * CP_Q + q] = lq[q][0];
+        ps[g * 2] = lr[0][0];
+        ps[g * 2 + 1] = lr[1][0];
+    }
+}
+
+/* Next trial key inside [lo, hi): Kelley's step on the objective when it is finite and the
+ * last step was strong, else the middle of the bracket in key space. */
+inline key_t next_trial(__global ulong *st, key_t lo, key_t hi, ulong L, ulong C, real S,
+                        bool weak)
+{
+    key_t t = lo + (hi - lo) / 2;
+    const bool bisect = weak && !st[ST_BISECT];
+    if (!bisect) {
+        const real a = real_of_key(lo), b = real_of_key(hi), w = b - a;
+        const real nv = (real)st[ST_NV], k1 = (real)st[ST_R0] + 1;
+        const real lam = nv - 2 * k1 + 1;
+        const real R = nv - (real)L - (real)C;
+        const real D = w * ((real)L + (real)C - R + lam) - 2 * S; /* f(b) - f(a) */
+        const real ga = 2 * (real)L - 2 * k1 + 1;                 /* left subgradient at a */
+        const real gb = 2 * ((real)L + (real)C) - 2 * k1 + 1;     /* right subgradient at b */
+        const real y = a + (D - gb * w) / (ga - gb);
+        if (isfinite(y) && isfinite(w)) {
+            key_t ky = key_of_real(y);
+            t = ky < lo ? lo : (ky >= hi ? hi - 1 : ky);
+        }
+    }
+    st[ST_BISECT] = bisect;
+    return t;
+}
+
+/* One work-group: reduces the partials of cp_reduce and moves the bracket. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+cp_update(__global ulong *st, __global const ulong *pc, __global const real *ps, uint groups)
+{
+    if ((st[ST_FLAGS] & FLAG_DONE) || st[ST_COMPACT] == 2) return;
+    const int lid = get_local_id(0);
+    ulong q[CP_Q] = {0, 0, KEY_MAX, 0, KEY_MAX, 0};
+    real sl = 0, sr = 0;
+    for (uint g = lid; g < groups; g += WG) {
+        q[0] += pc[g * CP_Q];
+        q[1] += pc[g * CP_Q + 1];
+        q[2] = min(q[2], pc[g * CP_Q + 2]);
+        q[3] = max(q[3], pc[g * CP_Q + 3]);
+        q[4] = min(q[4], pc[g * CP_Q + 4]);
+        q[5] = max(q[5], pc[g * CP_Q + 5]);
+        sl += ps[g * 2];
+        sr += ps[g * 2 + 1];
+    }
+    __local ulong lq[CP_Q][WG];
+    __local real lr[2][WG];
+    for (int i = 0; i < CP_Q; i++) lq[i][lid] = q[i];
+    lr[0][lid] = sl;
+    lr[1][lid] = sr;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int s = WG / 2; s > 0; s >>= 1) {
+        if (lid < s) {
+            lq[0][lid] += lq[0][lid + s];
+            lq[1][lid] += lq[1][lid + s];
+            lq[2][lid] = min(lq[2][lid], lq[2][lid + s]);
+            lq[3][lid] = max(lq[3][lid], lq[3][lid + s]);
+            lq[4][lid] = min(lq[4][lid], lq[4][lid + s]);
+            lq[5][lid] = max(lq[5][lid], lq[5][lid + s]);
+            lr[0][lid] += lr[0][lid + s];
+            lr[1][lid] += lr[1][lid + s];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid != 0) return;
+
+    const ulong cl = lq[0][0], cr = lq[1][0];
+    const key_t minl = (key_t)lq[2][0], maxl = (key_t)lq[3][0];
+    const key_t minr = (key_t)lq[4][0], maxr = (key_t)lq[5][0];
+    ulong L = st[ST_L], C;
+    key_t lo, hi;
+    real S;
+    st[ST_ITERS] += 1;
+    if (st[ST_PHASE] == 0) {
+        /* First pass: every valid value fell on the left. */
+        const ulong nv = cl, nan = st[ST_N] - nv;
+        ulong r0 = st[ST_R0], r1 = st[ST_R1];
+        if (st[ST_MODE] == MODE_KTH) r0 = r1 = st[ST_K];
+        if (st[ST_MODE] == MODE_MEDIAN) {
+            r0 = nv ? (nv - 1) / 2 : 0;
+            r1 = nv / 2;
+        }
+        st[ST_NAN] = nan;
+        st[ST_NV] = nv;
+        st[ST_R0] = r0;
+        st[ST_R1] = r1;
+        if (nv == 0) {
+            st[ST_FLAGS] |= FLAG_EMPTY | FLAG_DONE;
+            return;
+        }
+        if (r1 >= nv) {
+            st[ST_FLAGS] |= FLAG_RANGE | FLAG_DONE;
+            return;
+        }
+        L = 0;
+        C = nv;
+        lo = minl;
+        hi = maxl;
+        S = NAN;
+        st[ST_PHASE] = 1;
+        st[ST_BISECT] = 0;
+    } else {
+        const ulong r0 = st[ST_R0], r1 = st[ST_R1];
+        const real a = real_of_key((key_t)st[ST_LO]), t = real_of_key((key_t)st[ST_T]);
+        if (L + cl > r1) { /* both ranks at or below t */
+            lo = minl;
+            hi = maxl;
+            C = cl;
+            S = lr[0][0] - (real)cl * (real_of_key(minl) - a);
+        } else if (L + cl <= r0) { /* both above t */
+            L += cl;
+            lo = minr;
+            hi = maxr;
+            C = cr;
+            S = lr[1][0] - (real)cr * (real_of_key(minr) - t);
+        } else { /* r0 is the largest value <= t and r1 the smallest above */
+            st[ST_RES0] = maxl;
+            st[ST_RES1] = minr;
+            st[ST_FLAGS] |= FLAG_DONE;
+            return;
+        }
+    }
+    const ulong prev = st[ST_C];
+    st[ST_LO] = lo;
+    st[ST_HI] = hi;
+    st[ST_L] = L;
+    st[ST_C] = C;
+    if (lo == hi) {
+        st[ST_RES0] = st[ST_RES1] = lo;
+        st[ST_FLAGS] |= FLAG_DONE;
+        return;
+    }
+    if (C <= st[ST_CAP]) {
+        /* Small enough: gather it and let the radix kernels finish from pass 0. */
+        st[ST_COMPACT] = 2;
+        st[ST_PA] = st[ST_PB] = 0;
+        st[ST_RA] = st[ST_R0] - L;
+        st[ST_RB] = st[ST_R1] - L;
+        return;
+    }
+    const bool weak = !isfinite(S) || 2 * C > prev;
+    st[ST_T] = next_trial(st, lo, hi, L, C, S, weak);
+}
+
+/* Copies the keys inside the final bracket to kbuf (at most ST_CAP of them). */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+cp_gather(__global const key_t *data, ulong off, ulong n, __global const ulong *st,
+          __global uint *ctr, __global key_t *kbuf)
+{
+    __local key_t stage[TILE];
+    __local uint lcount, lbase;
+    if ((st[ST_FLAGS] & FLAG_DONE) || st[ST_COMPACT] != 2) n = 0;
+    if (get_local_id(0) == 0) lcount = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const key_t lo = (key_t)st[ST_LO], hi = (key_t)st[ST_HI];
+    const int lid = get_local_id(0);
+    data += off;
+    const ulong ntiles = (n + TILE - 1) / TILE;
+    for (ulong t = get_group_id(0); t < ntiles; t += get_num_groups(0)) {
+        const ulong base = t * TILE;
+        for (int j = 0; j < VPT; j++) {
+            const ulong i = base + (ulong)j * WG + lid;
+            if (i >= n) continue;
+            const key_t b = data[i];
+            if (bits_nan(b)) continue;
+            const key_t k = key_of_bits(b);
+            if (k >= lo && k <= hi) stage_key(stage, &lcount, k);
+        }
+        flush_stage(kbuf, &ctr[CTR_KEYS], stage, &lcount, &lbase);
+    }
+}

@@ -1,0 +1,131 @@
+/* select_columns.cl - exact median of every column of a float32 matrix, one work-group per
+ * column: a radix select on order-preserving keys with the histograms in local memory, so a
+ * column needs no host round trip and no global scratch.
+ *
+ * Build options: -D WG=work-group size, -D RADIX_BITS=digit width (histograms of 2^RADIX_BITS
+ * bins, two of them: an even count wants ranks r0 and r0 + 1, which may part ways).
+ */
+#pragma OPENCL FP_CONTRACT OFF
+
+#ifndef WG
+#define WG 256
+#endif
+#ifndef RADIX_BITS
+#define RADIX_BITS 8
+#endif
+
+#define NB (1 << RADIX_BITS)
+#define NPASS ((32 + RADIX_BITS - 1) / RADIX_BITS)
+
+inline bool bits_nan(uint b)
+{
+    return (b & 0x7fffffffu) > 0x7f800000u;
+}
+
+/* Order-preserving map of float bits to uint keys: -0 just below +0 (as median_filter.cl). */
+inline uint key_of_bits(uint b)
+{
+    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+
+inline int pass_shift(int p)
+{
+    return max(32 - (p + 1) * RADIX_BITS, 0);
+}
+
+inline uint pass_dmask(int p)
+{
+    int width = 32 - p * RADIX_BITS - pass_shift(p);
+    return (1u << width) - 1u;
+}
+
+inline uint pass_hmask(int p)
+{
+    return p == 0 ? 0u : ~((1u << (32 - p * RADIX_BITS)) - 1u);
+}
+
+/* Bin of local histogram h holding rank *r; *r becomes the rank within the bin. */
+inline uint find_bin(__local const uint *h, uint *r, __local uint *part, __local uint *out)
+{
+    const int lid = get_local_id(0);
+    const int per = (NB + WG - 1) / WG, b0 = lid * per, b1 = min(b0 + per, NB);
+    uint s = 0;
+    for (int b = b0; b < b1; b++) s += h[b];
+    part[lid] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int d = 1; d < WG; d <<= 1) {
+        uint add = lid >= d ? part[lid - d] : 0u;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        part[lid] += add;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    const uint incl = part[lid], excl = incl - s, want = *r;
+    if (b0 < b1 && want >= excl && want < incl) {
+        uint c = excl;
+        for (int b = b0; b < b1; b++) {
+            if (want < c + h[b]) {
+                out[0] = (uint)b;
+                out[1] = want - c;
+                break;
+            }
+            c += h[b];
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint bin = out[0];
+    *r = out[1];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return bin;
+}
+
+/* out[3 c .. 3 c + 2] = key of rank (nv - 1) / 2, key of rank nv / 2, NaN count of column c
+ * (element (r, c) at m[off + r ld + c]); nv == 0 gives keys 0. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+column_select(__global const uint *m, ulong off, uint rows, ulong ld, __global uint *out)
+{
+    const int lid = get_local_id(0);
+    const ulong col = get_group_id(0);
+    __local uint lh[2 * NB];
+    __local uint part[WG];
+    __local uint res[2];
+    __local uint lnan;
+    __global const uint *p = m + off + col;
+    uint pa = 0, pb = 0, ra = 0, rb = 0, nv = 0;
+    if (lid == 0) lnan = 0;
+    for (int pass = 0; pass < NPASS; pass++) {
+        for (int b = lid; b < 2 * NB; b += WG) lh[b] = 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const uint hmask = pass_hmask(pass), dmask = pass_dmask(pass);
+        const int shift = pass_shift(pass);
+        uint nan = 0;
+        for (uint r = lid; r < rows; r += WG) {
+            const uint b = p[(ulong)r * ld];
+            if (bits_nan(b)) {
+                nan++;
+                continue;
+            }
+            const uint k = key_of_bits(b), h = k & hmask;
+            if (h == pa) atomic_inc(&lh[(k >> shift) & dmask]);
+            else if (h == pb) atomic_inc(&lh[NB + ((k >> shift) & dmask)]);
+        }
+        if (pass == 0) {
+            if (nan) atomic_add(&lnan, nan);
+            barrier(CLK_LOCAL_MEM_FENCE);
+            nv = rows - lnan;
+            if (nv == 0) break;
+            ra = (nv - 1) / 2;
+            rb = nv / 2;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const bool two = pa != pb;
+        const uint da = find_bin(lh, &ra, part, res);
+        const uint db = find_bin(two ? lh + NB : lh, &rb, part, res);
+        pa |= da << shift;
+        pb |= db << shift;
+    }
+    if (lid == 0) {
+        out[3 * col] = nv ? pa : 0u;
+        out[3 * col + 1] = nv ? pb : 0u;
+        out[3 * col + 2] = lnan;
+    }
+}

@@ -1,0 +1,599 @@
+/* select.c - exact whole-array order statistics (clstats_select_kth, clstats_median,
+ * clstats_percentiles and their float64 and cl_mem forms): enqueues the radix-select or
+ * cutting-plane kernels of kernels/select.cl, which keep their state on the device, and reads
+ * back one small state block per call (the cutting plane reads again only if it needs more
+ * passes than a batch holds). Column medians live in src/select_columns.c. */
+#include "internal.h"
+#include "select_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* State words and flags: the ST_ and FLAG_ names of kernels/select.cl. */
+enum {
+    ST_N = 0, ST_NAN = 1, ST_NV = 2, ST_R0 = 3, ST_R1 = 4, ST_FLAGS = 5, ST_MODE = 6, ST_K = 7,
+    ST_COMPACT = 8, ST_CAP = 9, ST_RES0 = 14, ST_RES1 = 15, ST_C = 20, ST_ITERS = 24,
+    ST_WORDS = 32
+};
+enum { FLAG_DONE = 1, FLAG_EMPTY = 2, FLAG_RANGE = 4 };
+enum { MODE_KTH = 0, MODE_MEDIAN = 1, MODE_GIVEN = 2 };
+
+/* Cutting-plane passes enqueued between reads of the state: most inputs finish in one batch,
+ * and a skipped pass costs only a launch. */
+#define CP_BATCH 16
+#define CP_MAX_PASSES 1024
+
+static long env_long(const char *name, long fallback)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) return fallback;
+    char *end;
+    long x = strtol(v, &end, 0);
+    return (*end == '\0' && x > 0) ? x : fallback;
+}
+
+/* Tuning, overridable from the environment for trying a new device:
+ * CLSTATS_SELECT_WG, _VPT, _BITS, _GROUPS (work-groups per compute unit). */
+struct tuning {
+    int wg, vpt, bits, groups_per_cu;
+};
+
+static struct tuning tuning_for(clstats_ctx *ctx)
+{
+    struct tuning t = {256, 8, 11, 8};
+    if (ctx->max_work_group < 256) t.wg = (int)ctx->max_work_group;
+    t.wg = (int)env_long("CLSTATS_SELECT_WG", t.wg);
+    t.vpt = (int)env_long("CLSTATS_SELECT_VPT", t.vpt);
+    t.bits = (int)env_long("CLSTATS_SELECT_BITS", t.bits);
+    t.groups_per_cu = (int)env_long("CLSTATS_SELECT_GROUPS", t.groups_per_cu);
+    return t;
+}
+
+static cl_uint compute_units(clstats_ctx *ctx)
+{
+    cl_uint cu = 1;
+    clGetDeviceInfo(ctx->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL);
+    return cu ? cu : 1;
+}
+
+/* Adds the device time of ev (if any) to *ms and releases it. */
+static void account(cl_event *ev, double *ms)
+{
+    if (!ev || !*ev) return;
+    if (ms) {
+        cl_ulong t0 = 0, t1 = 0;
+        clWaitForEvents(1, ev);
+        clGetEventProfilingInfo(*ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
+        clGetEventProfilingInfo(*ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
+        *ms += (double)(t1 - t0) * 1e-6;
+    }
+    clReleaseEvent(*ev);
+    *ev = NULL;
+}
+
+/* Everything one selection run needs, released by release_run(). */
+struct run {
+    clstats_ctx *ctx;
+    cl_kernel k_hist_data, k_hist_keys, k_scan, k_cp_reduce, k_cp_update, k_cp_gather;
+    cl_mem st, hist, ctr, kbuf, pc, ps;
+    size_t wg, groups;
+    int npass;
+    double *ms;
+    cl_event *evp; /* where enqueues put their event: NULL unless timing */
+    cl_event ev;
+};
+
+static void release_run(struct run *r)
+{
+    cl_kernel ks[] = {r->k_hist_data, r->k_hist_keys, r->k_scan,
+                      r->k_cp_reduce, r->k_cp_update, r->k_cp_gather};
+    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
+        if (ks[i]) clReleaseKernel(ks[i]);
+    cl_mem ms[] = {r->st, r->hist, r->ctr, r->kbuf, r->pc, r->ps};
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
+        if (ms[i]) clReleaseMemObject(ms[i]);
+}
+
+static int launch(struct run *r, cl_kernel k, size_t groups, const char *what)
+{
+    size_t global = groups * r->wg, local = r->wg;
+    int status = clstats__cl_check(
+        r->ctx, clEnqueueNDRangeKernel(r->ctx->queue, k, 1, NULL, &global, &local, 0, NULL,
+                                       r->evp),
+        what);
+    account(r->evp, r->ms);
+    return status;
+}
+
+#define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
+
+static int radix_pass(struct run *r, cl_int pass, bool from_data)
+{
+    clstats_ctx *ctx = r->ctx;
+    int status = CLSTATS_OK;
+    if (from_data) {
+        ARG(r->k_hist_data, 7, pass);
+        status = launch(r, r->k_hist_data, r->groups, "radix_hist_data");
+        if (status) return status;
+    }
+    if (!from_data || pass >= 2) {
+        ARG(r->k_hist_keys, 4, pass);
+        status = launch(r, r->k_hist_keys, r->groups, "radix_hist_keys");
+        if (status) return status;
+    }
+    ARG(r->k_scan, 3, pass);
+    status = launch(r, r->k_scan, 1, "radix_scan");
+fail:
+    return status;
+}
+
+int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, bool f64,
+                        const struct select_request *req, struct select_result *res)
+{
+    struct run r = {0};
+    cl_program program;
+    cl_int err;
+    int status;
+    const struct tuning tu = tuning_for(ctx);
+    const size_t key_size = f64 ? 8 : 4;
+    const int key_bits = f64 ? 64 : 32;
+    enum clstats_select_method method = req->method;
+    if (method == CLSTATS_SELECT_AUTO) method = CLSTATS_SELECT_RADIX;
+
+    memset(res, 0, sizeof *res);
+    if (f64 && !ctx->has_fp64)
+        return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED,
+                             "%s has no fp64: float64 data cannot be used there",
+                             ctx->device_name);
+    if (tu.bits < 4 || tu.bits > 12 || tu.wg < 1 || (tu.wg & (tu.wg - 1)) || tu.vpt < 1)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad CLSTATS_SELECT_* tuning");
+
+    char options[160];
+    snprintf(options, sizeof options, "-D KEY64=%d -D WG=%d -D VPT=%d -D RADIX_BITS=%d -D HAVE_FP64=%d",
+             f64 ? 1 : 0, tu.wg, tu.vpt, tu.bits, ctx->has_fp64 ? 1 : 0);
+    status = clstats__program(ctx, "select.cl", options, &program);
+    if (status != CLSTATS_OK) return status;
+
+    r.ctx = ctx;
+    r.wg = (size_t)tu.wg;
+    r.npass = (key_bits + tu.bits - 1) / tu.bits;
+    r.ms = req->kernel_ms;
+    r.evp = req->kernel_ms ? &r.ev : NULL;
+    const uint64_t tile = (uint64_t)tu.wg * (uint64_t)tu.vpt;
+    const uint64_t ntiles = (n + tile - 1) / tile;
+    r.groups = (size_t)compute_units(ctx) * (size_t)tu.groups_per_cu;
+    if (r.groups > ntiles) r.groups = ntiles ? (size_t)ntiles : 1;
+
+    /* kbuf: the radix path copies a pass-0 bin there when it holds at most a quarter of the
+     * values; the cutting plane gathers its bracket once it holds at most 1/32. */
+    uint64_t cap;
+    if (method == CLSTATS_SELECT_RADIX)
+        cap = n <= (1u << 20) ? n : (n / 4 > (1u << 20) ? n / 4 : (1u << 20));
+    else
+        cap = n / 32 > (1u << 16) ? n / 32 : (n < (1u << 16) ? n : (1u << 16));
+    if (cap > UINT32_MAX) cap = UINT32_MAX;
+    while (cap > 1 && cap * key_size > ctx->max_alloc) cap /= 2;
+    if (cap < 1) cap = 1;
+
+    cl_ulong st[ST_WORDS] = {0};
+    st[ST_N] = n;
+    st[ST_MODE] = (cl_ulong)req->mode;
+    st[ST_K] = req->k;
+    st[ST_R0] = req->r0;
+    st[ST_R1] = req->r1;
+    st[ST_CAP] = cap;
+    const size_t nb = (size_t)1 << tu.bits;
+    r.st = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof st, st,
+                          &err);
+    CL_TRY(ctx, err, "clCreateBuffer(select state)");
+    r.hist = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, 4 * nb * sizeof(cl_uint), NULL, &err);
+    CL_TRY(ctx, err, "clCreateBuffer(histogram)");
+    r.ctr = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, 4 * sizeof(cl_uint), NULL, &err);
+    CL_TRY(ctx, err, "clCreateBuffer(counters)");
+    r.kbuf = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, (size_t)cap * key_size, NULL, &err);
+    CL_TRY(ctx, err, "clCreateBuffer(key buffer)");
+    const cl_uint zero = 0;
+    CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, r.hist, &zero, sizeof zero, 0,
+                                    4 * nb * sizeof(cl_uint), 0, NULL, r.evp),
+           "clEnqueueFillBuffer");
+    account(r.evp, r.ms);
+    CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, r.ctr, &zero, sizeof zero, 0, 4 * sizeof(cl_uint),
+                                    0, NULL, r.evp),
+           "clEnqueueFillBuffer");
+    account(r.evp, r.ms);
+
+    const cl_ulong off = offset, nn = n;
+    r.k_hist_keys = clCreateKernel(program, "radix_hist_keys", &err);
+    CL_TRY(ctx, err, "clCreateKernel(radix_hist_keys)");
+    r.k_scan = clCreateKernel(program, "radix_scan", &err);
+    CL_TRY(ctx, err, "clCreateKernel(radix_scan)");
+    ARG(r.k_hist_keys, 0, r.kbuf);
+    ARG(r.k_hist_keys, 1, r.st);
+    ARG(r.k_hist_keys, 2, r.hist);
+    ARG(r.k_hist_keys, 3, r.ctr);
+    ARG(r.k_scan, 0, r.st);
+    ARG(r.k_scan, 1, r.hist);
+    ARG(r.k_scan, 2, r.ctr);
+
+    if (method == CLSTATS_SELECT_RADIX) {
+        r.k_hist_data = clCreateKernel(program, "radix_hist_data", &err);
+        CL_TRY(ctx, err, "clCreateKernel(radix_hist_data)");
+        ARG(r.k_hist_data, 0, data);
+        ARG(r.k_hist_data, 1, off);
+        ARG(r.k_hist_data, 2, nn);
+        ARG(r.k_hist_data, 3, r.st);
+        ARG(r.k_hist_data, 4, r.hist);
+        ARG(r.k_hist_data, 5, r.ctr);
+        ARG(r.k_hist_data, 6, r.kbuf);
+        for (cl_int p = 0; p < r.npass; p++) {
+            status = radix_pass(&r, p, true);
+            if (status) goto fail;
+        }
+        CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r.st, CL_TRUE, 0, sizeof st, st, 0, NULL,
+                                        NULL),
+               "clEnqueueReadBuffer(select state)");
+    } else {
+        const size_t real_size = ctx->has_fp64 ? 8 : 4;
+        const cl_uint groups = (cl_uint)r.groups;
+        r.pc = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, r.groups * 6 * sizeof(cl_ulong),
+                              NULL, &err);
+        CL_TRY(ctx, err, "clCreateBuffer(partials)");
+        r.ps = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, r.groups * 2 * real_size, NULL,
+                              &err);
+        CL_TRY(ctx, err, "clCreateBuffer(partial sums)");
+        r.k_cp_reduce = clCreateKernel(program, "cp_reduce", &err);
+        CL_TRY(ctx, err, "clCreateKernel(cp_reduce)");
+        r.k_cp_update = clCreateKernel(program, "cp_update", &err);
+        CL_TRY(ctx, err, "clCreateKernel(cp_update)");
+        r.k_cp_gather = clCreateKernel(program, "cp_gather", &err);
+        CL_TRY(ctx, err, "clCreateKernel(cp_gather)");
+        ARG(r.k_cp_reduce, 0, data);
+        ARG(r.k_cp_reduce, 1, off);
+        ARG(r.k_cp_reduce, 2, nn);
+        ARG(r.k_cp_reduce, 3, r.st);
+        ARG(r.k_cp_reduce, 4, r.pc);
+        ARG(r.k_cp_reduce, 5, r.ps);
+        ARG(r.k_cp_update, 0, r.st);
+        ARG(r.k_cp_update, 1, r.pc);
+        ARG(r.k_cp_update, 2, r.ps);
+        ARG(r.k_cp_update, 3, groups);
+        ARG(r.k_cp_gather, 0, data);
+        ARG(r.k_cp_gather, 1, off);
+        ARG(r.k_cp_gather, 2, nn);
+        ARG(r.k_cp_gather, 3, r.st);
+        ARG(r.k_cp_gather, 4, r.ctr);
+        ARG(r.k_cp_gather, 5, r.kbuf);
+        for (int done_passes = 0; !(st[ST_FLAGS] & FLAG_DONE); done_passes += CP_BATCH) {
+            if (done_passes >= CP_MAX_PASSES) {
+                status = clstats__fail(ctx, CLSTATS_ERR_OPENCL,
+                                       "cutting plane did not converge in %d passes",
+                                       CP_MAX_PASSES);
+                goto fail;
+            }
+            for (int i = 0; i < CP_BATCH; i++) {
+                if ((status = launch(&r, r.k_cp_reduce, r.groups, "cp_reduce"))) goto fail;
+                if ((status = launch(&r, r.k_cp_update, 1, "cp_update"))) goto fail;
+            }
+            /* These skip unless the bracket became small enough in this batch. */
+            if ((status = launch(&r, r.k_cp_gather, r.groups, "cp_gather"))) goto fail;
+            for (cl_int p = 0; p < r.npass; p++)
+                if ((status = radix_pass(&r, p, false))) goto fail;
+            CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r.st, CL_TRUE, 0, sizeof st, st, 0,
+                                            NULL, NULL),
+                   "clEnqueueReadBuffer(select state)");
+        }
+    }
+    res->nan = st[ST_NAN];
+    res->nv = st[ST_NV];
+    res->key0 = st[ST_RES0];
+    res->key1 = st[ST_RES1];
+    res->passes = method == CLSTATS_SELECT_RADIX ? (unsigned)r.npass : (unsigned)st[ST_ITERS];
+    if (st[ST_FLAGS] & FLAG_EMPTY) res->empty = true;
+    if (st[ST_FLAGS] & FLAG_RANGE) res->out_of_range = true;
+
+fail:
+    if (status != CLSTATS_OK) clFinish(ctx->queue);
+    release_run(&r);
+    return status;
+}
+
+/* ---- Keys and values ---------------------------------------------------------------------- */
+
+double clstats__value_of_key(uint64_t key, bool f64)
+{
+    if (f64) {
+        uint64_t b = (key & 0x8000000000000000ull) ? (key & 0x7fffffffffffffffull) : ~key;
+        double v;
+        memcpy(&v, &b, sizeof v);
+        return v;
+    }
+    uint32_t k = (uint32_t)key;
+    uint32_t b = (k & 0x80000000u) ? (k & 0x7fffffffu) : ~k;
+    float v;
+    memcpy(&v, &b, sizeof v);
+    return v;
+}
+
+float clstats__mean_f32(float a, float b)
+{
+    /* Double holds a + b exactly enough: rounding twice (53 then 24 bits) is innocuous for a
+     * sum, since 53 >= 2 * 24 + 2 (Figueroa 1995). */
+    float m = (float)(((double)a + (double)b) * 0.5);
+    if (isnan(m)) {
+        uint32_t nan = 0x7fc00000u;
+        memcpy(&m, &nan, sizeof m);
+    }
+    return m;
+}
+
+double clstats__mean_f64(double a, double b)
+{
+    if (a == b) return a;
+    double s = a + b;
+    if (isinf(s) && isfinite(a) && isfinite(b)) return a * 0.5 + b * 0.5;
+    s *= 0.5;
+    if (isnan(s)) {
+        uint64_t nan = 0x7ff8000000000000ull;
+        memcpy(&s, &nan, sizeof s);
+    }
+    return s;
+}
+
+/* ---- Public API --------------------------------------------------------------------------- */
+
+static const struct clstats_select_options default_options = {0};
+
+/* Uploads host data (read-only, copied) for one call. */
+static int upload(clstats_ctx *ctx, const void *data, size_t bytes, cl_mem *out)
+{
+    cl_int err;
+    if (bytes == 0) return clstats__fail(ctx, CLSTATS_ERR_EMPTY, "the array is empty");
+    if (bytes > ctx->max_alloc)
+        return clstats__fail(ctx, CLSTATS_ERR_DEVICE_MEMORY,
+                             "%zu bytes of data exceed the device's largest buffer (%llu MiB)",
+                             bytes, (unsigned long long)(ctx->max_alloc >> 20));
+    *out = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
+                          (void *)data, &err);
+    return clstats__cl_check(ctx, err, "clCreateBuffer(data)");
+}
+
+static int check_common(clstats_ctx *ctx, const struct clstats_select_options *o, const void *p,
+                        const void *out)
+{
+    if (!ctx) return clstats__fail(NULL, CLSTATS_ERR_ARG, "context is NULL");
+    if (!p || !out) return clstats__fail(ctx, CLSTATS_ERR_ARG, "data or out is NULL");
+    if ((unsigned)o->method > CLSTATS_SELECT_CUTTING_PLANE ||
+        (unsigned)o->nan_policy > CLSTATS_NAN_ERROR || (unsigned)o->even > CLSTATS_EVEN_UPPER)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "unknown selection option value");
+    return CLSTATS_OK;
+}
+
+/* Runs one request on device data and applies the NaN policy and the error cases. */
+static int select_device(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t n, bool f64,
+                         const struct clstats_select_options *o, struct select_request *req,
+                         struct select_result *res)
+{
+    if (n == 0) {
+        if (o->nan_count) *o->nan_count = 0;
+        return clstats__fail(ctx, CLSTATS_ERR_EMPTY, "the array is empty");
+    }
+    req->method = o->method;
+    req->kernel_ms = o->kernel_ms;
+    if (o->kernel_ms) *o->kernel_ms = 0;
+    int status = clstats__select_run(ctx, buf, offset, n, f64, req, res);
+    if (status != CLSTATS_OK) return status;
+    if (o->nan_count) *o->nan_count = res->nan;
+    if (o->nan_policy == CLSTATS_NAN_ERROR && res->nan)
+        return clstats__fail(ctx, CLSTATS_ERR_NAN, "%llu NaN values in the data",
+                             (unsigned long long)res->nan);
+    if (res->empty) return clstats__fail(ctx, CLSTATS_ERR_EMPTY, "no valid (non-NaN) value");
+    if (res->out_of_range)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "k = %llu but only %llu valid values",
+                             (unsigned long long)req->k, (unsigned long long)res->nv);
+    return CLSTATS_OK;
+}
+
+/* Value of a median request from its two keys, by the even-count option. */
+static double median_value(const struct select_result *res, bool f64, enum clstats_even even)
+{
+    double a = clstats__value_of_key(res->key0, f64), b = clstats__value_of_key(res->key1, f64);
+    if (res->key0 == res->key1 || even == CLSTATS_EVEN_LOWER) return a;
+    if (even == CLSTATS_EVEN_UPPER) return b;
+    return f64 ? clstats__mean_f64(a, b) : (double)clstats__mean_f32((float)a, (float)b);
+}
+
+static int kth_any(clstats_ctx *ctx, const void *data, cl_mem buf, size_t offset, size_t n,
+                   bool f64, uint64_t k, const struct clstats_select_options *o, double *out)
+{
+    *out = NAN;
+    cl_mem own = NULL;
+    int status = CLSTATS_OK;
+    if (data) {
+        status = upload(ctx, data, n * (f64 ? 8 : 4), &own);
+        if (status != CLSTATS_OK) return status;
+        buf = own;
+        offset = 0;
+    }
+    struct select_request req = {.mode = MODE_KTH, .k = k};
+    struct select_result res;
+    status = select_device(ctx, buf, offset, n, f64, o, &req, &res);
+    if (status == CLSTATS_OK) *out = clstats__value_of_key(res.key0, f64);
+    if (own) clReleaseMemObject(own);
+    return status;
+}
+
+static int median_any(clstats_ctx *ctx, const void *data, cl_mem buf, size_t offset, size_t n,
+                      bool f64, const struct clstats_select_options *o, double *out)
+{
+    *out = NAN;
+    cl_mem own = NULL;
+    int status = CLSTATS_OK;
+    if (data) {
+        status = upload(ctx, data, n * (f64 ? 8 : 4), &own);
+        if (status != CLSTATS_OK) return status;
+        buf = own;
+        offset = 0;
+    }
+    struct select_request req = {.mode = MODE_MEDIAN};
+    struct select_result res;
+    status = select_device(ctx, buf, offset, n, f64, o, &req, &res);
+    if (status == CLSTATS_OK) *out = median_value(&res, f64, o->even);
+    if (own) clReleaseMemObject(own);
+    return status;
+}
+
+int clstats_select_kth(clstats_ctx *ctx, const float *data, size_t n, uint64_t k,
+                       const struct clstats_select_options *opts, float *out)
+{
+    const struct clstats_select_options *o = opts ? opts : &default_options;
+    int status = check_common(ctx, o, data, out);
+    if (status != CLSTATS_OK) return status;
+    double v;
+    status = kth_any(ctx, data, NULL, 0, n, false, k, o, &v);
+    *out = (float)v;
+    return status;
+}
+
+int clstats_select_kth_f64(clstats_ctx *ctx, const double *data, size_t n, uint64_t k,
+                           const struct clstats_select_options *opts, double *out)
+{
+    const struct clstats_select_options *o = opts ? opts : &default_options;
+    int status = check_common(ctx, o, data, out);
+    if (status != CLSTATS_OK) return status;
+    return kth_any(ctx, data, NULL, 0, n, true, k, o, out);
+}
+
+int clstats_median(clstats_ctx *ctx, const float *data, size_t n,
+                   const struct clstats_select_options *opts, float *out)
+{
+    const struct clstats_select_options *o = opts ? opts : &default_options;
+    int status = check_common(ctx, o, data, out);
+    if (status != CLSTATS_OK) return status;
+    double v;
+    status = median_any(ctx, data, NULL, 0, n, false, o, &v);
+    *out = (float)v;
+    return status;
+}
+
+int clstats_median_f64(clstats_ctx *ctx, const double *data, size_t n,
+                       const struct clstats_select_options *opts, double *out)
+{
+    const struct clstats_select_options *o = opts ? opts : &default_options;
+    int status = check_common(ctx, o, data, out);
+    if (status != CLSTATS_OK) return status;
+    return median_any(ctx, data, NULL, 0, n, true, o, out);
+}
+
+static int check_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t n,
+                        enum clstats_dtype dtype)
+{
+    if ((unsigned)dtype > CLSTATS_FLOAT64)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "unknown dtype %d", (int)dtype);
+    size_t size = 0;
+    if (clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof size, &size, NULL) != CL_SUCCESS)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "buf is not a valid cl_mem");
+    const size_t es = dtype == CLSTATS_FLOAT64 ? 8 : 4;
+    if (offset > size / es || n > size / es - offset)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG,
+                             "offset %zu + n %zu exceeds the buffer's %zu elements", offset, n,
+                             size / es);
+    return CLSTATS_OK;
+}
+
+int clstats_select_kth_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t n,
+                              enum clstats_dtype dtype, uint64_t k,
+                              const struct clstats_select_options *opts, double *out)
+{
+    const struct clstats_select_options *o = opts ? opts : &default_options;
+    int status = check_common(ctx, o, buf, out);
+    if (status == CLSTATS_OK) status = check_buffer(ctx, buf, offset, n, dtype);
+    if (status != CLSTATS_OK) return status;
+    return kth_any(ctx, NULL, buf, offset, n, dtype == CLSTATS_FLOAT64, k, o, out);
+}
+
+int clstats_median_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t n,
+                          enum clstats_dtype dtype, const struct clstats_select_options *opts,
+                          double *out)
+{
+    const struct clstats_select_options *o = opts ? opts : &default_options;
+    int status = check_common(ctx, o, buf, out);
+    if (status == CLSTATS_OK) status = check_buffer(ctx, buf, offset, n, dtype);
+    if (status != CLSTATS_OK) return status;
+    return median_any(ctx, NULL, buf, offset, n, dtype == CLSTATS_FLOAT64, o, out);
+}
+
+/* numpy's _lerp (numpy/lib/function_base.py): exact at both ends, monotone in g. */
+static double lerp(double a, double b, double g)
+{
+    if (a == b) return a;
+    double d = b - a;
+    return g >= 0.5 ? b - d * (1.0 - g) : a + d * g;
+}
+
+static int percentiles_any(clstats_ctx *ctx, const void *data, size_t n, bool f64,
+                           const double *q, size_t nq, const struct clstats_select_options *o,
+                           double *out)
+{
+    for (size_t i = 0; i < nq; i++) {
+        out[i] = NAN;
+        if (!(q[i] >= 0.0 && q[i] <= 100.0))
+            return clstats__fail(ctx, CLSTATS_ERR_ARG, "percentile q[%zu] = %g is not in [0, 100]",
+                                 i, q[i]);
+    }
+    cl_mem buf = NULL;
+    int status = upload(ctx, data, n * (f64 ? 8 : 4), &buf);
+    if (status != CLSTATS_OK) return status;
+    double *kt = o->kernel_ms, total = 0, ms = 0;
+    struct clstats_select_options oo = *o;
+    oo.kernel_ms = kt ? &ms : NULL;
+    /* The first run (the minimum) tells how many values are valid; each q then asks for its
+     * two order statistics by rank. */
+    struct select_request req = {.mode = MODE_KTH, .k = 0};
+    struct select_result res = {0};
+    status = select_device(ctx, buf, 0, n, f64, &oo, &req, &res);
+    total += ms;
+    const uint64_t nv = res.nv;
+    for (size_t i = 0; i < nq && status == CLSTATS_OK; i++) {
+        const double h = (double)(nv - 1) * (q[i] / 100.0);
+        double lo = floor(h);
+        if (lo > (double)(nv - 1)) lo = (double)(nv - 1);
+        const uint64_t r0 = (uint64_t)lo, r1 = r0 + 1 < nv ? r0 + 1 : r0;
+        struct select_request rq = {.mode = MODE_GIVEN, .r0 = r0, .r1 = r1};
+        status = select_device(ctx, buf, 0, n, f64, &oo, &rq, &res);
+        total += ms;
+        if (status != CLSTATS_OK) break;
+        const double a = clstats__value_of_key(res.key0, f64);
+        const double b = clstats__value_of_key(res.key1, f64);
+        out[i] = lerp(a, b, h - lo);
+    }
+    if (kt) *kt = total;
+    clReleaseMemObject(buf);
+    return status;
+}
+
+int clstats_percentiles(clstats_ctx *ctx, const float *data, size_t n, const double *q,
+                        size_t nq, const struct clstats_select_options *opts, float *out)
+{
+    const struct clstats_select_options *o = opts ? opts : &default_options;
+    int status = check_common(ctx, o, data, out);
+    if (status != CLSTATS_OK) return status;
+    if (!q && nq) return clstats__fail(ctx, CLSTATS_ERR_ARG, "q is NULL");
+    double *tmp = malloc((nq ? nq : 1) * sizeof *tmp);
+    if (!tmp) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate %zu results", nq);
+    status = percentiles_any(ctx, data, n, false, q, nq, o, tmp);
+    for (size_t i = 0; i < nq; i++) out[i] = (float)tmp[i];
+    free(tmp);
+    return status;
+}
+
+int clstats_percentiles_f64(clstats_ctx *ctx, const double *data, size_t n, const double *q,
+                            size_t nq, const struct clstats_select_options *opts, double *out)
+{
+    const struct clstats_select_options *o = opts ? opts : &default_options;
+    int status = check_common(ctx, o, data, out);
+    if (status != CLSTATS_OK) return status;
+    if (!q && nq) return clstats__fail(ctx, CLSTATS_ERR_ARG, "q is NULL");
+    return percentiles_any(ctx, data, n, true, q, nq, o, out);
+}

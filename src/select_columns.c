@@ -1,0 +1,148 @@
+/* select_columns.c - batched medians: the median of every column of a float32 matrix
+ * (clstats_column_medians and its cl_mem form), one work-group per column running
+ * kernels/select_columns.cl; the kernel returns keys, the host applies the even-count option. */
+#include "internal.h"
+#include "select_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct clstats_select_options default_options = {0};
+
+static long env_long(const char *name, long fallback)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) return fallback;
+    char *end;
+    long x = strtol(v, &end, 0);
+    return (*end == '\0' && x > 0) ? x : fallback;
+}
+
+static int columns_device(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows, size_t cols,
+                          size_t ld, const struct clstats_select_options *o, float *out)
+{
+    cl_program program;
+    cl_kernel kernel = NULL;
+    cl_mem res_buf = NULL;
+    cl_uint *keys = NULL;
+    cl_event ev = NULL;
+    cl_int err;
+    int status;
+
+    /* CLSTATS_COLUMNS_WG and _BITS tune it for a new device. */
+    int wg = (int)env_long("CLSTATS_COLUMNS_WG", ctx->max_work_group < 256 ? (long)ctx->max_work_group : 256);
+    int bits = (int)env_long("CLSTATS_COLUMNS_BITS", 8);
+    if ((wg & (wg - 1)) || bits < 4 || bits > 12)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad CLSTATS_COLUMNS_* tuning");
+    char options[96];
+    snprintf(options, sizeof options, "-D WG=%d -D RADIX_BITS=%d", wg, bits);
+    status = clstats__program(ctx, "select_columns.cl", options, &program);
+    if (status != CLSTATS_OK) return status;
+
+    keys = malloc(cols * 3 * sizeof *keys);
+    if (!keys) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate %zu results", cols);
+    kernel = clCreateKernel(program, "column_select", &err);
+    CL_TRY(ctx, err, "clCreateKernel(column_select)");
+    res_buf = clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, cols * 3 * sizeof(cl_uint), NULL,
+                             &err);
+    CL_TRY(ctx, err, "clCreateBuffer(column results)");
+    const cl_ulong off = offset, ldl = ld;
+    const cl_uint nrows = (cl_uint)rows;
+    CL_TRY(ctx, clSetKernelArg(kernel, 0, sizeof buf, &buf), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(kernel, 1, sizeof off, &off), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(kernel, 2, sizeof nrows, &nrows), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(kernel, 3, sizeof ldl, &ldl), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(kernel, 4, sizeof res_buf, &res_buf), "clSetKernelArg");
+    const size_t local = (size_t)wg, global = cols * local;
+    CL_TRY(ctx, clEnqueueNDRangeKernel(ctx->queue, kernel, 1, NULL, &global, &local, 0, NULL,
+                                       o->kernel_ms ? &ev : NULL),
+           "clEnqueueNDRangeKernel(column_select)");
+    CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, res_buf, CL_TRUE, 0, cols * 3 * sizeof(cl_uint),
+                                    keys, 0, NULL, NULL),
+           "clEnqueueReadBuffer(column results)");
+    if (ev) {
+        cl_ulong t0 = 0, t1 = 0;
+        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
+        clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
+        *o->kernel_ms = (double)(t1 - t0) * 1e-6;
+    }
+
+    uint64_t nan = 0;
+    for (size_t c = 0; c < cols; c++) {
+        const cl_uint ka = keys[3 * c], kb = keys[3 * c + 1], cnan = keys[3 * c + 2];
+        nan += cnan;
+        if (cnan == rows) {
+            const uint32_t qnan = 0x7fc00000u;
+            memcpy(&out[c], &qnan, sizeof out[c]);
+            continue;
+        }
+        const float a = (float)clstats__value_of_key(ka, false);
+        const float b = (float)clstats__value_of_key(kb, false);
+        out[c] = ka == kb || o->even == CLSTATS_EVEN_LOWER ? a
+                 : o->even == CLSTATS_EVEN_UPPER          ? b
+                                                           : clstats__mean_f32(a, b);
+    }
+    if (o->nan_count) *o->nan_count = nan;
+    if (o->nan_policy == CLSTATS_NAN_ERROR && nan)
+        status = clstats__fail(ctx, CLSTATS_ERR_NAN, "%llu NaN values in the matrix",
+                               (unsigned long long)nan);
+
+fail:
+    if (status != CLSTATS_OK) clFinish(ctx->queue);
+    if (ev) clReleaseEvent(ev);
+    if (kernel) clReleaseKernel(kernel);
+    if (res_buf) clReleaseMemObject(res_buf);
+    free(keys);
+    return status;
+}
+
+static int check_args(clstats_ctx *ctx, const void *m, size_t rows, size_t cols, size_t ld,
+                      const struct clstats_select_options *o, const float *out)
+{
+    if (!ctx) return clstats__fail(NULL, CLSTATS_ERR_ARG, "context is NULL");
+    if (!m || !out) return clstats__fail(ctx, CLSTATS_ERR_ARG, "matrix or out is NULL");
+    if (rows == 0 || cols == 0 || rows > UINT32_MAX || ld < cols)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG,
+                             "matrix of %zu rows, %zu columns, ld %zu is out of range", rows,
+                             cols, ld);
+    if ((unsigned)o->nan_policy > CLSTATS_NAN_ERROR || (unsigned)o->even > CLSTATS_EVEN_UPPER)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "unknown selection option value");
+    return CLSTATS_OK;
+}
+
+int clstats_column_medians(clstats_ctx *ctx, const float *matrix, size_t rows, size_t cols,
+                           size_t ld, const struct clstats_select_options *opts, float *out)
+{
+    const struct clstats_select_options *o = opts ? opts : &default_options;
+    int status = check_args(ctx, matrix, rows, cols, ld, o, out);
+    if (status != CLSTATS_OK) return status;
+    const size_t count = (rows - 1) * ld + cols;
+    if (count * sizeof(float) > ctx->max_alloc)
+        return clstats__fail(ctx, CLSTATS_ERR_DEVICE_MEMORY,
+                             "the matrix is larger than the device's largest buffer");
+    cl_int err;
+    cl_mem buf = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                count * sizeof(float), (void *)matrix, &err);
+    status = clstats__cl_check(ctx, err, "clCreateBuffer(matrix)");
+    if (status != CLSTATS_OK) return status;
+    status = columns_device(ctx, buf, 0, rows, cols, ld, o, out);
+    clReleaseMemObject(buf);
+    return status;
+}
+
+int clstats_column_medians_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows,
+                                  size_t cols, size_t ld,
+                                  const struct clstats_select_options *opts, float *out)
+{
+    const struct clstats_select_options *o = opts ? opts : &default_options;
+    int status = check_args(ctx, buf, rows, cols, ld, o, out);
+    if (status != CLSTATS_OK) return status;
+    size_t size = 0;
+    if (clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof size, &size, NULL) != CL_SUCCESS)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "buf is not a valid cl_mem");
+    if (offset + (rows - 1) * ld + cols > size / sizeof(float))
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "the matrix runs past the end of buf");
+    return columns_device(ctx, buf, offset, rows, cols, ld, o, out);
+}

@@ -1,0 +1,446 @@
+/* test_select.c - whole-array order statistics and column medians against the sorting
+ * reference (tests/reference_select.c), bit for bit, for both methods: the distributions of
+ * Beliakov's cutting-plane paper, ties, huge values, infinities, NaNs and tiny arrays. */
+#include "reference_select.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const enum clstats_select_method methods[] = {CLSTATS_SELECT_RADIX,
+                                                     CLSTATS_SELECT_CUTTING_PLANE};
+static const char *const method_names[] = {"auto", "radix", "cutting-plane"};
+
+static int same32(float a, float b)
+{
+    return memcmp(&a, &b, 4) == 0;
+}
+
+static int same64(double a, double b)
+{
+    return memcmp(&a, &b, 8) == 0;
+}
+
+/* Checks median (all three even modes), k = 0, k = nv - 1 and a few random k of x[0..n)
+ * with every method against the reference. */
+static void check_f32(const float *x, size_t n, const char *what)
+{
+    size_t nv;
+    float *s = ref_sorted_f32(x, n, &nv);
+    float *copy = malloc(n * sizeof *copy);
+    memcpy(copy, x, n * sizeof *copy);
+    struct test_rng rng;
+    test_rng_seed(&rng, test_seed() ^ n);
+    for (int mi = 0; mi < 2; mi++) {
+        struct clstats_select_options o = {.method = methods[mi]};
+        uint64_t nan = 0;
+        o.nan_count = &nan;
+        for (int e = 0; e < 3; e++) {
+            o.even = (enum clstats_even)e;
+            float got = 0, want = ref_median_f32(x, n, o.even);
+            int st = clstats_median(test_ctx(), x, n, &o, &got);
+            if (nv == 0) {
+                ck_assert_int_eq(st, CLSTATS_ERR_EMPTY);
+                continue;
+            }
+            ck_assert_msg(st == CLSTATS_OK, "%s: %s", what, clstats_ctx_message(test_ctx()));
+            ck_assert_msg(same32(got, want),
+                          "%s %s even=%d n=%zu: median %.9g (0x%08x), want %.9g", what,
+                          method_names[methods[mi]], e, n, got, 0u, want);
+            ck_assert_uint_eq(nan, n - nv);
+        }
+        if (nv == 0) continue;
+        uint64_t ks[5] = {0, nv - 1, test_rng_next(&rng) % nv, test_rng_next(&rng) % nv,
+                          nv / 3};
+        for (int i = 0; i < 5; i++) {
+            float got = 0;
+            int st = clstats_select_kth(test_ctx(), x, n, ks[i], &o, &got);
+            ck_assert_msg(st == CLSTATS_OK, "%s: %s", what, clstats_ctx_message(test_ctx()));
+            ck_assert_msg(same32(got, s[ks[i]]), "%s %s n=%zu k=%llu: got %.9g, want %.9g", what,
+                          method_names[methods[mi]], n, (unsigned long long)ks[i], got,
+                          s[ks[i]]);
+        }
+    }
+    ck_assert_msg(memcmp(copy, x, n * sizeof *copy) == 0, "%s: the input was modified", what);
+    free(copy);
+    free(s);
+}
+
+static void check_f64(const double *x, size_t n, const char *what)
+{
+    size_t nv;
+    double *s = ref_sorted_f64(x, n, &nv);
+    for (int mi = 0; mi < 2; mi++) {
+        struct clstats_select_options o = {.method = methods[mi]};
+        for (int e = 0; e < 3; e++) {
+            o.even = (enum clstats_even)e;
+            double got = 0, want = ref_median_f64(x, n, o.even);
+            int st = clstats_median_f64(test_ctx(), x, n, &o, &got);
+            if (nv == 0) {
+                ck_assert_int_eq(st, CLSTATS_ERR_EMPTY);
+                continue;
+            }
+            ck_assert_msg(st == CLSTATS_OK, "%s: %s", what, clstats_ctx_message(test_ctx()));
+            ck_assert_msg(same64(got, want), "%s %s even=%d n=%zu: median %.17g, want %.17g",
+                          what, method_names[methods[mi]], e, n, got, want);
+        }
+        if (nv == 0) continue;
+        uint64_t ks[3] = {0, nv - 1, nv / 3};
+        for (int i = 0; i < 3; i++) {
+            double got = 0;
+            int st = clstats_select_kth_f64(test_ctx(), x, n, ks[i], &o, &got);
+            ck_assert_msg(st == CLSTATS_OK, "%s: %s", what, clstats_ctx_message(test_ctx()));
+            ck_assert_msg(same64(got, s[ks[i]]), "%s %s k=%llu: got %.17g, want %.17g", what,
+                          method_names[methods[mi]], (unsigned long long)ks[i], got, s[ks[i]]);
+        }
+    }
+    free(s);
+}
+
+/* ---- Inputs ------------------------------------------------------------------------------ */
+
+enum dist { UNIFORM, NORMAL, HALF_NORMAL, BETA25, MIX_NORMAL, MIX_UNIFORM_NORMAL, NDIST };
+static const char *const dist_names[] = {"uniform",     "normal",  "half-normal",
+                                         "beta(2,5)",   "mixture", "uniform+normal"};
+
+static double draw(struct test_rng *r, enum dist d)
+{
+    switch (d) {
+    case UNIFORM: return test_rng_uniform(r);
+    case NORMAL: return test_rng_normal(r);
+    case HALF_NORMAL: return fabs(test_rng_normal(r));
+    case BETA25: { /* 2nd smallest of 6 uniforms is Beta(2, 5) */
+        double u[6], lo1 = 2, lo2 = 2;
+        for (int i = 0; i < 6; i++) {
+            u[i] = test_rng_uniform(r);
+            if (u[i] < lo1) {
+                lo2 = lo1;
+                lo1 = u[i];
+            } else if (u[i] < lo2) {
+                lo2 = u[i];
+            }
+        }
+        return lo2;
+    }
+    case MIX_NORMAL: /* 90% N(0, 1), 10% N(100, 100^2): a heavy right tail */
+        return test_rng_uniform(r) < 0.9 ? test_rng_normal(r) : 100 + 100 * test_rng_normal(r);
+    case MIX_UNIFORM_NORMAL:
+    default:
+        return test_rng_uniform(r) < 0.5 ? test_rng_uniform(r) : 3 + test_rng_normal(r);
+    }
+}
+
+static float *make_f32(size_t n, enum dist d, uint64_t salt)
+{
+    struct test_rng r;
+    test_rng_seed(&r, test_seed() + salt);
+    float *x = malloc((n ? n : 1) * sizeof *x);
+    for (size_t i = 0; i < n; i++) x[i] = (float)draw(&r, d);
+    return x;
+}
+
+START_TEST(paper_distributions_f32)
+{
+    const size_t sizes[] = {100001, 262144};
+    for (int d = 0; d < NDIST; d++) {
+        for (int si = 0; si < 2; si++) {
+            float *x = make_f32(sizes[si], (enum dist)d, (uint64_t)d * 7 + si);
+            char what[64];
+            snprintf(what, sizeof what, "%s n=%zu", dist_names[d], sizes[si]);
+            check_f32(x, sizes[si], what);
+            free(x);
+        }
+    }
+}
+END_TEST
+
+START_TEST(paper_distributions_f64)
+{
+    struct clstats_ctx *ctx = test_ctx();
+    double v;
+    const double one = 1.0;
+    if (clstats_median_f64(ctx, &one, 1, NULL, &v) == CLSTATS_ERR_UNSUPPORTED) {
+        fprintf(stderr, "no fp64 on this device: float64 checks skipped\n");
+        return;
+    }
+    const size_t n = 100000;
+    double *x = malloc(n * sizeof *x);
+    for (int d = 0; d < NDIST; d++) {
+        struct test_rng r;
+        test_rng_seed(&r, test_seed() + 100 + d);
+        for (size_t i = 0; i < n; i++) x[i] = draw(&r, (enum dist)d);
+        check_f64(x, n, dist_names[d]);
+    }
+    /* Edge cases in float64: ties, huge values, infinities and NaN. */
+    for (size_t i = 0; i < n; i++) x[i] = (double)(i % 100);
+    check_f64(x, n, "f64 integers 0..99");
+    for (size_t i = 0; i < n; i++) x[i] = i % 100 < 30 ? 1e300 : (double)i * 1e-300;
+    check_f64(x, n, "f64 30% at 1e300");
+    for (size_t i = 0; i < n; i++) x[i] = i % 3 == 0 ? -INFINITY : (i % 3 == 1 ? INFINITY : NAN);
+    check_f64(x, n, "f64 inf and NaN");
+    x[0] = 1.7976931348623157e308;
+    x[1] = 1.7976931348623157e308;
+    check_f64(x, 2, "f64 two maxima");
+    x[0] = -1.7976931348623157e308;
+    x[1] = 1.7976931348623157e308;
+    check_f64(x, 2, "f64 -max and max");
+    free(x);
+}
+END_TEST
+
+START_TEST(ties_and_few_values)
+{
+    const size_t n = 200000;
+    float *x = malloc(n * sizeof *x);
+    for (size_t i = 0; i < n; i++) x[i] = 3.25f;
+    check_f32(x, n, "all equal");
+    for (size_t i = 0; i < n; i++) x[i] = (i * 7919) % 2 ? 1.0f : 2.0f;
+    check_f32(x, n, "two values");
+    check_f32(x, n - 1, "two values, odd n");
+    for (size_t i = 0; i < n; i++) x[i] = (float)((i * 7919) % 100);
+    check_f32(x, n, "integers 0..99");
+    for (size_t i = 0; i < n; i++) x[i] = (i % 2) ? -0.0f : 0.0f;
+    check_f32(x, n, "signed zeros");
+    /* exactly half at each of two values: the median is their mean */
+    for (size_t i = 0; i < n; i++) x[i] = i < n / 2 ? -1.0f : 5.0f;
+    check_f32(x, n, "two halves");
+    free(x);
+}
+END_TEST
+
+START_TEST(huge_values)
+{
+    const size_t n = 150000;
+    for (int pct = 1; pct <= 30; pct += 29) {
+        float *x = make_f32(n, NORMAL, 300 + pct);
+        struct test_rng r;
+        test_rng_seed(&r, test_seed() + 400 + pct);
+        for (size_t i = 0; i < n; i++)
+            if (test_rng_uniform(&r) < pct / 100.0) x[i] = 1e30f;
+        char what[48];
+        snprintf(what, sizeof what, "%d%% at 1e30", pct);
+        check_f32(x, n, what);
+        free(x);
+    }
+    float y[4] = {3.4028235e38f, 3.4028235e38f, -3.4028235e38f, 1.0f};
+    check_f32(y, 2, "two FLT_MAX");
+    check_f32(y + 1, 2, "-FLT_MAX and FLT_MAX");
+    check_f32(y, 4, "extremes");
+}
+END_TEST
+
+START_TEST(infinities_and_nan)
+{
+    const size_t n = 100000;
+    float *x = make_f32(n, UNIFORM, 500);
+    for (size_t i = 0; i < n; i += 10) x[i] = INFINITY;
+    for (size_t i = 5; i < n; i += 10) x[i] = -INFINITY;
+    check_f32(x, n, "+-inf");
+    for (size_t i = 3; i < n; i += 7) x[i] = NAN;
+    for (size_t i = 4; i < n; i += 97) x[i] = -NAN;
+    check_f32(x, n, "inf and NaN");
+    /* NaN payloads other than the canonical one */
+    uint32_t odd_nan = 0x7f800001u, neg_nan = 0xffffffffu;
+    memcpy(&x[1], &odd_nan, 4);
+    memcpy(&x[2], &neg_nan, 4);
+    check_f32(x, n, "NaN payloads");
+    for (size_t i = 0; i < n; i++) x[i] = i % 2 ? INFINITY : -INFINITY;
+    check_f32(x, n, "only infinities");
+    for (size_t i = 0; i < n; i++) x[i] = NAN;
+    check_f32(x, n, "only NaN");
+    free(x);
+}
+END_TEST
+
+START_TEST(nan_policy_error)
+{
+    float x[5] = {1, 2, NAN, 4, 5}, got = 0;
+    uint64_t nan = 0;
+    for (int mi = 0; mi < 2; mi++) {
+        struct clstats_select_options o = {
+            .method = methods[mi], .nan_policy = CLSTATS_NAN_ERROR, .nan_count = &nan};
+        ck_assert_int_eq(clstats_median(test_ctx(), x, 5, &o, &got), CLSTATS_ERR_NAN);
+        ck_assert_uint_eq(nan, 1);
+        ck_assert_int_eq(clstats_median(test_ctx(), x, 2, &o, &got), CLSTATS_OK);
+        ck_assert(same32(got, 1.5f));
+        o.nan_policy = CLSTATS_NAN_OMIT;
+        ck_assert_int_eq(clstats_median(test_ctx(), x, 5, &o, &got), CLSTATS_OK);
+        ck_assert(same32(got, 3.0f)); /* mean of 2 and 4 */
+        ck_assert_int_eq(clstats_select_kth(test_ctx(), x, 5, 4, &o, &got), CLSTATS_ERR_ARG);
+        ck_assert_int_eq(clstats_select_kth(test_ctx(), x, 5, 3, &o, &got), CLSTATS_OK);
+        ck_assert(same32(got, 5.0f));
+    }
+    ck_assert_int_eq(clstats_median(test_ctx(), x, 0, NULL, &got), CLSTATS_ERR_EMPTY);
+}
+END_TEST
+
+START_TEST(sorted_and_tiny)
+{
+    const size_t n = 123457;
+    float *x = malloc(n * sizeof *x);
+    for (size_t i = 0; i < n; i++) x[i] = (float)i * 0.5f - 1000.0f;
+    check_f32(x, n, "sorted");
+    for (size_t i = 0; i < n; i++) x[i] = (float)(n - i) * 0.25f;
+    check_f32(x, n, "reverse sorted");
+    const float tiny[3] = {2.5f, -1.0f, 7.0f};
+    check_f32(tiny, 1, "n=1");
+    check_f32(tiny, 2, "n=2");
+    check_f32(tiny, 3, "n=3");
+    const float sub[4] = {1e-45f, -1e-45f, 1.17549435e-38f, 0.0f};
+    check_f32(sub, 4, "subnormals");
+    free(x);
+}
+END_TEST
+
+/* Sizes that straddle tiles, the compaction threshold and the cutting plane's gather size. */
+START_TEST(sizes_around_thresholds)
+{
+    const size_t sizes[] = {2047, 2048, 2049, 65535, 65537, (1u << 20) + 3};
+    for (int i = 0; i < 6; i++) {
+        float *x = make_f32(sizes[i], MIX_NORMAL, 600 + i);
+        char what[32];
+        snprintf(what, sizeof what, "n=%zu", sizes[i]);
+        check_f32(x, sizes[i], what);
+        free(x);
+    }
+}
+END_TEST
+
+START_TEST(buffer_api)
+{
+    clstats_ctx *ctx = test_ctx();
+    const size_t n = 100003, off = 17;
+    float *x = make_f32(n + off + 5, HALF_NORMAL, 700);
+    cl_int err;
+    cl_mem buf = clCreateBuffer(clstats_ctx_cl_context(ctx), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                (n + off + 5) * sizeof *x, x, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    for (int mi = 0; mi < 2; mi++) {
+        struct clstats_select_options o = {.method = methods[mi]};
+        double got;
+        ck_assert_int_eq(clstats_median_buffer(ctx, buf, off, n, CLSTATS_FLOAT32, &o, &got),
+                         CLSTATS_OK);
+        ck_assert(same32((float)got, ref_median_f32(x + off, n, CLSTATS_EVEN_MEAN)));
+        size_t nv;
+        float *s = ref_sorted_f32(x + off, n, &nv);
+        ck_assert_int_eq(clstats_select_kth_buffer(ctx, buf, off, n, CLSTATS_FLOAT32, 12345, &o,
+                                                   &got),
+                         CLSTATS_OK);
+        ck_assert(same32((float)got, s[12345]));
+        free(s);
+        ck_assert_int_eq(clstats_median_buffer(ctx, buf, off, n + 6, CLSTATS_FLOAT32, &o, &got),
+                         CLSTATS_ERR_ARG);
+    }
+    clReleaseMemObject(buf);
+    free(x);
+}
+END_TEST
+
+START_TEST(percentiles_linear)
+{
+    const size_t n = 54321;
+    float *x = make_f32(n, MIX_UNIFORM_NORMAL, 800);
+    for (size_t i = 0; i < n; i += 13) x[i] = NAN;
+    size_t nv;
+    float *s = ref_sorted_f32(x, n, &nv);
+    double *sd = malloc(nv * sizeof *sd);
+    for (size_t i = 0; i < nv; i++) sd[i] = s[i];
+    const double q[7] = {0, 1, 25, 50, 62.5, 99.9, 100};
+    float got[7];
+    ck_assert_int_eq(clstats_percentiles(test_ctx(), x, n, q, 7, NULL, got), CLSTATS_OK);
+    for (int i = 0; i < 7; i++) {
+        float want = (float)ref_percentile_sorted(sd, nv, q[i]);
+        ck_assert_msg(same32(got[i], want), "q=%g: got %.9g want %.9g", q[i], got[i], want);
+    }
+    double qbad = 101;
+    ck_assert_int_eq(clstats_percentiles(test_ctx(), x, n, &qbad, 1, NULL, got),
+                     CLSTATS_ERR_ARG);
+    free(sd);
+    free(s);
+    free(x);
+}
+END_TEST
+
+START_TEST(column_medians)
+{
+    const size_t shapes[][3] = {{1001, 37, 40}, {1000, 64, 64}, {1, 5, 5}, {2, 3, 7}, {4097, 9, 9}};
+    for (int t = 0; t < 5; t++) {
+        const size_t rows = shapes[t][0], cols = shapes[t][1], ld = shapes[t][2];
+        float *m = make_f32(rows * ld, (enum dist)(t % NDIST), 900 + t);
+        for (size_t r = 0; r < rows; r++) {
+            m[r * ld + 0] = (float)(r % 3);          /* ties */
+            if (cols > 2) m[r * ld + 2] = NAN;      /* an all-NaN column */
+            if (r % 5 == 0) m[r * ld + 1] = NAN;    /* some NaN */
+            if (cols > 3 && r % 2) m[r * ld + 3] = INFINITY;
+        }
+        float *got = malloc(cols * sizeof *got), *want = malloc(cols * sizeof *want);
+        for (int e = 0; e < 3; e++) {
+            struct clstats_select_options o = {.even = (enum clstats_even)e};
+            ck_assert_int_eq(clstats_column_medians(test_ctx(), m, rows, cols, ld, &o, got),
+                             CLSTATS_OK);
+            ref_column_medians(m, rows, cols, ld, o.even, want);
+            ck_assert_uint_eq(test_compare_bits(got, want, cols, cols, "column median"), 0);
+        }
+        struct clstats_select_options oe = {.nan_policy = CLSTATS_NAN_ERROR};
+        ck_assert_int_eq(clstats_column_medians(test_ctx(), m, rows, cols, ld, &oe, got),
+                         CLSTATS_ERR_NAN);
+        free(got);
+        free(want);
+        free(m);
+    }
+}
+END_TEST
+
+/* More than 2^31 values, where the device can hold them (not PoCL's 2 GiB buffers). */
+START_TEST(beyond_2_to_31)
+{
+    clstats_ctx *ctx = test_ctx();
+    const size_t n = ((size_t)1 << 31) + 1001;
+    cl_ulong max_alloc = 0;
+    clGetDeviceInfo(clstats_ctx_cl_device(ctx), CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc,
+                    &max_alloc, NULL);
+    if (max_alloc < n * sizeof(float) || !getenv("CLSTATS_TEST_BIG")) {
+        fprintf(stderr, "beyond_2_to_31 skipped (needs CLSTATS_TEST_BIG=1 and %zu MiB buffers)\n",
+                n * sizeof(float) >> 20);
+        return;
+    }
+    /* Values i mod 1000003 scrambled: the median and ranks follow from counting. */
+    float *x = malloc(n * sizeof *x);
+    ck_assert_ptr_nonnull(x);
+    for (size_t i = 0; i < n; i++) x[i] = (float)((i * 2654435761u) % 1000003u);
+    for (int mi = 0; mi < 2; mi++) {
+        struct clstats_select_options o = {.method = methods[mi]};
+        float got;
+        ck_assert_int_eq(clstats_select_kth(ctx, x, n, n - 1, &o, &got), CLSTATS_OK);
+        ck_assert(got == 1000002.0f);
+        ck_assert_int_eq(clstats_select_kth(ctx, x, n, 0, &o, &got), CLSTATS_OK);
+        ck_assert(got == 0.0f);
+        ck_assert_int_eq(clstats_median(ctx, x, n, &o, &got), CLSTATS_OK);
+        fprintf(stderr, "n = %zu: median %.9g\n", n, got);
+    }
+    free(x);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("select");
+    TCase *tc = tcase_create("select");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, nan_policy_error);
+    tcase_add_test(tc, sorted_and_tiny);
+    tcase_add_test(tc, ties_and_few_values);
+    tcase_add_test(tc, huge_values);
+    tcase_add_test(tc, infinities_and_nan);
+    tcase_add_test(tc, paper_distributions_f32);
+    tcase_add_test(tc, sizes_around_thresholds);
+    tcase_add_test(tc, buffer_api);
+    tcase_add_test(tc, percentiles_linear);
+    tcase_add_test(tc, column_medians);
+    tcase_add_test(tc, paper_distributions_f64);
+    tcase_add_test(tc, beyond_2_to_31);
+    suite_add_tcase(s, tc);
+    return test_run_suite(s);
+}
