@@ -9,9 +9,9 @@
  * the window (or the mean of two), exact, and the same on every device. The MAD repeats the
  * selection on |x - m|, with bins over [0, 3 sd] from the median's pass.
  *
- * Build options: -D W=window width, -D NB=value bins, -D CAP=largest bin sorted in registers,
- * -D TILED=1 -D TX=.. -D TY=..: the work-group first copies its (TX+W-1) x (TY+W-1) window tile
- * into local memory, else every pass reads global memory.
+ * Build options: -D W=window width, -D NB=value bins, -D CAP=largest bin sorted in registers.
+ * It reads the window from global memory, so it serves any width; median_filter_bisect.cl is
+ * faster where its local-memory tile fits.
  * Boundary modes live in colmap/rowmap (built on the host): entry x + dx holds the source column
  * of window column dx for output column x, -1 meaning "outside: use cval".
  */
@@ -22,9 +22,6 @@
 #endif
 #ifndef CAP
 #define CAP 32
-#endif
-#ifndef TILED
-#define TILED 0
 #endif
 
 #define CANONICAL_NAN 0x7fc00000u
@@ -62,20 +59,7 @@ inline int value_bin(float v, float lo, float hi, float scale)
 }
 
 /* WINDOW_BEGIN(v) ... WINDOW_END loops over the valid values of one pixel's window, each as
- * float `v` (its deviation from m when use_dev). The window is read from the local tile or from
- * global memory through the boundary maps. */
-#if TILED
-#define TW (TX + W - 1)
-#define WINDOW_ARGS __local const float *tile, int lx, int ly, int use_dev, float m
-#define WINDOW_PASS tile, lx, ly, use_dev, m
-#define WINDOW_BEGIN(v)                                                                        \
-    for (int dy_ = 0; dy_ < W; dy_++) {                                                        \
-        __local const float *row_ = tile + (ly + dy_) * TW + lx;                               \
-        for (int dx_ = 0; dx_ < W; dx_++) {                                                    \
-            float v = row_[dx_];                                                               \
-            if (is_nan(v)) continue;                                                           \
-            if (use_dev) v = deviation(v, m);
-#else
+ * float `v` (its deviation from m when use_dev), read through the boundary maps. */
 #define WINDOW_ARGS                                                                            \
     __global const float *img, long stride, __global const int *colmap,                       \
         __global const int *rowmap, int x, int y, float cval, int use_dev, float m
@@ -88,7 +72,6 @@ inline int value_bin(float v, float lo, float hi, float scale)
             float v = (r_ < 0 || c_ < 0) ? cval : img[(long)r_ * stride + c_];                 \
             if (is_nan(v)) continue;                                                           \
             if (use_dev) v = deviation(v, m);
-#endif
 #define WINDOW_END                                                                             \
     }                                                                                          \
     }
@@ -258,34 +241,15 @@ inline float canonical(float v)
     return is_nan(v) ? as_float(CANONICAL_NAN) : v;
 }
 
-#if TILED
-__kernel __attribute__((reqd_work_group_size(TX, TY, 1)))
-#else
-__kernel
-#endif
-void median_mad(__global const float *img, long stride, int nx, int ny,
+__kernel void median_mad(__global const float *img, long stride, int nx, int ny,
                 __global const int *colmap, __global const int *rowmap, float cval,
                 __global float *median_out, __global float *mad_out, int want_median,
                 int want_mad)
 {
     const int x = get_global_id(0), y = get_global_id(1);
     float med, mad;
-#if TILED
-    /* The group's tile, boundary already applied; the maps are padded to whole groups. */
-    __local float tile[(TY + W - 1) * TW];
-    const int lx = get_local_id(0), ly = get_local_id(1);
-    const int x0 = x - lx, y0 = y - ly;
-    for (int i = ly * TX + lx; i < (TY + W - 1) * TW; i += TX * TY) {
-        const int r = rowmap[y0 + i / TW], c = colmap[x0 + i % TW];
-        tile[i] = (r < 0 || c < 0) ? cval : img[(long)r * stride + c];
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (x >= nx || y >= ny) return;
-    window_median_mad(tile, lx, ly, 0, 0.0f, want_mad, &med, &mad);
-#else
     if (x >= nx || y >= ny) return;
     window_median_mad(img, stride, colmap, rowmap, x, y, cval, 0, 0.0f, want_mad, &med, &mad);
-#endif
     const long o = (long)y * nx + x;
     if (want_median) median_out[o] = canonical(med);
     if (want_mad) mad_out[o] = canonical(mad);

@@ -1,6 +1,6 @@
 /* filter.c - sliding-window median and MAD maps (clstats_median_filter): checks the arguments,
- * turns the boundary mode into row and column maps, and runs kernels/median_filter.cl in bands of
- * rows so no single launch runs for long. */
+ * turns the boundary mode into row and column maps, picks a design (kernels/median_filter*.cl)
+ * and runs it in bands of rows so no single launch runs for long. */
 #include "internal.h"
 
 #include <math.h>
@@ -12,33 +12,52 @@
 #define WORK_PER_LAUNCH (1L << 31)
 #define MAX_BANDS 64
 
-/* How one launch is shaped: see the build options in kernels/median_filter.cl. */
+/* The two designs (see the kernel files): counting bisection over a local-memory tile, fastest
+ * where the tile fits; the binned reference design reading global memory, for any width. */
+enum filter_path { PATH_BISECT, PATH_BINNED };
+
 struct filter_plan {
-    int bins, cap;       /* value bins; largest bin sorted in registers */
-    int tiled, tx, ty;   /* window tile in local memory, work-group tx x ty */
+    enum filter_path path;
+    int bins, cap; /* binned: value bins; largest bin sorted in registers */
+    int tx, ty;    /* bisect: work-group and tile shape */
     size_t local[2];
+    char options[160];
+    const char *source;
 };
 
-/* Bins grow with the window so the median's bin stays small; the tile is used where it fits
- * the device's local memory. CLSTATS_FILTER_PATH=global forces the untiled path (tests, bench). */
+/* Chooses the design and its build options. CLSTATS_FILTER_PATH=binned|bisect forces one
+ * (tests judge both; bisect falls back to binned where its tile cannot fit). */
 static void plan_filter(const clstats_ctx *ctx, int w, struct filter_plan *plan)
 {
+    memset(plan, 0, sizeof *plan);
+    const char *force = getenv("CLSTATS_FILTER_PATH");
+    plan->path = PATH_BINNED;
+    for (int t = 16; t >= 8 && plan->path == PATH_BINNED; t /= 2) {
+        size_t bytes = (size_t)(t + w - 1) * (size_t)(t + w - 1) * sizeof(float);
+        if (bytes <= ctx->local_mem && (size_t)(t * t) <= ctx->max_work_group) {
+            plan->path = PATH_BISECT;
+            plan->tx = plan->ty = t;
+        }
+    }
+    if (force && strcmp(force, "binned") == 0) plan->path = PATH_BINNED;
+    if (plan->path == PATH_BISECT) {
+        plan->local[0] = (size_t)plan->tx;
+        plan->local[1] = (size_t)plan->ty;
+        plan->source = "median_filter_bisect.cl";
+        snprintf(plan->options, sizeof plan->options, "-D W=%d -D TX=%d -D TY=%d", w, plan->tx,
+                 plan->ty);
+        return;
+    }
+    /* Bins grow with the window so the median's bin stays small. */
     const int n = w * w;
     plan->bins = 32;
     while (plan->bins < 256 && plan->bins * 4 < n) plan->bins *= 2;
     plan->cap = n > 200 ? 64 : 32;
-    const char *force = getenv("CLSTATS_FILTER_PATH");
-    plan->tiled = 0;
-    for (int t = 16; t >= 8 && !plan->tiled; t /= 2) {
-        size_t bytes = (size_t)(t + w - 1) * (size_t)(t + w - 1) * sizeof(float);
-        if (bytes <= ctx->local_mem && (size_t)(t * t) <= ctx->max_work_group) {
-            plan->tiled = 1;
-            plan->tx = plan->ty = t;
-        }
-    }
-    if (force && strcmp(force, "global") == 0) plan->tiled = 0;
-    plan->local[0] = plan->tiled ? (size_t)plan->tx : 16;
-    plan->local[1] = plan->tiled ? (size_t)plan->ty : 4;
+    plan->local[0] = 16;
+    plan->local[1] = 4;
+    plan->source = "median_filter.cl";
+    snprintf(plan->options, sizeof plan->options, "-D W=%d -D NB=%d -D CAP=%d", w, plan->bins,
+             plan->cap);
 }
 
 static const char *const boundary_names[] = {"reflect", "mirror", "nearest", "constant", "wrap"};
@@ -151,10 +170,7 @@ int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_
 
     struct filter_plan plan;
     plan_filter(ctx, w, &plan);
-    char options[160];
-    snprintf(options, sizeof options, "-D W=%d -D NB=%d -D CAP=%d -D TILED=%d -D TX=%d -D TY=%d",
-             w, plan.bins, plan.cap, plan.tiled, plan.tx, plan.ty);
-    status = clstats__program(ctx, "median_filter.cl", options, &program);
+    status = clstats__program(ctx, plan.source, plan.options, &program);
     if (status != CLSTATS_OK) return status;
     kernel = clCreateKernel(program, "median_mad", &err);
     CL_TRY(ctx, err, "clCreateKernel(median_mad)");
