@@ -1,0 +1,26 @@
+/* atomic_file.h - an output file that appears whole or not at all: written inside a temporary
+ * directory next to its destination, then renamed into place; removed on failure or Ctrl-C. */
+#ifndef MADFILTER_ATOMIC_FILE_H
+#define MADFILTER_ATOMIC_FILE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+struct atomic_file {
+    char dest[4096];     /* where the file goes */
+    char tmp_dir[4096];  /* madfilter.tmp-XXXXXX beside dest: rename() stays on one file system */
+    char tmp_path[8192]; /* tmp_dir/basename(dest): same name, so suffixes such as .gz work */
+    bool active;
+};
+
+/* Creates the temporary directory. Returns 0, or -1 with a reason in err. */
+int atomic_begin(struct atomic_file *af, const char *dest, char *err, size_t errlen);
+
+/* Moves the finished file to its destination. Without overwrite an existing destination is an
+ * error (checked atomically with link() where the file system allows). Cleans up either way. */
+int atomic_commit(struct atomic_file *af, bool overwrite, char *err, size_t errlen);
+
+/* Removes the temporary file and directory; harmless when not begun or already committed. */
+void atomic_abort(struct atomic_file *af);
+
+#endif

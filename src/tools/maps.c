@@ -1,0 +1,97 @@
+/* maps.c - names of madfilter's output maps, parsing --maps, and SIGMA and SNR from the median and
+ * MAD. The arithmetic is plain float32 so that any numpy reference can repeat it bit for bit. */
+#include "maps.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *const option_names[MAP_KINDS] = {"mad", "median", "sigma", "snr"};
+static const char *const extnames[MAP_KINDS] = {"MAD", "MEDIAN", "SIGMA", "SNR"};
+static const char *const descriptions[MAP_KINDS] = {
+    "median absolute deviation in the window",
+    "median of the window",
+    "robust sigma: 1.4826 * MAD",
+    "(pixel - median) / sigma",
+};
+
+const char *map_option_name(enum map_kind k)
+{
+    return option_names[k];
+}
+
+const char *map_extname(enum map_kind k)
+{
+    return extnames[k];
+}
+
+const char *map_description(enum map_kind k)
+{
+    return descriptions[k];
+}
+
+static bool equal_nocase(const char *a, size_t alen, const char *b)
+{
+    if (strlen(b) != alen) return false;
+    for (size_t i = 0; i < alen; i++)
+        if (tolower((unsigned char)a[i]) != b[i]) return false;
+    return true;
+}
+
+int maps_parse(const char *list, enum map_kind *kinds, char *err, size_t errlen)
+{
+    int n = 0;
+    const char *p = list;
+    for (;;) {
+        const char *end = strchr(p, ',');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        int found = -1;
+        for (int k = 0; k < MAP_KINDS; k++)
+            if (equal_nocase(p, len, option_names[k])) found = k;
+        if (found < 0) {
+            snprintf(err, errlen,
+                     "unknown map \"%.*s\" in --maps (choose from mad, median, sigma, snr)",
+                     (int)len, p);
+            return -1;
+        }
+        for (int i = 0; i < n; i++) {
+            if (kinds[i] == (enum map_kind)found) {
+                snprintf(err, errlen, "map \"%s\" is listed twice in --maps", option_names[found]);
+                return -1;
+            }
+        }
+        kinds[n++] = (enum map_kind)found;
+        if (!end) break;
+        p = end + 1;
+    }
+    return n;
+}
+
+bool maps_need_median(const enum map_kind *kinds, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (kinds[i] == MAP_MEDIAN || kinds[i] == MAP_SNR) return true;
+    return false;
+}
+
+bool maps_need_mad(const enum map_kind *kinds, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (kinds[i] != MAP_MEDIAN) return true;
+    return false;
+}
+
+void maps_sigma(const float *mad, size_t n, float *out)
+{
+    for (size_t i = 0; i < n; i++)
+        out[i] = MAD_TO_SIGMA * mad[i];
+}
+
+void maps_snr(const float *x, const float *median, const float *sigma, size_t n, float *out)
+{
+    /* sigma 0 means a flat window: any departure would be infinitely significant and none is
+     * undefined, so the map says "no measure" (NaN) rather than inventing +-inf or 0. */
+    for (size_t i = 0; i < n; i++)
+        out[i] = sigma[i] == 0.0f ? NAN : (x[i] - median[i]) / sigma[i];
+}

@@ -1,0 +1,915 @@
+/* test_madfilter.c - end-to-end tests of the madfilter program: each test writes its input files
+ * with cfitsio or libpng into a temporary directory, runs the built binary (MADFILTER_PATH) and
+ * checks the files it writes, its exit code and its one-line errors, against direct library calls.
+ */
+#include "test_util.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fitsio.h>
+#include <math.h>
+#include <png.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef MADFILTER_PATH
+#error "build with -DMADFILTER_PATH=\"/path/to/madfilter\""
+#endif
+
+extern char **environ;
+
+static char tmpdir[256];
+
+/* Path of a file in the test's directory; eight rotating buffers so calls can be nested. */
+static const char *tmp(const char *name)
+{
+    static char bufs[8][512];
+    static int next;
+    char *b = bufs[next++ % 8];
+    snprintf(b, sizeof bufs[0], "%s/%s", tmpdir, name);
+    return b;
+}
+
+static void make_tmpdir(void)
+{
+    snprintf(tmpdir, sizeof tmpdir, "/tmp/test_madfilter-XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+/* The tests make one directory level of plain files; anything deeper is a temporary the tool
+ * left behind, which no_temporaries() reports before this removes it. */
+static void remove_tmpdir(void)
+{
+    DIR *d = opendir(tmpdir);
+    if (!d) return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
+        char path[1024];
+        snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name);
+        if (unlink(path) != 0) {
+            char cmd[1100];
+            snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
+            if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", path);
+        }
+    }
+    closedir(d);
+    rmdir(tmpdir);
+}
+
+/* Entries of the test directory whose name holds "tmp-": madfilter's temporaries. */
+static int count_temporaries(void)
+{
+    int n = 0;
+    DIR *d = opendir(tmpdir);
+    struct dirent *e;
+    while (d && (e = readdir(d)) != NULL)
+        if (strstr(e->d_name, "tmp-")) n++;
+    if (d) closedir(d);
+    return n;
+}
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* ---- Running the tool ---------------------------------------------------------------------- */
+
+struct result {
+    int code; /* exit status, or -1 if it did not exit normally */
+    char out[16384];
+    char err[16384];
+    int err_lines;
+};
+
+static void slurp(const char *path, char *buf, size_t size)
+{
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, size - 1, f) : 0;
+    buf[n] = '\0';
+    if (f) fclose(f);
+    unlink(path);
+}
+
+/* Runs madfilter with the given arguments (NULL-terminated), capturing stdout and stderr. */
+static struct result *run(const char *first, ...)
+{
+    static struct result r;
+    const char *argv[64] = {MADFILTER_PATH};
+    int argc = 1;
+    va_list ap;
+    va_start(ap, first);
+    for (const char *a = first; a && argc < 63; a = va_arg(ap, const char *))
+        argv[argc++] = a;
+    va_end(ap);
+    argv[argc] = NULL;
+
+    char out_path[512], err_path[512];
+    snprintf(out_path, sizeof out_path, "%s.stdout", tmpdir);
+    snprintf(err_path, sizeof err_path, "%s.stderr", tmpdir);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid;
+    int rc = posix_spawn(&pid, MADFILTER_PATH, &fa, NULL, (char *const *)argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    ck_assert_msg(rc == 0, "cannot run %s", MADFILTER_PATH);
+    int wstatus;
+    ck_assert_int_eq(waitpid(pid, &wstatus, 0), pid);
+    r.code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
+    slurp(out_path, r.out, sizeof r.out);
+    slurp(err_path, r.err, sizeof r.err);
+    r.err_lines = 0;
+    for (const char *p = r.err; *p; p++)
+        r.err_lines += *p == '\n';
+    return &r;
+}
+
+#define ck_run_ok(r) ck_assert_msg((r)->code == 0, "madfilter failed (%d): %s", (r)->code, (r)->err)
+
+/* A failure: the expected exit code and exactly one "madfilter: " line holding `words`. */
+static void check_one_line_error(const struct result *r, int code, const char *words,
+                                 const char *what)
+{
+    ck_assert_msg(r->code == code, "%s: exit %d, want %d (stderr: %s)", what, r->code, code,
+                  r->err);
+    ck_assert_msg(r->err_lines == 1, "%s: %d lines on stderr, want 1:\n%s", what, r->err_lines,
+                  r->err);
+    ck_assert_msg(strncmp(r->err, "madfilter: ", 11) == 0, "%s: stderr \"%s\"", what, r->err);
+    ck_assert_msg(strstr(r->err, words) != NULL, "%s: stderr \"%s\" lacks \"%s\"", what, r->err,
+                  words);
+}
+
+/* ---- FITS files ---------------------------------------------------------------------------- */
+
+static void fits_check(int status, const char *what)
+{
+    if (status) {
+        char text[FLEN_STATUS];
+        fits_get_errstatus(status, text);
+        fits_report_error(stderr, status);
+        ck_abort_msg("cfitsio %s: %s", what, text);
+    }
+}
+
+/* Writes a float32 image with OBJECT, a WCS axis, a COMMENT and a HISTORY in its header. */
+static void write_float_fits(const char *path, const float *data, long nx, long ny)
+{
+    fitsfile *f;
+    int status = 0;
+    long naxes[2] = {nx, ny};
+    fits_create_file(&f, path, &status);
+    fits_create_img(f, FLOAT_IMG, 2, naxes, &status);
+    fits_write_key_str(f, "OBJECT", "NGC 1234", "target", &status);
+    fits_write_key_str(f, "CTYPE1", "RA---TAN", NULL, &status);
+    fits_write_key_str(f, "CTYPE2", "DEC--TAN", NULL, &status);
+    double crval1 = 150.25, crval2 = -2.5, cdelt = 1e-4;
+    fits_write_key(f, TDOUBLE, "CRVAL1", &crval1, NULL, &status);
+    fits_write_key(f, TDOUBLE, "CRVAL2", &crval2, NULL, &status);
+    fits_write_key(f, TDOUBLE, "CDELT1", &cdelt, NULL, &status);
+    fits_write_key(f, TDOUBLE, "CDELT2", &cdelt, NULL, &status);
+    fits_write_key_str(f, "BUNIT", "adu", NULL, &status);
+    fits_write_comment(f, "a comment that must survive", &status);
+    fits_write_history(f, "an earlier processing step", &status);
+    fits_write_img(f, TFLOAT, 1, nx * ny, (float *)data, &status);
+    fits_close_file(f, &status);
+    fits_check(status, "writing a test image");
+}
+
+/* The float32 pixels of HDU `hdu` (1 = primary), bits untouched: cfitsio's null check would
+ * turn -0 and subnormals into 0 and infinities into NaN, so it is off (null value 0). */
+static float *read_hdu(const char *path, int hdu, long *nx, long *ny)
+{
+    fitsfile *f;
+    int status = 0, naxis = 0, anynul = 0;
+    long naxes[2] = {0, 0};
+    float nulval = 0.0f;
+    fits_open_file(&f, path, READONLY, &status);
+    fits_movabs_hdu(f, hdu, NULL, &status);
+    fits_get_img_dim(f, &naxis, &status);
+    fits_get_img_size(f, 2, naxes, &status);
+    fits_check(status, "opening an output");
+    ck_assert_int_eq(naxis, 2);
+    float *data = malloc((size_t)(naxes[0] * naxes[1]) * sizeof *data);
+    fits_read_img(f, TFLOAT, 1, naxes[0] * naxes[1], &nulval, data, &anynul, &status);
+    fits_close_file(f, &status);
+    fits_check(status, "reading an output");
+    *nx = naxes[0];
+    *ny = naxes[1];
+    return data;
+}
+
+/* The whole header of an HDU as one string of 80-character cards. */
+static char *read_header(const char *path, int hdu)
+{
+    fitsfile *f;
+    int status = 0, nkeys = 0;
+    char *header = NULL;
+    fits_open_file(&f, path, READONLY, &status);
+    fits_movabs_hdu(f, hdu, NULL, &status);
+    fits_hdr2str(f, 0, NULL, 0, &header, &nkeys, &status);
+    fits_check(status, "reading a header");
+    char *copy = strdup(header);
+    fits_free_memory(header, &status);
+    fits_close_file(f, &status);
+    return copy;
+}
+
+static void read_key_string(const char *path, int hdu, const char *key, char *value)
+{
+    fitsfile *f;
+    int status = 0;
+    fits_open_file(&f, path, READONLY, &status);
+    fits_movabs_hdu(f, hdu, NULL, &status);
+    fits_read_key(f, TSTRING, key, value, NULL, &status);
+    fits_close_file(f, &status);
+    fits_check(status, key);
+}
+
+static int count_hdus(const char *path)
+{
+    fitsfile *f;
+    int status = 0, n = 0;
+    fits_open_file(&f, path, READONLY, &status);
+    fits_get_num_hdus(f, &n, &status);
+    fits_close_file(f, &status);
+    fits_check(status, "counting HDUs");
+    return n;
+}
+
+/* A random image with ties (values on a 0.5 grid) and a few NaN. */
+static float *random_image(size_t nx, size_t ny, uint64_t salt)
+{
+    struct test_rng rng;
+    test_rng_seed(&rng, test_seed() ^ salt);
+    float *img = malloc(nx * ny * sizeof *img);
+    for (size_t i = 0; i < nx * ny; i++)
+        img[i] = (float)(round(test_rng_normal(&rng) * 6) / 2);
+    for (int k = 0; k < 4; k++)
+        img[test_rng_next(&rng) % (nx * ny)] = NAN;
+    return img;
+}
+
+/* The library's maps for the same data, for bitwise comparison. */
+static void library_maps(const float *img, size_t nx, size_t ny, int width, enum clstats_boundary b,
+                         float *median, float *mad)
+{
+    struct clstats_filter_params p = {.width = width, .boundary = b};
+    int status = clstats_median_filter(test_ctx(), img, nx, ny, nx, &p, median, mad);
+    ck_assert_msg(status == CLSTATS_OK, "library: %s", clstats_ctx_message(test_ctx()));
+}
+
+/* ---- Tests --------------------------------------------------------------------------------- */
+
+START_TEST(fits_maps_match_the_library_bit_for_bit)
+{
+    const size_t nx = 37, ny = 23;
+    float *img = random_image(nx, ny, 1);
+    for (size_t y = 10; y < 18; y++) /* a flat patch: sigma 0 there, so SNR NaN */
+        for (size_t x = 20; x < 28; x++)
+            img[y * nx + x] = 7.0f;
+    /* Values a FITS reader could quietly change: -0, infinities, a subnormal. */
+    img[3] = -0.0f;
+    img[40] = INFINITY;
+    img[41] = -INFINITY;
+    img[100] = 1e-40f;
+    img[101] = -1e-42f;
+    write_float_fits(tmp("in.fits"), img, nx, ny);
+    struct result *r = run(tmp("in.fits"), tmp("out.fits"), "-w", "5", "--boundary", "nearest",
+                           "--maps", "median,mad,sigma,snr", "-q", NULL);
+    ck_run_ok(r);
+    ck_assert_str_eq(r->err, ""); /* -q: nothing on stderr */
+
+    float *median = malloc(nx * ny * sizeof(float)), *mad = malloc(nx * ny * sizeof(float));
+    float *sigma = malloc(nx * ny * sizeof(float)), *snr = malloc(nx * ny * sizeof(float));
+    library_maps(img, nx, ny, 5, CLSTATS_BOUNDARY_NEAREST, median, mad);
+    size_t nan_snr = 0;
+    for (size_t i = 0; i < nx * ny; i++) {
+        sigma[i] = 1.4826f * mad[i];
+        snr[i] = sigma[i] == 0.0f ? NAN : (img[i] - median[i]) / sigma[i];
+        nan_snr += isnan(snr[i]) && !isnan(img[i]);
+    }
+    ck_assert_msg(nan_snr > 0, "the test image should have flat windows (sigma 0)");
+    const float *want[4] = {median, mad, sigma, snr};
+    const char *names[4] = {"MEDIAN", "MAD", "SIGMA", "SNR"};
+    for (int h = 0; h < 4; h++) {
+        long gx, gy;
+        float *got = read_hdu(tmp("out.fits"), h + 1, &gx, &gy);
+        ck_assert_int_eq(gx, (long)nx);
+        ck_assert_int_eq(gy, (long)ny);
+        ck_assert_msg(test_compare_bits(got, want[h], nx * ny, nx, names[h]) == 0, "%s differs",
+                      names[h]);
+        free(got);
+    }
+    ck_assert_int_eq(count_temporaries(), 0);
+    free(img);
+    free(median);
+    free(mad);
+    free(sigma);
+    free(snr);
+}
+END_TEST
+
+START_TEST(tiny_image_by_hand)
+{
+    /* 1..9 in a 3 x 3 image: the centre window is the whole image, median 5, and |x - 5| is
+     * 4 3 2 1 0 1 2 3 4, so MAD 2. */
+    const float img[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    write_float_fits(tmp("tiny.fits"), img, 3, 3);
+    ck_run_ok(run(tmp("tiny.fits"), tmp("tiny_out.fits"), "-w", "3", "--maps", "median,mad", NULL));
+    long nx, ny;
+    float *median = read_hdu(tmp("tiny_out.fits"), 1, &nx, &ny);
+    float *mad = read_hdu(tmp("tiny_out.fits"), 2, &nx, &ny);
+    ck_assert_float_eq(median[4], 5.0f);
+    ck_assert_float_eq(mad[4], 2.0f);
+    /* Corner (0, 0) under reflect: rows and columns 0 0 1, so the values 1 1 2 1 1 2 4 4 5:
+     * median 2, and |x - 2| = 1 1 0 1 1 0 2 2 3, MAD 1. */
+    ck_assert_float_eq(median[0], 2.0f);
+    ck_assert_float_eq(mad[0], 1.0f);
+    free(median);
+    free(mad);
+}
+END_TEST
+
+START_TEST(header_is_kept_and_history_added)
+{
+    const float img[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    write_float_fits(tmp("hdr.fits"), img, 4, 3);
+    ck_run_ok(
+        run(tmp("hdr.fits"), tmp("hdr_out.fits"), "-w", "3", "--maps", "mad,snr", "-q", NULL));
+    ck_assert_int_eq(count_hdus(tmp("hdr_out.fits")), 2);
+    for (int h = 1; h <= 2; h++) {
+        char *hdr = read_header(tmp("hdr_out.fits"), h);
+        ck_assert_msg(strstr(hdr, "OBJECT  = 'NGC 1234'"), "HDU %d lost OBJECT:\n%s", h, hdr);
+        ck_assert_msg(strstr(hdr, "CTYPE1  = 'RA---TAN'"), "HDU %d lost CTYPE1", h);
+        ck_assert_msg(strstr(hdr, "COMMENT a comment that must survive"), "HDU %d lost COMMENT", h);
+        ck_assert_msg(strstr(hdr, "HISTORY an earlier processing step"), "HDU %d lost HISTORY", h);
+        ck_assert_msg(strstr(hdr, "HISTORY madfilter " CLSTATS_VERSION), "no tool HISTORY");
+        ck_assert_msg(strstr(hdr, "window 3 x 3, boundary reflect"), "no width HISTORY");
+        ck_assert_msg(strstr(hdr, "maps MAD,SNR"), "no maps HISTORY");
+        ck_assert_msg(strstr(hdr, "HISTORY madfilter: device "), "no device HISTORY");
+        ck_assert_msg(strstr(hdr, "hdr.fits"), "no input HISTORY");
+        ck_assert_msg(strstr(hdr, "BITPIX  =                  -32"), "not float32");
+        ck_assert_msg(strstr(hdr, "CHECKSUM="), "no CHECKSUM");
+        /* BUNIT is the input's unit: right for MAD, wrong for a ratio. */
+        ck_assert_msg((strstr(hdr, "BUNIT   = 'adu") != NULL) == (h == 1), "BUNIT in HDU %d", h);
+        free(hdr);
+    }
+    char value[FLEN_VALUE];
+    double crval1 = 0;
+    fitsfile *f;
+    int status = 0;
+    fits_open_file(&f, tmp("hdr_out.fits[1]"), READONLY, &status);
+    fits_read_key(f, TDOUBLE, "CRVAL1", &crval1, NULL, &status);
+    fits_close_file(f, &status);
+    fits_check(status, "CRVAL1");
+    ck_assert_double_eq(crval1, 150.25);
+    read_key_string(tmp("hdr_out.fits"), 1, "EXTNAME", value);
+    ck_assert_str_eq(value, "MAD");
+}
+END_TEST
+
+START_TEST(maps_come_in_the_order_asked)
+{
+    const float img[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    write_float_fits(tmp("order.fits"), img, 4, 3);
+    ck_run_ok(run(tmp("order.fits"), tmp("order_out.fits"), "-w", "3", "-q", "--maps",
+                  "snr,MEDIAN,sigma,mad", NULL));
+    const char *want[4] = {"SNR", "MEDIAN", "SIGMA", "MAD"};
+    ck_assert_int_eq(count_hdus(tmp("order_out.fits")), 4);
+    char value[FLEN_VALUE];
+    for (int h = 0; h < 4; h++) {
+        read_key_string(tmp("order_out.fits"), h + 1, "EXTNAME", value);
+        ck_assert_str_eq(value, want[h]);
+    }
+    /* Without --maps: one HDU, the MAD map. */
+    ck_run_ok(run(tmp("order.fits"), tmp("order_default.fits"), "-w", "3", "-q", NULL));
+    ck_assert_int_eq(count_hdus(tmp("order_default.fits")), 1);
+    read_key_string(tmp("order_default.fits"), 1, "EXTNAME", value);
+    ck_assert_str_eq(value, "MAD");
+}
+END_TEST
+
+START_TEST(blank_pixels_of_scaled_integers_are_missing)
+{
+    /* BITPIX 16 with BSCALE 0.5, BZERO 1000 and a 3 x 3 block of BLANK at (4..6, 4..6). */
+    enum { NX = 12, NY = 10 };
+    short raw[NX * NY];
+    float want_in[NX * NY];
+    struct test_rng rng;
+    test_rng_seed(&rng, test_seed() ^ 2);
+    for (int i = 0; i < NX * NY; i++) {
+        int x = i % NX, y = i / NX;
+        bool blank = x >= 4 && x <= 6 && y >= 4 && y <= 6;
+        raw[i] = blank ? -32768 : (short)(test_rng_next(&rng) % 201) - 100;
+        want_in[i] = blank ? NAN : 1000.0f + 0.5f * raw[i];
+    }
+    fitsfile *f;
+    int status = 0;
+    long naxes[2] = {NX, NY};
+    double bscale = 0.5, bzero = 1000;
+    int blank = -32768;
+    fits_create_file(&f, tmp("blank.fits"), &status);
+    fits_create_img(f, SHORT_IMG, 2, naxes, &status);
+    fits_write_key(f, TDOUBLE, "BSCALE", &bscale, NULL, &status);
+    fits_write_key(f, TDOUBLE, "BZERO", &bzero, NULL, &status);
+    fits_write_key(f, TINT, "BLANK", &blank, NULL, &status);
+    fits_set_bscale(f, 1.0, 0.0, &status); /* write the stored integers as they are */
+    fits_write_img(f, TSHORT, 1, NX * NY, raw, &status);
+    fits_close_file(f, &status);
+    fits_check(status, "writing the BLANK image");
+
+    ck_run_ok(run(tmp("blank.fits"), tmp("blank_out.fits"), "-w", "3", "-q", "--maps", "median,mad",
+                  NULL));
+    float median[NX * NY], mad[NX * NY];
+    library_maps(want_in, NX, NY, 3, CLSTATS_BOUNDARY_REFLECT, median, mad);
+    long nx, ny;
+    float *got_median = read_hdu(tmp("blank_out.fits"), 1, &nx, &ny);
+    float *got_mad = read_hdu(tmp("blank_out.fits"), 2, &nx, &ny);
+    ck_assert_msg(isnan(got_median[5 * NX + 5]) && isnan(got_mad[5 * NX + 5]),
+                  "the all-BLANK window should give NaN");
+    ck_assert_msg(!isnan(got_median[5 * NX + 4]), "a window with valid pixels gave NaN");
+    ck_assert_int_eq(test_compare_bits(got_median, median, NX * NY, NX, "median"), 0);
+    ck_assert_int_eq(test_compare_bits(got_mad, mad, NX * NY, NX, "MAD"), 0);
+    char *hdr = read_header(tmp("blank_out.fits"), 1);
+    ck_assert_msg(!strstr(hdr, "BSCALE") && !strstr(hdr, "BZERO") && !strstr(hdr, "BLANK   ="),
+                  "scaling keywords copied:\n%s", hdr);
+    free(hdr);
+    free(got_median);
+    free(got_mad);
+}
+END_TEST
+
+START_TEST(compressed_fz_input)
+{
+    enum { NX = 40, NY = 30 };
+    short raw[NX * NY];
+    float want_in[NX * NY];
+    struct test_rng rng;
+    test_rng_seed(&rng, test_seed() ^ 3);
+    for (int i = 0; i < NX * NY; i++) {
+        raw[i] = (short)(test_rng_next(&rng) % 50);
+        want_in[i] = raw[i];
+    }
+    fitsfile *f;
+    int status = 0;
+    long naxes[2] = {NX, NY};
+    fits_create_file(&f, tmp("packed.fits.fz"), &status);
+    fits_set_compression_type(f, RICE_1, &status); /* lossless for integers */
+    fits_create_img(f, SHORT_IMG, 2, naxes, &status);
+    fits_write_key_str(f, "OBJECT", "packed", NULL, &status);
+    fits_write_img(f, TSHORT, 1, NX * NY, raw, &status);
+    fits_close_file(f, &status);
+    fits_check(status, "writing the compressed image");
+    ck_assert_int_eq(count_hdus(tmp("packed.fits.fz")), 2); /* empty primary + compressed HDU */
+
+    ck_run_ok(run(tmp("packed.fits.fz"), tmp("packed_out.fits"), "-w", "3", "-q", "--maps",
+                  "median", NULL));
+    float median[NX * NY];
+    library_maps(want_in, NX, NY, 3, CLSTATS_BOUNDARY_REFLECT, median, NULL);
+    long nx, ny;
+    float *got = read_hdu(tmp("packed_out.fits"), 1, &nx, &ny);
+    ck_assert_int_eq(nx, NX);
+    ck_assert_int_eq(ny, NY);
+    ck_assert_int_eq(test_compare_bits(got, median, NX * NY, NX, "median"), 0);
+    char *hdr = read_header(tmp("packed_out.fits"), 1);
+    ck_assert_msg(strstr(hdr, "OBJECT  = 'packed"), "OBJECT lost:\n%s", hdr);
+    ck_assert_msg(!strstr(hdr, "ZIMAGE") && !strstr(hdr, "ZCMPTYPE") && !strstr(hdr, "TFIELDS"),
+                  "compression keywords copied:\n%s", hdr);
+    free(hdr);
+    free(got);
+}
+END_TEST
+
+START_TEST(extension_is_chosen_with_cfitsio_syntax)
+{
+    /* Primary image of 1s, extension SCI of 2s: w = 1 makes the median map the image itself. */
+    float a[6] = {1, 1, 1, 1, 1, 1}, b[6] = {2, 2, 2, 2, 2, NAN};
+    fitsfile *f;
+    int status = 0;
+    long naxes[2] = {3, 2};
+    fits_create_file(&f, tmp("mef.fits"), &status);
+    fits_create_img(f, FLOAT_IMG, 2, naxes, &status);
+    fits_write_img(f, TFLOAT, 1, 6, a, &status);
+    fits_create_img(f, FLOAT_IMG, 2, naxes, &status);
+    fits_write_key_str(f, "EXTNAME", "SCI", NULL, &status);
+    fits_write_img(f, TFLOAT, 1, 6, b, &status);
+    fits_close_file(f, &status);
+    fits_check(status, "writing the MEF");
+
+    const char *inputs[3] = {"mef.fits", "mef.fits[1]", "mef.fits[SCI]"};
+    const float *want[3] = {a, b, b};
+    for (int i = 0; i < 3; i++) {
+        ck_run_ok(run(tmp(inputs[i]), "--maps", "median", "-w", "1", "-q", "--overwrite",
+                      tmp("mef_out.fits"), NULL));
+        long nx, ny;
+        float *got = read_hdu(tmp("mef_out.fits"), 1, &nx, &ny);
+        ck_assert_msg(test_compare_bits(got, want[i], 6, 3, inputs[i]) == 0, "%s", inputs[i]);
+        free(got);
+        char value[FLEN_VALUE];
+        read_key_string(tmp("mef_out.fits"), 1, "EXTNAME", value);
+        ck_assert_str_eq(value, "MEDIAN"); /* the input's EXTNAME is not carried over */
+    }
+}
+END_TEST
+
+static void file_bytes(const char *path, char *buf, size_t size, size_t *n)
+{
+    FILE *f = fopen(path, "rb");
+    ck_assert_ptr_nonnull(f);
+    *n = fread(buf, 1, size, f);
+    fclose(f);
+}
+
+START_TEST(existing_output_is_refused_unless_asked)
+{
+    const float img[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    write_float_fits(tmp("keep_in.fits"), img, 3, 3);
+    FILE *f = fopen(tmp("keep.fits"), "wb");
+    fputs("precious data, not to be lost", f);
+    fclose(f);
+    char before[100], after[100];
+    size_t nb, na;
+    file_bytes(tmp("keep.fits"), before, sizeof before, &nb);
+
+    struct result *r = run(tmp("keep_in.fits"), tmp("keep.fits"), "-w", "3", NULL);
+    check_one_line_error(r, 1, "exists", "existing output");
+    file_bytes(tmp("keep.fits"), after, sizeof after, &na);
+    ck_assert(nb == na && memcmp(before, after, nb) == 0);
+    r = run(tmp("keep_in.fits"), "--png", tmp("keep.fits"), "-w", "3", NULL);
+    check_one_line_error(r, 1, "exists", "existing --png output");
+    file_bytes(tmp("keep.fits"), after, sizeof after, &na);
+    ck_assert(nb == na && memcmp(before, after, nb) == 0);
+
+    /* cfitsio's "!" prefix and --overwrite both replace it. */
+    char bang[600];
+    snprintf(bang, sizeof bang, "!%s", tmp("keep.fits"));
+    ck_run_ok(run(tmp("keep_in.fits"), bang, "-w", "3", "-q", NULL));
+    ck_assert_int_eq(count_hdus(tmp("keep.fits")), 1);
+    ck_run_ok(run(tmp("keep_in.fits"), tmp("keep.fits"), "-w", "3", "-q", "--overwrite", "--maps",
+                  "mad,median", NULL));
+    ck_assert_int_eq(count_hdus(tmp("keep.fits")), 2);
+    ck_assert_int_eq(count_temporaries(), 0);
+}
+END_TEST
+
+START_TEST(failure_leaves_no_temporary_file)
+{
+    const float img[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    write_float_fits(tmp("fail_in.fits"), img, 3, 3);
+    /* The output's temporary directory exists before the device is opened (so that an
+     * unwritable directory fails before a long computation): a device failure must remove it. */
+    struct result *r = run(tmp("fail_in.fits"), tmp("fail_out.fits"), "--png", tmp("fail_out.png"),
+                           "--device", "no-such-device-anywhere", NULL);
+    check_one_line_error(r, 1, "no-such-device-anywhere", "unknown device");
+    ck_assert(!exists(tmp("fail_out.fits")));
+    ck_assert(!exists(tmp("fail_out.png")));
+    ck_assert_int_eq(count_temporaries(), 0);
+}
+END_TEST
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    for (int i = 0; i < 100; i++)
+        fputs(text, f);
+    fclose(f);
+}
+
+/* A PNG of 16-bit samples (channels 1 or 2; colour when rgb), rows given top first. */
+static void write_png(const char *path, int nx, int ny, int color_type, int depth,
+                      const unsigned short *samples)
+{
+    FILE *fp = fopen(path, "wb");
+    ck_assert_ptr_nonnull(fp);
+    png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png_create_info_struct(png);
+    ck_assert(png && info);
+    if (setjmp(png_jmpbuf(png))) ck_abort_msg("libpng failed writing %s", path);
+    png_init_io(png, fp);
+    png_set_IHDR(png, info, nx, ny, depth, color_type, PNG_INTERLACE_NONE,
+                 PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_write_info(png, info);
+    int channels = color_type == PNG_COLOR_TYPE_GRAY         ? 1
+                   : color_type == PNG_COLOR_TYPE_GRAY_ALPHA ? 2
+                                                             : 3;
+    int bytes = depth / 8;
+    unsigned char *row = malloc((size_t)(nx * channels * bytes));
+    for (int y = 0; y < ny; y++) {
+        for (int i = 0; i < nx * channels; i++) {
+            unsigned v = samples[y * nx * channels + i];
+            if (bytes == 2) {
+                row[2 * i] = (unsigned char)(v >> 8);
+                row[2 * i + 1] = (unsigned char)v;
+            } else {
+                row[i] = (unsigned char)v;
+            }
+        }
+        png_write_row(png, row);
+    }
+    png_write_end(png, NULL);
+    png_destroy_write_struct(&png, &info);
+    free(row);
+    fclose(fp);
+}
+
+/* Reads a PNG that must be 16-bit greyscale of nx x ny; grey[] gets its rows, top first. */
+static void read_png_grey16(const char *path, int nx, int ny, unsigned *grey)
+{
+    FILE *fp = fopen(path, "rb");
+    ck_assert_ptr_nonnull(fp);
+    png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
+    png_infop info = png_create_info_struct(png);
+    ck_assert(png && info);
+    if (setjmp(png_jmpbuf(png))) ck_abort_msg("libpng failed reading %s", path);
+    png_init_io(png, fp);
+    png_read_info(png, info);
+    ck_assert_int_eq(png_get_image_width(png, info), nx);
+    ck_assert_int_eq(png_get_image_height(png, info), ny);
+    ck_assert_int_eq(png_get_bit_depth(png, info), 16);
+    ck_assert_int_eq(png_get_color_type(png, info), PNG_COLOR_TYPE_GRAY);
+    unsigned char *row = malloc((size_t)nx * 2);
+    for (int y = 0; y < ny; y++) {
+        png_read_row(png, row, NULL);
+        for (int x = 0; x < nx; x++)
+            grey[y * nx + x] = (unsigned)row[2 * x] << 8 | row[2 * x + 1];
+    }
+    free(row);
+    png_destroy_read_struct(&png, &info, NULL);
+    fclose(fp);
+}
+
+START_TEST(bad_inputs_give_one_line_and_an_exit_code)
+{
+    const float img[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    write_float_fits(tmp("good.fits"), img, 4, 3);
+    write_text(tmp("text.fits"), "this is not a FITS file at all\n");
+    fitsfile *f;
+    int status = 0;
+    long n1[1] = {10}, n3[3] = {4, 3, 2};
+    float zeros[24] = {0};
+    fits_create_file(&f, tmp("oned.fits"), &status);
+    fits_create_img(f, FLOAT_IMG, 1, n1, &status);
+    fits_write_img(f, TFLOAT, 1, 10, zeros, &status);
+    fits_close_file(f, &status);
+    fits_create_file(&f, tmp("cube.fits"), &status);
+    fits_create_img(f, FLOAT_IMG, 3, n3, &status);
+    fits_write_img(f, TFLOAT, 1, 24, zeros, &status);
+    fits_close_file(f, &status);
+    char *ttype[1] = {"FLUX"}, *tform[1] = {"E"};
+    fits_create_file(&f, tmp("table.fits"), &status);
+    fits_create_tbl(f, BINARY_TBL, 3, 1, ttype, tform, NULL, "EVENTS", &status);
+    fits_write_col(f, TFLOAT, 1, 1, 1, 3, zeros, &status);
+    fits_close_file(f, &status);
+    fits_check(status, "writing the bad inputs");
+    unsigned short rgb[2 * 2 * 3] = {255, 0, 0, 0, 255, 0, 0, 0, 255, 9, 9, 9};
+    write_png(tmp("colour.png"), 2, 2, PNG_COLOR_TYPE_RGB, 8, rgb);
+    FILE *fp = fopen(tmp("exists.fits"), "w");
+    fclose(fp);
+
+    /* Two file names (in the test directory), then options as they are. */
+    struct {
+        const char *files[2];
+        const char *opts[3];
+        int code;
+        const char *words;
+    } cases[] = {
+        {{"missing.fits", "o.fits"}, {NULL}, 1, "No such file"},
+        {{"text.fits", "o.fits"}, {NULL}, 1, "not a FITS file"},
+        {{"table.fits[1]", "o.fits"}, {NULL}, 1, "table"},
+        {{"table.fits[EVENTS]", "o.fits"}, {NULL}, 1, "table"},
+        {{"good.fits[3]", "o.fits"}, {NULL}, 1, "no such HDU"},
+        {{"oned.fits", "o.fits"}, {NULL}, 1, "1-D"},
+        {{"cube.fits", "o.fits"}, {NULL}, 1, "3-D"},
+        {{"colour.png", "o.fits"}, {NULL}, 1, "colour"},
+        {{"good.fits", "exists.fits"}, {NULL}, 1, "exists"},
+        {{"good.fits", "good.fits"}, {"--overwrite"}, 1, "is the input"},
+        {{"good.fits", "o.fits"}, {"--device", "no-such-device"}, 1, "no OpenCL device matches"},
+        {{"good.fits", "o.fits"}, {"-w", "4"}, 2, "even"},
+        {{"good.fits", "o.fits"}, {"-w", "0"}, 2, "odd number"},
+        {{"good.fits", "o.fits"}, {"--width=-3"}, 2, "odd number"},
+        {{"good.fits", "o.fits"}, {"-w", "257"}, 2, "odd number"},
+        {{"good.fits", "o.fits"}, {"-w", "eleven"}, 2, "odd number"},
+        {{"good.fits", "o.fits"}, {"--frobnicate"}, 2, "unknown option"},
+        {{"good.fits", "o.fits"}, {"--boundary", "sideways"}, 2, "unknown boundary"},
+        {{"good.fits", "o.fits"}, {"--maps", "mad,noise"}, 2, "unknown map"},
+        {{"good.fits", "o.fits"}, {"--maps", "mad,mad"}, 2, "twice"},
+        {{"good.fits", "o.png"}, {"--maps", "mad,median"}, 2, "one map"},
+        {{"good.fits", "o.fits"}, {"extra.fits"}, 2, "too many"},
+        {{"good.fits", "o.fits"}, {"--cval", "abc"}, 2, "cval"},
+        {{"good.fits", "o.fits"}, {"-w"}, 2, "needs a value"},
+        {{"good.fits", NULL}, {"-"}, 2, "standard output"},
+        {{"good.fits", NULL}, {NULL}, 2, "no output"},
+        {{NULL, NULL}, {NULL}, 2, "no input"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const char *a[6] = {NULL};
+        char what[200] = "";
+        int n = 0;
+        for (int i = 0; i < 2 && cases[c].files[i]; i++) {
+            a[n++] = tmp(cases[c].files[i]);
+            strcat(what, cases[c].files[i]);
+            strcat(what, " ");
+        }
+        for (int i = 0; i < 3 && cases[c].opts[i]; i++) {
+            a[n++] = cases[c].opts[i];
+            strcat(what, cases[c].opts[i]);
+            strcat(what, " ");
+        }
+        struct result *r = run(a[0], a[1], a[2], a[3], a[4], a[5], NULL);
+        check_one_line_error(r, cases[c].code, cases[c].words, what);
+    }
+    ck_assert(!exists(tmp("o.fits")));
+    ck_assert_int_eq(count_temporaries(), 0);
+
+    /* No OpenCL platform at all: the ICD loader finds no vendor file. */
+    setenv("OCL_ICD_VENDORS", "/nonexistent-icd-dir", 1);
+    struct result *r = run(tmp("good.fits"), tmp("o.fits"), NULL);
+    unsetenv("OCL_ICD_VENDORS");
+    check_one_line_error(r, 1, "no OpenCL", "no platform");
+
+    /* Without --device, $CLSTATS_DEVICE chooses. */
+    setenv("CLSTATS_DEVICE", "device-from-environment", 1);
+    r = run(tmp("good.fits"), tmp("o.fits"), NULL);
+    unsetenv("CLSTATS_DEVICE");
+    check_one_line_error(r, 1, "device-from-environment", "CLSTATS_DEVICE");
+}
+END_TEST
+
+START_TEST(every_bitpix_is_read_as_float)
+{
+    /* 4 x 3 values 1..12 stored as each FITS type; w = 1 makes the MEDIAN map the image. A
+     * degenerate third axis (NAXIS3 = 1) is accepted. */
+    const int bitpixes[6] = {BYTE_IMG, SHORT_IMG, LONG_IMG, LONGLONG_IMG, FLOAT_IMG, DOUBLE_IMG};
+    float want[12];
+    double values[12];
+    for (int i = 0; i < 12; i++)
+        values[i] = want[i] = (float)(i + 1);
+    for (int b = 0; b < 7; b++) {
+        fitsfile *f;
+        int status = 0, bitpix = bitpixes[b % 6];
+        long naxes[3] = {4, 3, 1};
+        char name[32];
+        snprintf(name, sizeof name, "bitpix%d%s.fits", bitpix, b == 6 ? "_cube" : "");
+        fits_create_file(&f, tmp(name), &status);
+        fits_create_img(f, bitpix, b == 6 ? 3 : 2, naxes, &status);
+        fits_write_img(f, TDOUBLE, 1, 12, values, &status);
+        fits_close_file(f, &status);
+        fits_check(status, name);
+        ck_run_ok(run(tmp(name), tmp("bitpix_out.fits"), "-w", "1", "-q", "--overwrite", "--maps",
+                      "median", NULL));
+        long nx, ny;
+        float *got = read_hdu(tmp("bitpix_out.fits"), 1, &nx, &ny);
+        ck_assert_msg(test_compare_bits(got, want, 12, 4, name) == 0, "%s", name);
+        free(got);
+    }
+}
+END_TEST
+
+START_TEST(png_in_and_out)
+{
+    /* 16-bit grey + alpha, 5 x 4, value 100 * row + column (row 0 on top); one transparent. */
+    enum { NX = 5, NY = 4 };
+    unsigned short ga[NX * NY * 2];
+    for (int y = 0; y < NY; y++) {
+        for (int x = 0; x < NX; x++) {
+            ga[2 * (y * NX + x)] = (unsigned short)(100 * y + x + 40000);
+            ga[2 * (y * NX + x) + 1] = (x == 2 && y == 1) ? 0 : 65535;
+        }
+    }
+    write_png(tmp("grey.png"), NX, NY, PNG_COLOR_TYPE_GRAY_ALPHA, 16, ga);
+    ck_run_ok(run(tmp("grey.png"), tmp("grey.fits"), "-w", "1", "-q", "--maps", "median", NULL));
+    long nx, ny;
+    float *got = read_hdu(tmp("grey.fits"), 1, &nx, &ny);
+    ck_assert_int_eq(nx, NX);
+    ck_assert_int_eq(ny, NY);
+    for (int y = 0; y < NY; y++) {
+        for (int x = 0; x < NX; x++) {
+            /* FITS row 0 is the bottom: PNG row NY - 1. */
+            int png_row = NY - 1 - y;
+            float v = got[y * NX + x];
+            if (x == 2 && png_row == 1)
+                ck_assert_msg(isnan(v), "transparent pixel should be missing");
+            else
+                ck_assert_float_eq(v, (float)(100 * png_row + x + 40000));
+        }
+    }
+    free(got);
+
+    /* 8-bit grey in, PNG out (named .png) and --png beside a FITS output. */
+    unsigned short g8[NX * NY];
+    for (int i = 0; i < NX * NY; i++)
+        g8[i] = (unsigned short)(i * 10);
+    write_png(tmp("grey8.png"), NX, NY, PNG_COLOR_TYPE_GRAY, 8, g8);
+    ck_run_ok(run(tmp("grey8.png"), tmp("grey8_out.fits"), "-w", "1", "-q", "--maps", "median",
+                  "--png", tmp("preview.png"), NULL));
+    got = read_hdu(tmp("grey8_out.fits"), 1, &nx, &ny);
+    ck_assert_float_eq(got[0], (float)((NY - 1) * NX * 10)); /* bottom-left = last PNG row */
+    free(got);
+
+    /* A float image with a NaN to PNG: NaN black, the minimum grey 1, the maximum 65535. */
+    float img[NX * NY];
+    for (int i = 0; i < NX * NY; i++)
+        img[i] = (float)i * 0.25f - 1.0f;
+    img[7] = NAN;
+    write_float_fits(tmp("to_png.fits"), img, NX, NY);
+    ck_run_ok(run(tmp("to_png.fits"), tmp("view.png"), "-w", "1", "-q", "--maps", "median", NULL));
+    unsigned grey[NX * NY];
+    read_png_grey16(tmp("preview.png"), NX, NY, grey);
+    ck_assert_uint_eq(grey[0], 1); /* top-left of grey8 is its minimum, 0 */
+    ck_assert_uint_eq(grey[NX * NY - 1], 65535);
+    read_png_grey16(tmp("view.png"), NX, NY, grey);
+    for (int y = 0; y < NY; y++) {
+        for (int x = 0; x < NX; x++) {
+            unsigned g = grey[(NY - 1 - y) * NX + x]; /* FITS row y is PNG row NY - 1 - y */
+            int i = y * NX + x;
+            if (i == 7)
+                ck_assert_uint_eq(g, 0);
+            else if (i == 0)
+                ck_assert_uint_eq(g, 1);
+            else if (i == NX * NY - 1)
+                ck_assert_uint_eq(g, 65535);
+            else
+                ck_assert_msg(g > 1 && g < 65535, "grey %u at %d", g, i);
+        }
+    }
+    ck_assert_int_eq(count_temporaries(), 0);
+}
+END_TEST
+
+START_TEST(gzip_output_by_name)
+{
+    const float img[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
+    write_float_fits(tmp("gz_in.fits"), img, 3, 3);
+    ck_run_ok(run(tmp("gz_in.fits"), tmp("gz_out.fits.gz"), "-w", "3", "-q", NULL));
+    unsigned char magic[2] = {0};
+    FILE *f = fopen(tmp("gz_out.fits.gz"), "rb");
+    ck_assert_ptr_nonnull(f);
+    ck_assert_int_eq(fread(magic, 1, 2, f), 2);
+    fclose(f);
+    ck_assert_msg(magic[0] == 0x1f && magic[1] == 0x8b, "not gzip-compressed");
+    ck_assert_int_eq(count_hdus(tmp("gz_out.fits.gz")), 1);
+}
+END_TEST
+
+START_TEST(help_version_and_devices)
+{
+    struct result *r = run("--help", NULL);
+    ck_assert_int_eq(r->code, 0);
+    ck_assert_ptr_nonnull(strstr(r->out, "Usage: madfilter"));
+    ck_assert_ptr_nonnull(strstr(r->out, "Exit status"));
+    ck_assert_ptr_nonnull(strstr(r->out, "--boundary"));
+    r = run("--version", NULL);
+    ck_assert_int_eq(r->code, 0);
+    ck_assert_ptr_nonnull(strstr(r->out, "madfilter " CLSTATS_VERSION));
+    r = run("--list-devices", NULL);
+    ck_assert_int_eq(r->code, 0);
+    int p = -1, d = -1;
+    ck_assert_msg(sscanf(r->out, "%d:%d", &p, &d) == 2, "--list-devices: \"%s\"", r->out);
+}
+END_TEST
+
+static void setup(void)
+{
+    make_tmpdir();
+}
+
+static void teardown(void)
+{
+    remove_tmpdir();
+}
+
+int main(void)
+{
+    Suite *s = suite_create("madfilter");
+    TCase *tc = tcase_create("end_to_end");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 300);
+    tcase_add_test(tc, fits_maps_match_the_library_bit_for_bit);
+    tcase_add_test(tc, tiny_image_by_hand);
+    tcase_add_test(tc, header_is_kept_and_history_added);
+    tcase_add_test(tc, maps_come_in_the_order_asked);
+    tcase_add_test(tc, blank_pixels_of_scaled_integers_are_missing);
+    tcase_add_test(tc, compressed_fz_input);
+    tcase_add_test(tc, extension_is_chosen_with_cfitsio_syntax);
+    tcase_add_test(tc, existing_output_is_refused_unless_asked);
+    tcase_add_test(tc, failure_leaves_no_temporary_file);
+    tcase_add_test(tc, bad_inputs_give_one_line_and_an_exit_code);
+    tcase_add_test(tc, every_bitpix_is_read_as_float);
+    tcase_add_test(tc, png_in_and_out);
+    tcase_add_test(tc, gzip_output_by_name);
+    tcase_add_test(tc, help_version_and_devices);
+    suite_add_tcase(s, tc);
+    return test_run_suite(s);
+}
