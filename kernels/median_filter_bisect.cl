@@ -6,7 +6,7 @@
  * snaps to those window keys, so it shrinks by data, not only by halving the key range, and ties
  * cost nothing. Passes are branch-free loops over the tile: no private arrays, no gathers, which
  * is what made the binned design (median_filter.cl) slow on GPUs. The first threshold is a
- * guess (the mean; 0.6745 sd for the MAD), the rest bisect the key range.
+ * guess (the mean; 0.6745 sd for the MAD), the next ones interpolate the rank in the bracket.
  *
  * Keys: order-preserving uint images of float bits (-0 just below +0); NaN is stored as one
  * positive NaN whose key lies above every number's, so it is never counted. Deviations are
@@ -46,14 +46,17 @@ inline uint dev_key(float v, float m)
 /* The key of element (dx, dy) of this work-item's window: the value's, or its deviation's. */
 #define KEY_AT(row, dx) (use_dev ? dev_key((row)[dx], m) : key_of((row)[dx]))
 
-/* Smallest key K with count(keys <= K) >= rank + 1, for K in [lo, hi]; `guess` is tried first.
- * On return *count_at is count(keys <= K) when known from the last pass, else 0. */
+/* Smallest key K with count(keys <= K) >= rank + 1, for K in [lo, hi], where c_lo keys lie
+ * below lo and c_hi keys at or below hi; `guess` is tried first. Later thresholds interpolate
+ * the rank between the bracket's counts (secant on the window's distribution), every third one
+ * halves the bracket instead, which bounds the worst case. On return *count_at is
+ * count(keys <= K) when the last pass told it, else 0. */
 uint select_key(__local const float *tile, int lx, int ly, int use_dev, float m, int rank,
-                uint lo, uint hi, uint guess, int *count_at)
+                uint lo, uint hi, int c_lo, int c_hi, uint guess, int *count_at)
 {
     uint t = clamp(guess, lo, hi);
     *count_at = 0;
-    while (lo < hi) {
+    for (int step = 0; lo < hi; step++) {
         if (t >= hi) t = lo + ((hi - lo) >> 1); /* t must split [lo, hi) */
         int c = 0;
         uint below = 0u, above = 0xffffffffu;
@@ -72,11 +75,21 @@ uint select_key(__local const float *tile, int lx, int ly, int use_dev, float m,
             return below;
         }
         if (c == rank) return above;
-        if (c > rank + 1)
+        if (c > rank + 1) {
             hi = below;
-        else
+            c_hi = c;
+        } else {
             lo = above;
-        t = lo + ((hi - lo) >> 1);
+            c_lo = c;
+        }
+        if (lo >= hi) break;
+        const uint span = hi - lo;
+        if (step % 3 == 2) {
+            t = lo + (span >> 1);
+        } else {
+            const float f = ((float)(rank - c_lo) + 0.5f) / (float)(c_hi - c_lo);
+            t = lo + min(convert_uint_sat(f * (float)span), span - 1u);
+        }
     }
     return lo;
 }
@@ -87,7 +100,7 @@ float select_middle(__local const float *tile, int lx, int ly, int use_dev, floa
 {
     const int r = (n - 1) / 2;
     int count_at;
-    const uint ka = select_key(tile, lx, ly, use_dev, m, r, lo, hi, guess, &count_at);
+    const uint ka = select_key(tile, lx, ly, use_dev, m, r, lo, hi, 0, n, guess, &count_at);
     const float a = use_dev ? as_float(ka & 0x7fffffffu) : value_of(ka);
     if (n % 2) return a;
     /* Rank r + 1: the same key if it repeats, else the smallest key above it. */

@@ -168,6 +168,7 @@ int clstats_ctx_create(clstats_ctx **out, const char *device_spec)
                     &ctx->max_work_group, NULL);
     clGetDeviceInfo(ctx->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof ctx->local_mem, &ctx->local_mem,
                     NULL);
+    ctx->is_cpu = strcmp(found[pick].info.type, "cpu") == 0;
     *out = ctx;
     return CLSTATS_OK;
 

@@ -25,8 +25,9 @@ struct filter_plan {
     const char *source;
 };
 
-/* Chooses the design and its build options. CLSTATS_FILTER_PATH=binned|bisect forces one
- * (tests judge both; bisect falls back to binned where its tile cannot fit). */
+/* Chooses the design and its build options: bisection on GPUs where the tile fits; binned on
+ * CPU devices, where it measured faster (bench/RESULTS.md). CLSTATS_FILTER_PATH=binned|bisect
+ * forces one (tests judge both; bisect falls back to binned where its tile cannot fit). */
 static void plan_filter(const clstats_ctx *ctx, int w, struct filter_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
@@ -39,7 +40,8 @@ static void plan_filter(const clstats_ctx *ctx, int w, struct filter_plan *plan)
             plan->tx = plan->ty = t;
         }
     }
-    if (force && strcmp(force, "binned") == 0) plan->path = PATH_BINNED;
+    const bool want_bisect = force ? strcmp(force, "bisect") == 0 : !ctx->is_cpu;
+    if (!want_bisect) plan->path = PATH_BINNED;
     if (plan->path == PATH_BISECT) {
         plan->local[0] = (size_t)plan->tx;
         plan->local[1] = (size_t)plan->ty;

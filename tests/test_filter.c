@@ -134,20 +134,32 @@ START_TEST(large_windows_take_the_exact_fallback)
 }
 END_TEST
 
-/* The library picks the bisection design where its local-memory tile fits, else the binned one;
- * the binned design serves the widest windows, so it is judged here on the same cases. */
-START_TEST(binned_design_matches_reference)
+/* The library picks the bisection design on GPUs where its local-memory tile fits, else the
+ * binned one; each design is judged here on the same cases, whatever the device. */
+static size_t design_cases(const char *design, uint64_t seed)
 {
     size_t bad = 0;
-    uint64_t seed = test_seed() + 5000;
-    setenv("CLSTATS_FILTER_PATH", "binned", 1);
+    setenv("CLSTATS_FILTER_PATH", design, 1);
     for (int m = 0; m < 5; m++) {
         bad += run_case(33, 17, 35, 5, all_modes[m], 1.5f, FILL_NORMAL, 0.1, seed++);
         bad += run_case(7, 5, 7, 11, all_modes[m], 1.5f, FILL_INTEGERS, 0.1, seed++);
+        bad += run_case(9, 1, 9, 3, all_modes[m], 1.5f, FILL_SPARSE, 0.0, seed++);
     }
     bad += run_case(40, 36, 41, 31, CLSTATS_BOUNDARY_REFLECT, 0.0f, FILL_HEAVY_TAIL, 0.02, seed++);
+    bad += run_case(23, 19, 23, 11, CLSTATS_BOUNDARY_WRAP, 0.0f, FILL_CONSTANT, 0.05, seed++);
     unsetenv("CLSTATS_FILTER_PATH");
-    ck_assert_uint_eq(bad, 0);
+    return bad;
+}
+
+START_TEST(bisect_design_matches_reference)
+{
+    ck_assert_uint_eq(design_cases("bisect", test_seed() + 6000), 0);
+}
+END_TEST
+
+START_TEST(binned_design_matches_reference)
+{
+    ck_assert_uint_eq(design_cases("binned", test_seed() + 5000), 0);
 }
 END_TEST
 
@@ -357,6 +369,7 @@ static Suite *filter_suite(void)
     tcase_add_test(tc, window_wider_than_image_folds_like_scipy);
     tcase_add_test(tc, large_windows_take_the_exact_fallback);
     tcase_add_test(tc, binned_design_matches_reference);
+    tcase_add_test(tc, bisect_design_matches_reference);
     suite_add_tcase(s, tc);
     return s;
 }
