@@ -167,17 +167,24 @@ inline key_t pass_hmask(int p)
  * After pass 0, when the bins found hold at most ST_CAP keys, pass 1 also copies those keys
  * to kbuf and the later passes read only kbuf. */
 
+/* One work-item per group (CPU devices, -D WG=1) owns its local memory: no atomics needed. */
+#if WG == 1
+#define LOCAL_INC(x) ((x)++)
+#else
+#define LOCAL_INC(x) atomic_inc(&(x))
+#endif
+
 /* Counts one key into the local histograms; returns whether it matched a prefix. */
 inline bool hist_key(__local uint *lh, key_t k, key_t hmask, key_t pa, key_t pb, int shift,
                      key_t dmask)
 {
     key_t h = k & hmask;
     if (h == pa) {
-        atomic_inc(&lh[(uint)((k >> shift) & dmask)]);
+        LOCAL_INC(lh[(uint)((k >> shift) & dmask)]);
         return true;
     }
     if (h == pb) {
-        atomic_inc(&lh[NB + (uint)((k >> shift) & dmask)]);
+        LOCAL_INC(lh[NB + (uint)((k >> shift) & dmask)]);
         return true;
     }
     return false;
@@ -188,7 +195,11 @@ inline bool hist_key(__local uint *lh, key_t k, key_t hmask, key_t pa, key_t pb,
  * PoCL 3.1, and local staging writes kbuf in order anyway.) */
 inline void stage_key(__local key_t *stage, volatile __local uint *lcount, key_t k)
 {
+#if WG == 1
+    stage[(*lcount)++] = k;
+#else
     stage[atomic_inc(lcount)] = k;
+#endif
 }
 
 inline void flush_stage(__global key_t *kbuf, volatile __global uint *kcount,

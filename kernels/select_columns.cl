@@ -17,6 +17,13 @@
 #define NB (1 << RADIX_BITS)
 #define NPASS ((32 + RADIX_BITS - 1) / RADIX_BITS)
 
+/* One work-item per group (CPU devices, -D WG=1) owns its local memory: no atomics needed. */
+#if WG == 1
+#define LOCAL_INC(x) ((x)++)
+#else
+#define LOCAL_INC(x) atomic_inc(&(x))
+#endif
+
 inline bool bits_nan(uint b)
 {
     return (b & 0x7fffffffu) > 0x7f800000u;
@@ -105,8 +112,8 @@ column_select(__global const uint *m, ulong off, uint rows, ulong ld, __global u
                 continue;
             }
             const uint k = key_of_bits(b), h = k & hmask;
-            if (h == pa) atomic_inc(&lh[(k >> shift) & dmask]);
-            else if (h == pb) atomic_inc(&lh[NB + ((k >> shift) & dmask)]);
+            if (h == pa) LOCAL_INC(lh[(k >> shift) & dmask]);
+            else if (h == pb) LOCAL_INC(lh[NB + ((k >> shift) & dmask)]);
         }
         if (pass == 0) {
             if (nan) atomic_add(&lnan, nan);

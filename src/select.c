@@ -43,7 +43,15 @@ struct tuning {
 static struct tuning tuning_for(clstats_ctx *ctx)
 {
     struct tuning t = {256, 8, 11, 8};
-    if (ctx->max_work_group < 256) t.wg = (int)ctx->max_work_group;
+    cl_device_type type = 0;
+    clGetDeviceInfo(ctx->device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+    if (type & CL_DEVICE_TYPE_CPU) {
+        /* CPU (PoCL): one work-item per group walking a long contiguous chunk with a plain
+         * local histogram is several times faster than 256 work-items with local atomics. */
+        t.wg = 1;
+        t.vpt = 4096;
+    }
+    if (ctx->max_work_group < (size_t)t.wg) t.wg = (int)ctx->max_work_group;
     t.wg = (int)env_long("CLSTATS_SELECT_WG", t.wg);
     t.vpt = (int)env_long("CLSTATS_SELECT_VPT", t.vpt);
     t.bits = (int)env_long("CLSTATS_SELECT_BITS", t.bits);
@@ -58,19 +66,45 @@ static cl_uint compute_units(clstats_ctx *ctx)
     return cu ? cu : 1;
 }
 
-/* Adds the device time of ev (if any) to *ms and releases it. */
-static void account(cl_event *ev, double *ms)
+/* Profiling: the run keeps the events of its commands and sums their device time once the
+ * state has been read, so that timing never stalls the queue between launches. */
+struct events {
+    cl_event *ev;
+    size_t n, cap;
+};
+
+static cl_event *next_event(struct events *e)
 {
-    if (!ev || !*ev) return;
-    if (ms) {
-        cl_ulong t0 = 0, t1 = 0;
-        clWaitForEvents(1, ev);
-        clGetEventProfilingInfo(*ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
-        clGetEventProfilingInfo(*ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
-        *ms += (double)(t1 - t0) * 1e-6;
+    if (e->n == e->cap) {
+        size_t cap = e->cap ? 2 * e->cap : 64;
+        cl_event *p = realloc(e->ev, cap * sizeof *p);
+        if (!p) return NULL;
+        e->ev = p;
+        e->cap = cap;
     }
-    clReleaseEvent(*ev);
-    *ev = NULL;
+    e->ev[e->n] = NULL;
+    return &e->ev[e->n];
+}
+
+static void keep_event(struct events *e)
+{
+    if (e->n < e->cap && e->ev[e->n]) e->n++;
+}
+
+static void sum_events(struct events *e, double *ms)
+{
+    for (size_t i = 0; i < e->n; i++) {
+        cl_ulong t0 = 0, t1 = 0;
+        if (ms) {
+            clWaitForEvents(1, &e->ev[i]);
+            clGetEventProfilingInfo(e->ev[i], CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
+            clGetEventProfilingInfo(e->ev[i], CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
+            *ms += (double)(t1 - t0) * 1e-6;
+        }
+        clReleaseEvent(e->ev[i]);
+    }
+    free(e->ev);
+    memset(e, 0, sizeof *e);
 }
 
 /* Everything one selection run needs, released by release_run(). */
@@ -80,10 +114,15 @@ struct run {
     cl_mem st, hist, ctr, kbuf, pc, ps;
     size_t wg, groups;
     int npass;
-    double *ms;
-    cl_event *evp; /* where enqueues put their event: NULL unless timing */
-    cl_event ev;
+    double *ms;         /* NULL unless timing */
+    struct events events;
 };
+
+/* Where the next command puts its event: NULL unless timing. */
+static cl_event *evp(struct run *r)
+{
+    return r->ms ? next_event(&r->events) : NULL;
+}
 
 static void release_run(struct run *r)
 {
@@ -94,6 +133,7 @@ static void release_run(struct run *r)
     cl_mem ms[] = {r->st, r->hist, r->ctr, r->kbuf, r->pc, r->ps};
     for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
         if (ms[i]) clReleaseMemObject(ms[i]);
+    sum_events(&r->events, r->ms);
 }
 
 static int launch(struct run *r, cl_kernel k, size_t groups, const char *what)
@@ -101,9 +141,9 @@ static int launch(struct run *r, cl_kernel k, size_t groups, const char *what)
     size_t global = groups * r->wg, local = r->wg;
     int status = clstats__cl_check(
         r->ctx, clEnqueueNDRangeKernel(r->ctx->queue, k, 1, NULL, &global, &local, 0, NULL,
-                                       r->evp),
+                                       evp(r)),
         what);
-    account(r->evp, r->ms);
+    keep_event(&r->events);
     return status;
 }
 
@@ -160,7 +200,6 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     r.wg = (size_t)tu.wg;
     r.npass = (key_bits + tu.bits - 1) / tu.bits;
     r.ms = req->kernel_ms;
-    r.evp = req->kernel_ms ? &r.ev : NULL;
     const uint64_t tile = (uint64_t)tu.wg * (uint64_t)tu.vpt;
     const uint64_t ntiles = (n + tile - 1) / tile;
     r.groups = (size_t)compute_units(ctx) * (size_t)tu.groups_per_cu;
@@ -196,13 +235,13 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     CL_TRY(ctx, err, "clCreateBuffer(key buffer)");
     const cl_uint zero = 0;
     CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, r.hist, &zero, sizeof zero, 0,
-                                    4 * nb * sizeof(cl_uint), 0, NULL, r.evp),
+                                    4 * nb * sizeof(cl_uint), 0, NULL, evp(&r)),
            "clEnqueueFillBuffer");
-    account(r.evp, r.ms);
+    keep_event(&r.events);
     CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, r.ctr, &zero, sizeof zero, 0, 4 * sizeof(cl_uint),
-                                    0, NULL, r.evp),
+                                    0, NULL, evp(&r)),
            "clEnqueueFillBuffer");
-    account(r.evp, r.ms);
+    keep_event(&r.events);
 
     const cl_ulong off = offset, nn = n;
     r.k_hist_keys = clCreateKernel(program, "radix_hist_keys", &err);
@@ -290,6 +329,10 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     res->key0 = st[ST_RES0];
     res->key1 = st[ST_RES1];
     res->passes = method == CLSTATS_SELECT_RADIX ? (unsigned)r.npass : (unsigned)st[ST_ITERS];
+    if (getenv("CLSTATS_SELECT_DEBUG"))
+        fprintf(stderr, "select: n=%llu method=%d passes=%u bracket=%llu compact=%llu\n",
+                (unsigned long long)n, (int)method, res->passes, (unsigned long long)st[ST_C],
+                (unsigned long long)st[ST_COMPACT]);
     if (st[ST_FLAGS] & FLAG_EMPTY) res->empty = true;
     if (st[ST_FLAGS] & FLAG_RANGE) res->out_of_range = true;
 
@@ -341,6 +384,15 @@ double clstats__mean_f64(double a, double b)
     return s;
 }
 
+cl_mem_flags clstats__host_ptr_flag(clstats_ctx *ctx)
+{
+    /* A CPU device reads the caller's array in place (the kernels never write it); a GPU
+     * gets a copy in its own memory. */
+    cl_device_type type = 0;
+    clGetDeviceInfo(ctx->device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+    return (type & CL_DEVICE_TYPE_CPU) ? CL_MEM_USE_HOST_PTR : CL_MEM_COPY_HOST_PTR;
+}
+
 /* ---- Public API --------------------------------------------------------------------------- */
 
 static const struct clstats_select_options default_options = {0};
@@ -354,7 +406,7 @@ static int upload(clstats_ctx *ctx, const void *data, size_t bytes, cl_mem *out)
         return clstats__fail(ctx, CLSTATS_ERR_DEVICE_MEMORY,
                              "%zu bytes of data exceed the device's largest buffer (%llu MiB)",
                              bytes, (unsigned long long)(ctx->max_alloc >> 20));
-    *out = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, bytes,
+    *out = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | clstats__host_ptr_flag(ctx), bytes,
                           (void *)data, &err);
     return clstats__cl_check(ctx, err, "clCreateBuffer(data)");
 }

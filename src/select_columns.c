@@ -32,7 +32,12 @@ static int columns_device(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t ro
     int status;
 
     /* CLSTATS_COLUMNS_WG and _BITS tune it for a new device. */
-    int wg = (int)env_long("CLSTATS_COLUMNS_WG", ctx->max_work_group < 256 ? (long)ctx->max_work_group : 256);
+    cl_device_type type = 0;
+    clGetDeviceInfo(ctx->device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
+    /* CPU: one work-item per column, plain local increments (as src/select.c). */
+    long wg_default = (type & CL_DEVICE_TYPE_CPU) ? 1 : 256;
+    if ((size_t)wg_default > ctx->max_work_group) wg_default = (long)ctx->max_work_group;
+    int wg = (int)env_long("CLSTATS_COLUMNS_WG", wg_default);
     int bits = (int)env_long("CLSTATS_COLUMNS_BITS", 8);
     if ((wg & (wg - 1)) || bits < 4 || bits > 12)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad CLSTATS_COLUMNS_* tuning");
@@ -123,7 +128,7 @@ int clstats_column_medians(clstats_ctx *ctx, const float *matrix, size_t rows, s
         return clstats__fail(ctx, CLSTATS_ERR_DEVICE_MEMORY,
                              "the matrix is larger than the device's largest buffer");
     cl_int err;
-    cl_mem buf = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+    cl_mem buf = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | clstats__host_ptr_flag(ctx),
                                 count * sizeof(float), (void *)matrix, &err);
     status = clstats__cl_check(ctx, err, "clCreateBuffer(matrix)");
     if (status != CLSTATS_OK) return status;
