@@ -1,22 +1,77 @@
 #!/usr/bin/env bash
-# run_gpu.sh - what we run on the GPU machine (see ../shared/device/README.md): the test suites
-# on the NVIDIA device and on PoCL there, then the filter benchmark beside its peers.
-# Expects build/ and .device-libs/ carried; writes logs under $OUT.
+# run_gpu.sh - what we run on the GPU machine (see ../shared/device/README.md), in stages named
+# by $STAGES (default: all): tests (suites on the NVIDIA device and on PoCL there), same (madfilter
+# on the sample, GPU and CPU outputs compared byte for byte), filter (bench_filter beside cupyx),
+# select (bench_select beside numpy/cupy/torch). Expects build/ and .device-libs/ carried;
+# logs go under $OUT. Extra bench arguments: $FILTER_ARGS, $SELECT_ARGS.
 set -uo pipefail
 export LD_LIBRARY_PATH=$PWD/.device-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}
+STAGES=${STAGES:-tests same filter select}
 mkdir -p "$OUT"
+has() { [[ " $STAGES " == *" $1 "* ]]; }
 clinfo -l 2>&1 | tee "$OUT/devices.txt"
-for t in build/tests/test_*; do
-    [ -x "$t" ] || continue
+
+if has tests; then
+    for t in build/tests/test_filter build/tests/test_select build/tests/test_madfilter; do
+        for dev in gpu cpu; do
+            echo "== $t on $dev"
+            CLSTATS_DEVICE=$dev timeout 300 "$t" 2>&1 | tail -4
+        done
+    done 2>&1 | tee "$OUT/tests.txt"
+fi
+
+if has same; then
     for dev in gpu cpu; do
-        echo "== $t on $dev"
-        CLSTATS_DEVICE=$dev timeout 300 "$t" 2>&1 | tail -3
+        ./build/src/tools/madfilter samples/sky.fits "/tmp/sky_$dev.fits" -w 11 \
+            --maps mad,median,sigma,snr -d $dev --overwrite
     done
-done 2>&1 | tee "$OUT/tests.txt"
-sizes=${SIZES:-1024,4096}
-widths=${WIDTHS:-3,5,11,21,31}
-timeout 400 ./build/bench/bench_filter --device gpu --sizes "$sizes" --widths "$widths" \
-    --repeat 5 --budget 8 2>&1 | tee "$OUT/bench_gpu.txt"
-timeout 300 python3 bench/peers_filter.py --sizes "$sizes" --widths "$widths" --no-cpu 2>&1 \
-    | tee "$OUT/peers_gpu.txt"
+    # Headers differ in the HISTORY card naming the device and in DATE/CHECKSUM: compare the
+    # data of each HDU (a few lines of FITS parsing: astropy is not on that machine).
+    python3 - <<'PY' 2>&1 | tee "$OUT/same.txt"
+def hdus(path):
+    raw, pos, out = open(path, "rb").read(), 0, []
+    while pos < len(raw):
+        cards = {}
+        while True:
+            block = raw[pos:pos + 2880]; pos += 2880
+            for i in range(0, 2880, 80):
+                c = block[i:i + 80].decode("ascii")
+                if c[8:10] == "= ":
+                    cards[c[:8].strip()] = c[10:].split("/")[0].strip().strip("'").strip()
+            if any(block[i:i + 8] == b"END     " for i in range(0, 2880, 80)):
+                break
+        n = abs(int(cards["BITPIX"])) // 8
+        for k in range(int(cards["NAXIS"])):
+            n *= int(cards[f"NAXIS{k + 1}"])
+        out.append((cards.get("EXTNAME"), raw[pos:pos + n]))
+        pos += (n + 2879) // 2880 * 2880
+    return out
+for (name, a), (_, b) in zip(hdus("/tmp/sky_gpu.fits"), hdus("/tmp/sky_cpu.fits")):
+    print(name, len(a), "bytes", "bit-identical" if a == b else "DIFFERENT")
+PY
+fi
+
+if has filter; then
+    sizes=${SIZES:-1024,4096}
+    widths=${WIDTHS:-3,5,11,21,31}
+    for path in ${FILTER_PATHS:-auto}; do
+        [ "$path" = auto ] && unset CLSTATS_FILTER_PATH || export CLSTATS_FILTER_PATH=$path
+        echo "== path $path"
+        timeout 300 ./build/bench/bench_filter --device gpu --sizes "$sizes" --widths "$widths" \
+            --repeat 5 --budget 4 ${FILTER_ARGS:-}
+    done 2>&1 | tee "$OUT/bench_filter_gpu.txt"
+    unset CLSTATS_FILTER_PATH
+    timeout 200 python3 bench/peers_filter.py --sizes "$sizes" --widths "$widths" --no-cpu 2>&1 \
+        | tee "$OUT/peers_filter_gpu.txt"
+fi
+
+if has select; then
+    timeout 200 ./build/bench/bench_select --device gpu --log2n 20,25,28 --columns 10000x1000 \
+        ${SELECT_ARGS:-} 2>&1 | tee "$OUT/bench_select_gpu.txt"
+    timeout 200 ./build/bench/bench_select --device cpu --log2n 20,25 --columns 10000x1000 \
+        --reps 3 2>&1 | tee "$OUT/bench_select_cpu.txt"
+    timeout 200 python3 bench/peers_select.py --log2n 20,25,28 --columns 10000x1000 2>&1 \
+        | tee "$OUT/peers_select.txt"
+fi

@@ -17,6 +17,21 @@ struct found_device {
     struct clstats_device_info info;
 };
 
+/* A device string, truncated to fit: OpenCL refuses a buffer shorter than the whole string. */
+static void device_string(cl_device_id d, cl_device_info what, char *out, size_t size)
+{
+    size_t need = 0;
+    out[0] = '\0';
+    if (clGetDeviceInfo(d, what, 0, NULL, &need) != CL_SUCCESS || need == 0) return;
+    char *full = malloc(need + 1);
+    if (!full) return;
+    if (clGetDeviceInfo(d, what, need, full, NULL) == CL_SUCCESS) {
+        full[need] = '\0';
+        snprintf(out, size, "%s", full);
+    }
+    free(full);
+}
+
 static const char *type_name(cl_device_type t)
 {
     if (t & CL_DEVICE_TYPE_GPU) return "gpu";
@@ -53,10 +68,9 @@ static int enumerate(struct found_device *out, int max, int *count)
             f->info.platform_index = (int)p;
             f->info.device_index = (int)d;
             snprintf(f->info.platform_name, sizeof f->info.platform_name, "%s", pname);
-            clGetDeviceInfo(devices[d], CL_DEVICE_NAME, sizeof f->info.device_name - 1,
-                            f->info.device_name, NULL);
-            clGetDeviceInfo(devices[d], CL_DEVICE_VERSION, sizeof f->info.version - 1,
-                            f->info.version, NULL);
+            device_string(devices[d], CL_DEVICE_NAME, f->info.device_name,
+                          sizeof f->info.device_name);
+            device_string(devices[d], CL_DEVICE_VERSION, f->info.version, sizeof f->info.version);
             cl_device_type t = 0;
             clGetDeviceInfo(devices[d], CL_DEVICE_TYPE, sizeof t, &t, NULL);
             snprintf(f->info.type, sizeof f->info.type, "%s", type_name(t));
@@ -138,10 +152,16 @@ int clstats_ctx_create(clstats_ctx **out, const char *device_spec)
     status = enumerate(found, MAX_DEVICES, &n);
     if (status != CLSTATS_OK) return status;
     int pick = choose(found, n, device_spec);
-    if (pick < 0)
+    if (pick < 0) {
+        /* Name what there is: a driver that failed to show its GPU is then plain to see. */
+        char seen[512] = "";
+        for (int i = 0, len = 0; i < n && len < (int)sizeof seen; i++)
+            len += snprintf(seen + len, sizeof seen - (size_t)len, "%s%d:%d %s", i ? ", " : "",
+                            found[i].info.platform_index, found[i].info.device_index,
+                            found[i].info.device_name);
         return clstats__fail(NULL, CLSTATS_ERR_DEVICE_SPEC,
-                             "no OpenCL device matches \"%s\" (list them with --list-devices)",
-                             device_spec);
+                             "no OpenCL device matches \"%s\" (devices: %s)", device_spec, seen);
+    }
 
     ctx = calloc(1, sizeof *ctx);
     if (!ctx) return clstats__fail(NULL, CLSTATS_ERR_NOMEM, "cannot allocate a context");

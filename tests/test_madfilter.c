@@ -733,11 +733,17 @@ START_TEST(bad_inputs_give_one_line_and_an_exit_code)
     ck_assert(!exists(tmp("o.fits")));
     ck_assert_int_eq(count_temporaries(), 0);
 
-    /* No OpenCL platform at all: the ICD loader finds no vendor file. */
+    /* No OpenCL platform at all: the ICD loader finds no vendor file. Some loaders (a GPU
+     * driver's own) ignore OCL_ICD_VENDORS: there the case cannot be staged, and is skipped. */
     setenv("OCL_ICD_VENDORS", "/nonexistent-icd-dir", 1);
-    struct result *r = run(tmp("good.fits"), tmp("o.fits"), NULL);
+    struct result *r = run("--list-devices", NULL);
+    if (r->code != 0) {
+        r = run(tmp("good.fits"), tmp("o.fits"), NULL);
+        check_one_line_error(r, 1, "no OpenCL", "no platform");
+    } else {
+        printf("no-platform case skipped: this ICD loader ignores OCL_ICD_VENDORS\n");
+    }
     unsetenv("OCL_ICD_VENDORS");
-    check_one_line_error(r, 1, "no OpenCL", "no platform");
 
     /* Without --device, $CLSTATS_DEVICE chooses. */
     setenv("CLSTATS_DEVICE", "device-from-environment", 1);
