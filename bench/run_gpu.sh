@@ -15,7 +15,7 @@ clinfo -l 2>&1 | tee "$OUT/devices.txt"
 
 if has tests; then
     for t in build/tests/test_filter build/tests/test_select build/tests/test_madfilter; do
-        for dev in gpu cpu; do
+        for dev in ${TEST_DEVS:-gpu cpu}; do
             echo "== $t on $dev"
             CLSTATS_DEVICE=$dev timeout 300 "$t" 2>&1 | tail -4
         done
@@ -51,6 +51,13 @@ def hdus(path):
 for (name, a), (_, b) in zip(hdus("/tmp/sky_gpu.fits"), hdus("/tmp/sky_cpu.fits")):
     print(name, len(a), "bytes", "bit-identical" if a == b else "DIFFERENT")
 PY
+fi
+
+if has verbose; then
+    # Registers and spills of the filter kernels (NVIDIA's compiler reports them).
+    CLSTATS_FILTER_PATH=sorted CLSTATS_BUILD_LOG=1 CLSTATS_BUILD_OPTIONS=-cl-nv-verbose \
+        ./build/bench/bench_filter --device gpu --sizes 64 --widths ${WIDTHS:-3,11,31} --repeat 1 \
+        --maps median 2>&1 | grep -v RESULT | tee "$OUT/verbose.txt"
 fi
 
 if has filter; then

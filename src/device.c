@@ -266,18 +266,39 @@ static int build_failure(clstats_ctx *ctx, cl_program program, const char *name,
     return status;
 }
 
+static void print_build_log(clstats_ctx *ctx, cl_program program, const char *name,
+                            const char *options)
+{
+    size_t size = 0;
+    clGetProgramBuildInfo(program, ctx->device, CL_PROGRAM_BUILD_LOG, 0, NULL, &size);
+    char *log = malloc(size + 1);
+    if (!log) return;
+    log[0] = '\0';
+    clGetProgramBuildInfo(program, ctx->device, CL_PROGRAM_BUILD_LOG, size, log, NULL);
+    log[size] = '\0';
+    fprintf(stderr, "clstats: built %s (%s) for %s:\n%s\n", name, options, ctx->device_name, log);
+    free(log);
+}
+
 int clstats__program(clstats_ctx *ctx, const char *source_name, const char *options,
                      cl_program *out)
+{
+    return clstats__program_prefixed(ctx, source_name, NULL, options, out);
+}
+
+int clstats__program_prefixed(clstats_ctx *ctx, const char *source_name, const char *prefix,
+                              const char *options, cl_program *out)
 {
     char *key = NULL;
     cl_program program = NULL;
     cl_int err;
     int status = CLSTATS_OK;
 
-    size_t key_len = strlen(source_name) + strlen(options) + 2;
+    if (!prefix) prefix = "";
+    size_t key_len = strlen(source_name) + strlen(options) + strlen(prefix) + 3;
     key = malloc(key_len);
     if (!key) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate a program key");
-    snprintf(key, key_len, "%s\n%s", source_name, options);
+    snprintf(key, key_len, "%s\n%s\n%s", source_name, options, prefix);
     for (int i = 0; i < ctx->n_programs; i++) {
         if (strcmp(ctx->programs[i].key, key) == 0) {
             free(key);
@@ -291,14 +312,26 @@ int clstats__program(clstats_ctx *ctx, const char *source_name, const char *opti
         free(key);
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "no embedded kernel named %s", source_name);
     }
-    program = clCreateProgramWithSource(ctx->context, 1, &source, NULL, &err);
+    const char *sources[2] = {prefix, source};
+    program = clCreateProgramWithSource(ctx->context, 2, sources, NULL, &err);
     CL_TRY(ctx, err, "clCreateProgramWithSource");
-    /* Exactness: no fast-math options, ever; FP_CONTRACT is switched off in the sources. */
-    err = clBuildProgram(program, 1, &ctx->device, options, NULL, NULL);
+    /* Exactness: no fast-math options, ever; FP_CONTRACT is switched off in the sources.
+     * For tuning, CLSTATS_BUILD_OPTIONS adds options (e.g. -cl-nv-verbose) and
+     * CLSTATS_BUILD_LOG=1 prints every build log on stderr. */
+    const char *extra = getenv("CLSTATS_BUILD_OPTIONS");
+    char *all_options = NULL;
+    if (extra && *extra) {
+        size_t len = strlen(options) + strlen(extra) + 2;
+        all_options = malloc(len);
+        if (all_options) snprintf(all_options, len, "%s %s", options, extra);
+    }
+    err = clBuildProgram(program, 1, &ctx->device, all_options ? all_options : options, NULL, NULL);
+    free(all_options);
     if (err != CL_SUCCESS) {
         status = build_failure(ctx, program, source_name, err);
         goto fail;
     }
+    if (getenv("CLSTATS_BUILD_LOG")) print_build_log(ctx, program, source_name, options);
 
     if (ctx->n_programs == CTX_PROGRAM_CACHE) {
         /* Evict the oldest: contexts that build this many variants are rare. */

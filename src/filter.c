@@ -12,43 +12,99 @@
 #define WORK_PER_LAUNCH (1L << 31)
 #define MAX_BANDS 64
 
-/* The two designs (see the kernel files): counting bisection over a local-memory tile, fastest
- * where the tile fits; the binned reference design reading global memory, for any width. */
-enum filter_path { PATH_BISECT, PATH_BINNED };
+/* The designs (see the kernel files): sorted column runs, fastest on GPUs where its tile fits;
+ * counting bisection over a local-memory tile; the binned reference design reading global
+ * memory, for any width. */
+enum filter_path { PATH_SORTED, PATH_BISECT, PATH_BINNED };
 
 struct filter_plan {
     enum filter_path path;
     int bins, cap; /* binned: value bins; largest bin sorted in registers */
-    int tx, ty;    /* bisect: work-group and tile shape */
+    int tx, ty;    /* bisect, sorted: work-group shape */
+    int px;        /* pixels per work-item along x */
     size_t local[2];
     char options[160];
     const char *source;
+    char *prefix; /* generated source before the kernel file's, or NULL; owned */
 };
 
-/* Chooses the design and its build options: bisection on GPUs where the tile fits; binned on
- * CPU devices, where it measured faster (bench/RESULTS.md). CLSTATS_FILTER_PATH=binned|bisect
- * forces one (tests judge both; bisect falls back to binned where its tile cannot fit). */
-static void plan_filter(const clstats_ctx *ctx, int w, struct filter_plan *plan)
+/* Local memory of the sorted design's work-group (kernels/median_filter_sorted.cl). */
+static size_t sorted_local_bytes(int w, int tx, int ty, int px)
 {
-    memset(plan, 0, sizeof *plan);
-    const char *force = getenv("CLSTATS_FILTER_PATH");
-    plan->path = PATH_BINNED;
-    for (int t = 16; t >= 8 && plan->path == PATH_BINNED; t /= 2) {
-        size_t bytes = (size_t)(t + w - 1) * (size_t)(t + w - 1) * sizeof(float);
-        if (bytes <= ctx->local_mem && (size_t)(t * t) <= ctx->max_work_group) {
-            plan->path = PATH_BISECT;
-            plan->tx = plan->ty = t;
+    const size_t cw = (size_t)(tx * px + w - 1), th = (size_t)(ty + w - 1);
+    return 4 * th * cw + 4 * (size_t)w * (size_t)ty * cw + (size_t)ty * cw;
+}
+
+/* The sorted design's shape for width w: the first that fits, preferring many output rows per
+ * group (each sorted segment serves a row) and two pixels per work-item at small widths.
+ * CLSTATS_FILTER_SHAPE="TX,TY,PX" overrides, for tuning. */
+static bool plan_sorted(const clstats_ctx *ctx, int w, struct filter_plan *plan)
+{
+    static const int shapes[][3] = {{32, 8, 2}, {32, 8, 1}, {32, 4, 2}, {32, 4, 1},
+                                    {16, 4, 1}, {32, 2, 1}, {16, 2, 1}, {8, 2, 1}};
+    const char *force = getenv("CLSTATS_FILTER_SHAPE");
+    int tx, ty, px;
+    if (w > 63) return false; /* registers: W keys per work-item */
+    if (force && sscanf(force, "%d,%d,%d", &tx, &ty, &px) == 3 && tx > 0 && ty > 0 && px > 0 &&
+        sorted_local_bytes(w, tx, ty, px) <= ctx->local_mem &&
+        (size_t)(tx * ty) <= ctx->max_work_group) {
+        plan->tx = tx, plan->ty = ty, plan->px = px;
+        return true;
+    }
+    /* A little local memory is the implementation's own. */
+    const size_t budget = ctx->local_mem > 2048 ? ctx->local_mem - 1024 : ctx->local_mem;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        tx = shapes[i][0], ty = shapes[i][1], px = shapes[i][2];
+        if (px > 1 && w > 15) continue;
+        if (sorted_local_bytes(w, tx, ty, px) <= budget &&
+            (size_t)(tx * ty) <= ctx->max_work_group) {
+            plan->tx = tx, plan->ty = ty, plan->px = px;
+            return true;
         }
     }
-    const bool want_bisect = force ? strcmp(force, "bisect") == 0 : !ctx->is_cpu;
-    if (!want_bisect) plan->path = PATH_BINNED;
+    return false;
+}
+
+/* Chooses the design and its build options: sorted runs on GPUs where the tile fits, else
+ * bisection where its tile fits; binned on CPU devices, where it measured faster
+ * (bench/RESULTS.md). CLSTATS_FILTER_PATH=sorted|bisect|binned forces one (tests judge each;
+ * a design whose tile cannot fit falls back to the next). */
+static int plan_filter(clstats_ctx *ctx, int w, struct filter_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->px = 1;
+    const char *force = getenv("CLSTATS_FILTER_PATH");
+    const char *want = force ? force : ctx->is_cpu ? "binned" : "sorted";
+
+    if (strcmp(want, "sorted") == 0 && plan_sorted(ctx, w, plan)) {
+        plan->path = PATH_SORTED;
+        plan->local[0] = (size_t)plan->tx;
+        plan->local[1] = (size_t)plan->ty;
+        plan->source = "median_filter_sorted.cl";
+        plan->prefix = clstats__sort_network_source(w);
+        if (!plan->prefix)
+            return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate a sorting network");
+        snprintf(plan->options, sizeof plan->options, "-D W=%d -D TX=%d -D TY=%d -D PX=%d", w,
+                 plan->tx, plan->ty, plan->px);
+        return CLSTATS_OK;
+    }
+    plan->path = PATH_BINNED;
+    if (strcmp(want, "binned") != 0) {
+        for (int t = 16; t >= 8 && plan->path == PATH_BINNED; t /= 2) {
+            size_t bytes = (size_t)(t + w - 1) * (size_t)(t + w - 1) * sizeof(float);
+            if (bytes <= ctx->local_mem && (size_t)(t * t) <= ctx->max_work_group) {
+                plan->path = PATH_BISECT;
+                plan->tx = plan->ty = t;
+            }
+        }
+    }
     if (plan->path == PATH_BISECT) {
         plan->local[0] = (size_t)plan->tx;
         plan->local[1] = (size_t)plan->ty;
         plan->source = "median_filter_bisect.cl";
         snprintf(plan->options, sizeof plan->options, "-D W=%d -D TX=%d -D TY=%d", w, plan->tx,
                  plan->ty);
-        return;
+        return CLSTATS_OK;
     }
     /* Bins grow with the window so the median's bin stays small. */
     const int n = w * w;
@@ -60,6 +116,7 @@ static void plan_filter(const clstats_ctx *ctx, int w, struct filter_plan *plan)
     plan->source = "median_filter.cl";
     snprintf(plan->options, sizeof plan->options, "-D W=%d -D NB=%d -D CAP=%d", w, plan->bins,
              plan->cap);
+    return CLSTATS_OK;
 }
 
 static const char *const boundary_names[] = {"reflect", "mirror", "nearest", "constant", "wrap"};
@@ -171,16 +228,19 @@ int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_
                              nx, ny, (unsigned long long)(ctx->max_alloc >> 20));
 
     struct filter_plan plan;
-    plan_filter(ctx, w, &plan);
-    status = clstats__program(ctx, plan.source, plan.options, &program);
+    status = plan_filter(ctx, w, &plan);
+    if (status != CLSTATS_OK) return status;
+    status = clstats__program_prefixed(ctx, plan.source, plan.prefix, plan.options, &program);
+    free(plan.prefix);
     if (status != CLSTATS_OK) return status;
     kernel = clCreateKernel(program, "median_mad", &err);
     CL_TRY(ctx, err, "clCreateKernel(median_mad)");
 
-    const size_t *local = plan.local;
-    const size_t gx = (nx + local[0] - 1) / local[0] * local[0];
+    /* Work-items along x each cover px pixels; the column map covers every group's pixels. */
+    const size_t *local = plan.local, span_x = local[0] * (size_t)plan.px;
+    const size_t gx = (nx + span_x - 1) / span_x * local[0];
     const size_t gy = (ny + local[1] - 1) / local[1] * local[1];
-    colmap = axis_map(nx, gx, w, p->boundary);
+    colmap = axis_map(nx, gx * (size_t)plan.px, w, p->boundary);
     rowmap = axis_map(ny, gy, w, p->boundary);
     if (!colmap || !rowmap) {
         status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate boundary maps");
@@ -190,7 +250,8 @@ int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_
     const cl_mem_flags in_flags = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
     img_buf = clCreateBuffer(ctx->context, in_flags, in_count * sizeof(float), (void *)image, &err);
     CL_TRY(ctx, err, "clCreateBuffer(image)");
-    col_buf = clCreateBuffer(ctx->context, in_flags, (gx + w - 1) * sizeof(int), colmap, &err);
+    col_buf = clCreateBuffer(ctx->context, in_flags, (gx * (size_t)plan.px + w - 1) * sizeof(int),
+                             colmap, &err);
     CL_TRY(ctx, err, "clCreateBuffer(column map)");
     row_buf = clCreateBuffer(ctx->context, in_flags, (gy + w - 1) * sizeof(int), rowmap, &err);
     CL_TRY(ctx, err, "clCreateBuffer(row map)");
@@ -217,7 +278,7 @@ int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_
     CL_TRY(ctx, clSetKernelArg(kernel, 9, sizeof want_median, &want_median), "clSetKernelArg");
     CL_TRY(ctx, clSetKernelArg(kernel, 10, sizeof want_mad, &want_mad), "clSetKernelArg");
 
-    long band = WORK_PER_LAUNCH / ((long)gx * w * w);
+    long band = WORK_PER_LAUNCH / ((long)gx * plan.px * w * w);
     band = band < (long)local[1] ? (long)local[1] : band / (long)local[1] * (long)local[1];
     for (size_t y0 = 0; y0 < ny; y0 += (size_t)band) {
         size_t rows = ny - y0 < (size_t)band ? ny - y0 : (size_t)band;

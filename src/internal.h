@@ -47,6 +47,15 @@ const char *clstats__cl_error_name(cl_int err);
 int clstats__program(clstats_ctx *ctx, const char *source_name, const char *options,
                      cl_program *out);
 
+/* The same with generated source text put before the file's (e.g. a sorting network); prefix
+ * may be NULL. Programs are cached by name, prefix and options. */
+int clstats__program_prefixed(clstats_ctx *ctx, const char *source_name, const char *prefix,
+                              const char *options, cl_program *out);
+
+/* "#define SORT_NETWORK(v) CE(v, i, j) ..." sorting v[0..n) in place with a comparator macro
+ * CE the kernel defines; malloc'd, NULL when out of memory (src/sort_network.c). */
+char *clstats__sort_network_source(int n);
+
 /* Adds the run time of a finished kernel event to ctx->last_kernel_ms and releases it. */
 void clstats__account_event(clstats_ctx *ctx, cl_event event);
 

@@ -157,6 +157,36 @@ START_TEST(bisect_design_matches_reference)
 }
 END_TEST
 
+START_TEST(sorted_design_matches_reference)
+{
+    ck_assert_uint_eq(design_cases("sorted", test_seed() + 7000), 0);
+}
+END_TEST
+
+/* The sorted design's work-group shapes: groups cut by the image's edges, several pixels per
+ * work-item, shapes larger and smaller than the window. */
+START_TEST(sorted_design_shapes_match_reference)
+{
+    static const char *shapes[] = {"32,8,2", "8,2,3", "4,4,1", "16,1,4"};
+    size_t bad = 0;
+    uint64_t seed = test_seed() + 7500;
+    setenv("CLSTATS_FILTER_PATH", "sorted", 1);
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        setenv("CLSTATS_FILTER_SHAPE", shapes[i], 1);
+        bad += run_case(37, 29, 40, 7, all_modes[i % 5], 2.0f, FILL_NORMAL, 0.05, seed++);
+        bad += run_case(31, 9, 31, 11, all_modes[(i + 1) % 5], 2.0f, FILL_INTEGERS, 0.1, seed++);
+        bad += run_case(20, 21, 20, 3, all_modes[(i + 2) % 5], 2.0f, FILL_SPARSE, 0.0, seed++);
+        bad += run_case(19, 23, 19, 15, CLSTATS_BOUNDARY_CONSTANT, NAN, FILL_HEAVY_TAIL, 0.1,
+                        seed++);
+    }
+    unsetenv("CLSTATS_FILTER_SHAPE");
+    bad += run_case(70, 66, 70, 51, CLSTATS_BOUNDARY_REFLECT, 0.0f, FILL_NORMAL, 0.01, seed++);
+    bad += run_case(45, 40, 45, 63, CLSTATS_BOUNDARY_MIRROR, 0.0f, FILL_INTEGERS, 0.02, seed++);
+    unsetenv("CLSTATS_FILTER_PATH");
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
 START_TEST(binned_design_matches_reference)
 {
     ck_assert_uint_eq(design_cases("binned", test_seed() + 5000), 0);
@@ -370,6 +400,8 @@ static Suite *filter_suite(void)
     tcase_add_test(tc, large_windows_take_the_exact_fallback);
     tcase_add_test(tc, binned_design_matches_reference);
     tcase_add_test(tc, bisect_design_matches_reference);
+    tcase_add_test(tc, sorted_design_matches_reference);
+    tcase_add_test(tc, sorted_design_shapes_match_reference);
     suite_add_tcase(s, tc);
     return s;
 }
