@@ -90,7 +90,8 @@ int clstats_list_devices(struct clstats_device_info *out, size_t max, size_t *co
     *count = 0;
     int status = enumerate(found, MAX_DEVICES, &n);
     if (status != CLSTATS_OK) return status;
-    for (int i = 0; i < n && (size_t)i < max && out; i++) out[i] = found[i].info;
+    for (int i = 0; i < n && (size_t)i < max && out; i++)
+        out[i] = found[i].info;
     *count = (size_t)n;
     return CLSTATS_OK;
 }
@@ -100,7 +101,8 @@ static bool contains_nocase(const char *hay, const char *needle)
     size_t n = strlen(needle);
     for (; *hay; hay++) {
         size_t i = 0;
-        while (i < n && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+        while (i < n && hay[i] &&
+               tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
             i++;
         if (i == n) return true;
     }
@@ -167,11 +169,10 @@ int clstats_ctx_create(clstats_ctx **out, const char *device_spec)
     if (!ctx) return clstats__fail(NULL, CLSTATS_ERR_NOMEM, "cannot allocate a context");
     ctx->platform = found[pick].platform;
     ctx->device = found[pick].device;
-    snprintf(ctx->device_name, sizeof ctx->device_name, "%s / %s",
-             found[pick].info.platform_name, found[pick].info.device_name);
+    snprintf(ctx->device_name, sizeof ctx->device_name, "%s / %s", found[pick].info.platform_name,
+             found[pick].info.device_name);
 
-    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)ctx->platform,
-                                     0};
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)ctx->platform, 0};
     ctx->context = clCreateContext(props, 1, &ctx->device, NULL, NULL, &err);
     CL_TRY(ctx, err, "clCreateContext");
     ctx->queue = clCreateCommandQueue(ctx->context, ctx->device, CL_QUEUE_PROFILING_ENABLE, &err);
@@ -280,6 +281,44 @@ static void print_build_log(clstats_ctx *ctx, cl_program program, const char *na
     free(log);
 }
 
+/* Compiles sources with options (and `extra` options, for tuning, when not NULL). */
+static int build_from_source(clstats_ctx *ctx, const char *name, const char *const sources[2],
+                             const char *options, const char *extra, cl_program *out)
+{
+    cl_int err;
+    int status = CLSTATS_OK;
+    char *all_options = NULL;
+    cl_program program =
+        clCreateProgramWithSource(ctx->context, 2, (const char **)sources, NULL, &err);
+    CL_TRY(ctx, err, "clCreateProgramWithSource");
+    if (extra) {
+        size_t len = strlen(options) + strlen(extra) + 2;
+        all_options = malloc(len);
+        if (!all_options) {
+            status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate build options");
+            goto fail;
+        }
+        snprintf(all_options, len, "%s %s", options, extra);
+    }
+    /* Exactness: no fast-math options, ever; FP_CONTRACT is switched off in the sources.
+     * For tuning, CLSTATS_BUILD_OPTIONS adds options (e.g. -cl-nv-verbose) and
+     * CLSTATS_BUILD_LOG=1 prints every build log on stderr. */
+    err = clBuildProgram(program, 1, &ctx->device, all_options ? all_options : options, NULL, NULL);
+    if (err != CL_SUCCESS) {
+        status = build_failure(ctx, program, name, err);
+        goto fail;
+    }
+    if (getenv("CLSTATS_BUILD_LOG")) print_build_log(ctx, program, name, options);
+    free(all_options);
+    *out = program;
+    return CLSTATS_OK;
+
+fail:
+    free(all_options);
+    if (program) clReleaseProgram(program);
+    return status;
+}
+
 int clstats__program(clstats_ctx *ctx, const char *source_name, const char *options,
                      cl_program *out)
 {
@@ -291,7 +330,6 @@ int clstats__program_prefixed(clstats_ctx *ctx, const char *source_name, const c
 {
     char *key = NULL;
     cl_program program = NULL;
-    cl_int err;
     int status = CLSTATS_OK;
 
     if (!prefix) prefix = "";
@@ -313,25 +351,15 @@ int clstats__program_prefixed(clstats_ctx *ctx, const char *source_name, const c
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "no embedded kernel named %s", source_name);
     }
     const char *sources[2] = {prefix, source};
-    program = clCreateProgramWithSource(ctx->context, 2, sources, NULL, &err);
-    CL_TRY(ctx, err, "clCreateProgramWithSource");
-    /* Exactness: no fast-math options, ever; FP_CONTRACT is switched off in the sources.
-     * For tuning, CLSTATS_BUILD_OPTIONS adds options (e.g. -cl-nv-verbose) and
-     * CLSTATS_BUILD_LOG=1 prints every build log on stderr. */
     const char *extra = getenv("CLSTATS_BUILD_OPTIONS");
-    char *all_options = NULL;
-    if (extra && *extra) {
-        size_t len = strlen(options) + strlen(extra) + 2;
-        all_options = malloc(len);
-        if (all_options) snprintf(all_options, len, "%s %s", options, extra);
+    const bool tuning = extra && *extra; /* such builds neither use nor fill the disk cache */
+    program = tuning ? NULL : clstats__cache_load(ctx, sources, options);
+    if (!program) {
+        status =
+            build_from_source(ctx, source_name, sources, options, tuning ? extra : NULL, &program);
+        if (status != CLSTATS_OK) goto fail;
+        if (!tuning) clstats__cache_store(ctx, sources, options, program);
     }
-    err = clBuildProgram(program, 1, &ctx->device, all_options ? all_options : options, NULL, NULL);
-    free(all_options);
-    if (err != CL_SUCCESS) {
-        status = build_failure(ctx, program, source_name, err);
-        goto fail;
-    }
-    if (getenv("CLSTATS_BUILD_LOG")) print_build_log(ctx, program, source_name, options);
 
     if (ctx->n_programs == CTX_PROGRAM_CACHE) {
         /* Evict the oldest: contexts that build this many variants are rare. */

@@ -109,7 +109,8 @@ static int plan_filter(clstats_ctx *ctx, int w, struct filter_plan *plan)
     /* Bins grow with the window so the median's bin stays small. */
     const int n = w * w;
     plan->bins = 32;
-    while (plan->bins < 256 && plan->bins * 4 < n) plan->bins *= 2;
+    while (plan->bins < 256 && plan->bins * 4 < n)
+        plan->bins *= 2;
     plan->cap = n > 200 ? 64 : 32;
     plan->local[0] = 16;
     plan->local[1] = 4;
@@ -189,8 +190,7 @@ static int check_args(clstats_ctx *ctx, const float *image, size_t nx, size_t ny
     if (!median_out && !mad_out)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "neither a median nor a MAD output given");
     if (nx == 0 || ny == 0 || nx > INT32_MAX / 2 || ny > INT32_MAX / 2)
-        return clstats__fail(ctx, CLSTATS_ERR_ARG, "image size %zu x %zu is out of range", nx,
-                             ny);
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "image size %zu x %zu is out of range", nx, ny);
     if (stride < nx)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "row stride %zu is less than the width %zu",
                              stride, nx);
@@ -203,9 +203,8 @@ static int check_args(clstats_ctx *ctx, const float *image, size_t nx, size_t ny
     return CLSTATS_OK;
 }
 
-int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_t ny,
-                          size_t stride, const struct clstats_filter_params *p, float *median_out,
-                          float *mad_out)
+int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_t ny, size_t stride,
+                          const struct clstats_filter_params *p, float *median_out, float *mad_out)
 {
     int status = check_args(ctx, image, nx, ny, stride, p, median_out, mad_out);
     if (status != CLSTATS_OK) return status;
@@ -256,8 +255,8 @@ int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_
     row_buf = clCreateBuffer(ctx->context, in_flags, (gy + w - 1) * sizeof(int), rowmap, &err);
     CL_TRY(ctx, err, "clCreateBuffer(row map)");
     /* An unused output still needs a valid buffer argument: a one-element stand-in. */
-    med_buf = clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, median_out ? out_bytes : 4, NULL,
-                             &err);
+    med_buf =
+        clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, median_out ? out_bytes : 4, NULL, &err);
     CL_TRY(ctx, err, "clCreateBuffer(median)");
     mad_buf = clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, mad_out ? out_bytes : 4, NULL, &err);
     CL_TRY(ctx, err, "clCreateBuffer(MAD)");
@@ -286,11 +285,13 @@ int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_
         const size_t global[2] = {gx, (rows + local[1] - 1) / local[1] * local[1]};
         if (n_events == MAX_BANDS) { /* keep the event list bounded */
             CL_TRY(ctx, clFinish(ctx->queue), "clFinish(median filter bands)");
-            for (int i = 0; i < n_events; i++) clstats__account_event(ctx, events[i]);
+            for (int i = 0; i < n_events; i++)
+                clstats__account_event(ctx, events[i]);
             n_events = 0;
         }
-        CL_TRY(ctx, clEnqueueNDRangeKernel(ctx->queue, kernel, 2, offset, global, local, 0, NULL,
-                                           &events[n_events]),
+        CL_TRY(ctx,
+               clEnqueueNDRangeKernel(ctx->queue, kernel, 2, offset, global, local, 0, NULL,
+                                      &events[n_events]),
                "clEnqueueNDRangeKernel(median_mad)");
         n_events++;
         if (p->progress) {
@@ -301,18 +302,21 @@ int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_
         }
     }
     if (median_out)
-        CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, med_buf, CL_FALSE, 0, out_bytes, median_out,
-                                        0, NULL, NULL),
+        CL_TRY(ctx,
+               clEnqueueReadBuffer(ctx->queue, med_buf, CL_FALSE, 0, out_bytes, median_out, 0, NULL,
+                                   NULL),
                "clEnqueueReadBuffer(median)");
     if (mad_out)
-        CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, mad_buf, CL_FALSE, 0, out_bytes, mad_out, 0,
-                                        NULL, NULL),
+        CL_TRY(ctx,
+               clEnqueueReadBuffer(ctx->queue, mad_buf, CL_FALSE, 0, out_bytes, mad_out, 0, NULL,
+                                   NULL),
                "clEnqueueReadBuffer(MAD)");
     CL_TRY(ctx, clFinish(ctx->queue), "clFinish(median filter)");
 
 fail:
     if (status != CLSTATS_OK) clFinish(ctx->queue);
-    for (int i = 0; i < n_events; i++) clstats__account_event(ctx, events[i]);
+    for (int i = 0; i < n_events; i++)
+        clstats__account_event(ctx, events[i]);
     if (kernel) clReleaseKernel(kernel);
     if (img_buf) clReleaseMemObject(img_buf);
     if (col_buf) clReleaseMemObject(col_buf);

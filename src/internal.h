@@ -52,6 +52,13 @@ int clstats__program(clstats_ctx *ctx, const char *source_name, const char *opti
 int clstats__program_prefixed(clstats_ctx *ctx, const char *source_name, const char *prefix,
                               const char *options, cl_program *out);
 
+/* The program built from sources[0..2) with options, from the on-disk cache, or NULL; and
+ * storing a built one there (src/program_cache.c). Failures only mean no cache. */
+cl_program clstats__cache_load(clstats_ctx *ctx, const char *const sources[2],
+                               const char *options);
+void clstats__cache_store(clstats_ctx *ctx, const char *const sources[2], const char *options,
+                          cl_program program);
+
 /* "#define SORT_NETWORK(v) CE(v, i, j) ..." sorting v[0..n) in place with a comparator macro
  * CE the kernel defines; malloc'd, NULL when out of memory (src/sort_network.c). */
 char *clstats__sort_network_source(int n);

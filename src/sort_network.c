@@ -13,7 +13,8 @@
 char *clstats__sort_network_source(int n)
 {
     int p2 = 1;
-    while (p2 < n) p2 *= 2;
+    while (p2 < n)
+        p2 *= 2;
     /* At most p2 * log2(p2)^2 / 4 comparators of at most 16 characters each. */
     size_t cap = 64 + (size_t)p2 * 16 * 4 * 8, len = 0;
     char *src = malloc(cap);
@@ -29,8 +30,8 @@ char *clstats__sort_network_source(int n)
                             if (!grown) return free(src), NULL;
                             src = grown;
                         }
-                        len += (size_t)snprintf(src + len, cap - len, "  CE(v, %d, %d) \\\n",
-                                                i + j, i + j + k);
+                        len += (size_t)snprintf(src + len, cap - len, "  CE(v, %d, %d) \\\n", i + j,
+                                                i + j + k);
                     }
     snprintf(src + len, cap - len, "\n");
     return src;
