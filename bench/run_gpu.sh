@@ -74,6 +74,50 @@ if has filter; then
         | tee "$OUT/peers_filter_gpu.txt"
 fi
 
+if has e2e; then
+    # madfilter end to end on a sky-like FITS image per size, twice: the first run compiles
+    # (empty program cache), the second finds its program on disk.
+    export CLSTATS_CACHE_DIR=/tmp/clstats-cache
+    rm -rf "$CLSTATS_CACHE_DIR"
+    for n in ${E2E_SIZES:-4096}; do
+        python3 - "$n" <<'PY'
+import sys, numpy as np
+n = int(sys.argv[1])
+rng = np.random.default_rng(1)
+img = (100 + 5 * rng.standard_normal((n, n))).astype(">f4")
+cards = ["SIMPLE  =                    T", "BITPIX  =                  -32", "NAXIS   =                    2",
+         f"NAXIS1  = {n:20d}", f"NAXIS2  = {n:20d}", "END"]
+head = "".join(c.ljust(80) for c in cards).ljust(2880 * ((len(cards) * 80 + 2879) // 2880))
+with open(f"/tmp/sky{n}.fits", "wb") as f:
+    f.write(head.encode()); f.write(img.tobytes()); f.write(b"\0" * (-img.nbytes % 2880))
+PY
+        for run in cold warm; do
+            /usr/bin/time -f "madfilter $n ${run}: %e s wall, %M KiB" ./build/src/tools/madfilter \
+                "/tmp/sky$n.fits" "/tmp/out$n.fits" -w 11 --maps mad,median -d gpu --overwrite
+        done
+    done 2>&1 | tee "$OUT/e2e.txt"
+    unset CLSTATS_CACHE_DIR
+fi
+
+if has transfer; then
+    ./build/bench/bench_transfer --device gpu --mb 64 | tee "$OUT/transfer.txt"
+    ./build/bench/bench_transfer --device gpu --mb 256 --repeat 3 | tee -a "$OUT/transfer.txt"
+fi
+
+if has shapes; then
+    for shape in ${SHAPES:-32,8,2 16,8,4 32,4,4 32,8,1 32,4,2}; do
+        echo "== shape $shape"
+        CLSTATS_FILTER_SHAPE=$shape ./build/bench/bench_filter --device gpu --sizes 4096 \
+            --widths ${WIDTHS:-11} --maps median,both --repeat 5 --budget 2 | grep -v RESULT
+    done 2>&1 | tee "$OUT/shapes.txt"
+fi
+
+if has select_debug; then
+    CLSTATS_SELECT_DEBUG=1 ./build/bench/bench_select --device gpu --log2n 25,28 --reps 1 \
+        --methods radix,cutting-plane --columns 10000x1000 2>&1 | grep -v RESULT \
+        | tee "$OUT/select_debug.txt"
+fi
+
 if has select; then
     timeout 200 ./build/bench/bench_select --device gpu --log2n 20,25,28 --columns 10000x1000 \
         ${SELECT_ARGS:-} 2>&1 | tee "$OUT/bench_select_gpu.txt"

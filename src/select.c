@@ -70,6 +70,7 @@ static cl_uint compute_units(clstats_ctx *ctx)
  * state has been read, so that timing never stalls the queue between launches. */
 struct events {
     cl_event *ev;
+    const char **what; /* each command's name, for CLSTATS_SELECT_DEBUG */
     size_t n, cap;
 };
 
@@ -80,19 +81,23 @@ static cl_event *next_event(struct events *e)
         cl_event *p = realloc(e->ev, cap * sizeof *p);
         if (!p) return NULL;
         e->ev = p;
+        const char **w = realloc(e->what, cap * sizeof *w);
+        if (!w) return NULL;
+        e->what = w;
         e->cap = cap;
     }
     e->ev[e->n] = NULL;
     return &e->ev[e->n];
 }
 
-static void keep_event(struct events *e)
+static void keep_event(struct events *e, const char *what)
 {
-    if (e->n < e->cap && e->ev[e->n]) e->n++;
+    if (e->n < e->cap && e->ev[e->n]) e->what[e->n++] = what;
 }
 
 static void sum_events(struct events *e, double *ms)
 {
+    const bool debug = getenv("CLSTATS_SELECT_DEBUG") != NULL;
     for (size_t i = 0; i < e->n; i++) {
         cl_ulong t0 = 0, t1 = 0;
         if (ms) {
@@ -100,10 +105,12 @@ static void sum_events(struct events *e, double *ms)
             clGetEventProfilingInfo(e->ev[i], CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
             clGetEventProfilingInfo(e->ev[i], CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
             *ms += (double)(t1 - t0) * 1e-6;
+            if (debug) fprintf(stderr, "  %-16s %8.4f ms\n", e->what[i], (double)(t1 - t0) * 1e-6);
         }
         clReleaseEvent(e->ev[i]);
     }
     free(e->ev);
+    free(e->what);
     memset(e, 0, sizeof *e);
 }
 
@@ -143,7 +150,7 @@ static int launch(struct run *r, cl_kernel k, size_t groups, const char *what)
         r->ctx, clEnqueueNDRangeKernel(r->ctx->queue, k, 1, NULL, &global, &local, 0, NULL,
                                        evp(r)),
         what);
-    keep_event(&r->events);
+    keep_event(&r->events, what);
     return status;
 }
 
@@ -237,11 +244,11 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, r.hist, &zero, sizeof zero, 0,
                                     4 * nb * sizeof(cl_uint), 0, NULL, evp(&r)),
            "clEnqueueFillBuffer");
-    keep_event(&r.events);
+    keep_event(&r.events, "fill(histogram)");
     CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, r.ctr, &zero, sizeof zero, 0, 4 * sizeof(cl_uint),
                                     0, NULL, evp(&r)),
            "clEnqueueFillBuffer");
-    keep_event(&r.events);
+    keep_event(&r.events, "fill(counters)");
 
     const cl_ulong off = offset, nn = n;
     r.k_hist_keys = clCreateKernel(program, "radix_hist_keys", &err);
