@@ -41,11 +41,16 @@ static const char *type_name(cl_device_type t)
 }
 
 /* Every device of every platform, in platform then device order. */
-static int enumerate(struct found_device *out, int max, int *count)
+/* Every device of every platform; platforms that fail to list devices are named in skipped
+ * (when not NULL), so a driver that lost its GPU is plain to see. */
+static int enumerate(struct found_device *out, int max, int *count, char *skipped,
+                     size_t skipped_size)
 {
     cl_platform_id platforms[MAX_PLATFORMS];
     cl_uint np = 0;
+    size_t skipped_len = 0;
     *count = 0;
+    if (skipped) skipped[0] = '\0';
     if (clGetPlatformIDs(MAX_PLATFORMS, platforms, &np) != CL_SUCCESS || np == 0)
         return clstats__fail(NULL, CLSTATS_ERR_NO_DEVICE,
                              "no OpenCL platform found (is an ICD such as pocl-opencl-icd "
@@ -54,12 +59,17 @@ static int enumerate(struct found_device *out, int max, int *count)
     for (cl_uint p = 0; p < np; p++) {
         cl_device_id devices[MAX_DEVICES];
         cl_uint nd = 0;
-        if (clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, MAX_DEVICES, devices, &nd) !=
-            CL_SUCCESS)
-            continue;
-        if (nd > MAX_DEVICES) nd = MAX_DEVICES;
         char pname[128] = "";
         clGetPlatformInfo(platforms[p], CL_PLATFORM_NAME, sizeof pname - 1, pname, NULL);
+        cl_int err = clGetDeviceIDs(platforms[p], CL_DEVICE_TYPE_ALL, MAX_DEVICES, devices, &nd);
+        if (err != CL_SUCCESS) {
+            if (skipped && skipped_len < skipped_size)
+                skipped_len += (size_t)snprintf(skipped + skipped_len, skipped_size - skipped_len,
+                                                "; platform %u (%s) lists no device: %s", p, pname,
+                                                clstats__cl_error_name(err));
+            continue;
+        }
+        if (nd > MAX_DEVICES) nd = MAX_DEVICES;
         for (cl_uint d = 0; d < nd && *count < max; d++) {
             struct found_device *f = &out[(*count)++];
             memset(f, 0, sizeof *f);
@@ -88,7 +98,7 @@ int clstats_list_devices(struct clstats_device_info *out, size_t max, size_t *co
     int n = 0;
     if (!count) return clstats__fail(NULL, CLSTATS_ERR_ARG, "count is NULL");
     *count = 0;
-    int status = enumerate(found, MAX_DEVICES, &n);
+    int status = enumerate(found, MAX_DEVICES, &n, NULL, 0);
     if (status != CLSTATS_OK) return status;
     for (int i = 0; i < n && (size_t)i < max && out; i++)
         out[i] = found[i].info;
@@ -151,7 +161,8 @@ int clstats_ctx_create(clstats_ctx **out, const char *device_spec)
     if (!device_spec) device_spec = getenv("CLSTATS_DEVICE");
     if (!device_spec) device_spec = "auto";
 
-    status = enumerate(found, MAX_DEVICES, &n);
+    char skipped[512];
+    status = enumerate(found, MAX_DEVICES, &n, skipped, sizeof skipped);
     if (status != CLSTATS_OK) return status;
     int pick = choose(found, n, device_spec);
     if (pick < 0) {
@@ -162,7 +173,8 @@ int clstats_ctx_create(clstats_ctx **out, const char *device_spec)
                             found[i].info.platform_index, found[i].info.device_index,
                             found[i].info.device_name);
         return clstats__fail(NULL, CLSTATS_ERR_DEVICE_SPEC,
-                             "no OpenCL device matches \"%s\" (devices: %s)", device_spec, seen);
+                             "no OpenCL device matches \"%s\" (devices: %s%s)", device_spec, seen,
+                             skipped);
     }
 
     ctx = calloc(1, sizeof *ctx);

@@ -36,12 +36,13 @@ static size_t sorted_local_bytes(int w, int tx, int ty, int px)
 }
 
 /* The sorted design's shape for width w: the first that fits, preferring many output rows per
- * group (each sorted segment serves a row) and two pixels per work-item at small widths.
+ * group (each sorted segment serves a row). One pixel per work-item measured best for median
+ * and MAD together at w = 11 on the H200 (bench/RESULTS.md); more trade MAD for median speed.
  * CLSTATS_FILTER_SHAPE="TX,TY,PX" overrides, for tuning. */
 static bool plan_sorted(const clstats_ctx *ctx, int w, struct filter_plan *plan)
 {
-    static const int shapes[][3] = {{32, 8, 2}, {32, 8, 1}, {32, 4, 2}, {32, 4, 1},
-                                    {16, 4, 1}, {32, 2, 1}, {16, 2, 1}, {8, 2, 1}};
+    static const int shapes[][3] = {{32, 8, 1}, {32, 4, 1}, {16, 4, 1},
+                                    {32, 2, 1}, {16, 2, 1}, {8, 2, 1}};
     const char *force = getenv("CLSTATS_FILTER_SHAPE");
     int tx, ty, px;
     if (w > 63) return false; /* registers: W keys per work-item */
@@ -55,7 +56,6 @@ static bool plan_sorted(const clstats_ctx *ctx, int w, struct filter_plan *plan)
     const size_t budget = ctx->local_mem > 2048 ? ctx->local_mem - 1024 : ctx->local_mem;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         tx = shapes[i][0], ty = shapes[i][1], px = shapes[i][2];
-        if (px > 1 && w > 15) continue;
         if (sorted_local_bytes(w, tx, ty, px) <= budget &&
             (size_t)(tx * ty) <= ctx->max_work_group) {
             plan->tx = tx, plan->ty = ty, plan->px = px;
@@ -247,8 +247,8 @@ int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_
     }
 
     const cl_mem_flags in_flags = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
-    img_buf = clCreateBuffer(ctx->context, in_flags, in_count * sizeof(float), (void *)image, &err);
-    CL_TRY(ctx, err, "clCreateBuffer(image)");
+    status = clstats__upload(ctx, image, in_count * sizeof(float), "uploading the image", &img_buf);
+    if (status != CLSTATS_OK) goto fail;
     col_buf = clCreateBuffer(ctx->context, in_flags, (gx * (size_t)plan.px + w - 1) * sizeof(int),
                              colmap, &err);
     CL_TRY(ctx, err, "clCreateBuffer(column map)");

@@ -52,6 +52,12 @@ int clstats__program(clstats_ctx *ctx, const char *source_name, const char *opti
 int clstats__program_prefixed(clstats_ctx *ctx, const char *source_name, const char *prefix,
                               const char *options, cl_program *out);
 
+/* A read-only device buffer holding `bytes` of host data, ready for commands enqueued after
+ * it on ctx->queue; the host data must stay unchanged until the calling operation has
+ * finished (src/transfer.c). `what` names it in errors. */
+int clstats__upload(clstats_ctx *ctx, const void *host, size_t bytes, const char *what,
+                    cl_mem *out);
+
 /* The program built from sources[0..2) with options, from the on-disk cache, or NULL; and
  * storing a built one there (src/program_cache.c). Failures only mean no cache. */
 cl_program clstats__cache_load(clstats_ctx *ctx, const char *const sources[2],

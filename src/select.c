@@ -13,8 +13,20 @@
 
 /* State words and flags: the ST_ and FLAG_ names of kernels/select.cl. */
 enum {
-    ST_N = 0, ST_NAN = 1, ST_NV = 2, ST_R0 = 3, ST_R1 = 4, ST_FLAGS = 5, ST_MODE = 6, ST_K = 7,
-    ST_COMPACT = 8, ST_CAP = 9, ST_RES0 = 14, ST_RES1 = 15, ST_C = 20, ST_ITERS = 24,
+    ST_N = 0,
+    ST_NAN = 1,
+    ST_NV = 2,
+    ST_R0 = 3,
+    ST_R1 = 4,
+    ST_FLAGS = 5,
+    ST_MODE = 6,
+    ST_K = 7,
+    ST_COMPACT = 8,
+    ST_CAP = 9,
+    ST_RES0 = 14,
+    ST_RES1 = 15,
+    ST_C = 20,
+    ST_ITERS = 24,
     ST_WORDS = 32
 };
 enum { FLAG_DONE = 1, FLAG_EMPTY = 2, FLAG_RANGE = 4 };
@@ -121,7 +133,7 @@ struct run {
     cl_mem st, hist, ctr, kbuf, pc, ps;
     size_t wg, groups;
     int npass;
-    double *ms;         /* NULL unless timing */
+    double *ms; /* NULL unless timing */
     struct events events;
 };
 
@@ -147,8 +159,7 @@ static int launch(struct run *r, cl_kernel k, size_t groups, const char *what)
 {
     size_t global = groups * r->wg, local = r->wg;
     int status = clstats__cl_check(
-        r->ctx, clEnqueueNDRangeKernel(r->ctx->queue, k, 1, NULL, &global, &local, 0, NULL,
-                                       evp(r)),
+        r->ctx, clEnqueueNDRangeKernel(r->ctx->queue, k, 1, NULL, &global, &local, 0, NULL, evp(r)),
         what);
     keep_event(&r->events, what);
     return status;
@@ -192,14 +203,14 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     memset(res, 0, sizeof *res);
     if (f64 && !ctx->has_fp64)
         return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED,
-                             "%s has no fp64: float64 data cannot be used there",
-                             ctx->device_name);
+                             "%s has no fp64: float64 data cannot be used there", ctx->device_name);
     if (tu.bits < 4 || tu.bits > 12 || tu.wg < 1 || (tu.wg & (tu.wg - 1)) || tu.vpt < 1)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad CLSTATS_SELECT_* tuning");
 
     char options[160];
-    snprintf(options, sizeof options, "-D KEY64=%d -D WG=%d -D VPT=%d -D RADIX_BITS=%d -D HAVE_FP64=%d",
-             f64 ? 1 : 0, tu.wg, tu.vpt, tu.bits, ctx->has_fp64 ? 1 : 0);
+    snprintf(options, sizeof options,
+             "-D KEY64=%d -D WG=%d -D VPT=%d -D RADIX_BITS=%d -D HAVE_FP64=%d", f64 ? 1 : 0, tu.wg,
+             tu.vpt, tu.bits, ctx->has_fp64 ? 1 : 0);
     status = clstats__program(ctx, "select.cl", options, &program);
     if (status != CLSTATS_OK) return status;
 
@@ -220,7 +231,8 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     else
         cap = n / 32 > (1u << 16) ? n / 32 : (n < (1u << 16) ? n : (1u << 16));
     if (cap > UINT32_MAX) cap = UINT32_MAX;
-    while (cap > 1 && cap * key_size > ctx->max_alloc) cap /= 2;
+    while (cap > 1 && cap * key_size > ctx->max_alloc)
+        cap /= 2;
     if (cap < 1) cap = 1;
 
     cl_ulong st[ST_WORDS] = {0};
@@ -231,8 +243,8 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     st[ST_R1] = req->r1;
     st[ST_CAP] = cap;
     const size_t nb = (size_t)1 << tu.bits;
-    r.st = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof st, st,
-                          &err);
+    r.st =
+        clCreateBuffer(ctx->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof st, st, &err);
     CL_TRY(ctx, err, "clCreateBuffer(select state)");
     r.hist = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, 4 * nb * sizeof(cl_uint), NULL, &err);
     CL_TRY(ctx, err, "clCreateBuffer(histogram)");
@@ -241,12 +253,14 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     r.kbuf = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, (size_t)cap * key_size, NULL, &err);
     CL_TRY(ctx, err, "clCreateBuffer(key buffer)");
     const cl_uint zero = 0;
-    CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, r.hist, &zero, sizeof zero, 0,
-                                    4 * nb * sizeof(cl_uint), 0, NULL, evp(&r)),
+    CL_TRY(ctx,
+           clEnqueueFillBuffer(ctx->queue, r.hist, &zero, sizeof zero, 0, 4 * nb * sizeof(cl_uint),
+                               0, NULL, evp(&r)),
            "clEnqueueFillBuffer");
     keep_event(&r.events, "fill(histogram)");
-    CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, r.ctr, &zero, sizeof zero, 0, 4 * sizeof(cl_uint),
-                                    0, NULL, evp(&r)),
+    CL_TRY(ctx,
+           clEnqueueFillBuffer(ctx->queue, r.ctr, &zero, sizeof zero, 0, 4 * sizeof(cl_uint), 0,
+                               NULL, evp(&r)),
            "clEnqueueFillBuffer");
     keep_event(&r.events, "fill(counters)");
 
@@ -277,8 +291,7 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
             status = radix_pass(&r, p, true);
             if (status) goto fail;
         }
-        CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r.st, CL_TRUE, 0, sizeof st, st, 0, NULL,
-                                        NULL),
+        CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r.st, CL_TRUE, 0, sizeof st, st, 0, NULL, NULL),
                "clEnqueueReadBuffer(select state)");
     } else {
         const size_t real_size = ctx->has_fp64 ? 8 : 4;
@@ -286,8 +299,8 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
         r.pc = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, r.groups * 6 * sizeof(cl_ulong),
                               NULL, &err);
         CL_TRY(ctx, err, "clCreateBuffer(partials)");
-        r.ps = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, r.groups * 2 * real_size, NULL,
-                              &err);
+        r.ps =
+            clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, r.groups * 2 * real_size, NULL, &err);
         CL_TRY(ctx, err, "clCreateBuffer(partial sums)");
         r.k_cp_reduce = clCreateKernel(program, "cp_reduce", &err);
         CL_TRY(ctx, err, "clCreateKernel(cp_reduce)");
@@ -313,9 +326,9 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
         ARG(r.k_cp_gather, 5, r.kbuf);
         for (int done_passes = 0; !(st[ST_FLAGS] & FLAG_DONE); done_passes += CP_BATCH) {
             if (done_passes >= CP_MAX_PASSES) {
-                status = clstats__fail(ctx, CLSTATS_ERR_OPENCL,
-                                       "cutting plane did not converge in %d passes",
-                                       CP_MAX_PASSES);
+                status =
+                    clstats__fail(ctx, CLSTATS_ERR_OPENCL,
+                                  "cutting plane did not converge in %d passes", CP_MAX_PASSES);
                 goto fail;
             }
             for (int i = 0; i < CP_BATCH; i++) {
@@ -326,8 +339,8 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
             if ((status = launch(&r, r.k_cp_gather, r.groups, "cp_gather"))) goto fail;
             for (cl_int p = 0; p < r.npass; p++)
                 if ((status = radix_pass(&r, p, false))) goto fail;
-            CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r.st, CL_TRUE, 0, sizeof st, st, 0,
-                                            NULL, NULL),
+            CL_TRY(ctx,
+                   clEnqueueReadBuffer(ctx->queue, r.st, CL_TRUE, 0, sizeof st, st, 0, NULL, NULL),
                    "clEnqueueReadBuffer(select state)");
         }
     }
@@ -391,15 +404,6 @@ double clstats__mean_f64(double a, double b)
     return s;
 }
 
-cl_mem_flags clstats__host_ptr_flag(clstats_ctx *ctx)
-{
-    /* A CPU device reads the caller's array in place (the kernels never write it); a GPU
-     * gets a copy in its own memory. */
-    cl_device_type type = 0;
-    clGetDeviceInfo(ctx->device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
-    return (type & CL_DEVICE_TYPE_CPU) ? CL_MEM_USE_HOST_PTR : CL_MEM_COPY_HOST_PTR;
-}
-
 /* ---- Public API --------------------------------------------------------------------------- */
 
 static const struct clstats_select_options default_options = {0};
@@ -407,15 +411,12 @@ static const struct clstats_select_options default_options = {0};
 /* Uploads host data (read-only, copied) for one call. */
 static int upload(clstats_ctx *ctx, const void *data, size_t bytes, cl_mem *out)
 {
-    cl_int err;
     if (bytes == 0) return clstats__fail(ctx, CLSTATS_ERR_EMPTY, "the array is empty");
     if (bytes > ctx->max_alloc)
         return clstats__fail(ctx, CLSTATS_ERR_DEVICE_MEMORY,
                              "%zu bytes of data exceed the device's largest buffer (%llu MiB)",
                              bytes, (unsigned long long)(ctx->max_alloc >> 20));
-    *out = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | clstats__host_ptr_flag(ctx), bytes,
-                          (void *)data, &err);
-    return clstats__cl_check(ctx, err, "clCreateBuffer(data)");
+    return clstats__upload(ctx, data, bytes, "uploading the data", out);
 }
 
 static int check_common(clstats_ctx *ctx, const struct clstats_select_options *o, const void *p,
@@ -591,9 +592,8 @@ static double lerp(double a, double b, double g)
     return g >= 0.5 ? b - d * (1.0 - g) : a + d * g;
 }
 
-static int percentiles_any(clstats_ctx *ctx, const void *data, size_t n, bool f64,
-                           const double *q, size_t nq, const struct clstats_select_options *o,
-                           double *out)
+static int percentiles_any(clstats_ctx *ctx, const void *data, size_t n, bool f64, const double *q,
+                           size_t nq, const struct clstats_select_options *o, double *out)
 {
     for (size_t i = 0; i < nq; i++) {
         out[i] = NAN;
@@ -632,8 +632,8 @@ static int percentiles_any(clstats_ctx *ctx, const void *data, size_t n, bool f6
     return status;
 }
 
-int clstats_percentiles(clstats_ctx *ctx, const float *data, size_t n, const double *q,
-                        size_t nq, const struct clstats_select_options *opts, float *out)
+int clstats_percentiles(clstats_ctx *ctx, const float *data, size_t n, const double *q, size_t nq,
+                        const struct clstats_select_options *opts, float *out)
 {
     const struct clstats_select_options *o = opts ? opts : &default_options;
     int status = check_common(ctx, o, data, out);
@@ -642,7 +642,8 @@ int clstats_percentiles(clstats_ctx *ctx, const float *data, size_t n, const dou
     double *tmp = malloc((nq ? nq : 1) * sizeof *tmp);
     if (!tmp) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate %zu results", nq);
     status = percentiles_any(ctx, data, n, false, q, nq, o, tmp);
-    for (size_t i = 0; i < nq; i++) out[i] = (float)tmp[i];
+    for (size_t i = 0; i < nq; i++)
+        out[i] = (float)tmp[i];
     free(tmp);
     return status;
 }

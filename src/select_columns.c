@@ -50,8 +50,8 @@ static int columns_device(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t ro
     if (!keys) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate %zu results", cols);
     kernel = clCreateKernel(program, "column_select", &err);
     CL_TRY(ctx, err, "clCreateKernel(column_select)");
-    res_buf = clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, cols * 3 * sizeof(cl_uint), NULL,
-                             &err);
+    res_buf =
+        clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, cols * 3 * sizeof(cl_uint), NULL, &err);
     CL_TRY(ctx, err, "clCreateBuffer(column results)");
     const cl_ulong off = offset, ldl = ld;
     const cl_uint nrows = (cl_uint)rows;
@@ -61,11 +61,13 @@ static int columns_device(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t ro
     CL_TRY(ctx, clSetKernelArg(kernel, 3, sizeof ldl, &ldl), "clSetKernelArg");
     CL_TRY(ctx, clSetKernelArg(kernel, 4, sizeof res_buf, &res_buf), "clSetKernelArg");
     const size_t local = (size_t)wg, global = cols * local;
-    CL_TRY(ctx, clEnqueueNDRangeKernel(ctx->queue, kernel, 1, NULL, &global, &local, 0, NULL,
-                                       o->kernel_ms ? &ev : NULL),
+    CL_TRY(ctx,
+           clEnqueueNDRangeKernel(ctx->queue, kernel, 1, NULL, &global, &local, 0, NULL,
+                                  o->kernel_ms ? &ev : NULL),
            "clEnqueueNDRangeKernel(column_select)");
-    CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, res_buf, CL_TRUE, 0, cols * 3 * sizeof(cl_uint),
-                                    keys, 0, NULL, NULL),
+    CL_TRY(ctx,
+           clEnqueueReadBuffer(ctx->queue, res_buf, CL_TRUE, 0, cols * 3 * sizeof(cl_uint), keys, 0,
+                               NULL, NULL),
            "clEnqueueReadBuffer(column results)");
     if (ev) {
         cl_ulong t0 = 0, t1 = 0;
@@ -86,7 +88,7 @@ static int columns_device(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t ro
         const float a = (float)clstats__value_of_key(ka, false);
         const float b = (float)clstats__value_of_key(kb, false);
         out[c] = ka == kb || o->even == CLSTATS_EVEN_LOWER ? a
-                 : o->even == CLSTATS_EVEN_UPPER          ? b
+                 : o->even == CLSTATS_EVEN_UPPER           ? b
                                                            : clstats__mean_f32(a, b);
     }
     if (o->nan_count) *o->nan_count = nan;
@@ -110,8 +112,8 @@ static int check_args(clstats_ctx *ctx, const void *m, size_t rows, size_t cols,
     if (!m || !out) return clstats__fail(ctx, CLSTATS_ERR_ARG, "matrix or out is NULL");
     if (rows == 0 || cols == 0 || rows > UINT32_MAX || ld < cols)
         return clstats__fail(ctx, CLSTATS_ERR_ARG,
-                             "matrix of %zu rows, %zu columns, ld %zu is out of range", rows,
-                             cols, ld);
+                             "matrix of %zu rows, %zu columns, ld %zu is out of range", rows, cols,
+                             ld);
     if ((unsigned)o->nan_policy > CLSTATS_NAN_ERROR || (unsigned)o->even > CLSTATS_EVEN_UPPER)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "unknown selection option value");
     return CLSTATS_OK;
@@ -127,10 +129,8 @@ int clstats_column_medians(clstats_ctx *ctx, const float *matrix, size_t rows, s
     if (count * sizeof(float) > ctx->max_alloc)
         return clstats__fail(ctx, CLSTATS_ERR_DEVICE_MEMORY,
                              "the matrix is larger than the device's largest buffer");
-    cl_int err;
-    cl_mem buf = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | clstats__host_ptr_flag(ctx),
-                                count * sizeof(float), (void *)matrix, &err);
-    status = clstats__cl_check(ctx, err, "clCreateBuffer(matrix)");
+    cl_mem buf;
+    status = clstats__upload(ctx, matrix, count * sizeof(float), "uploading the matrix", &buf);
     if (status != CLSTATS_OK) return status;
     status = columns_device(ctx, buf, 0, rows, cols, ld, o, out);
     clReleaseMemObject(buf);
@@ -138,8 +138,8 @@ int clstats_column_medians(clstats_ctx *ctx, const float *matrix, size_t rows, s
 }
 
 int clstats_column_medians_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows,
-                                  size_t cols, size_t ld,
-                                  const struct clstats_select_options *opts, float *out)
+                                  size_t cols, size_t ld, const struct clstats_select_options *opts,
+                                  float *out)
 {
     const struct clstats_select_options *o = opts ? opts : &default_options;
     int status = check_args(ctx, buf, rows, cols, ld, o, out);

@@ -31,7 +31,5 @@ double clstats__value_of_key(uint64_t key, bool f64);
 float clstats__mean_f32(float a, float b);
 double clstats__mean_f64(double a, double b);
 
-/* CL_MEM_USE_HOST_PTR on CPU devices (no copy), CL_MEM_COPY_HOST_PTR elsewhere. */
-cl_mem_flags clstats__host_ptr_flag(clstats_ctx *ctx);
 
 #endif
