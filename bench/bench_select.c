@@ -5,7 +5,7 @@
  * matches (same data: splitmix64 uniforms, see gen()).
  *
  * Usage: bench_select [--device SPEC] [--log2n 20,25,28] [--reps N] [--dist uniform|normal]
- *                     [--columns ROWSxCOLS] [--methods radix,cutting-plane,auto]
+ *                     [--columns ROWSxCOLS] [--methods radix,cutting-plane,sample,auto]
  */
 #include "clstats.h"
 
@@ -59,14 +59,16 @@ static void sanitize(char *s)
 
 static const char *method_name(enum clstats_select_method m)
 {
-    return m == CLSTATS_SELECT_RADIX ? "radix"
-           : m == CLSTATS_SELECT_CUTTING_PLANE ? "cutting-plane" : "auto";
+    return m == CLSTATS_SELECT_RADIX           ? "radix"
+           : m == CLSTATS_SELECT_CUTTING_PLANE ? "cutting-plane"
+           : m == CLSTATS_SELECT_SAMPLE        ? "sample"
+                                               : "auto";
 }
 
 int main(int argc, char **argv)
 {
     const char *spec = NULL, *log2s = "20,25,28", *dist = "uniform", *cols_arg = "10000x1000";
-    const char *methods_arg = "radix,cutting-plane,auto";
+    const char *methods_arg = "radix,cutting-plane,sample,auto";
     int reps = 10;
     for (int i = 1; i < argc; i++) {
         if (i + 1 < argc && strcmp(argv[i], "--device") == 0) spec = argv[++i];
@@ -78,7 +80,7 @@ int main(int argc, char **argv)
         else {
             fprintf(stderr, "usage: %s [--device SPEC] [--log2n 20,25,28] [--reps N] "
                             "[--dist uniform|normal] [--columns ROWSxCOLS|none] "
-                            "[--methods radix,cutting-plane,auto]\n", argv[0]);
+                            "[--methods radix,cutting-plane,sample,auto]\n", argv[0]);
             return 2;
         }
     }
@@ -133,6 +135,7 @@ int main(int argc, char **argv)
             enum clstats_select_method method =
                 strcmp(m, "radix") == 0           ? CLSTATS_SELECT_RADIX
                 : strcmp(m, "cutting-plane") == 0 ? CLSTATS_SELECT_CUTTING_PLANE
+                : strcmp(m, "sample") == 0        ? CLSTATS_SELECT_SAMPLE
                                                   : CLSTATS_SELECT_AUTO;
             double kms = 0, med = 0;
             struct clstats_select_options o = {.method = method};

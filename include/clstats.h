@@ -126,9 +126,11 @@ int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_
  * never modified. */
 
 enum clstats_select_method {
-    CLSTATS_SELECT_AUTO = 0,      /* the library picks (today: radix on every device) */
+    CLSTATS_SELECT_AUTO = 0,      /* the library picks: sample from 2^20 values, else radix */
     CLSTATS_SELECT_RADIX,         /* radix select on the float bits: 3 passes (float64: 6) */
     CLSTATS_SELECT_CUTTING_PLANE, /* Kelley's cutting plane on sum |x - y|, then radix */
+    CLSTATS_SELECT_SAMPLE,        /* a sorted sample brackets the answer, one pass gathers the
+                                     bracket, radix on it (a missed bracket falls back to radix) */
 };
 
 enum clstats_nan_policy {

@@ -91,7 +91,10 @@ typedef uint key_t;
 
 /* Counter words (uint pairs, low then high) */
 #define CTR_NAN 0
-#define CTR_KEYS 2
+#define CTR_KEYS 2  /* keys appended to kbuf (their slots; only the low word counts) */
+#define CTR_IN 4    /* sample bracket: valid values inside it */
+#define CTR_BELOW 6 /* sample bracket: valid values below it */
+#define CTR_WORDS 8
 
 inline bool bits_nan(key_t b)
 {
@@ -216,6 +219,22 @@ inline void flush_stage(__global key_t *kbuf, volatile __global uint *kcount,
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
+/* flush_stage for a kbuf of cap keys: slots past the end are counted but not written. */
+inline void flush_capped(__global key_t *kbuf, volatile __global uint *kcount, ulong cap,
+                         __local const key_t *stage, volatile __local uint *lcount,
+                         volatile __local uint *lbase)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == 0) *lbase = atomic_add(kcount, *lcount);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint count = *lcount, base = *lbase;
+    for (uint i = get_local_id(0); i < count; i += WG)
+        if ((ulong)base + i < cap) kbuf[base + i] = stage[i];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == 0) *lcount = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+}
+
 /* Merges the local histograms (and NaN count) into the global 64-bit ones. */
 inline void merge_hist(__local uint *lh, __global uint *hist, int two)
 {
@@ -230,18 +249,21 @@ inline void clear_hist(__local uint *lh)
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-/* Histogram pass over the data (n values from data + off). */
+/* Histogram pass: over the data (n values from data + off), or over the keys gathered in kbuf
+ * once a pass or a bracket has compacted them (no NaNs there). */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
-radix_hist_data(__global const key_t *data, ulong off, ulong n, __global ulong *st,
-                __global uint *hist, __global uint *ctr, __global key_t *kbuf, int pass)
+radix_hist(__global const key_t *data, ulong off, ulong n, __global ulong *st, __global uint *hist,
+           __global uint *ctr, __global key_t *kbuf, int pass)
 {
     __local uint lh[2 * NB];
     __local key_t stage[TILE];
     __local uint lcount, lbase, lnan;
     const ulong compact = st[ST_COMPACT];
+    const bool from_kbuf = compact == 2 || (compact == 1 && pass > 1);
     /* Skipped passes run with no tiles rather than returning early: PoCL's work-group
      * compiler has miscompiled an early return ahead of barriers. */
-    if ((st[ST_FLAGS] & FLAG_DONE) || compact == 2 || (compact == 1 && pass > 1)) n = 0;
+    if (st[ST_FLAGS] & FLAG_DONE) n = 0;
+    else if (from_kbuf) n = read64(&ctr[CTR_KEYS]);
     const bool do_append = compact == 1 && pass == 1;
     clear_hist(lh);
     if (get_local_id(0) == 0) lcount = lnan = 0;
@@ -259,12 +281,17 @@ radix_hist_data(__global const key_t *data, ulong off, ulong n, __global ulong *
         for (int j = 0; j < VPT; j++) {
             const ulong i = base + (ulong)j * WG + lid;
             if (i >= n) continue;
-            const key_t b = data[i];
-            if (bits_nan(b)) {
-                nan++;
-                continue;
+            key_t k;
+            if (from_kbuf) {
+                k = kbuf[i];
+            } else {
+                const key_t b = data[i];
+                if (bits_nan(b)) {
+                    nan++;
+                    continue;
+                }
+                k = key_of_bits(b);
             }
-            const key_t k = key_of_bits(b);
             if (hist_key(lh, k, hmask, pa, pb, shift, dmask) && do_append)
                 stage_key(stage, &lcount, k);
         }
@@ -273,32 +300,6 @@ radix_hist_data(__global const key_t *data, ulong off, ulong n, __global ulong *
     if (pass == 0 && nan) atomic_add(&lnan, nan);
     merge_hist(lh, hist, pa != pb);
     if (pass == 0 && lid == 0) add64(&ctr[CTR_NAN], lnan);
-}
-
-/* Histogram pass over the keys in kbuf (no NaNs there). */
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
-radix_hist_keys(__global const key_t *kbuf, __global ulong *st, __global uint *hist,
-                __global uint *ctr, int pass)
-{
-    const ulong compact = st[ST_COMPACT];
-    if ((st[ST_FLAGS] & FLAG_DONE) || compact == 0 || (compact == 1 && pass < 2)) return;
-    __local uint lh[2 * NB];
-    clear_hist(lh);
-    const key_t pa = (key_t)st[ST_PA], pb = (key_t)st[ST_PB];
-    const key_t hmask = pass_hmask(pass), dmask = pass_dmask(pass);
-    const int shift = pass_shift(pass);
-    const int lid = get_local_id(0);
-    const ulong n = read64(&ctr[CTR_KEYS]);
-    const ulong ntiles = (n + TILE - 1) / TILE;
-    for (ulong t = get_group_id(0); t < ntiles; t += get_num_groups(0)) {
-        const ulong base = t * TILE;
-        for (int j = 0; j < VPT; j++) {
-            const ulong i = base + (ulong)j * WG + lid;
-            if (i >= n) continue;
-            hist_key(lh, kbuf[i], hmask, pa, pb, shift, dmask);
-        }
-    }
-    merge_hist(lh, hist, pa != pb);
 }
 
 /* Bin of histogram `h` (NB counts, chunked WG ways) that holds rank *r; *r becomes the rank
@@ -674,4 +675,161 @@ cp_gather(__global const key_t *data, ulong off, ulong n, __global const ulong *
         }
         flush_stage(kbuf, &ctr[CTR_KEYS], stage, &lcount, &lbase);
     }
+}
+
+/* ---- Sample bracket ----------------------------------------------------------------------
+ * One pass over the data instead of two or three: a strided sample, sorted in local memory,
+ * gives keys a <= b whose ranks bracket the wanted ones with a wide margin (5 standard
+ * deviations of a sample quantile); one pass counts the values below a and gathers those in
+ * [a, b] to kbuf; the radix passes then finish on kbuf. If the ranks fell outside (or the
+ * bracket overflowed kbuf), the state is reset and the radix passes run on the data: slower,
+ * never wrong. Counts decide; the sample only steers. */
+
+#if KEY64
+#define SAMPLE 4096 /* keys in local memory: 32 KiB */
+#else
+#define SAMPLE 8192
+#endif
+#ifndef SAMPLE_WG
+#define SAMPLE_WG 256
+#endif
+
+/* Zeroes the histograms and counters a run starts from (scratch buffers keep old contents). */
+__kernel void select_init(__global uint *hist, __global uint *ctr)
+{
+    for (size_t i = get_global_id(0); i < 4 * NB; i += get_global_size(0)) hist[i] = 0;
+    for (size_t i = get_global_id(0); i < CTR_WORDS; i += get_global_size(0)) ctr[i] = 0;
+}
+
+__kernel __attribute__((reqd_work_group_size(SAMPLE_WG, 1, 1))) void
+sample_bracket(__global const key_t *data, ulong off, ulong n, __global ulong *st)
+{
+    __local key_t s[SAMPLE];
+    __local uint lvalid;
+    const int lid = get_local_id(0);
+    if (lid == 0) lvalid = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    uint valid = 0;
+    const ulong stride = n / SAMPLE;
+    for (int i = lid; i < SAMPLE; i += SAMPLE_WG) {
+        const key_t b = data[off + (ulong)i * stride + stride / 2];
+        const bool nan = bits_nan(b);
+        valid += !nan;
+        s[i] = nan ? KEY_MAX : key_of_bits(b);
+    }
+    atomic_add(&lvalid, valid);
+    /* Bitonic sort, ascending (NaNs, as KEY_MAX, last). */
+    for (int k = 2; k <= SAMPLE; k <<= 1) {
+        for (int j = k >> 1; j > 0; j >>= 1) {
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (int i = lid; i < SAMPLE; i += SAMPLE_WG) {
+                const int ixj = i ^ j;
+                if (ixj > i) {
+                    const key_t a = s[i], b = s[ixj];
+                    if ((a > b) == ((i & k) == 0)) {
+                        s[i] = b;
+                        s[ixj] = a;
+                    }
+                }
+            }
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid != 0) return;
+    const uint sv = lvalid;
+    /* The wanted rank as a fraction of the valid values (their number estimated by the
+     * sample for a k-th value; exact for the median). */
+    const float nv_est = (float)n * (float)sv / (float)SAMPLE;
+    float p = 0.5f;
+    if (st[ST_MODE] == MODE_KTH) p = nv_est > 0 ? ((float)st[ST_K] + 0.5f) / nv_est : 0.5f;
+    if (st[ST_MODE] == MODE_GIVEN) p = nv_est > 0 ? ((float)st[ST_R0] + 0.5f) / nv_est : 0.5f;
+    p = clamp(p, 0.0f, 1.0f);
+    const float margin = 5.0f * sqrt((float)SAMPLE * p * (1.0f - p)) + 4.0f;
+    const float lo_i = floor(p * (float)sv - margin), hi_i = ceil(p * (float)sv + margin);
+    st[ST_LO] = (sv == 0 || lo_i <= 0) ? 0 : s[(int)lo_i];
+    st[ST_HI] = (sv == 0 || hi_i >= sv - 1) ? KEY_MAX : s[(int)hi_i];
+}
+
+/* Counts the valid values below [lo, hi] and inside it, and gathers those inside to kbuf (as
+ * many as fit: the count says whether all did). */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+bracket_pass(__global const key_t *data, ulong off, ulong n, __global const ulong *st,
+             __global uint *ctr, __global key_t *kbuf)
+{
+    __local key_t stage[TILE];
+    __local uint lcount, lbase, lnan, lbelow, lin;
+    const int lid = get_local_id(0);
+    if (lid == 0) lcount = lnan = lbelow = lin = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const key_t lo = (key_t)st[ST_LO], hi = (key_t)st[ST_HI];
+    const ulong cap = st[ST_CAP];
+    uint nan = 0, below = 0, in = 0;
+    data += off;
+    const ulong ntiles = (n + TILE - 1) / TILE;
+    for (ulong t = get_group_id(0); t < ntiles; t += get_num_groups(0)) {
+        const ulong base = t * TILE;
+        for (int j = 0; j < VPT; j++) {
+            const ulong i = base + (ulong)j * WG + lid;
+            if (i >= n) continue;
+            const key_t b = data[i];
+            if (bits_nan(b)) {
+                nan++;
+                continue;
+            }
+            const key_t k = key_of_bits(b);
+            if (k < lo) {
+                below++;
+            } else if (k <= hi) {
+                in++;
+                stage_key(stage, &lcount, k);
+            }
+        }
+        flush_capped(kbuf, &ctr[CTR_KEYS], cap, stage, &lcount, &lbase);
+    }
+    atomic_add(&lnan, nan);
+    atomic_add(&lbelow, below);
+    atomic_add(&lin, in);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        add64(&ctr[CTR_NAN], lnan);
+        add64(&ctr[CTR_BELOW], lbelow);
+        add64(&ctr[CTR_IN], lin);
+    }
+}
+
+/* One work-item: the wanted ranks from the NaN count; the radix passes go on from kbuf when
+ * the bracket holds them (all of it gathered), else from the data, as if no bracket had been. */
+__kernel void bracket_update(__global ulong *st, __global uint *ctr)
+{
+    if (get_global_id(0) != 0) return;
+    const ulong n = st[ST_N], nan = read64(&ctr[CTR_NAN]), nv = n - nan;
+    const ulong below = read64(&ctr[CTR_BELOW]), in = read64(&ctr[CTR_IN]);
+    ulong r0 = st[ST_R0], r1 = st[ST_R1];
+    if (st[ST_MODE] == MODE_KTH) r0 = r1 = st[ST_K];
+    if (st[ST_MODE] == MODE_MEDIAN) {
+        r0 = nv ? (nv - 1) / 2 : 0;
+        r1 = nv / 2;
+    }
+    st[ST_ITERS] = 1;
+    if (nv == 0 || r1 >= nv) {
+        st[ST_NAN] = nan;
+        st[ST_NV] = nv;
+        st[ST_FLAGS] |= nv == 0 ? FLAG_EMPTY | FLAG_DONE : FLAG_RANGE | FLAG_DONE;
+        return;
+    }
+    if (below <= r0 && r1 < below + in && in <= st[ST_CAP]) {
+        st[ST_NAN] = nan;
+        st[ST_NV] = nv;
+        st[ST_R0] = r0;
+        st[ST_R1] = r1;
+        st[ST_L] = below;
+        st[ST_C] = in;
+        st[ST_COMPACT] = 2;
+        st[ST_PA] = st[ST_PB] = 0;
+        st[ST_RA] = r0 - below;
+        st[ST_RB] = r1 - below;
+        return;
+    }
+    for (int i = 0; i < CTR_WORDS; i++) ctr[i] = 0; /* the data passes count afresh */
+    st[ST_ITERS] = 2; /* a missed bracket: the radix path follows */
 }

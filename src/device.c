@@ -212,13 +212,24 @@ fail:
     return status;
 }
 
+static void release_cached(struct cached_program *c)
+{
+    for (int k = 0; k < PROGRAM_KERNELS; k++) {
+        if (c->kernels[k]) clReleaseKernel(c->kernels[k]);
+        free(c->kernel_names[k]);
+    }
+    clReleaseProgram(c->program);
+    free(c->key);
+    memset(c, 0, sizeof *c);
+}
+
 void clstats_ctx_destroy(clstats_ctx *ctx)
 {
     if (!ctx) return;
-    for (int i = 0; i < ctx->n_programs; i++) {
-        clReleaseProgram(ctx->programs[i].program);
-        free(ctx->programs[i].key);
-    }
+    for (int i = 0; i < ctx->n_programs; i++)
+        release_cached(&ctx->programs[i]);
+    for (int i = 0; i < CTX_SCRATCH; i++)
+        if (ctx->scratch[i].mem) clReleaseMemObject(ctx->scratch[i].mem);
     if (ctx->queue) clReleaseCommandQueue(ctx->queue);
     if (ctx->context) clReleaseContext(ctx->context);
     free(ctx);
@@ -375,12 +386,12 @@ int clstats__program_prefixed(clstats_ctx *ctx, const char *source_name, const c
 
     if (ctx->n_programs == CTX_PROGRAM_CACHE) {
         /* Evict the oldest: contexts that build this many variants are rare. */
-        clReleaseProgram(ctx->programs[0].program);
-        free(ctx->programs[0].key);
+        release_cached(&ctx->programs[0]);
         memmove(ctx->programs, ctx->programs + 1,
                 (CTX_PROGRAM_CACHE - 1) * sizeof ctx->programs[0]);
         ctx->n_programs--;
     }
+    memset(&ctx->programs[ctx->n_programs], 0, sizeof ctx->programs[0]);
     ctx->programs[ctx->n_programs].key = key;
     ctx->programs[ctx->n_programs].program = program;
     ctx->n_programs++;
@@ -391,4 +402,53 @@ fail:
     if (program) clReleaseProgram(program);
     free(key);
     return status;
+}
+
+int clstats__kernel(clstats_ctx *ctx, cl_program program, const char *name, cl_kernel *out)
+{
+    struct cached_program *c = NULL;
+    for (int i = 0; i < ctx->n_programs && !c; i++)
+        if (ctx->programs[i].program == program) c = &ctx->programs[i];
+    int k = 0;
+    for (; c && k < PROGRAM_KERNELS && c->kernels[k]; k++) {
+        if (strcmp(c->kernel_names[k], name) == 0) {
+            *out = c->kernels[k];
+            return CLSTATS_OK;
+        }
+    }
+    cl_int err;
+    cl_kernel kernel = clCreateKernel(program, name, &err);
+    int status = clstats__cl_check(ctx, err, name);
+    if (status != CLSTATS_OK) return status;
+    char *copy = strdup(name);
+    if (!c || k == PROGRAM_KERNELS || !copy) { /* not cacheable: never expected */
+        clReleaseKernel(kernel);
+        free(copy);
+        return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot keep kernel %s", name);
+    }
+    c->kernels[k] = kernel;
+    c->kernel_names[k] = copy;
+    *out = kernel;
+    return CLSTATS_OK;
+}
+
+int clstats__scratch(clstats_ctx *ctx, int slot, size_t bytes, cl_mem *out)
+{
+    struct scratch_buffer *b = &ctx->scratch[slot];
+    if (bytes == 0) bytes = 1;
+    if (b->mem && b->bytes >= bytes) {
+        *out = b->mem;
+        return CLSTATS_OK;
+    }
+    if (b->mem) clReleaseMemObject(b->mem);
+    b->mem = NULL;
+    b->bytes = 0;
+    cl_int err;
+    cl_mem mem = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    int status = clstats__cl_check(ctx, err, "clCreateBuffer(scratch)");
+    if (status != CLSTATS_OK) return status;
+    b->mem = mem;
+    b->bytes = bytes;
+    *out = mem;
+    return CLSTATS_OK;
 }

@@ -8,9 +8,20 @@
 
 #define CTX_PROGRAM_CACHE 16
 
+#define PROGRAM_KERNELS 16
+#define CTX_SCRATCH 8
+
 struct cached_program {
     char *key; /* kernel source name + '\n' + build options */
     cl_program program;
+    cl_kernel kernels[PROGRAM_KERNELS]; /* created on first use, by name */
+    char *kernel_names[PROGRAM_KERNELS];
+};
+
+/* A device buffer kept between calls, grown on demand (clstats__scratch). */
+struct scratch_buffer {
+    cl_mem mem;
+    size_t bytes;
 };
 
 struct clstats_ctx {
@@ -29,6 +40,7 @@ struct clstats_ctx {
     double last_kernel_ms; /* kernels of the last call, from profiling events */
     struct cached_program programs[CTX_PROGRAM_CACHE];
     int n_programs;
+    struct scratch_buffer scratch[CTX_SCRATCH];
 };
 
 /* Records a printf-style detail on ctx (or the process-wide slot when ctx is NULL) and returns
@@ -60,8 +72,7 @@ int clstats__upload(clstats_ctx *ctx, const void *host, size_t bytes, const char
 
 /* The program built from sources[0..2) with options, from the on-disk cache, or NULL; and
  * storing a built one there (src/program_cache.c). Failures only mean no cache. */
-cl_program clstats__cache_load(clstats_ctx *ctx, const char *const sources[2],
-                               const char *options);
+cl_program clstats__cache_load(clstats_ctx *ctx, const char *const sources[2], const char *options);
 void clstats__cache_store(clstats_ctx *ctx, const char *const sources[2], const char *options,
                           cl_program program);
 
@@ -69,16 +80,24 @@ void clstats__cache_store(clstats_ctx *ctx, const char *const sources[2], const 
  * CE the kernel defines; malloc'd, NULL when out of memory (src/sort_network.c). */
 char *clstats__sort_network_source(int n);
 
+/* The kernel `name` of a program from clstats__program, created once and kept with the
+ * program (its arguments are the caller's to set before each launch). */
+int clstats__kernel(clstats_ctx *ctx, cl_program program, const char *name, cl_kernel *out);
+
+/* A device buffer of at least `bytes` kept in slot (0..CTX_SCRATCH) between calls, so hot
+ * paths do not allocate device memory each time; its contents are whatever was left. */
+int clstats__scratch(clstats_ctx *ctx, int slot, size_t bytes, cl_mem *out);
+
 /* Adds the run time of a finished kernel event to ctx->last_kernel_ms and releases it. */
 void clstats__account_event(clstats_ctx *ctx, cl_event event);
 
 /* Source text of an embedded kernel file, or NULL (generated: kernels_embedded.c). */
 const char *clstats__kernel_source(const char *name);
 
-#define CL_TRY(ctx, call, what)                                                                \
-    do {                                                                                       \
-        status = clstats__cl_check((ctx), (call), (what));                                     \
-        if (status != CLSTATS_OK) goto fail;                                                   \
+#define CL_TRY(ctx, call, what)                                                                    \
+    do {                                                                                           \
+        status = clstats__cl_check((ctx), (call), (what));                                         \
+        if (status != CLSTATS_OK) goto fail;                                                       \
     } while (0)
 
 #endif

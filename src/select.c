@@ -126,10 +126,11 @@ static void sum_events(struct events *e, double *ms)
     memset(e, 0, sizeof *e);
 }
 
-/* Everything one selection run needs, released by release_run(). */
+/* Everything one selection run uses: kernels and buffers are the context's (kept between
+ * calls), the events are the run's. */
 struct run {
     clstats_ctx *ctx;
-    cl_kernel k_hist_data, k_hist_keys, k_scan, k_cp_reduce, k_cp_update, k_cp_gather;
+    cl_kernel k_hist, k_scan, k_cp_reduce, k_cp_update, k_cp_gather;
     cl_mem st, hist, ctr, kbuf, pc, ps;
     size_t wg, groups;
     int npass;
@@ -137,27 +138,18 @@ struct run {
     struct events events;
 };
 
+/* Scratch slots of the context used here. */
+enum { SLOT_STATE, SLOT_HIST, SLOT_COUNTERS, SLOT_KEYS, SLOT_PARTIALS, SLOT_SUMS };
+
 /* Where the next command puts its event: NULL unless timing. */
 static cl_event *evp(struct run *r)
 {
     return r->ms ? next_event(&r->events) : NULL;
 }
 
-static void release_run(struct run *r)
+static int launch_sized(struct run *r, cl_kernel k, size_t groups, size_t wg, const char *what)
 {
-    cl_kernel ks[] = {r->k_hist_data, r->k_hist_keys, r->k_scan,
-                      r->k_cp_reduce, r->k_cp_update, r->k_cp_gather};
-    for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++)
-        if (ks[i]) clReleaseKernel(ks[i]);
-    cl_mem ms[] = {r->st, r->hist, r->ctr, r->kbuf, r->pc, r->ps};
-    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++)
-        if (ms[i]) clReleaseMemObject(ms[i]);
-    sum_events(&r->events, r->ms);
-}
-
-static int launch(struct run *r, cl_kernel k, size_t groups, const char *what)
-{
-    size_t global = groups * r->wg, local = r->wg;
+    size_t global = groups * wg, local = wg;
     int status = clstats__cl_check(
         r->ctx, clEnqueueNDRangeKernel(r->ctx->queue, k, 1, NULL, &global, &local, 0, NULL, evp(r)),
         what);
@@ -165,26 +157,30 @@ static int launch(struct run *r, cl_kernel k, size_t groups, const char *what)
     return status;
 }
 
+static int launch(struct run *r, cl_kernel k, size_t groups, const char *what)
+{
+    return launch_sized(r, k, groups, r->wg, what);
+}
+
 #define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
 
-static int radix_pass(struct run *r, cl_int pass, bool from_data)
+static int radix_pass(struct run *r, cl_int pass)
 {
     clstats_ctx *ctx = r->ctx;
     int status = CLSTATS_OK;
-    if (from_data) {
-        ARG(r->k_hist_data, 7, pass);
-        status = launch(r, r->k_hist_data, r->groups, "radix_hist_data");
-        if (status) return status;
-    }
-    if (!from_data || pass >= 2) {
-        ARG(r->k_hist_keys, 4, pass);
-        status = launch(r, r->k_hist_keys, r->groups, "radix_hist_keys");
-        if (status) return status;
-    }
+    ARG(r->k_hist, 7, pass);
+    status = launch(r, r->k_hist, r->groups, "radix_hist");
+    if (status) return status;
     ARG(r->k_scan, 3, pass);
     status = launch(r, r->k_scan, 1, "radix_scan");
 fail:
     return status;
+}
+
+/* Kernels of the program, each with the arguments that never change within a run. */
+static int get_kernel(struct run *r, cl_program program, const char *name, cl_kernel *k)
+{
+    return clstats__kernel(r->ctx, program, name, k);
 }
 
 int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, bool f64,
@@ -192,13 +188,16 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
 {
     struct run r = {0};
     cl_program program;
-    cl_int err;
     int status;
     const struct tuning tu = tuning_for(ctx);
     const size_t key_size = f64 ? 8 : 4;
     const int key_bits = f64 ? 64 : 32;
     enum clstats_select_method method = req->method;
-    if (method == CLSTATS_SELECT_AUTO) method = CLSTATS_SELECT_RADIX;
+    /* The sample bracket pays a fixed cost (a sort of 8192 keys) to save a pass: worth it
+     * from about a million values (bench/RESULTS.md). */
+    if (method == CLSTATS_SELECT_AUTO)
+        method = n >= ((uint64_t)1 << 20) ? CLSTATS_SELECT_SAMPLE : CLSTATS_SELECT_RADIX;
+    if (method == CLSTATS_SELECT_SAMPLE && n < 16384) method = CLSTATS_SELECT_RADIX;
 
     memset(res, 0, sizeof *res);
     if (f64 && !ctx->has_fp64)
@@ -207,10 +206,13 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     if (tu.bits < 4 || tu.bits > 12 || tu.wg < 1 || (tu.wg & (tu.wg - 1)) || tu.vpt < 1)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad CLSTATS_SELECT_* tuning");
 
-    char options[160];
+    const size_t sample_wg = ctx->max_work_group >= 1024 && !ctx->is_cpu ? 1024
+                             : ctx->is_cpu                               ? 1
+                                                                         : ctx->max_work_group;
+    char options[200];
     snprintf(options, sizeof options,
-             "-D KEY64=%d -D WG=%d -D VPT=%d -D RADIX_BITS=%d -D HAVE_FP64=%d", f64 ? 1 : 0, tu.wg,
-             tu.vpt, tu.bits, ctx->has_fp64 ? 1 : 0);
+             "-D KEY64=%d -D WG=%d -D VPT=%d -D RADIX_BITS=%d -D HAVE_FP64=%d -D SAMPLE_WG=%zu",
+             f64 ? 1 : 0, tu.wg, tu.vpt, tu.bits, ctx->has_fp64 ? 1 : 0, sample_wg);
     status = clstats__program(ctx, "select.cl", options, &program);
     if (status != CLSTATS_OK) return status;
 
@@ -224,9 +226,10 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     if (r.groups > ntiles) r.groups = ntiles ? (size_t)ntiles : 1;
 
     /* kbuf: the radix path copies a pass-0 bin there when it holds at most a quarter of the
-     * values; the cutting plane gathers its bracket once it holds at most 1/32. */
+     * values; the sample bracket holds about 6% (8192 samples, 5 sd either side); the cutting
+     * plane gathers its bracket once it holds at most 1/32. */
     uint64_t cap;
-    if (method == CLSTATS_SELECT_RADIX)
+    if (method == CLSTATS_SELECT_RADIX || method == CLSTATS_SELECT_SAMPLE)
         cap = n <= (1u << 20) ? n : (n / 4 > (1u << 20) ? n / 4 : (1u << 20));
     else
         cap = n / 32 > (1u << 16) ? n / 32 : (n < (1u << 16) ? n : (1u << 16));
@@ -243,71 +246,74 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     st[ST_R1] = req->r1;
     st[ST_CAP] = cap;
     const size_t nb = (size_t)1 << tu.bits;
-    r.st =
-        clCreateBuffer(ctx->context, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof st, st, &err);
-    CL_TRY(ctx, err, "clCreateBuffer(select state)");
-    r.hist = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, 4 * nb * sizeof(cl_uint), NULL, &err);
-    CL_TRY(ctx, err, "clCreateBuffer(histogram)");
-    r.ctr = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, 4 * sizeof(cl_uint), NULL, &err);
-    CL_TRY(ctx, err, "clCreateBuffer(counters)");
-    r.kbuf = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, (size_t)cap * key_size, NULL, &err);
-    CL_TRY(ctx, err, "clCreateBuffer(key buffer)");
-    const cl_uint zero = 0;
+    if ((status = clstats__scratch(ctx, SLOT_STATE, sizeof st, &r.st)) ||
+        (status = clstats__scratch(ctx, SLOT_HIST, 4 * nb * sizeof(cl_uint), &r.hist)) ||
+        (status = clstats__scratch(ctx, SLOT_COUNTERS, 8 * sizeof(cl_uint), &r.ctr)) ||
+        (status = clstats__scratch(ctx, SLOT_KEYS, (size_t)cap * key_size, &r.kbuf)))
+        goto fail;
     CL_TRY(ctx,
-           clEnqueueFillBuffer(ctx->queue, r.hist, &zero, sizeof zero, 0, 4 * nb * sizeof(cl_uint),
-                               0, NULL, evp(&r)),
-           "clEnqueueFillBuffer");
-    keep_event(&r.events, "fill(histogram)");
-    CL_TRY(ctx,
-           clEnqueueFillBuffer(ctx->queue, r.ctr, &zero, sizeof zero, 0, 4 * sizeof(cl_uint), 0,
-                               NULL, evp(&r)),
-           "clEnqueueFillBuffer");
-    keep_event(&r.events, "fill(counters)");
+           clEnqueueWriteBuffer(ctx->queue, r.st, CL_FALSE, 0, sizeof st, st, 0, NULL, evp(&r)),
+           "clEnqueueWriteBuffer(select state)");
+    keep_event(&r.events, "write(state)");
+    cl_kernel k_init;
+    if ((status = get_kernel(&r, program, "select_init", &k_init))) goto fail;
+    ARG(k_init, 0, r.hist);
+    ARG(k_init, 1, r.ctr);
+    if ((status = launch(&r, k_init, 4, "select_init"))) goto fail;
 
     const cl_ulong off = offset, nn = n;
-    r.k_hist_keys = clCreateKernel(program, "radix_hist_keys", &err);
-    CL_TRY(ctx, err, "clCreateKernel(radix_hist_keys)");
-    r.k_scan = clCreateKernel(program, "radix_scan", &err);
-    CL_TRY(ctx, err, "clCreateKernel(radix_scan)");
-    ARG(r.k_hist_keys, 0, r.kbuf);
-    ARG(r.k_hist_keys, 1, r.st);
-    ARG(r.k_hist_keys, 2, r.hist);
-    ARG(r.k_hist_keys, 3, r.ctr);
+    if ((status = get_kernel(&r, program, "radix_hist", &r.k_hist)) ||
+        (status = get_kernel(&r, program, "radix_scan", &r.k_scan)))
+        goto fail;
+    ARG(r.k_hist, 0, data);
+    ARG(r.k_hist, 1, off);
+    ARG(r.k_hist, 2, nn);
+    ARG(r.k_hist, 3, r.st);
+    ARG(r.k_hist, 4, r.hist);
+    ARG(r.k_hist, 5, r.ctr);
+    ARG(r.k_hist, 6, r.kbuf);
     ARG(r.k_scan, 0, r.st);
     ARG(r.k_scan, 1, r.hist);
     ARG(r.k_scan, 2, r.ctr);
 
-    if (method == CLSTATS_SELECT_RADIX) {
-        r.k_hist_data = clCreateKernel(program, "radix_hist_data", &err);
-        CL_TRY(ctx, err, "clCreateKernel(radix_hist_data)");
-        ARG(r.k_hist_data, 0, data);
-        ARG(r.k_hist_data, 1, off);
-        ARG(r.k_hist_data, 2, nn);
-        ARG(r.k_hist_data, 3, r.st);
-        ARG(r.k_hist_data, 4, r.hist);
-        ARG(r.k_hist_data, 5, r.ctr);
-        ARG(r.k_hist_data, 6, r.kbuf);
-        for (cl_int p = 0; p < r.npass; p++) {
-            status = radix_pass(&r, p, true);
-            if (status) goto fail;
-        }
+    if (method == CLSTATS_SELECT_SAMPLE) {
+        cl_kernel k_sample, k_pass, k_update;
+        if ((status = get_kernel(&r, program, "sample_bracket", &k_sample)) ||
+            (status = get_kernel(&r, program, "bracket_pass", &k_pass)) ||
+            (status = get_kernel(&r, program, "bracket_update", &k_update)))
+            goto fail;
+        ARG(k_sample, 0, data);
+        ARG(k_sample, 1, off);
+        ARG(k_sample, 2, nn);
+        ARG(k_sample, 3, r.st);
+        ARG(k_pass, 0, data);
+        ARG(k_pass, 1, off);
+        ARG(k_pass, 2, nn);
+        ARG(k_pass, 3, r.st);
+        ARG(k_pass, 4, r.ctr);
+        ARG(k_pass, 5, r.kbuf);
+        ARG(k_update, 0, r.st);
+        ARG(k_update, 1, r.ctr);
+        if ((status = launch_sized(&r, k_sample, 1, sample_wg, "sample_bracket")) ||
+            (status = launch(&r, k_pass, r.groups, "bracket_pass")) ||
+            (status = launch_sized(&r, k_update, 1, 1, "bracket_update")))
+            goto fail;
+    }
+    if (method == CLSTATS_SELECT_RADIX || method == CLSTATS_SELECT_SAMPLE) {
+        for (cl_int p = 0; p < r.npass; p++)
+            if ((status = radix_pass(&r, p))) goto fail;
         CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r.st, CL_TRUE, 0, sizeof st, st, 0, NULL, NULL),
                "clEnqueueReadBuffer(select state)");
     } else {
         const size_t real_size = ctx->has_fp64 ? 8 : 4;
         const cl_uint groups = (cl_uint)r.groups;
-        r.pc = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, r.groups * 6 * sizeof(cl_ulong),
-                              NULL, &err);
-        CL_TRY(ctx, err, "clCreateBuffer(partials)");
-        r.ps =
-            clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, r.groups * 2 * real_size, NULL, &err);
-        CL_TRY(ctx, err, "clCreateBuffer(partial sums)");
-        r.k_cp_reduce = clCreateKernel(program, "cp_reduce", &err);
-        CL_TRY(ctx, err, "clCreateKernel(cp_reduce)");
-        r.k_cp_update = clCreateKernel(program, "cp_update", &err);
-        CL_TRY(ctx, err, "clCreateKernel(cp_update)");
-        r.k_cp_gather = clCreateKernel(program, "cp_gather", &err);
-        CL_TRY(ctx, err, "clCreateKernel(cp_gather)");
+        if ((status =
+                 clstats__scratch(ctx, SLOT_PARTIALS, r.groups * 6 * sizeof(cl_ulong), &r.pc)) ||
+            (status = clstats__scratch(ctx, SLOT_SUMS, r.groups * 2 * real_size, &r.ps)) ||
+            (status = get_kernel(&r, program, "cp_reduce", &r.k_cp_reduce)) ||
+            (status = get_kernel(&r, program, "cp_update", &r.k_cp_update)) ||
+            (status = get_kernel(&r, program, "cp_gather", &r.k_cp_gather)))
+            goto fail;
         ARG(r.k_cp_reduce, 0, data);
         ARG(r.k_cp_reduce, 1, off);
         ARG(r.k_cp_reduce, 2, nn);
@@ -338,7 +344,7 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
             /* These skip unless the bracket became small enough in this batch. */
             if ((status = launch(&r, r.k_cp_gather, r.groups, "cp_gather"))) goto fail;
             for (cl_int p = 0; p < r.npass; p++)
-                if ((status = radix_pass(&r, p, false))) goto fail;
+                if ((status = radix_pass(&r, p))) goto fail;
             CL_TRY(ctx,
                    clEnqueueReadBuffer(ctx->queue, r.st, CL_TRUE, 0, sizeof st, st, 0, NULL, NULL),
                    "clEnqueueReadBuffer(select state)");
@@ -348,17 +354,22 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     res->nv = st[ST_NV];
     res->key0 = st[ST_RES0];
     res->key1 = st[ST_RES1];
-    res->passes = method == CLSTATS_SELECT_RADIX ? (unsigned)r.npass : (unsigned)st[ST_ITERS];
+    res->passes = method == CLSTATS_SELECT_RADIX    ? (unsigned)r.npass
+                  : method == CLSTATS_SELECT_SAMPLE ? (unsigned)st[ST_ITERS]
+                                                    : (unsigned)st[ST_ITERS];
     if (getenv("CLSTATS_SELECT_DEBUG"))
-        fprintf(stderr, "select: n=%llu method=%d passes=%u bracket=%llu compact=%llu\n",
-                (unsigned long long)n, (int)method, res->passes, (unsigned long long)st[ST_C],
-                (unsigned long long)st[ST_COMPACT]);
+        fprintf(stderr,
+                "select: n=%llu method=%d passes=%u bracket [%#llx, %#llx] of %llu values, "
+                "%llu below, compact=%llu\n",
+                (unsigned long long)n, (int)method, res->passes, (unsigned long long)st[16],
+                (unsigned long long)st[17], (unsigned long long)st[ST_C],
+                (unsigned long long)st[19], (unsigned long long)st[ST_COMPACT]);
     if (st[ST_FLAGS] & FLAG_EMPTY) res->empty = true;
     if (st[ST_FLAGS] & FLAG_RANGE) res->out_of_range = true;
 
 fail:
     if (status != CLSTATS_OK) clFinish(ctx->queue);
-    release_run(&r);
+    sum_events(&r.events, r.ms);
     return status;
 }
 
@@ -424,7 +435,7 @@ static int check_common(clstats_ctx *ctx, const struct clstats_select_options *o
 {
     if (!ctx) return clstats__fail(NULL, CLSTATS_ERR_ARG, "context is NULL");
     if (!p || !out) return clstats__fail(ctx, CLSTATS_ERR_ARG, "data or out is NULL");
-    if ((unsigned)o->method > CLSTATS_SELECT_CUTTING_PLANE ||
+    if ((unsigned)o->method > CLSTATS_SELECT_SAMPLE ||
         (unsigned)o->nan_policy > CLSTATS_NAN_ERROR || (unsigned)o->even > CLSTATS_EVEN_UPPER)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "unknown selection option value");
     return CLSTATS_OK;

@@ -9,9 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const enum clstats_select_method methods[] = {CLSTATS_SELECT_RADIX,
-                                                     CLSTATS_SELECT_CUTTING_PLANE};
-static const char *const method_names[] = {"auto", "radix", "cutting-plane"};
+static const enum clstats_select_method methods[] = {
+    CLSTATS_SELECT_RADIX, CLSTATS_SELECT_CUTTING_PLANE, CLSTATS_SELECT_SAMPLE, CLSTATS_SELECT_AUTO};
+#define NMETHODS ((int)(sizeof methods / sizeof methods[0]))
+static const char *const method_names[] = {"auto", "radix", "cutting-plane", "sample"};
 
 static int same32(float a, float b)
 {
@@ -33,7 +34,7 @@ static void check_f32(const float *x, size_t n, const char *what)
     memcpy(copy, x, n * sizeof *copy);
     struct test_rng rng;
     test_rng_seed(&rng, test_seed() ^ n);
-    for (int mi = 0; mi < 2; mi++) {
+    for (int mi = 0; mi < NMETHODS; mi++) {
         struct clstats_select_options o = {.method = methods[mi]};
         uint64_t nan = 0;
         o.nan_count = &nan;
@@ -46,21 +47,18 @@ static void check_f32(const float *x, size_t n, const char *what)
                 continue;
             }
             ck_assert_msg(st == CLSTATS_OK, "%s: %s", what, clstats_ctx_message(test_ctx()));
-            ck_assert_msg(same32(got, want),
-                          "%s %s even=%d n=%zu: median %.9g (0x%08x), want %.9g", what,
-                          method_names[methods[mi]], e, n, got, 0u, want);
+            ck_assert_msg(same32(got, want), "%s %s even=%d n=%zu: median %.9g (0x%08x), want %.9g",
+                          what, method_names[methods[mi]], e, n, got, 0u, want);
             ck_assert_uint_eq(nan, n - nv);
         }
         if (nv == 0) continue;
-        uint64_t ks[5] = {0, nv - 1, test_rng_next(&rng) % nv, test_rng_next(&rng) % nv,
-                          nv / 3};
+        uint64_t ks[5] = {0, nv - 1, test_rng_next(&rng) % nv, test_rng_next(&rng) % nv, nv / 3};
         for (int i = 0; i < 5; i++) {
             float got = 0;
             int st = clstats_select_kth(test_ctx(), x, n, ks[i], &o, &got);
             ck_assert_msg(st == CLSTATS_OK, "%s: %s", what, clstats_ctx_message(test_ctx()));
             ck_assert_msg(same32(got, s[ks[i]]), "%s %s n=%zu k=%llu: got %.9g, want %.9g", what,
-                          method_names[methods[mi]], n, (unsigned long long)ks[i], got,
-                          s[ks[i]]);
+                          method_names[methods[mi]], n, (unsigned long long)ks[i], got, s[ks[i]]);
         }
     }
     ck_assert_msg(memcmp(copy, x, n * sizeof *copy) == 0, "%s: the input was modified", what);
@@ -72,7 +70,7 @@ static void check_f64(const double *x, size_t n, const char *what)
 {
     size_t nv;
     double *s = ref_sorted_f64(x, n, &nv);
-    for (int mi = 0; mi < 2; mi++) {
+    for (int mi = 0; mi < NMETHODS; mi++) {
         struct clstats_select_options o = {.method = methods[mi]};
         for (int e = 0; e < 3; e++) {
             o.even = (enum clstats_even)e;
@@ -83,8 +81,8 @@ static void check_f64(const double *x, size_t n, const char *what)
                 continue;
             }
             ck_assert_msg(st == CLSTATS_OK, "%s: %s", what, clstats_ctx_message(test_ctx()));
-            ck_assert_msg(same64(got, want), "%s %s even=%d n=%zu: median %.17g, want %.17g",
-                          what, method_names[methods[mi]], e, n, got, want);
+            ck_assert_msg(same64(got, want), "%s %s even=%d n=%zu: median %.17g, want %.17g", what,
+                          method_names[methods[mi]], e, n, got, want);
         }
         if (nv == 0) continue;
         uint64_t ks[3] = {0, nv - 1, nv / 3};
@@ -102,15 +100,18 @@ static void check_f64(const double *x, size_t n, const char *what)
 /* ---- Inputs ------------------------------------------------------------------------------ */
 
 enum dist { UNIFORM, NORMAL, HALF_NORMAL, BETA25, MIX_NORMAL, MIX_UNIFORM_NORMAL, NDIST };
-static const char *const dist_names[] = {"uniform",     "normal",  "half-normal",
-                                         "beta(2,5)",   "mixture", "uniform+normal"};
+static const char *const dist_names[] = {"uniform",   "normal",  "half-normal",
+                                         "beta(2,5)", "mixture", "uniform+normal"};
 
 static double draw(struct test_rng *r, enum dist d)
 {
     switch (d) {
-    case UNIFORM: return test_rng_uniform(r);
-    case NORMAL: return test_rng_normal(r);
-    case HALF_NORMAL: return fabs(test_rng_normal(r));
+    case UNIFORM:
+        return test_rng_uniform(r);
+    case NORMAL:
+        return test_rng_normal(r);
+    case HALF_NORMAL:
+        return fabs(test_rng_normal(r));
     case BETA25: { /* 2nd smallest of 6 uniforms is Beta(2, 5) */
         double u[6], lo1 = 2, lo2 = 2;
         for (int i = 0; i < 6; i++) {
@@ -137,7 +138,8 @@ static float *make_f32(size_t n, enum dist d, uint64_t salt)
     struct test_rng r;
     test_rng_seed(&r, test_seed() + salt);
     float *x = malloc((n ? n : 1) * sizeof *x);
-    for (size_t i = 0; i < n; i++) x[i] = (float)draw(&r, d);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)draw(&r, d);
     return x;
 }
 
@@ -170,15 +172,19 @@ START_TEST(paper_distributions_f64)
     for (int d = 0; d < NDIST; d++) {
         struct test_rng r;
         test_rng_seed(&r, test_seed() + 100 + d);
-        for (size_t i = 0; i < n; i++) x[i] = draw(&r, (enum dist)d);
+        for (size_t i = 0; i < n; i++)
+            x[i] = draw(&r, (enum dist)d);
         check_f64(x, n, dist_names[d]);
     }
     /* Edge cases in float64: ties, huge values, infinities and NaN. */
-    for (size_t i = 0; i < n; i++) x[i] = (double)(i % 100);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (double)(i % 100);
     check_f64(x, n, "f64 integers 0..99");
-    for (size_t i = 0; i < n; i++) x[i] = i % 100 < 30 ? 1e300 : (double)i * 1e-300;
+    for (size_t i = 0; i < n; i++)
+        x[i] = i % 100 < 30 ? 1e300 : (double)i * 1e-300;
     check_f64(x, n, "f64 30% at 1e300");
-    for (size_t i = 0; i < n; i++) x[i] = i % 3 == 0 ? -INFINITY : (i % 3 == 1 ? INFINITY : NAN);
+    for (size_t i = 0; i < n; i++)
+        x[i] = i % 3 == 0 ? -INFINITY : (i % 3 == 1 ? INFINITY : NAN);
     check_f64(x, n, "f64 inf and NaN");
     x[0] = 1.7976931348623157e308;
     x[1] = 1.7976931348623157e308;
@@ -194,17 +200,22 @@ START_TEST(ties_and_few_values)
 {
     const size_t n = 200000;
     float *x = malloc(n * sizeof *x);
-    for (size_t i = 0; i < n; i++) x[i] = 3.25f;
+    for (size_t i = 0; i < n; i++)
+        x[i] = 3.25f;
     check_f32(x, n, "all equal");
-    for (size_t i = 0; i < n; i++) x[i] = (i * 7919) % 2 ? 1.0f : 2.0f;
+    for (size_t i = 0; i < n; i++)
+        x[i] = (i * 7919) % 2 ? 1.0f : 2.0f;
     check_f32(x, n, "two values");
     check_f32(x, n - 1, "two values, odd n");
-    for (size_t i = 0; i < n; i++) x[i] = (float)((i * 7919) % 100);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)((i * 7919) % 100);
     check_f32(x, n, "integers 0..99");
-    for (size_t i = 0; i < n; i++) x[i] = (i % 2) ? -0.0f : 0.0f;
+    for (size_t i = 0; i < n; i++)
+        x[i] = (i % 2) ? -0.0f : 0.0f;
     check_f32(x, n, "signed zeros");
     /* exactly half at each of two values: the median is their mean */
-    for (size_t i = 0; i < n; i++) x[i] = i < n / 2 ? -1.0f : 5.0f;
+    for (size_t i = 0; i < n; i++)
+        x[i] = i < n / 2 ? -1.0f : 5.0f;
     check_f32(x, n, "two halves");
     free(x);
 }
@@ -235,20 +246,26 @@ START_TEST(infinities_and_nan)
 {
     const size_t n = 100000;
     float *x = make_f32(n, UNIFORM, 500);
-    for (size_t i = 0; i < n; i += 10) x[i] = INFINITY;
-    for (size_t i = 5; i < n; i += 10) x[i] = -INFINITY;
+    for (size_t i = 0; i < n; i += 10)
+        x[i] = INFINITY;
+    for (size_t i = 5; i < n; i += 10)
+        x[i] = -INFINITY;
     check_f32(x, n, "+-inf");
-    for (size_t i = 3; i < n; i += 7) x[i] = NAN;
-    for (size_t i = 4; i < n; i += 97) x[i] = -NAN;
+    for (size_t i = 3; i < n; i += 7)
+        x[i] = NAN;
+    for (size_t i = 4; i < n; i += 97)
+        x[i] = -NAN;
     check_f32(x, n, "inf and NaN");
     /* NaN payloads other than the canonical one */
     uint32_t odd_nan = 0x7f800001u, neg_nan = 0xffffffffu;
     memcpy(&x[1], &odd_nan, 4);
     memcpy(&x[2], &neg_nan, 4);
     check_f32(x, n, "NaN payloads");
-    for (size_t i = 0; i < n; i++) x[i] = i % 2 ? INFINITY : -INFINITY;
+    for (size_t i = 0; i < n; i++)
+        x[i] = i % 2 ? INFINITY : -INFINITY;
     check_f32(x, n, "only infinities");
-    for (size_t i = 0; i < n; i++) x[i] = NAN;
+    for (size_t i = 0; i < n; i++)
+        x[i] = NAN;
     check_f32(x, n, "only NaN");
     free(x);
 }
@@ -258,7 +275,7 @@ START_TEST(nan_policy_error)
 {
     float x[5] = {1, 2, NAN, 4, 5}, got = 0;
     uint64_t nan = 0;
-    for (int mi = 0; mi < 2; mi++) {
+    for (int mi = 0; mi < NMETHODS; mi++) {
         struct clstats_select_options o = {
             .method = methods[mi], .nan_policy = CLSTATS_NAN_ERROR, .nan_count = &nan};
         ck_assert_int_eq(clstats_median(test_ctx(), x, 5, &o, &got), CLSTATS_ERR_NAN);
@@ -280,9 +297,11 @@ START_TEST(sorted_and_tiny)
 {
     const size_t n = 123457;
     float *x = malloc(n * sizeof *x);
-    for (size_t i = 0; i < n; i++) x[i] = (float)i * 0.5f - 1000.0f;
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)i * 0.5f - 1000.0f;
     check_f32(x, n, "sorted");
-    for (size_t i = 0; i < n; i++) x[i] = (float)(n - i) * 0.25f;
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)(n - i) * 0.25f;
     check_f32(x, n, "reverse sorted");
     const float tiny[3] = {2.5f, -1.0f, 7.0f};
     check_f32(tiny, 1, "n=1");
@@ -295,6 +314,29 @@ START_TEST(sorted_and_tiny)
 END_TEST
 
 /* Sizes that straddle tiles, the compaction threshold and the cutting plane's gather size. */
+/* The sample bracket reads every (n / 8192)-th value: data laid out so those are all small
+ * makes its bracket miss the median, and the run must fall back to the radix passes; data
+ * where the bracket holds most values (ties) overflows its gather and falls back too. */
+START_TEST(sample_bracket_misses_fall_back)
+{
+    const size_t n = 8192 * 6;
+    float *x = malloc(n * sizeof *x);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (i % 6 == 3) ? -(float)i : 1000.0f + (float)(i % 977);
+    check_f32(x, n, "sample sees only the small values");
+    for (size_t i = 0; i < n; i++)
+        x[i] = (i % 6 == 3) ? (float)(i % 5) : NAN;
+    check_f32(x, n, "sample sees the only valid values");
+    for (size_t i = 0; i < n; i++)
+        x[i] = (i % 6 == 3) ? NAN : (float)(i % 7);
+    check_f32(x, n, "sample sees only NaN");
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)(i % 3);
+    check_f32(x, n, "three values: the bracket holds too many");
+    free(x);
+}
+END_TEST
+
 START_TEST(sizes_around_thresholds)
 {
     const size_t sizes[] = {2047, 2048, 2049, 65535, 65537, (1u << 20) + 3};
@@ -314,10 +356,11 @@ START_TEST(buffer_api)
     const size_t n = 100003, off = 17;
     float *x = make_f32(n + off + 5, HALF_NORMAL, 700);
     cl_int err;
-    cl_mem buf = clCreateBuffer(clstats_ctx_cl_context(ctx), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                (n + off + 5) * sizeof *x, x, &err);
+    cl_mem buf =
+        clCreateBuffer(clstats_ctx_cl_context(ctx), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                       (n + off + 5) * sizeof *x, x, &err);
     ck_assert_int_eq(err, CL_SUCCESS);
-    for (int mi = 0; mi < 2; mi++) {
+    for (int mi = 0; mi < NMETHODS; mi++) {
         struct clstats_select_options o = {.method = methods[mi]};
         double got;
         ck_assert_int_eq(clstats_median_buffer(ctx, buf, off, n, CLSTATS_FLOAT32, &o, &got),
@@ -325,9 +368,9 @@ START_TEST(buffer_api)
         ck_assert(same32((float)got, ref_median_f32(x + off, n, CLSTATS_EVEN_MEAN)));
         size_t nv;
         float *s = ref_sorted_f32(x + off, n, &nv);
-        ck_assert_int_eq(clstats_select_kth_buffer(ctx, buf, off, n, CLSTATS_FLOAT32, 12345, &o,
-                                                   &got),
-                         CLSTATS_OK);
+        ck_assert_int_eq(
+            clstats_select_kth_buffer(ctx, buf, off, n, CLSTATS_FLOAT32, 12345, &o, &got),
+            CLSTATS_OK);
         ck_assert(same32((float)got, s[12345]));
         free(s);
         ck_assert_int_eq(clstats_median_buffer(ctx, buf, off, n + 6, CLSTATS_FLOAT32, &o, &got),
@@ -342,11 +385,13 @@ START_TEST(percentiles_linear)
 {
     const size_t n = 54321;
     float *x = make_f32(n, MIX_UNIFORM_NORMAL, 800);
-    for (size_t i = 0; i < n; i += 13) x[i] = NAN;
+    for (size_t i = 0; i < n; i += 13)
+        x[i] = NAN;
     size_t nv;
     float *s = ref_sorted_f32(x, n, &nv);
     double *sd = malloc(nv * sizeof *sd);
-    for (size_t i = 0; i < nv; i++) sd[i] = s[i];
+    for (size_t i = 0; i < nv; i++)
+        sd[i] = s[i];
     const double q[7] = {0, 1, 25, 50, 62.5, 99.9, 100};
     float got[7];
     ck_assert_int_eq(clstats_percentiles(test_ctx(), x, n, q, 7, NULL, got), CLSTATS_OK);
@@ -355,8 +400,7 @@ START_TEST(percentiles_linear)
         ck_assert_msg(same32(got[i], want), "q=%g: got %.9g want %.9g", q[i], got[i], want);
     }
     double qbad = 101;
-    ck_assert_int_eq(clstats_percentiles(test_ctx(), x, n, &qbad, 1, NULL, got),
-                     CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_percentiles(test_ctx(), x, n, &qbad, 1, NULL, got), CLSTATS_ERR_ARG);
     free(sd);
     free(s);
     free(x);
@@ -370,9 +414,9 @@ START_TEST(column_medians)
         const size_t rows = shapes[t][0], cols = shapes[t][1], ld = shapes[t][2];
         float *m = make_f32(rows * ld, (enum dist)(t % NDIST), 900 + t);
         for (size_t r = 0; r < rows; r++) {
-            m[r * ld + 0] = (float)(r % 3);          /* ties */
-            if (cols > 2) m[r * ld + 2] = NAN;      /* an all-NaN column */
-            if (r % 5 == 0) m[r * ld + 1] = NAN;    /* some NaN */
+            m[r * ld + 0] = (float)(r % 3);      /* ties */
+            if (cols > 2) m[r * ld + 2] = NAN;   /* an all-NaN column */
+            if (r % 5 == 0) m[r * ld + 1] = NAN; /* some NaN */
             if (cols > 3 && r % 2) m[r * ld + 3] = INFINITY;
         }
         float *got = malloc(cols * sizeof *got), *want = malloc(cols * sizeof *want);
@@ -409,8 +453,9 @@ START_TEST(beyond_2_to_31)
     /* Values i mod 1000003 scrambled: the median and ranks follow from counting. */
     float *x = malloc(n * sizeof *x);
     ck_assert_ptr_nonnull(x);
-    for (size_t i = 0; i < n; i++) x[i] = (float)((i * 2654435761u) % 1000003u);
-    for (int mi = 0; mi < 2; mi++) {
+    for (size_t i = 0; i < n; i++)
+        x[i] = (float)((i * 2654435761u) % 1000003u);
+    for (int mi = 0; mi < NMETHODS; mi++) {
         struct clstats_select_options o = {.method = methods[mi]};
         float got;
         ck_assert_int_eq(clstats_select_kth(ctx, x, n, n - 1, &o, &got), CLSTATS_OK);
@@ -436,6 +481,7 @@ int main(void)
     tcase_add_test(tc, infinities_and_nan);
     tcase_add_test(tc, paper_distributions_f32);
     tcase_add_test(tc, sizes_around_thresholds);
+    tcase_add_test(tc, sample_bracket_misses_fall_back);
     tcase_add_test(tc, buffer_api);
     tcase_add_test(tc, percentiles_linear);
     tcase_add_test(tc, column_medians);
