@@ -14,7 +14,8 @@ has() { [[ " $STAGES " == *" $1 "* ]]; }
 clinfo -l 2>&1 | tee "$OUT/devices.txt"
 
 if has tests; then
-    for t in build/tests/test_filter build/tests/test_select build/tests/test_madfilter; do
+    for t in build/tests/test_*; do
+        [ -x "$t" ] || continue
         for dev in ${TEST_DEVS:-gpu cpu}; do
             echo "== $t on $dev"
             CLSTATS_DEVICE=$dev timeout 300 "$t" 2>&1 | tail -4
@@ -114,15 +115,16 @@ fi
 
 if has select_debug; then
     CLSTATS_SELECT_DEBUG=1 ./build/bench/bench_select --device gpu --log2n 25,28 --reps 1 \
-        --methods radix,cutting-plane --columns 10000x1000 2>&1 | grep -v RESULT \
+        --methods radix,sample --columns 10000x1000 2>&1 | grep -v RESULT \
         | tee "$OUT/select_debug.txt"
 fi
 
 if has select; then
     timeout 200 ./build/bench/bench_select --device gpu --log2n 20,25,28 --columns 10000x1000 \
-        ${SELECT_ARGS:-} 2>&1 | tee "$OUT/bench_select_gpu.txt"
+        --methods radix,cutting-plane,sample,auto ${SELECT_ARGS:-} 2>&1 \
+        | tee "$OUT/bench_select_gpu.txt"
     timeout 200 ./build/bench/bench_select --device cpu --log2n 20,25 --columns 10000x1000 \
         --reps 3 2>&1 | tee "$OUT/bench_select_cpu.txt"
-    timeout 200 python3 bench/peers_select.py --log2n 20,25,28 --columns 10000x1000 2>&1 \
+    timeout 200 python3 bench/peers_select.py --log2n 20,25,28 --columns 10000x1000 --reps 3 2>&1 \
         | tee "$OUT/peers_select.txt"
 fi

@@ -2,8 +2,13 @@
  * column: a radix select on order-preserving keys with the histograms in local memory, so a
  * column needs no host round trip and no global scratch.
  *
+ * A column of at most LOCAL_ROWS values is read from global memory once, into local memory,
+ * and the later passes read it there: a column's values are a matrix's stride apart, so each
+ * global read costs a memory transaction of its own.
+ *
  * Build options: -D WG=work-group size, -D RADIX_BITS=digit width (histograms of 2^RADIX_BITS
- * bins, two of them: an even count wants ranks r0 and r0 + 1, which may part ways).
+ * bins, two of them: an even count wants ranks r0 and r0 + 1, which may part ways),
+ * -D LOCAL_ROWS=rows kept in local memory (0: none).
  */
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -13,6 +18,11 @@
 #ifndef RADIX_BITS
 #define RADIX_BITS 8
 #endif
+
+#ifndef LOCAL_ROWS
+#define LOCAL_ROWS 0
+#endif
+#define NO_KEY 0xffffffffu /* a staged NaN: above every number's key */
 
 #define NB (1 << RADIX_BITS)
 #define NPASS ((32 + RADIX_BITS - 1) / RADIX_BITS)
@@ -97,6 +107,10 @@ column_select(__global const uint *m, ulong off, uint rows, ulong ld, __global u
     __local uint res[2];
     __local uint lnan;
     __global const uint *p = m + off + col;
+#if LOCAL_ROWS > 0
+    __local uint staged[LOCAL_ROWS];
+    const bool stage = rows <= LOCAL_ROWS;
+#endif
     uint pa = 0, pb = 0, ra = 0, rb = 0, nv = 0;
     if (lid == 0) lnan = 0;
     for (int pass = 0; pass < NPASS; pass++) {
@@ -106,12 +120,25 @@ column_select(__global const uint *m, ulong off, uint rows, ulong ld, __global u
         const int shift = pass_shift(pass);
         uint nan = 0;
         for (uint r = lid; r < rows; r += WG) {
-            const uint b = p[(ulong)r * ld];
-            if (bits_nan(b)) {
-                nan++;
-                continue;
+            uint k;
+#if LOCAL_ROWS > 0
+            if (stage && pass > 0) {
+                k = staged[r];
+                if (k == NO_KEY) continue;
+            } else
+#endif
+            {
+                const uint b = p[(ulong)r * ld];
+                k = bits_nan(b) ? NO_KEY : key_of_bits(b);
+#if LOCAL_ROWS > 0
+                if (stage) staged[r] = k;
+#endif
+                if (k == NO_KEY) {
+                    nan++;
+                    continue;
+                }
             }
-            const uint k = key_of_bits(b), h = k & hmask;
+            const uint h = k & hmask;
             if (h == pa) LOCAL_INC(lh[(k >> shift) & dmask]);
             else if (h == pb) LOCAL_INC(lh[NB + ((k >> shift) & dmask)]);
         }

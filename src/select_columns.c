@@ -11,6 +11,9 @@
 
 static const struct clstats_select_options default_options = {0};
 
+/* The context's scratch slot for the results (src/select.c uses 0..5). */
+#define SLOT_COLUMN_RESULTS 6
+
 static long env_long(const char *name, long fallback)
 {
     const char *v = getenv(name);
@@ -28,7 +31,6 @@ static int columns_device(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t ro
     cl_mem res_buf = NULL;
     cl_uint *keys = NULL;
     cl_event ev = NULL;
-    cl_int err;
     int status;
 
     /* CLSTATS_COLUMNS_WG and _BITS tune it for a new device. */
@@ -41,18 +43,23 @@ static int columns_device(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t ro
     int bits = (int)env_long("CLSTATS_COLUMNS_BITS", 8);
     if ((wg & (wg - 1)) || bits < 4 || bits > 12)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad CLSTATS_COLUMNS_* tuning");
-    char options[96];
-    snprintf(options, sizeof options, "-D WG=%d -D RADIX_BITS=%d", wg, bits);
+    /* Rows staged in local memory: what is left beside the histograms and the scan. */
+    const size_t fixed = (2u << bits) * 4 + (size_t)wg * 4 + 256;
+    long local_rows = ctx->local_mem > fixed + 4096 ? (long)((ctx->local_mem - fixed) / 4) : 0;
+    if (local_rows > 1 << 16) local_rows = 1 << 16; /* CPU devices report megabytes */
+    local_rows = env_long("CLSTATS_COLUMNS_LOCAL_ROWS", local_rows);
+    char options[128];
+    snprintf(options, sizeof options, "-D WG=%d -D RADIX_BITS=%d -D LOCAL_ROWS=%ld", wg, bits,
+             local_rows);
     status = clstats__program(ctx, "select_columns.cl", options, &program);
     if (status != CLSTATS_OK) return status;
 
     keys = malloc(cols * 3 * sizeof *keys);
     if (!keys) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate %zu results", cols);
-    kernel = clCreateKernel(program, "column_select", &err);
-    CL_TRY(ctx, err, "clCreateKernel(column_select)");
-    res_buf =
-        clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, cols * 3 * sizeof(cl_uint), NULL, &err);
-    CL_TRY(ctx, err, "clCreateBuffer(column results)");
+    if ((status = clstats__kernel(ctx, program, "column_select", &kernel)) ||
+        (status = clstats__scratch(ctx, SLOT_COLUMN_RESULTS, cols * 3 * sizeof(cl_uint),
+                                   &res_buf)))
+        goto fail;
     const cl_ulong off = offset, ldl = ld;
     const cl_uint nrows = (cl_uint)rows;
     CL_TRY(ctx, clSetKernelArg(kernel, 0, sizeof buf, &buf), "clSetKernelArg");
@@ -99,8 +106,6 @@ static int columns_device(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t ro
 fail:
     if (status != CLSTATS_OK) clFinish(ctx->queue);
     if (ev) clReleaseEvent(ev);
-    if (kernel) clReleaseKernel(kernel);
-    if (res_buf) clReleaseMemObject(res_buf);
     free(keys);
     return status;
 }
