@@ -79,6 +79,7 @@ typedef uint key_t;
 #define ST_PHASE 22   /* 0: the first pass (min, max, count); 1: iterating */
 #define ST_BISECT 23  /* the last trial was a bisection */
 #define ST_ITERS 24   /* reduction passes run */
+#define ST_FIRST 25   /* radix: the first pass to run (the bracket fixed the digits before) */
 #define ST_WORDS 32
 
 #define FLAG_DONE 1u
@@ -262,7 +263,7 @@ radix_hist(__global const key_t *data, ulong off, ulong n, __global ulong *st, _
     const bool from_kbuf = compact == 2 || (compact == 1 && pass > 1);
     /* Skipped passes run with no tiles rather than returning early: PoCL's work-group
      * compiler has miscompiled an early return ahead of barriers. */
-    if (st[ST_FLAGS] & FLAG_DONE) n = 0;
+    if ((st[ST_FLAGS] & FLAG_DONE) || pass < (int)st[ST_FIRST]) n = 0;
     else if (from_kbuf) n = read64(&ctr[CTR_KEYS]);
     const bool do_append = compact == 1 && pass == 1;
     clear_hist(lh);
@@ -347,8 +348,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 radix_scan(__global ulong *st, __global uint *hist, __global uint *ctr, int pass)
 {
     const ulong compact = st[ST_COMPACT];
-    if (st[ST_FLAGS] & FLAG_DONE) return;
-    /* Passes whose histogram kernels both skipped: nothing to scan. */
+    if ((st[ST_FLAGS] & FLAG_DONE) || pass < (int)st[ST_FIRST]) return;
     __local ulong part[WG];
     __local ulong out[3];
     const int lid = get_local_id(0);
@@ -685,10 +685,21 @@ cp_gather(__global const key_t *data, ulong off, ulong n, __global const ulong *
  * bracket overflowed kbuf), the state is reset and the radix passes run on the data: slower,
  * never wrong. Counts decide; the sample only steers. */
 
+/* Sample keys, sorted in local memory by one work-group: the sort's time grows as
+ * SAMPLE log^2 SAMPLE on one compute unit (8192 took 76 us on the H200, about a third of a
+ * 2^25 selection), the bracket as 1 / sqrt(SAMPLE). */
+#ifndef SAMPLE
 #if KEY64
-#define SAMPLE 4096 /* keys in local memory: 32 KiB */
+#define SAMPLE 2048
 #else
-#define SAMPLE 8192
+#define SAMPLE 4096
+#endif
+#endif
+/* Tiles of bracket_pass between two flushes of its gathered keys (each flush is 4 barriers). */
+#if KEY64
+#define BP_TILES 2
+#else
+#define BP_TILES 4
 #endif
 #ifndef SAMPLE_WG
 #define SAMPLE_WG 256
@@ -756,7 +767,7 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 bracket_pass(__global const key_t *data, ulong off, ulong n, __global const ulong *st,
              __global uint *ctr, __global key_t *kbuf)
 {
-    __local key_t stage[TILE];
+    __local key_t stage[TILE * BP_TILES];
     __local uint lcount, lbase, lnan, lbelow, lin;
     const int lid = get_local_id(0);
     if (lid == 0) lcount = lnan = lbelow = lin = 0;
@@ -765,10 +776,10 @@ bracket_pass(__global const key_t *data, ulong off, ulong n, __global const ulon
     const ulong cap = st[ST_CAP];
     uint nan = 0, below = 0, in = 0;
     data += off;
-    const ulong ntiles = (n + TILE - 1) / TILE;
-    for (ulong t = get_group_id(0); t < ntiles; t += get_num_groups(0)) {
-        const ulong base = t * TILE;
-        for (int j = 0; j < VPT; j++) {
+    const ulong span = (ulong)TILE * BP_TILES, nspans = (n + span - 1) / span;
+    for (ulong t = get_group_id(0); t < nspans; t += get_num_groups(0)) {
+        const ulong base = t * span;
+        for (int j = 0; j < VPT * BP_TILES; j++) {
             const ulong i = base + (ulong)j * WG + lid;
             if (i >= n) continue;
             const key_t b = data[i];
@@ -825,9 +836,15 @@ __kernel void bracket_update(__global ulong *st, __global uint *ctr)
         st[ST_L] = below;
         st[ST_C] = in;
         st[ST_COMPACT] = 2;
-        st[ST_PA] = st[ST_PB] = 0;
         st[ST_RA] = r0 - below;
         st[ST_RB] = r1 - below;
+        /* Every key in [lo, hi] starts with their common bits: the radix passes over those
+         * digits would find one bin, so they are skipped. */
+        const key_t lo = (key_t)st[ST_LO], hi = (key_t)st[ST_HI];
+        const int common = lo == hi ? KEY_BITS : (int)clz(lo ^ hi);
+        const int first = min(common / RADIX_BITS, NPASS - 1);
+        st[ST_FIRST] = first;
+        st[ST_PA] = st[ST_PB] = lo & pass_hmask(first);
         return;
     }
     for (int i = 0; i < CTR_WORDS; i++) ctr[i] = 0; /* the data passes count afresh */

@@ -360,10 +360,11 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     if (getenv("CLSTATS_SELECT_DEBUG"))
         fprintf(stderr,
                 "select: n=%llu method=%d passes=%u bracket [%#llx, %#llx] of %llu values, "
-                "%llu below, compact=%llu\n",
+                "%llu below, compact=%llu, first pass %llu\n",
                 (unsigned long long)n, (int)method, res->passes, (unsigned long long)st[16],
                 (unsigned long long)st[17], (unsigned long long)st[ST_C],
-                (unsigned long long)st[19], (unsigned long long)st[ST_COMPACT]);
+                (unsigned long long)st[19], (unsigned long long)st[ST_COMPACT],
+                (unsigned long long)st[25]);
     if (st[ST_FLAGS] & FLAG_EMPTY) res->empty = true;
     if (st[ST_FLAGS] & FLAG_RANGE) res->out_of_range = true;
 
