@@ -116,6 +116,24 @@ int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_
                           size_t stride, const struct clstats_filter_params *params,
                           float *median_out, float *mad_out);
 
+/* Source index of position i (any integer) on an axis of n samples as the boundary mode
+ * extends it, windows wider than the axis included; -1 where the constant value stands (and for
+ * n 0 or an unknown mode). */
+long clstats_boundary_index(long i, size_t n, enum clstats_boundary mode);
+
+/* The same maps for output rows row0 .. row0 + rows - 1 of an image of nx x ny pixels, from a
+ * band that holds only the rows those windows read, so that an image larger than memory can be
+ * filtered a strip at a time. The band has rows + width - 1 rows, `stride` elements apart, in
+ * window order: band row j is image row clstats_boundary_index(row0 + j - width/2, ny, boundary)
+ * (away from the edges simply rows row0 - width/2 .. row0 + rows - 1 + width/2: the strip and
+ * its halo); rows where that index is -1 are never read. The boundary applies against the whole
+ * image's ny rows, so the results are the same bits as those rows of clstats_median_filter on
+ * the whole image. median_out and mad_out receive nx*rows values. */
+int clstats_median_filter_band(clstats_ctx *ctx, const float *band, size_t nx, size_t ny,
+                               size_t stride, size_t row0, size_t rows,
+                               const struct clstats_filter_params *params, float *median_out,
+                               float *mad_out);
+
 /* ---- Whole-array order statistics ------------------------------------------------------ */
 
 /* Exact k-th smallest values, medians and percentiles of a whole array, computed on the device
