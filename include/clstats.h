@@ -3,6 +3,13 @@
  * Every function returns an int status (CLSTATS_OK or a negative enum clstats_status);
  * clstats_strerror() turns it into words and clstats_ctx_message() gives the detail of the last
  * error on a context. The library does no file I/O and never exits the process.
+ *
+ * Threads: a context belongs to one thread at a time. Give each thread its own context (they
+ * share nothing and run at once; the device is shared by the OpenCL runtime), or guard every
+ * call on a shared context, clstats_ctx_message() included, with one lock: a context holds a
+ * program cache, the last error and the last timing, none of them locked. Functions without a
+ * context (clstats_strerror, clstats_list_devices, clstats_boundary_*) are safe from any thread;
+ * clstats_ctx_message(NULL) is per thread.
  */
 #ifndef CLSTATS_H
 #define CLSTATS_H

@@ -4,6 +4,7 @@
 #include "internal.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,7 +27,7 @@ static const char *type_name(cl_device_type t)
 }
 
 /* Every device of every platform, in platform then device order. */
-static int enumerate(struct found_device *out, int max, int *count)
+static int enumerate_unlocked(struct found_device *out, int max, int *count)
 {
     cl_platform_id platforms[MAX_PLATFORMS];
     cl_uint np = 0;
@@ -66,6 +67,17 @@ static int enumerate(struct found_device *out, int max, int *count)
         return clstats__fail(NULL, CLSTATS_ERR_NO_DEVICE,
                              "OpenCL platforms found, but no device on any of them");
     return CLSTATS_OK;
+}
+
+/* One enumeration at a time in the process: PoCL 3.1 answers CL_DEVICE_NOT_FOUND to a thread
+ * that lists devices while another thread's first listing is still starting them up. */
+static int enumerate(struct found_device *out, int max, int *count)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    int status = enumerate_unlocked(out, max, count);
+    pthread_mutex_unlock(&lock);
+    return status;
 }
 
 int clstats_list_devices(struct clstats_device_info *out, size_t max, size_t *count)
