@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- Tests --------------------------------------------------------------------------------- */
 
@@ -410,13 +412,17 @@ START_TEST(bad_inputs_give_one_line_and_an_exit_code)
     fits_check(status, "writing the bad inputs");
     unsigned short rgb[2 * 2 * 3] = {255, 0, 0, 0, 255, 0, 0, 0, 255, 9, 9, 9};
     write_png(tmp("colour.png"), 2, 2, PNG_COLOR_TYPE_RGB, 8, rgb);
+    unsigned short grey[64 * 64] = {0};
+    write_png(tmp("grey64.png"), 64, 64, PNG_COLOR_TYPE_GRAY, 8, grey);
     FILE *fp = fopen(tmp("exists.fits"), "w");
     fclose(fp);
+    ck_assert_int_eq(symlink("good.fits", tmp("alias.fits")), 0);
+    ck_assert_int_eq(mkdir(tmp("sub"), 0755), 0);
 
     /* Two file names (in the test directory), then options as they are. */
     struct {
         const char *files[2];
-        const char *opts[3];
+        const char *opts[4];
         int code;
         const char *words;
     } cases[] = {
@@ -426,10 +432,14 @@ START_TEST(bad_inputs_give_one_line_and_an_exit_code)
         {{"table.fits[EVENTS]", "o.fits"}, {NULL}, 1, "table"},
         {{"good.fits[3]", "o.fits"}, {NULL}, 1, "no such HDU"},
         {{"oned.fits", "o.fits"}, {NULL}, 1, "1-D"},
-        {{"cube.fits", "o.fits"}, {NULL}, 1, "3-D"},
+        {{"table.fits", "o.fits"}, {NULL}, 1, "holds a table"},
+        {{"cube.fits", "o.fits"}, {"--cube", "refuse"}, 1, "cube of 2 planes"},
         {{"colour.png", "o.fits"}, {NULL}, 1, "colour"},
         {{"good.fits", "exists.fits"}, {NULL}, 1, "exists"},
         {{"good.fits", "good.fits"}, {"--overwrite"}, 1, "is the input"},
+        {{"good.fits", "alias.fits"}, {"--overwrite"}, 1, "is the input"},
+        {{"good.fits", "sub/../good.fits"}, {"--overwrite"}, 1, "is the input"},
+        {{"alias.fits", "./good.fits"}, {"--overwrite"}, 1, "is the input"},
         {{"good.fits", "o.fits"}, {"--device", "no-such-device"}, 1, "no OpenCL device matches"},
         {{"good.fits", "o.fits"}, {"-w", "4"}, 2, "even"},
         {{"good.fits", "o.fits"}, {"-w", "0"}, 2, "odd number"},
@@ -443,13 +453,28 @@ START_TEST(bad_inputs_give_one_line_and_an_exit_code)
         {{"good.fits", "o.png"}, {"--maps", "mad,median"}, 2, "one map"},
         {{"good.fits", "o.fits"}, {"extra.fits"}, 2, "too many"},
         {{"good.fits", "o.fits"}, {"--cval", "abc"}, 2, "cval"},
+        {{"good.fits", "o.fits"}, {"--cval", "1"}, 2, "only to --boundary constant"},
+        {{"good.fits", "o.fits"}, {"--device", ""}, 2, "needs a device spec"},
+        {{"good.fits", "o.fits"}, {"--cube", "sideways"}, 2, "--cube takes planes or refuse"},
+        {{"good.fits", "o.fits"}, {"--max-memory", "lots"}, 2, "--max-memory needs a size"},
+        {{"good.fits", "o.fits"}, {"--max-memory", "0"}, 2, "--max-memory needs a size"},
+        {{"good.fits", "o.fits"}, {"--max-memory", "12Q"}, 2, "--max-memory needs a size"},
+        {{"good.fits", "o.fits"}, {"--max-memory", "-5M"}, 2, "--max-memory needs a size"},
+        {{"good.fits", "o.fits"}, {"--max-memory", "100"}, 1, "cannot hold one strip"},
+        {{"grey64.png", "o.fits"}, {"--max-memory", "8K"}, 1, "PNG: read whole"},
+        {{"good.fits", "good.fits"}, {"-o", "{}.fits"}, 2, "would both write"},
+        {{"good.fits", "text.fits"}, {"-o", "plain.fits"}, 2, "a directory or a pattern"},
+        {{"good.fits", "text.fits"},
+         {"-o", "{}.fits", "--png", "p.png"},
+         2,
+         "--png needs a pattern"},
         {{"good.fits", "o.fits"}, {"-w"}, 2, "needs a value"},
         {{"good.fits", NULL}, {"-"}, 2, "standard output"},
         {{"good.fits", NULL}, {NULL}, 2, "no output"},
         {{NULL, NULL}, {NULL}, 2, "no input"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        const char *a[6] = {NULL};
+        const char *a[7] = {NULL};
         char what[200] = "";
         int n = 0;
         for (int i = 0; i < 2 && cases[c].files[i]; i++) {
@@ -457,14 +482,17 @@ START_TEST(bad_inputs_give_one_line_and_an_exit_code)
             strcat(what, cases[c].files[i]);
             strcat(what, " ");
         }
-        for (int i = 0; i < 3 && cases[c].opts[i]; i++) {
+        for (int i = 0; i < 4 && cases[c].opts[i]; i++) {
             a[n++] = cases[c].opts[i];
             strcat(what, cases[c].opts[i]);
             strcat(what, " ");
         }
-        struct result *r = run(a[0], a[1], a[2], a[3], a[4], a[5], NULL);
+        struct result *r = run(a[0], a[1], a[2], a[3], a[4], a[5], a[6], NULL);
         check_one_line_error(r, cases[c].code, cases[c].words, what);
     }
+    /* The same file through another spelling is still the same file. */
+    struct result *same = run(tmp("good.fits"), tmp("o.fits"), "--png", tmp("sub/../o.fits"), NULL);
+    check_one_line_error(same, 2, "same file as OUTPUT", "--png spelled differently");
     ck_assert(!exists(tmp("o.fits")));
     ck_assert_int_eq(count_temporaries(), 0);
 
