@@ -32,7 +32,12 @@ struct result {
  * result lives until the next call. */
 struct result *run(const char *first, ...);
 
-#define ck_run_ok(r) ck_assert_msg((r)->code == 0, "madfilter failed (%d): %s", (r)->code, (r)->err)
+/* The run succeeded; `call` is evaluated once (a second run would hide what the first said). */
+#define ck_run_ok(call)                                                                            \
+    do {                                                                                           \
+        const struct result *run_ = (call);                                                        \
+        ck_assert_msg(run_->code == 0, "madfilter failed (%d): %s", run_->code, run_->err);        \
+    } while (0)
 
 /* A failure: the expected exit code and exactly one "madfilter: " line holding `words`. */
 void check_one_line_error(const struct result *r, int code, const char *words, const char *what);

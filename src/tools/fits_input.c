@@ -200,6 +200,9 @@ int fits_io_open(const char *name, bool refuse_cubes, struct tool_image *img, ch
 
     if (fits_open_image(&f, name, READONLY, &status)) {
         describe_open(status, name, err, errlen);
+        /* cfitsio leaves the file open when it is a table (NOT_IMAGE). */
+        img->fits = f;
+        image_close(img);
         return -1;
     }
     img->fits = f;
