@@ -412,9 +412,16 @@ START_TEST(bad_inputs_give_one_line_and_an_exit_code)
     fits_check(status, "writing the bad inputs");
     unsigned short rgb[2 * 2 * 3] = {255, 0, 0, 0, 255, 0, 0, 0, 255, 9, 9, 9};
     write_png(tmp("colour.png"), 2, 2, PNG_COLOR_TYPE_RGB, 8, rgb);
+    FILE *fp;
+    /* A gzip file whose trailer claims 4 GiB: cfitsio would allocate that before unpacking. */
+    const unsigned char claims[24] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3, 4,
+                                      5,    6,    0, 0, 0, 0, 0xf0, 0xff, 0xff, 0xff};
+    fp = fopen(tmp("claims.fits.gz"), "wb");
+    fwrite(claims, 1, sizeof claims, fp);
+    fclose(fp);
     unsigned short grey[64 * 64] = {0};
     write_png(tmp("grey64.png"), 64, 64, PNG_COLOR_TYPE_GRAY, 8, grey);
-    FILE *fp = fopen(tmp("exists.fits"), "w");
+    fp = fopen(tmp("exists.fits"), "w");
     fclose(fp);
     ck_assert_int_eq(symlink("good.fits", tmp("alias.fits")), 0);
     ck_assert_int_eq(mkdir(tmp("sub"), 0755), 0);
@@ -462,6 +469,7 @@ START_TEST(bad_inputs_give_one_line_and_an_exit_code)
         {{"good.fits", "o.fits"}, {"--max-memory", "-5M"}, 2, "--max-memory needs a size"},
         {{"good.fits", "o.fits"}, {"--max-memory", "100"}, 1, "cannot hold one strip"},
         {{"grey64.png", "o.fits"}, {"--max-memory", "8K"}, 1, "PNG: read whole"},
+        {{"claims.fits.gz", "o.fits"}, {NULL}, 1, "gzip-compressed and cfitsio unpacks it whole"},
         {{"good.fits", "good.fits"}, {"-o", "{}.fits"}, 2, "would both write"},
         {{"good.fits", "text.fits"}, {"-o", "plain.fits"}, 2, "a directory or a pattern"},
         {{"good.fits", "text.fits"},

@@ -8,13 +8,15 @@
 #include "image.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 
 /* Opens the image HDU that name selects (cfitsio extended syntax), checks its shape and reads
  * its header cards; pixels are read later with fits_io_read_rows. NAXIS 2 is an image; NAXIS 3 a
- * cube, filtered plane by plane unless refuse_cubes; any axis past the third must have length 1,
- * and so must the third under refuse_cubes. Returns 0, or -1 with one line in err. */
-int fits_io_open(const char *name, bool refuse_cubes, struct tool_image *img, char *err,
-                 size_t errlen);
+ * cube, filtered plane by plane unless refuse_cubes; any axis past the third must have length 1.
+ * A gzip file that would unpack to more than max_bytes is refused before cfitsio unpacks it.
+ * Returns 0, or -1 with one line in err. */
+int fits_io_open(const char *name, bool refuse_cubes, uint64_t max_bytes, struct tool_image *img,
+                 char *err, size_t errlen);
 
 /* Rows row0 .. row0 + rows - 1 of one plane, as float32, into dst. Returns 0 or -1 with err. */
 int fits_io_read_rows(struct tool_image *img, size_t plane, size_t row0, size_t rows, float *dst,

@@ -301,7 +301,7 @@ static int open_input(struct job *j)
     const struct options *o = &j->s->opt;
     int rc = png_io_is_png(j->input)
                  ? png_io_read(j->input, o->max_memory, &j->image, err, sizeof err)
-                 : fits_io_open(j->input, o->refuse_cubes, &j->image, err, sizeof err);
+                 : fits_io_open(j->input, o->refuse_cubes, o->max_memory, &j->image, err, sizeof err);
     if (rc != 0) return error("%s", err);
     if (j->image.planes > 1 && (j->png_only || j->png_output))
         return error("%s is a cube of %zu planes and a PNG holds one: write FITS, or select a "
