@@ -75,14 +75,40 @@ static void read_report(const char *path, int *contexts, int *builds, long *laun
     fclose(f);
 }
 
+/* A random image of NX x NY written to a FITS file in the test's directory. */
+static float *image_in(const char *name, uint64_t salt)
+{
+    float *img = random_image(NX, NY, salt);
+    write_float_fits(tmp(name), img, NX, NY);
+    return img;
+}
+
+/* A file standing for an earlier result that a failed run must leave as it was. */
+static const char earlier_result[] = "an earlier result, not to be lost";
+
+static void write_earlier_result(const char *path)
+{
+    FILE *f = fopen(path, "wb");
+    ck_assert_ptr_nonnull(f);
+    fputs(earlier_result, f);
+    fclose(f);
+}
+
+static bool earlier_result_intact(const char *path)
+{
+    char now[100];
+    size_t n;
+    file_bytes(path, now, sizeof now, &n);
+    return n == strlen(earlier_result) && memcmp(now, earlier_result, n) == 0;
+}
+
 /* ---- Strips -------------------------------------------------------------------------------- */
 
 /* A 4 KiB cap leaves room for strips of 2 to 4 rows of this 37-pixel-wide image: windows of 15
  * rows span several strips, and every boundary mode must still give the one-piece bits. */
 START_TEST(strips_give_the_one_piece_maps_in_every_mode)
 {
-    float *img = random_image(NX, NY, 11);
-    write_float_fits(tmp("s.fits"), img, NX, NY);
+    float *img = image_in("s.fits", 11);
     static const char *widths[] = {"5", "15"};
     for (int m = 0; m < 5; m++) {
         for (int wi = 0; wi < 2; wi++) {
@@ -108,8 +134,7 @@ END_TEST
 
 START_TEST(a_device_with_little_memory_gets_strips)
 {
-    float *img = random_image(NX, NY, 12);
-    write_float_fits(tmp("small.fits"), img, NX, NY);
+    float *img = image_in("small.fits", 12);
     shim_set("OPENCL_SHIM_DEVICE_MEMORY", "8192");
     struct result *r = run(tmp("small.fits"), tmp("small_out.fits"), "-w", "5", NULL);
     shim_clear();
@@ -124,8 +149,7 @@ END_TEST
  * they fit, the user is told, and the maps are unchanged. */
 START_TEST(device_out_of_memory_retries_with_smaller_strips)
 {
-    float *img = random_image(NX, NY, 13);
-    write_float_fits(tmp("full.fits"), img, NX, NY);
+    float *img = image_in("full.fits", 13);
     shim_set("OPENCL_SHIM_MAX_BUFFER", "2048");
     struct result *r = run(tmp("full.fits"), tmp("full_out.fits"), "-w", "5", NULL);
     shim_clear();
@@ -141,21 +165,14 @@ END_TEST
 /* Not even one row fits: one clear line, exit 1, and an existing output is left as it was. */
 START_TEST(device_out_of_memory_for_one_row_is_a_clear_error)
 {
-    float *img = random_image(NX, NY, 14);
-    write_float_fits(tmp("tiny.fits"), img, NX, NY);
-    FILE *f = fopen(tmp("kept.fits"), "wb");
-    fputs("an earlier result, not to be lost", f);
-    fclose(f);
-    char before[100], after[100];
-    size_t nb, na;
-    file_bytes(tmp("kept.fits"), before, sizeof before, &nb);
+    float *img = image_in("tiny.fits", 14);
+    write_earlier_result(tmp("kept.fits"));
     shim_set("OPENCL_SHIM_MAX_BUFFER", "64");
     struct result *r =
         run(tmp("tiny.fits"), tmp("kept.fits"), "-w", "5", "-q", "--overwrite", NULL);
     shim_clear();
     check_one_line_error(r, 1, "out of device memory", "no room for a row");
-    file_bytes(tmp("kept.fits"), after, sizeof after, &na);
-    ck_assert(nb == na && memcmp(before, after, nb) == 0);
+    ck_assert(earlier_result_intact(tmp("kept.fits")));
     ck_assert_int_eq(count_temporaries(), 0);
     free(img);
 }
@@ -164,14 +181,8 @@ END_TEST
 /* The device is lost after two of three strips have been written to the temporary output. */
 START_TEST(a_device_lost_mid_run_leaves_no_partial_output)
 {
-    float *img = random_image(NX, NY, 15);
-    write_float_fits(tmp("lost.fits"), img, NX, NY);
-    FILE *f = fopen(tmp("lost_out.fits"), "wb");
-    fputs("an earlier result, not to be lost", f);
-    fclose(f);
-    char before[100], after[100];
-    size_t nb, na;
-    file_bytes(tmp("lost_out.fits"), before, sizeof before, &nb);
+    float *img = image_in("lost.fits", 15);
+    write_earlier_result(tmp("lost_out.fits"));
     shim_set("OPENCL_SHIM_LOSE_AFTER", "2");
     shim_set("OPENCL_SHIM_REPORT", tmp("lost_report.txt"));
     struct result *r = run(tmp("lost.fits"), tmp("lost_out.fits"), "-w", "5", "-q", "--max-memory",
@@ -182,8 +193,7 @@ START_TEST(a_device_lost_mid_run_leaves_no_partial_output)
     long launches;
     read_report(tmp("lost_report.txt"), &contexts, &builds, &launches);
     ck_assert_int_eq(launches, 2); /* the loss came after strips were done */
-    file_bytes(tmp("lost_out.fits"), after, sizeof after, &na);
-    ck_assert(nb == na && memcmp(before, after, nb) == 0);
+    ck_assert(earlier_result_intact(tmp("lost_out.fits")));
     ck_assert_int_eq(count_temporaries(), 0);
     free(img);
 }
@@ -251,10 +261,8 @@ START_TEST(several_inputs_share_one_context_and_program)
 {
     float *imgs[3];
     const char *names[3] = {"a.fits", "b.fits", "c.fits"};
-    for (int i = 0; i < 3; i++) {
-        imgs[i] = random_image(NX, NY, 30 + (uint64_t)i);
-        write_float_fits(tmp(names[i]), imgs[i], NX, NY);
-    }
+    for (int i = 0; i < 3; i++)
+        imgs[i] = image_in(names[i], 30 + (uint64_t)i);
     ck_assert_int_eq(mkdir(tmp("out"), 0755), 0);
     shim_set("OPENCL_SHIM_REPORT", tmp("report.txt"));
     struct result *r =
@@ -291,8 +299,7 @@ static int count_lines_with(const char *text, const char *words)
 
 START_TEST(a_failed_input_is_named_and_the_rest_go_on)
 {
-    float *img = random_image(NX, NY, 40);
-    write_float_fits(tmp("good1.fits"), img, NX, NY);
+    float *img = image_in("good1.fits", 40);
     write_float_fits(tmp("good2.fits"), img, NX, NY);
     FILE *f = fopen(tmp("junk.fits"), "w");
     fputs("not a FITS file", f);
@@ -355,8 +362,7 @@ static char *run_on_terminal(const char *const *argv)
 
 START_TEST(progress_is_shown_on_a_terminal_only)
 {
-    float *img = random_image(NX, NY, 50);
-    write_float_fits(tmp("p1.fits"), img, NX, NY);
+    float *img = image_in("p1.fits", 50);
     write_float_fits(tmp("p2.fits"), img, NX, NY);
     const char *argv[] = {
         MADFILTER_PATH, "-o", tmp("{}.out.fits"), tmp("p1.fits"), tmp("p2.fits"), "-w", "3", NULL};
