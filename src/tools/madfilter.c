@@ -2,40 +2,36 @@
  * and MAD maps with libclstats (plus SIGMA and SNR on the host) a strip of rows at a time, and
  * writes them as FITS and/or PNG. Several inputs share one context and its compiled programs; a
  * failed input is reported by name and the rest go on. This file only orchestrates: options.c
- * parses, strips.c filters, fits_*.c and png_io.c do the files, paths.c names the outputs. */
+ * parses, outputs.c names the outputs, strips.c filters, fits_*.c and png_io.c do the files. */
 #include "atomic_file.h"
 #include "clstats.h"
 #include "fits_io.h"
 #include "maps.h"
 #include "options.h"
+#include "outputs.h"
 #include "paths.h"
 #include "png_io.h"
 #include "strips.h"
 
-#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 /* Progress of a single input only for runs long enough to wonder about. */
 #define PROGRESS_AFTER_S 1.0
-/* Room for a derived file name. */
-#define NAME_LEN (PATH_MAX + 256)
 
 /* What every input shares. */
 struct session {
     struct options opt;
     clstats_ctx *ctx; /* created for the first input that gets that far, kept for all */
     uint64_t device_bytes, device_max_alloc;
-    bool batch;         /* several inputs (or -o DIR / PATTERN): lines name the input */
     bool show_progress; /* stderr is a terminal and not --quiet */
     int index, count;   /* the input in hand, of how many */
-    char *names;        /* 2 * count derived names: each input's output and --png file */
+    struct output_names outputs;
 };
 
 /* One input and its outputs. */
@@ -75,18 +71,6 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static bool ends_with_nocase(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcasecmp(s + n - m, suffix) == 0;
-}
-
-static bool is_directory(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 static int list_devices(void)
@@ -131,9 +115,9 @@ static void on_progress(void *user, double fraction)
 {
     struct job *j = user;
     const struct session *s = j->s;
-    if (!s->batch && j->progress_len == 0 && now() - j->start < PROGRESS_AFTER_S) return;
+    if (!s->outputs.batch && j->progress_len == 0 && now() - j->start < PROGRESS_AFTER_S) return;
     int len;
-    if (s->batch)
+    if (s->outputs.batch)
         len = fprintf(stderr, "\rmadfilter: [%d/%d] %s %3.0f%%", s->index + 1, s->count, j->input,
                       100.0 * fraction);
     else
@@ -148,119 +132,6 @@ static void on_notice(void *user, const char *text)
     if (j->s->opt.quiet) return;
     clear_progress(j);
     error("%s", text);
-}
-
-/* ---- Output names, checked before any input is read ---------------------------------------- */
-
-/* Output and --png names of every input: as given for one input, else from -o's directory or
- * pattern and --png's pattern. Returns EXIT_OK or EXIT_USAGE after one line. */
-static int name_outputs(struct session *s)
-{
-    const struct options *o = &s->opt;
-    const char *target = o->output_target;
-    bool pattern = target && strstr(target, "{}"),
-         dir = target && !pattern && o->output_option && is_directory(target);
-    s->batch = o->n_inputs > 1 || pattern || dir;
-    if (o->n_inputs > 1 && target && !pattern && !dir) {
-        fprintf(stderr,
-                "madfilter: with several inputs -o needs a directory or a pattern with {}, not "
-                "\"%s\" (see madfilter --help)\n",
-                target);
-        return EXIT_USAGE;
-    }
-    s->names = calloc((size_t)o->n_inputs * 2, NAME_LEN);
-    if (!s->names) return error("out of memory");
-    for (int i = 0; i < o->n_inputs; i++) {
-        char *out = s->names + (size_t)(2 * i) * NAME_LEN, *png = out + NAME_LEN;
-        int bad = 0;
-        if (dir) {
-            char p[NAME_LEN];
-            snprintf(p, sizeof p, "%s/{}.fits", target);
-            bad |= path_expand(p, o->inputs[i], out, NAME_LEN);
-        } else if (pattern) {
-            bad |= path_expand(target, o->inputs[i], out, NAME_LEN);
-        } else if (target) {
-            snprintf(out, NAME_LEN, "%s", target);
-        }
-        if (o->png_output && strstr(o->png_output, "{}"))
-            bad |= path_expand(o->png_output, o->inputs[i], png, NAME_LEN);
-        else if (o->png_output)
-            snprintf(png, NAME_LEN, "%s", o->png_output);
-        if (bad) {
-            fprintf(stderr, "madfilter: cannot name an output for input \"%s\"\n", o->inputs[i]);
-            return EXIT_USAGE;
-        }
-    }
-    return EXIT_OK;
-}
-
-struct resolved {
-    char name[NAME_LEN];
-    int index; /* into session.names: 2 * input, + 1 for the --png file */
-};
-
-static int by_name(const void *a, const void *b)
-{
-    const struct resolved *x = a, *y = b;
-    int c = strcmp(x->name, y->name);
-    return c ? c : x->index - y->index;
-}
-
-/* No two outputs may be one file, however spelled: names are resolved once, then sorted. */
-static int check_collisions(const struct session *s)
-{
-    const int n = 2 * s->opt.n_inputs;
-    struct resolved *r = malloc((size_t)n * sizeof *r);
-    int m = 0, rc = EXIT_OK;
-    if (!r) return error("out of memory");
-    for (int i = 0; i < n; i++) {
-        const char *name = s->names + (size_t)i * NAME_LEN;
-        if (!name[0]) continue;
-        if (!path_resolve(name, r[m].name, sizeof r[m].name))
-            snprintf(r[m].name, sizeof r[m].name, "%s", name);
-        r[m++].index = i;
-    }
-    qsort(r, (size_t)m, sizeof *r, by_name);
-    for (int i = 1; i < m && rc == EXIT_OK; i++) {
-        if (strcmp(r[i - 1].name, r[i].name) != 0) continue;
-        int a = r[i - 1].index, b = r[i].index;
-        if (a / 2 == b / 2)
-            fprintf(stderr, "madfilter: --png names the same file as OUTPUT\n");
-        else
-            fprintf(stderr, "madfilter: inputs \"%s\" and \"%s\" would both write %s\n",
-                    s->opt.inputs[a / 2], s->opt.inputs[b / 2], s->names + (size_t)b * NAME_LEN);
-        rc = EXIT_USAGE;
-    }
-    free(r);
-    return rc;
-}
-
-/* Checks on names alone, for every output at once, so a batch never stops halfway for them. */
-static int check_names(const struct session *s)
-{
-    const struct options *o = &s->opt;
-    const int n = 2 * o->n_inputs;
-    for (int i = 0; i < n; i++) {
-        const char *name = s->names + (size_t)i * NAME_LEN;
-        if (!name[0]) continue;
-        bool png = i % 2 == 1 || ends_with_nocase(name, ".png");
-        if (i % 2 == 0 && png && o->n_maps > 1) {
-            fprintf(stderr,
-                    "madfilter: a PNG output holds one map, not %d (write FITS, or add "
-                    "--png FILE for a preview of the first map)\n",
-                    o->n_maps);
-            return EXIT_USAGE;
-        }
-        /* cfitsio would read brackets and parentheses as filters or templates. */
-        if (!png && strpbrk(name, "[]()")) {
-            fprintf(stderr,
-                    "madfilter: output name \"%s\" contains brackets or parentheses, "
-                    "which cfitsio would read as a filter\n",
-                    name);
-            return EXIT_USAGE;
-        }
-    }
-    return check_collisions(s);
 }
 
 /* ---- One input ----------------------------------------------------------------------------- */
@@ -299,9 +170,10 @@ static int open_input(struct job *j)
 {
     char err[1024];
     const struct options *o = &j->s->opt;
-    int rc = png_io_is_png(j->input)
-                 ? png_io_read(j->input, o->max_memory, &j->image, err, sizeof err)
-                 : fits_io_open(j->input, o->refuse_cubes, o->max_memory, &j->image, err, sizeof err);
+    int rc =
+        png_io_is_png(j->input)
+            ? png_io_read(j->input, o->max_memory, &j->image, err, sizeof err)
+            : fits_io_open(j->input, o->refuse_cubes, o->max_memory, &j->image, err, sizeof err);
     if (rc != 0) return error("%s", err);
     if (j->image.planes > 1 && (j->png_only || j->png_output))
         return error("%s is a cube of %zu planes and a PNG holds one: write FITS, or select a "
@@ -528,11 +400,10 @@ static void summary(const struct job *j)
 static int run_one(struct session *s, int i, bool *fatal)
 {
     struct job j = {.s = s, .input = s->opt.inputs[i], .start = now()};
-    const char *out = s->names + (size_t)(2 * i) * NAME_LEN;
-    j.output = out[0] ? out : NULL;
-    j.png_output = out[NAME_LEN] ? out + NAME_LEN : NULL;
-    j.png_only = j.output && ends_with_nocase(j.output, ".png");
-    error_subject = s->batch ? j.input : NULL;
+    j.output = outputs_file(&s->outputs, i);
+    j.png_output = outputs_png(&s->outputs, i);
+    j.png_only = j.output && path_has_suffix(j.output, ".png");
+    error_subject = s->outputs.batch ? j.input : NULL;
     s->index = i;
 
     int rc = open_input(&j);
@@ -558,8 +429,7 @@ static int run_one(struct session *s, int i, bool *fatal)
 static int run_all(struct session *s)
 {
     const struct options *o = &s->opt;
-    int rc = name_outputs(s);
-    if (rc == EXIT_OK) rc = check_names(s);
+    int rc = outputs_plan(o, &s->outputs);
     if (rc != EXIT_OK) return rc;
     s->count = o->n_inputs;
     s->show_progress = !o->quiet && isatty(STDERR_FILENO);
@@ -569,7 +439,7 @@ static int run_all(struct session *s)
         rc = run_one(s, i, &fatal);
         if (rc != EXIT_OK) failed++;
     }
-    if (!s->batch) return rc;
+    if (!s->outputs.batch) return rc;
     if (fatal && o->n_inputs > 1)
         error("stopped: no input can be filtered without a device");
     else if (failed)
@@ -591,7 +461,7 @@ int main(int argc, char **argv)
     else if (rc == EXIT_OK)
         rc = run_all(&s);
     clstats_ctx_destroy(s.ctx);
-    free(s.names);
+    outputs_free(&s.outputs);
     options_free(&s.opt);
     return rc;
 }

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 
 /* Longest first, so "x.fits.gz" loses both parts. */
 static const char *const extensions[] = {".fits.gz", ".fits.fz", ".fit.gz", ".fts.gz", ".fits",
@@ -63,4 +64,16 @@ bool path_resolve(const char *path, char *out, size_t len)
         snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
     if (!realpath(dir, real)) return false;
     return snprintf(out, len, "%s/%s", strcmp(real, "/") == 0 ? "" : real, base) < (int)len;
+}
+
+bool path_has_suffix(const char *path, const char *suffix)
+{
+    size_t n = strlen(path), m = strlen(suffix);
+    return n >= m && strcasecmp(path + n - m, suffix) == 0;
+}
+
+bool path_is_directory(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
 }

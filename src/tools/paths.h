@@ -18,4 +18,9 @@ int path_expand(const char *pattern, const char *input, char *out, size_t len);
  * part kept; false when the directory does not exist. */
 bool path_resolve(const char *path, char *out, size_t len);
 
+/* Whether path ends with suffix, ignoring case. */
+bool path_has_suffix(const char *path, const char *suffix);
+
+bool path_is_directory(const char *path);
+
 #endif
