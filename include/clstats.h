@@ -3,6 +3,13 @@
  * Every function returns an int status (CLSTATS_OK or a negative enum clstats_status);
  * clstats_strerror() turns it into words and clstats_ctx_message() gives the detail of the last
  * error on a context. The library does no file I/O and never exits the process.
+ *
+ * Threads: a context belongs to one thread at a time. Give each thread its own context (they
+ * share nothing and run at once; the device is shared by the OpenCL runtime), or guard every
+ * call on a shared context, clstats_ctx_message() included, with one lock: a context holds a
+ * program cache, the last error and the last timing, none of them locked. Functions without a
+ * context (clstats_strerror, clstats_list_devices, clstats_boundary_*) are safe from any thread;
+ * clstats_ctx_message(NULL) is per thread.
  */
 #ifndef CLSTATS_H
 #define CLSTATS_H
@@ -115,6 +122,24 @@ struct clstats_filter_params {
 int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_t ny,
                           size_t stride, const struct clstats_filter_params *params,
                           float *median_out, float *mad_out);
+
+/* Source index of position i (any integer) on an axis of n samples as the boundary mode
+ * extends it, windows wider than the axis included; -1 where the constant value stands (and for
+ * n 0 or an unknown mode). */
+long clstats_boundary_index(long i, size_t n, enum clstats_boundary mode);
+
+/* The same maps for output rows row0 .. row0 + rows - 1 of an image of nx x ny pixels, from a
+ * band that holds only the rows those windows read, so that an image larger than memory can be
+ * filtered a strip at a time. The band has rows + width - 1 rows, `stride` elements apart, in
+ * window order: band row j is image row clstats_boundary_index(row0 + j - width/2, ny, boundary)
+ * (away from the edges simply rows row0 - width/2 .. row0 + rows - 1 + width/2: the strip and
+ * its halo); rows where that index is -1 are never read. The boundary applies against the whole
+ * image's ny rows, so the results are the same bits as those rows of clstats_median_filter on
+ * the whole image. median_out and mad_out receive nx*rows values. */
+int clstats_median_filter_band(clstats_ctx *ctx, const float *band, size_t nx, size_t ny,
+                               size_t stride, size_t row0, size_t rows,
+                               const struct clstats_filter_params *params, float *median_out,
+                               float *mad_out);
 
 /* ---- Whole-array order statistics ------------------------------------------------------ */
 

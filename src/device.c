@@ -4,6 +4,7 @@
 #include "internal.h"
 
 #include <ctype.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,10 +42,10 @@ static const char *type_name(cl_device_type t)
 }
 
 /* Every device of every platform, in platform then device order. */
-/* Every device of every platform; platforms that fail to list devices are named in skipped
- * (when not NULL), so a driver that lost its GPU is plain to see. */
-static int enumerate(struct found_device *out, int max, int *count, char *skipped,
-                     size_t skipped_size)
+/* Platforms that fail to list devices are named in skipped (when not NULL), so a driver that
+ * lost its GPU is plain to see. */
+static int enumerate_unlocked(struct found_device *out, int max, int *count, char *skipped,
+                              size_t skipped_size)
 {
     cl_platform_id platforms[MAX_PLATFORMS];
     cl_uint np = 0;
@@ -90,6 +91,18 @@ static int enumerate(struct found_device *out, int max, int *count, char *skippe
         return clstats__fail(NULL, CLSTATS_ERR_NO_DEVICE,
                              "OpenCL platforms found, but no device on any of them");
     return CLSTATS_OK;
+}
+
+/* One enumeration at a time in the process: PoCL 3.1 answers CL_DEVICE_NOT_FOUND to a thread
+ * that lists devices while another thread's first listing is still starting them up. */
+static int enumerate(struct found_device *out, int max, int *count, char *skipped,
+                     size_t skipped_size)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&lock);
+    int status = enumerate_unlocked(out, max, count, skipped, skipped_size);
+    pthread_mutex_unlock(&lock);
+    return status;
 }
 
 int clstats_list_devices(struct clstats_device_info *out, size_t max, size_t *count)

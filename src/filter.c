@@ -1,6 +1,7 @@
-/* filter.c - sliding-window median and MAD maps (clstats_median_filter): checks the arguments,
- * turns the boundary mode into row and column maps, picks a design (kernels/median_filter*.cl)
- * and runs it in bands of rows so no single launch runs for long. */
+/* filter.c - sliding-window median and MAD maps (clstats_median_filter, and
+ * clstats_median_filter_band for an image given a strip at a time): checks the arguments, turns
+ * the boundary mode into row and column maps, picks a design (kernels/median_filter*.cl) and runs
+ * it in bands of rows so no single launch runs for long. */
 #include "internal.h"
 
 #include <math.h>
@@ -169,15 +170,35 @@ static int extend_index(long i, long n, enum clstats_boundary mode)
     }
 }
 
-/* Map of window positions to source indices (position j is index j - width/2), for n outputs
- * rounded up to whole work-groups: `padded` + width - 1 entries. */
-static int *axis_map(size_t n, size_t padded, int width, enum clstats_boundary mode)
+long clstats_boundary_index(long i, size_t n, enum clstats_boundary mode)
+{
+    if (n == 0 || n > INT32_MAX || (unsigned)mode > CLSTATS_BOUNDARY_WRAP) return -1;
+    return extend_index(i, (long)n, mode);
+}
+
+/* Which rows a call computes, and how its buffer holds the rows their windows read. */
+struct row_span {
+    size_t full_ny;     /* the whole image's rows: the boundary applies against them */
+    size_t row0, rows;  /* the output rows */
+    size_t buffer_rows; /* rows in the caller's buffer */
+    bool window_order;  /* buffer row j is window position j (a band), not image row j */
+};
+
+/* Map of window positions to source indices for outputs first .. first + padded - 1 (n outputs
+ * rounded up to whole work-groups): `padded` + width - 1 entries, position j being index
+ * first + j - width/2 of an axis of n samples. In window order the buffer already holds each
+ * position's row, so the map only marks the constant's positions (-1); the padding past the
+ * band reads the constant too (those outputs are never stored). */
+static int *axis_map(size_t n, size_t first, size_t padded, int width, enum clstats_boundary mode,
+                     size_t window_rows)
 {
     size_t len = padded + (size_t)width - 1;
     int *map = malloc(len * sizeof *map);
     if (!map) return NULL;
-    for (size_t j = 0; j < len; j++)
-        map[j] = extend_index((long)j - width / 2, (long)n, mode);
+    for (size_t j = 0; j < len; j++) {
+        map[j] = extend_index((long)(first + j) - width / 2, (long)n, mode);
+        if (window_rows && map[j] >= 0) map[j] = j < window_rows ? (int)j : -1;
+    }
     return map;
 }
 
@@ -203,11 +224,13 @@ static int check_args(clstats_ctx *ctx, const float *image, size_t nx, size_t ny
     return CLSTATS_OK;
 }
 
-int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_t ny, size_t stride,
-                          const struct clstats_filter_params *p, float *median_out, float *mad_out)
+/* The filter for span->rows output rows; `ny` below counts those rows. */
+static int filter_span(clstats_ctx *ctx, const float *image, size_t nx, size_t stride,
+                       const struct row_span *span, const struct clstats_filter_params *p,
+                       float *median_out, float *mad_out)
 {
-    int status = check_args(ctx, image, nx, ny, stride, p, median_out, mad_out);
-    if (status != CLSTATS_OK) return status;
+    int status;
+    const size_t ny = span->rows;
     ctx->last_kernel_ms = 0.0;
 
     int *colmap = NULL, *rowmap = NULL;
@@ -218,7 +241,8 @@ int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_
     int n_events = 0;
     cl_int err;
     const int w = p->width;
-    const size_t in_count = stride * (ny - 1) + nx, out_bytes = nx * ny * sizeof(float);
+    const size_t in_count = stride * (span->buffer_rows - 1) + nx;
+    const size_t out_bytes = nx * ny * sizeof(float);
 
     if (in_count * sizeof(float) > ctx->max_alloc || out_bytes > ctx->max_alloc)
         return clstats__fail(ctx, CLSTATS_ERR_DEVICE_MEMORY,
@@ -239,8 +263,9 @@ int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_
     const size_t *local = plan.local, span_x = local[0] * (size_t)plan.px;
     const size_t gx = (nx + span_x - 1) / span_x * local[0];
     const size_t gy = (ny + local[1] - 1) / local[1] * local[1];
-    colmap = axis_map(nx, gx * (size_t)plan.px, w, p->boundary);
-    rowmap = axis_map(ny, gy, w, p->boundary);
+    colmap = axis_map(nx, 0, gx * (size_t)plan.px, w, p->boundary, 0);
+    rowmap = axis_map(span->full_ny, span->row0, gy, w, p->boundary,
+                      span->window_order ? span->buffer_rows : 0);
     if (!colmap || !rowmap) {
         status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate boundary maps");
         goto fail;
@@ -326,4 +351,32 @@ fail:
     free(colmap);
     free(rowmap);
     return status;
+}
+
+int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_t ny, size_t stride,
+                          const struct clstats_filter_params *p, float *median_out, float *mad_out)
+{
+    int status = check_args(ctx, image, nx, ny, stride, p, median_out, mad_out);
+    if (status != CLSTATS_OK) return status;
+    const struct row_span whole = {.full_ny = ny, .row0 = 0, .rows = ny, .buffer_rows = ny};
+    return filter_span(ctx, image, nx, stride, &whole, p, median_out, mad_out);
+}
+
+int clstats_median_filter_band(clstats_ctx *ctx, const float *band, size_t nx, size_t ny,
+                               size_t stride, size_t row0, size_t rows,
+                               const struct clstats_filter_params *p, float *median_out,
+                               float *mad_out)
+{
+    int status = check_args(ctx, band, nx, ny, stride, p, median_out, mad_out);
+    if (status != CLSTATS_OK) return status;
+    if (rows == 0 || row0 >= ny || rows > ny - row0)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG,
+                             "rows %zu .. %zu are not rows of an image of %zu rows", row0,
+                             row0 + rows, ny);
+    const struct row_span band_span = {.full_ny = ny,
+                                       .row0 = row0,
+                                       .rows = rows,
+                                       .buffer_rows = rows + (size_t)p->width - 1,
+                                       .window_order = true};
+    return filter_span(ctx, band, nx, stride, &band_span, p, median_out, mad_out);
 }

@@ -205,6 +205,84 @@ START_TEST(window_wider_than_image_folds_like_scipy)
 }
 END_TEST
 
+/* A band as clstats_median_filter_band wants it: band row j is the image row that window
+ * position row0 + j - w/2 stands for; the constant's rows get junk, which must never be read. */
+static float *make_band(const float *img, size_t ny, size_t stride, size_t row0, size_t rows, int w,
+                        enum clstats_boundary mode)
+{
+    size_t band_rows = rows + (size_t)w - 1;
+    float *band = malloc(band_rows * stride * sizeof *band);
+    ck_assert_ptr_nonnull(band);
+    for (size_t j = 0; j < band_rows; j++) {
+        long src = clstats_boundary_index((long)(row0 + j) - w / 2, ny, mode);
+        for (size_t x = 0; x < stride; x++)
+            band[j * stride + x] = src < 0 ? -777.0f : img[(size_t)src * stride + x];
+    }
+    return band;
+}
+
+/* Strips of every height (one row, several, the whole image, and windows taller than the
+ * strip or than the image) in every mode give the same bits as the one-piece call. */
+START_TEST(bands_give_the_whole_image_maps_bit_for_bit)
+{
+    const size_t nx = 19, ny = 13, stride = 21;
+    static const int widths[] = {1, 3, 11, 31};
+    static const size_t heights[] = {1, 4, 13};
+    float *img = malloc(stride * ny * sizeof *img);
+    float *med = malloc(nx * ny * sizeof *med), *mad = malloc(nx * ny * sizeof *mad);
+    float *want_med = malloc(nx * ny * sizeof *med), *want_mad = malloc(nx * ny * sizeof *mad);
+    uint64_t seed = test_seed() + 7000;
+    size_t bad = 0;
+    for (int m = 0; m < 5; m++) {
+        for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
+            const int w = widths[wi];
+            fill_image(img, nx, ny, stride, m % 2 ? FILL_INTEGERS : FILL_NORMAL, 0.1, seed++);
+            struct clstats_filter_params p = {.width = w, .boundary = all_modes[m], .cval = 2.0f};
+            ck_assert_int_eq(
+                clstats_median_filter(test_ctx(), img, nx, ny, stride, &p, want_med, want_mad),
+                CLSTATS_OK);
+            for (size_t hi = 0; hi < sizeof heights / sizeof heights[0]; hi++) {
+                memset(med, 0xff, nx * ny * sizeof *med);
+                memset(mad, 0xff, nx * ny * sizeof *mad);
+                for (size_t y0 = 0; y0 < ny; y0 += heights[hi]) {
+                    size_t rows = ny - y0 < heights[hi] ? ny - y0 : heights[hi];
+                    float *band = make_band(img, ny, stride, y0, rows, w, all_modes[m]);
+                    int status = clstats_median_filter_band(test_ctx(), band, nx, ny, stride, y0,
+                                                            rows, &p, med + y0 * nx, mad + y0 * nx);
+                    ck_assert_msg(status == CLSTATS_OK, "band: %s",
+                                  clstats_ctx_message(test_ctx()));
+                    free(band);
+                }
+                char what[120];
+                snprintf(what, sizeof what, "%s w=%d strips of %zu", fill_name[m % 2], w,
+                         heights[hi]);
+                bad += test_compare_bits(med, want_med, nx * ny, nx, what);
+                bad += test_compare_bits(mad, want_mad, nx * ny, nx, what);
+            }
+        }
+    }
+    ck_assert_uint_eq(bad, 0);
+    free(img), free(med), free(mad), free(want_med), free(want_mad);
+}
+END_TEST
+
+START_TEST(band_rows_outside_the_image_are_refused)
+{
+    float band[4 * 7] = {0}, out[4 * 3];
+    clstats_ctx *ctx = test_ctx();
+    struct clstats_filter_params p = {.width = 3};
+    ck_assert_int_eq(clstats_median_filter_band(ctx, band, 4, 5, 4, 3, 3, &p, out, NULL),
+                     CLSTATS_ERR_ARG);
+    ck_assert(strstr(clstats_ctx_message(ctx), "not rows") != NULL);
+    ck_assert_int_eq(clstats_median_filter_band(ctx, band, 4, 5, 4, 0, 0, &p, out, NULL),
+                     CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_median_filter_band(ctx, band, 4, 5, 4, 5, 1, &p, out, NULL),
+                     CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_median_filter_band(ctx, band, 4, 5, 4, 2, 3, &p, out, NULL),
+                     CLSTATS_OK);
+}
+END_TEST
+
 START_TEST(constant_mode_nan_cval_means_missing)
 {
     /* cval NaN: outside counts as missing, so a 1x1 image's median is itself. */
@@ -381,6 +459,19 @@ START_TEST(reference_boundaries_match_scipy_known_answers)
 }
 END_TEST
 
+/* The library's public folding (what callers build bands with) against the reference's. */
+START_TEST(boundary_index_matches_the_reference)
+{
+    for (int m = 0; m < 5; m++)
+        for (long n = 1; n <= 6; n++)
+            for (long i = -40; i < n + 40; i++)
+                ck_assert_int_eq(clstats_boundary_index(i, (size_t)n, all_modes[m]),
+                                 reference_extend(i, n, all_modes[m]));
+    ck_assert_int_eq(clstats_boundary_index(0, 0, CLSTATS_BOUNDARY_WRAP), -1);
+    ck_assert_int_eq(clstats_boundary_index(0, 3, (enum clstats_boundary)9), -1);
+}
+END_TEST
+
 static Suite *filter_suite(void)
 {
     Suite *s = suite_create("median_filter");
@@ -388,6 +479,9 @@ static Suite *filter_suite(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, reference_boundaries_match_scipy_known_answers);
     tcase_add_test(tc, boundary_names_round_trip);
+    tcase_add_test(tc, boundary_index_matches_the_reference);
+    tcase_add_test(tc, band_rows_outside_the_image_are_refused);
+    tcase_add_test(tc, bands_give_the_whole_image_maps_bit_for_bit);
     tcase_add_test(tc, bad_arguments_are_refused_with_a_message);
     tcase_add_test(tc, all_nan_window_is_nan_and_even_count_takes_the_mean);
     tcase_add_test(tc, constant_mode_nan_cval_means_missing);

@@ -2,272 +2,17 @@
  * with cfitsio or libpng into a temporary directory, runs the built binary (MADFILTER_PATH) and
  * checks the files it writes, its exit code and its one-line errors, against direct library calls.
  */
-#include "test_util.h"
+#include "madfilter_harness.h"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <fitsio.h>
 #include <math.h>
 #include <png.h>
-#include <spawn.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
-
-#ifndef MADFILTER_PATH
-#error "build with -DMADFILTER_PATH=\"/path/to/madfilter\""
-#endif
-
-extern char **environ;
-
-static char tmpdir[256];
-
-/* Path of a file in the test's directory; eight rotating buffers so calls can be nested. */
-static const char *tmp(const char *name)
-{
-    static char bufs[8][512];
-    static int next;
-    char *b = bufs[next++ % 8];
-    snprintf(b, sizeof bufs[0], "%s/%s", tmpdir, name);
-    return b;
-}
-
-static void make_tmpdir(void)
-{
-    snprintf(tmpdir, sizeof tmpdir, "/tmp/test_madfilter-XXXXXX");
-    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-}
-
-/* The tests make one directory level of plain files; anything deeper is a temporary the tool
- * left behind, which no_temporaries() reports before this removes it. */
-static void remove_tmpdir(void)
-{
-    DIR *d = opendir(tmpdir);
-    if (!d) return;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-        char path[1024];
-        snprintf(path, sizeof path, "%s/%s", tmpdir, e->d_name);
-        if (unlink(path) != 0) {
-            char cmd[1100];
-            snprintf(cmd, sizeof cmd, "rm -rf '%s'", path);
-            if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", path);
-        }
-    }
-    closedir(d);
-    rmdir(tmpdir);
-}
-
-/* Entries of the test directory whose name holds "tmp-": madfilter's temporaries. */
-static int count_temporaries(void)
-{
-    int n = 0;
-    DIR *d = opendir(tmpdir);
-    struct dirent *e;
-    while (d && (e = readdir(d)) != NULL)
-        if (strstr(e->d_name, "tmp-")) n++;
-    if (d) closedir(d);
-    return n;
-}
-
-static bool exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
-/* ---- Running the tool ---------------------------------------------------------------------- */
-
-struct result {
-    int code; /* exit status, or -1 if it did not exit normally */
-    char out[16384];
-    char err[16384];
-    int err_lines;
-};
-
-static void slurp(const char *path, char *buf, size_t size)
-{
-    FILE *f = fopen(path, "rb");
-    size_t n = f ? fread(buf, 1, size - 1, f) : 0;
-    buf[n] = '\0';
-    if (f) fclose(f);
-    unlink(path);
-}
-
-/* Runs madfilter with the given arguments (NULL-terminated), capturing stdout and stderr. */
-static struct result *run(const char *first, ...)
-{
-    static struct result r;
-    const char *argv[64] = {MADFILTER_PATH};
-    int argc = 1;
-    va_list ap;
-    va_start(ap, first);
-    for (const char *a = first; a && argc < 63; a = va_arg(ap, const char *))
-        argv[argc++] = a;
-    va_end(ap);
-    argv[argc] = NULL;
-
-    char out_path[512], err_path[512];
-    snprintf(out_path, sizeof out_path, "%s.stdout", tmpdir);
-    snprintf(err_path, sizeof err_path, "%s.stderr", tmpdir);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid;
-    int rc = posix_spawn(&pid, MADFILTER_PATH, &fa, NULL, (char *const *)argv, environ);
-    posix_spawn_file_actions_destroy(&fa);
-    ck_assert_msg(rc == 0, "cannot run %s", MADFILTER_PATH);
-    int wstatus;
-    ck_assert_int_eq(waitpid(pid, &wstatus, 0), pid);
-    r.code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
-    slurp(out_path, r.out, sizeof r.out);
-    slurp(err_path, r.err, sizeof r.err);
-    r.err_lines = 0;
-    for (const char *p = r.err; *p; p++)
-        r.err_lines += *p == '\n';
-    return &r;
-}
-
-#define ck_run_ok(r) ck_assert_msg((r)->code == 0, "madfilter failed (%d): %s", (r)->code, (r)->err)
-
-/* A failure: the expected exit code and exactly one "madfilter: " line holding `words`. */
-static void check_one_line_error(const struct result *r, int code, const char *words,
-                                 const char *what)
-{
-    ck_assert_msg(r->code == code, "%s: exit %d, want %d (stderr: %s)", what, r->code, code,
-                  r->err);
-    ck_assert_msg(r->err_lines == 1, "%s: %d lines on stderr, want 1:\n%s", what, r->err_lines,
-                  r->err);
-    ck_assert_msg(strncmp(r->err, "madfilter: ", 11) == 0, "%s: stderr \"%s\"", what, r->err);
-    ck_assert_msg(strstr(r->err, words) != NULL, "%s: stderr \"%s\" lacks \"%s\"", what, r->err,
-                  words);
-}
-
-/* ---- FITS files ---------------------------------------------------------------------------- */
-
-static void fits_check(int status, const char *what)
-{
-    if (status) {
-        char text[FLEN_STATUS];
-        fits_get_errstatus(status, text);
-        fits_report_error(stderr, status);
-        ck_abort_msg("cfitsio %s: %s", what, text);
-    }
-}
-
-/* Writes a float32 image with OBJECT, a WCS axis, a COMMENT and a HISTORY in its header. */
-static void write_float_fits(const char *path, const float *data, long nx, long ny)
-{
-    fitsfile *f;
-    int status = 0;
-    long naxes[2] = {nx, ny};
-    fits_create_file(&f, path, &status);
-    fits_create_img(f, FLOAT_IMG, 2, naxes, &status);
-    fits_write_key_str(f, "OBJECT", "NGC 1234", "target", &status);
-    fits_write_key_str(f, "CTYPE1", "RA---TAN", NULL, &status);
-    fits_write_key_str(f, "CTYPE2", "DEC--TAN", NULL, &status);
-    double crval1 = 150.25, crval2 = -2.5, cdelt = 1e-4;
-    fits_write_key(f, TDOUBLE, "CRVAL1", &crval1, NULL, &status);
-    fits_write_key(f, TDOUBLE, "CRVAL2", &crval2, NULL, &status);
-    fits_write_key(f, TDOUBLE, "CDELT1", &cdelt, NULL, &status);
-    fits_write_key(f, TDOUBLE, "CDELT2", &cdelt, NULL, &status);
-    fits_write_key_str(f, "BUNIT", "adu", NULL, &status);
-    fits_write_comment(f, "a comment that must survive", &status);
-    fits_write_history(f, "an earlier processing step", &status);
-    fits_write_img(f, TFLOAT, 1, nx * ny, (float *)data, &status);
-    fits_close_file(f, &status);
-    fits_check(status, "writing a test image");
-}
-
-/* The float32 pixels of HDU `hdu` (1 = primary), bits untouched: cfitsio's null check would
- * turn -0 and subnormals into 0 and infinities into NaN, so it is off (null value 0). */
-static float *read_hdu(const char *path, int hdu, long *nx, long *ny)
-{
-    fitsfile *f;
-    int status = 0, naxis = 0, anynul = 0;
-    long naxes[2] = {0, 0};
-    float nulval = 0.0f;
-    fits_open_file(&f, path, READONLY, &status);
-    fits_movabs_hdu(f, hdu, NULL, &status);
-    fits_get_img_dim(f, &naxis, &status);
-    fits_get_img_size(f, 2, naxes, &status);
-    fits_check(status, "opening an output");
-    ck_assert_int_eq(naxis, 2);
-    float *data = malloc((size_t)(naxes[0] * naxes[1]) * sizeof *data);
-    fits_read_img(f, TFLOAT, 1, naxes[0] * naxes[1], &nulval, data, &anynul, &status);
-    fits_close_file(f, &status);
-    fits_check(status, "reading an output");
-    *nx = naxes[0];
-    *ny = naxes[1];
-    return data;
-}
-
-/* The whole header of an HDU as one string of 80-character cards. */
-static char *read_header(const char *path, int hdu)
-{
-    fitsfile *f;
-    int status = 0, nkeys = 0;
-    char *header = NULL;
-    fits_open_file(&f, path, READONLY, &status);
-    fits_movabs_hdu(f, hdu, NULL, &status);
-    fits_hdr2str(f, 0, NULL, 0, &header, &nkeys, &status);
-    fits_check(status, "reading a header");
-    char *copy = strdup(header);
-    fits_free_memory(header, &status);
-    fits_close_file(f, &status);
-    return copy;
-}
-
-static void read_key_string(const char *path, int hdu, const char *key, char *value)
-{
-    fitsfile *f;
-    int status = 0;
-    fits_open_file(&f, path, READONLY, &status);
-    fits_movabs_hdu(f, hdu, NULL, &status);
-    fits_read_key(f, TSTRING, key, value, NULL, &status);
-    fits_close_file(f, &status);
-    fits_check(status, key);
-}
-
-static int count_hdus(const char *path)
-{
-    fitsfile *f;
-    int status = 0, n = 0;
-    fits_open_file(&f, path, READONLY, &status);
-    fits_get_num_hdus(f, &n, &status);
-    fits_close_file(f, &status);
-    fits_check(status, "counting HDUs");
-    return n;
-}
-
-/* A random image with ties (values on a 0.5 grid) and a few NaN. */
-static float *random_image(size_t nx, size_t ny, uint64_t salt)
-{
-    struct test_rng rng;
-    test_rng_seed(&rng, test_seed() ^ salt);
-    float *img = malloc(nx * ny * sizeof *img);
-    for (size_t i = 0; i < nx * ny; i++)
-        img[i] = (float)(round(test_rng_normal(&rng) * 6) / 2);
-    for (int k = 0; k < 4; k++)
-        img[test_rng_next(&rng) % (nx * ny)] = NAN;
-    return img;
-}
-
-/* The library's maps for the same data, for bitwise comparison. */
-static void library_maps(const float *img, size_t nx, size_t ny, int width, enum clstats_boundary b,
-                         float *median, float *mad)
-{
-    struct clstats_filter_params p = {.width = width, .boundary = b};
-    int status = clstats_median_filter(test_ctx(), img, nx, ny, nx, &p, median, mad);
-    ck_assert_msg(status == CLSTATS_OK, "library: %s", clstats_ctx_message(test_ctx()));
-}
 
 /* ---- Tests --------------------------------------------------------------------------------- */
 
@@ -523,14 +268,6 @@ START_TEST(extension_is_chosen_with_cfitsio_syntax)
 }
 END_TEST
 
-static void file_bytes(const char *path, char *buf, size_t size, size_t *n)
-{
-    FILE *f = fopen(path, "rb");
-    ck_assert_ptr_nonnull(f);
-    *n = fread(buf, 1, size, f);
-    fclose(f);
-}
-
 START_TEST(existing_output_is_refused_unless_asked)
 {
     const float img[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
@@ -675,13 +412,24 @@ START_TEST(bad_inputs_give_one_line_and_an_exit_code)
     fits_check(status, "writing the bad inputs");
     unsigned short rgb[2 * 2 * 3] = {255, 0, 0, 0, 255, 0, 0, 0, 255, 9, 9, 9};
     write_png(tmp("colour.png"), 2, 2, PNG_COLOR_TYPE_RGB, 8, rgb);
-    FILE *fp = fopen(tmp("exists.fits"), "w");
+    FILE *fp;
+    /* A gzip file whose trailer claims 4 GiB: cfitsio would allocate that before unpacking. */
+    const unsigned char claims[24] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3, 4,
+                                      5,    6,    0, 0, 0, 0, 0xf0, 0xff, 0xff, 0xff};
+    fp = fopen(tmp("claims.fits.gz"), "wb");
+    fwrite(claims, 1, sizeof claims, fp);
     fclose(fp);
+    unsigned short grey[64 * 64] = {0};
+    write_png(tmp("grey64.png"), 64, 64, PNG_COLOR_TYPE_GRAY, 8, grey);
+    fp = fopen(tmp("exists.fits"), "w");
+    fclose(fp);
+    ck_assert_int_eq(symlink("good.fits", tmp("alias.fits")), 0);
+    ck_assert_int_eq(mkdir(tmp("sub"), 0755), 0);
 
     /* Two file names (in the test directory), then options as they are. */
     struct {
         const char *files[2];
-        const char *opts[3];
+        const char *opts[4];
         int code;
         const char *words;
     } cases[] = {
@@ -691,10 +439,14 @@ START_TEST(bad_inputs_give_one_line_and_an_exit_code)
         {{"table.fits[EVENTS]", "o.fits"}, {NULL}, 1, "table"},
         {{"good.fits[3]", "o.fits"}, {NULL}, 1, "no such HDU"},
         {{"oned.fits", "o.fits"}, {NULL}, 1, "1-D"},
-        {{"cube.fits", "o.fits"}, {NULL}, 1, "3-D"},
+        {{"table.fits", "o.fits"}, {NULL}, 1, "holds a table"},
+        {{"cube.fits", "o.fits"}, {"--cube", "refuse"}, 1, "cube of 2 planes"},
         {{"colour.png", "o.fits"}, {NULL}, 1, "colour"},
         {{"good.fits", "exists.fits"}, {NULL}, 1, "exists"},
         {{"good.fits", "good.fits"}, {"--overwrite"}, 1, "is the input"},
+        {{"good.fits", "alias.fits"}, {"--overwrite"}, 1, "is the input"},
+        {{"good.fits", "sub/../good.fits"}, {"--overwrite"}, 1, "is the input"},
+        {{"alias.fits", "./good.fits"}, {"--overwrite"}, 1, "is the input"},
         {{"good.fits", "o.fits"}, {"--device", "no-such-device"}, 1, "no OpenCL device matches"},
         {{"good.fits", "o.fits"}, {"-w", "4"}, 2, "even"},
         {{"good.fits", "o.fits"}, {"-w", "0"}, 2, "odd number"},
@@ -708,13 +460,29 @@ START_TEST(bad_inputs_give_one_line_and_an_exit_code)
         {{"good.fits", "o.png"}, {"--maps", "mad,median"}, 2, "one map"},
         {{"good.fits", "o.fits"}, {"extra.fits"}, 2, "too many"},
         {{"good.fits", "o.fits"}, {"--cval", "abc"}, 2, "cval"},
+        {{"good.fits", "o.fits"}, {"--cval", "1"}, 2, "only to --boundary constant"},
+        {{"good.fits", "o.fits"}, {"--device", ""}, 2, "needs a device spec"},
+        {{"good.fits", "o.fits"}, {"--cube", "sideways"}, 2, "--cube takes planes or refuse"},
+        {{"good.fits", "o.fits"}, {"--max-memory", "lots"}, 2, "--max-memory needs a size"},
+        {{"good.fits", "o.fits"}, {"--max-memory", "0"}, 2, "--max-memory needs a size"},
+        {{"good.fits", "o.fits"}, {"--max-memory", "12Q"}, 2, "--max-memory needs a size"},
+        {{"good.fits", "o.fits"}, {"--max-memory", "-5M"}, 2, "--max-memory needs a size"},
+        {{"good.fits", "o.fits"}, {"--max-memory", "100"}, 1, "cannot hold one strip"},
+        {{"grey64.png", "o.fits"}, {"--max-memory", "8K"}, 1, "PNG: read whole"},
+        {{"claims.fits.gz", "o.fits"}, {NULL}, 1, "gzip-compressed and cfitsio unpacks it whole"},
+        {{"good.fits", "good.fits"}, {"-o", "{}.fits"}, 2, "would both write"},
+        {{"good.fits", "text.fits"}, {"-o", "plain.fits"}, 2, "a directory or a pattern"},
+        {{"good.fits", "text.fits"},
+         {"-o", "{}.fits", "--png", "p.png"},
+         2,
+         "--png needs a pattern"},
         {{"good.fits", "o.fits"}, {"-w"}, 2, "needs a value"},
         {{"good.fits", NULL}, {"-"}, 2, "standard output"},
         {{"good.fits", NULL}, {NULL}, 2, "no output"},
         {{NULL, NULL}, {NULL}, 2, "no input"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        const char *a[6] = {NULL};
+        const char *a[7] = {NULL};
         char what[200] = "";
         int n = 0;
         for (int i = 0; i < 2 && cases[c].files[i]; i++) {
@@ -722,14 +490,17 @@ START_TEST(bad_inputs_give_one_line_and_an_exit_code)
             strcat(what, cases[c].files[i]);
             strcat(what, " ");
         }
-        for (int i = 0; i < 3 && cases[c].opts[i]; i++) {
+        for (int i = 0; i < 4 && cases[c].opts[i]; i++) {
             a[n++] = cases[c].opts[i];
             strcat(what, cases[c].opts[i]);
             strcat(what, " ");
         }
-        struct result *r = run(a[0], a[1], a[2], a[3], a[4], a[5], NULL);
+        struct result *r = run(a[0], a[1], a[2], a[3], a[4], a[5], a[6], NULL);
         check_one_line_error(r, cases[c].code, cases[c].words, what);
     }
+    /* The same file through another spelling is still the same file. */
+    struct result *same = run(tmp("good.fits"), tmp("o.fits"), "--png", tmp("sub/../o.fits"), NULL);
+    check_one_line_error(same, 2, "same file as OUTPUT", "--png spelled differently");
     ck_assert(!exists(tmp("o.fits")));
     ck_assert_int_eq(count_temporaries(), 0);
 
@@ -886,21 +657,11 @@ START_TEST(help_version_and_devices)
 }
 END_TEST
 
-static void setup(void)
-{
-    make_tmpdir();
-}
-
-static void teardown(void)
-{
-    remove_tmpdir();
-}
-
 int main(void)
 {
     Suite *s = suite_create("madfilter");
     TCase *tc = tcase_create("end_to_end");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, make_tmpdir, remove_tmpdir);
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, fits_maps_match_the_library_bit_for_bit);
     tcase_add_test(tc, tiny_image_by_hand);

@@ -6,7 +6,8 @@ cd "$(dirname "$0")/.."
 
 packages=(meson ninja-build pkg-config gcc python3 ocl-icd-opencl-dev opencl-c-headers
           pocl-opencl-icd clinfo libcfitsio-dev libpng-dev check libsubunit-dev
-          python3-numpy python3-scipy python3-astropy)
+          python3-numpy python3-scipy python3-astropy
+          clang libclang-rt-dev) # clang and its runtimes: tools/fuzz.sh (libFuzzer)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -1,31 +1,64 @@
-/* fits_io.h - madfilter's FITS input and output through cfitsio: reading one 2-D image HDU as
- * float32 with BLANK and NaN as NaN, and writing maps as float32 HDUs that keep the input header.
- */
+/* fits_io.h - madfilter's FITS input and output through cfitsio, a run of rows at a time so that
+ * memory stays bounded: reading one image HDU (2-D, or a cube of planes) as float32 with BLANK
+ * and NaN as NaN (fits_input.c), and writing maps as float32 HDUs that keep the input header
+ * (fits_output.c); cfitsio's failures in one line (fits_errors.c). */
 #ifndef MADFILTER_FITS_IO_H
 #define MADFILTER_FITS_IO_H
 
 #include "image.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 
-/* Reads the image HDU that name selects (cfitsio extended syntax). Returns 0, or -1 with one
- * line in err. */
-int fits_io_read(const char *name, struct tool_image *img, char *err, size_t errlen);
+/* Opens the image HDU that name selects (cfitsio extended syntax), checks its shape and reads
+ * its header cards; pixels are read later with fits_io_read_rows. NAXIS 2 is an image; NAXIS 3 a
+ * cube, filtered plane by plane unless refuse_cubes; any axis past the third must have length 1.
+ * A gzip file that would unpack to more than max_bytes is refused before cfitsio unpacks it.
+ * Returns 0, or -1 with one line in err. */
+int fits_io_open(const char *name, bool refuse_cubes, uint64_t max_bytes, struct tool_image *img,
+                 char *err, size_t errlen);
+
+/* Rows row0 .. row0 + rows - 1 of one plane, as float32, into dst. Returns 0 or -1 with err. */
+int fits_io_read_rows(struct tool_image *img, size_t plane, size_t row0, size_t rows, float *dst,
+                      char *err, size_t errlen);
+
+/* Closes the input file; harmless when not open. */
+void fits_io_close(struct tool_image *img);
 
 /* The file name in a cfitsio name ("in.fits" of "in.fits[SCI]"), or "" if it has none. */
 void fits_io_rootname(const char *name, char *root, size_t len);
 
+/* One line from a cfitsio failure: `what`, the status words and cfitsio's own detail. Clears
+ * cfitsio's message stack. */
+void fits_io_describe(int status, const char *what, char *err, size_t errlen);
+
 struct fits_map {
     const char *extname; /* "MAD", ... */
     const char *comment; /* for the EXTNAME card */
-    const float *data;   /* nx * ny values */
     bool unitless;       /* drop BUNIT: the map is not in the input's units */
 };
 
-/* Creates path (which must not exist) with one HDU per map: the first as the primary HDU, the
- * rest as IMAGE extensions, each with in's header cards, the HISTORY lines, DATE and checksums.
+struct fits_output;
+
+/* Creates path (which must not exist) with one float32 HDU per map, shaped like img (NAXIS 3 for
+ * a cube): the first as the primary HDU, the rest as IMAGE extensions, each with img's header
+ * cards, the HISTORY lines and DATE, and room for n_late more HISTORY lines. Pixels follow with
+ * fits_output_write_rows. Returns 0, or -1 with one line in err. */
+int fits_output_create(struct fits_output **out, const char *path, const struct tool_image *img,
+                       const struct fits_map *maps, int n_maps, const char *const *history,
+                       int n_history, int n_late, char *err, size_t errlen);
+
+/* Writes rows row0 .. row0 + rows - 1 of one plane of map number `map`. */
+int fits_output_write_rows(struct fits_output *out, int map, size_t plane, size_t row0, size_t rows,
+                           const float *data, char *err, size_t errlen);
+
+/* Adds the late HISTORY lines (at most the n_late given at creation) to every HDU, writes the
+ * checksums and closes the file (a .gz name is compressed now). Frees out either way.
  * Returns 0, or -1 with one line in err. */
-int fits_io_write(const char *path, const struct tool_image *in, const struct fits_map *maps,
-                  int n_maps, const char *const *history, int n_history, char *err, size_t errlen);
+int fits_output_finish(struct fits_output *out, const char *const *late, int n_late, char *err,
+                       size_t errlen);
+
+/* Closes and frees without caring for errors (the file is about to be removed). */
+void fits_output_abort(struct fits_output *out);
 
 #endif

@@ -1,35 +1,56 @@
-/* madfilter.c - the madfilter command: reads a FITS or PNG image, computes sliding-window median
- * and MAD maps with libclstats (plus SIGMA and SNR on the host) and writes them as FITS and/or PNG.
- * This file only orchestrates: options.c parses, fits_io.c / png_io.c do the files. */
+/* madfilter.c - the madfilter command: reads FITS or PNG images, computes sliding-window median
+ * and MAD maps with libclstats (plus SIGMA and SNR on the host) a strip of rows at a time, and
+ * writes them as FITS and/or PNG. Several inputs share one context and its compiled programs; a
+ * failed input is reported by name and the rest go on. This file only orchestrates: options.c
+ * parses, outputs.c names the outputs, strips.c filters, fits_*.c and png_io.c do the files. */
 #include "atomic_file.h"
 #include "clstats.h"
 #include "fits_io.h"
 #include "maps.h"
 #include "options.h"
+#include "outputs.h"
+#include "paths.h"
 #include "png_io.h"
+#include "strips.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
-/* Progress only for runs long enough to wonder about. */
+/* Progress of a single input only for runs long enough to wonder about. */
 #define PROGRESS_AFTER_S 1.0
 
-struct run {
+/* What every input shares. */
+struct session {
     struct options opt;
-    struct tool_image image;
-    float *median, *mad, *derived[MAP_KINDS];
-    clstats_ctx *ctx;
-    struct atomic_file out_file, preview_file; /* OUTPUT, --png */
-    bool png_only;                             /* OUTPUT itself ends in .png */
-    double start;
-    bool progress_shown;
+    clstats_ctx *ctx; /* created for the first input that gets that far, kept for all */
+    uint64_t device_bytes, device_max_alloc;
+    bool show_progress; /* stderr is a terminal and not --quiet */
+    int index, count;   /* the input in hand, of how many */
+    struct output_names outputs;
 };
+
+/* One input and its outputs. */
+struct job {
+    struct session *s;
+    const char *input, *output, *png_output; /* output NULL when only --png */
+    bool png_only;                           /* OUTPUT itself ends in .png */
+    struct tool_image image;
+    struct atomic_file out_file, preview_file;
+    struct fits_output *fits;
+    float *sigma, *snr; /* one strip's derived maps */
+    float *png_map;     /* the first map whole, for a PNG */
+    size_t n_nan, n_strips, height;
+    double start;
+    int progress_len; /* characters of the progress line on screen; 0: none shown */
+};
+
+/* The input that error lines are about, when there are several. */
+static const char *error_subject;
 
 static int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -38,6 +59,7 @@ static int error(const char *fmt, ...)
     va_list ap;
     va_start(ap, fmt);
     fputs("madfilter: ", stderr);
+    if (error_subject) fprintf(stderr, "%s: ", error_subject);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
@@ -49,12 +71,6 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static bool ends_with_nocase(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcasecmp(s + n - m, suffix) == 0;
 }
 
 static int list_devices(void)
@@ -86,29 +102,54 @@ static int library_error(const char *doing, int status, const char *message)
     return EXIT_RUNTIME;
 }
 
-static void on_progress(void *user, double fraction)
+/* ---- Progress ------------------------------------------------------------------------------ */
+
+static void clear_progress(struct job *j)
 {
-    struct run *r = user;
-    if (!r->progress_shown && now() - r->start < PROGRESS_AFTER_S) return;
-    fprintf(stderr, "\rmadfilter: filtering %3.0f%%", 100.0 * fraction);
-    fflush(stderr);
-    r->progress_shown = true;
+    if (j->progress_len == 0) return;
+    fprintf(stderr, "\r%*s\r", j->progress_len, "");
+    j->progress_len = 0;
 }
 
-/* Checks that need no computation, so a long run cannot fail at its very end for them. */
-static int check_outputs(struct run *r)
+static void on_progress(void *user, double fraction)
 {
-    const struct options *o = &r->opt;
+    struct job *j = user;
+    const struct session *s = j->s;
+    if (!s->outputs.batch && j->progress_len == 0 && now() - j->start < PROGRESS_AFTER_S) return;
+    int len;
+    if (s->outputs.batch)
+        len = fprintf(stderr, "\rmadfilter: [%d/%d] %s %3.0f%%", s->index + 1, s->count, j->input,
+                      100.0 * fraction);
+    else
+        len = fprintf(stderr, "\rmadfilter: filtering %3.0f%%", 100.0 * fraction);
+    fflush(stderr);
+    if (len > j->progress_len) j->progress_len = len - 1; /* less the \r */
+}
+
+static void on_notice(void *user, const char *text)
+{
+    struct job *j = user;
+    if (j->s->opt.quiet) return;
+    clear_progress(j);
+    error("%s", text);
+}
+
+/* ---- One input ----------------------------------------------------------------------------- */
+
+/* Checks that need no computation, so a long run cannot fail at its very end for them. */
+static int check_outputs(struct job *j)
+{
+    const struct options *o = &j->s->opt;
     char err[512];
     char in_root[4096] = "";
     struct stat in_st, st;
-    if (png_io_is_png(o->input))
-        snprintf(in_root, sizeof in_root, "%s", o->input);
+    if (png_io_is_png(j->input))
+        snprintf(in_root, sizeof in_root, "%s", j->input);
     else
-        fits_io_rootname(o->input, in_root, sizeof in_root);
+        fits_io_rootname(j->input, in_root, sizeof in_root);
     bool have_in = in_root[0] && stat(in_root, &in_st) == 0;
 
-    const char *outs[2] = {o->output, o->png_output};
+    const char *outs[2] = {j->output, j->png_output};
     for (int i = 0; i < 2; i++) {
         if (!outs[i]) continue;
         if (stat(outs[i], &st) == 0) {
@@ -118,222 +159,309 @@ static int check_outputs(struct run *r)
             if (!o->overwrite) return error("%s exists (use --overwrite to replace it)", outs[i]);
         }
     }
-    if (o->output && o->png_output && strcmp(o->output, o->png_output) == 0)
-        return error("--png names the same file as OUTPUT");
-    if (o->output && atomic_begin(&r->out_file, o->output, err, sizeof err) != 0)
+    if (j->output && atomic_begin(&j->out_file, j->output, err, sizeof err) != 0)
         return error("%s", err);
-    if (o->png_output && atomic_begin(&r->preview_file, o->png_output, err, sizeof err) != 0)
+    if (j->png_output && atomic_begin(&j->preview_file, j->png_output, err, sizeof err) != 0)
         return error("%s", err);
     return EXIT_OK;
 }
 
-static int read_input(struct run *r)
+static int open_input(struct job *j)
 {
     char err[1024];
-    const char *in = r->opt.input;
-    int rc = png_io_is_png(in) ? png_io_read(in, &r->image, err, sizeof err)
-                               : fits_io_read(in, &r->image, err, sizeof err);
-    return rc == 0 ? EXIT_OK : error("%s", err);
+    const struct options *o = &j->s->opt;
+    int rc =
+        png_io_is_png(j->input)
+            ? png_io_read(j->input, o->max_memory, &j->image, err, sizeof err)
+            : fits_io_open(j->input, o->refuse_cubes, o->max_memory, &j->image, err, sizeof err);
+    if (rc != 0) return error("%s", err);
+    if (j->image.planes > 1 && (j->png_only || j->png_output))
+        return error("%s is a cube of %zu planes and a PNG holds one: write FITS, or select a "
+                     "plane, e.g. 'cube.fits[*,*,1:1]'",
+                     j->input, j->image.planes);
+    return EXIT_OK;
 }
 
-static int compute(struct run *r)
+/* The context, created once for all inputs. Returns EXIT_OK, or EXIT_RUNTIME after its line. */
+static int ensure_context(struct session *s)
 {
-    const struct options *o = &r->opt;
-    const size_t n = r->image.nx * r->image.ny;
-    int status = clstats_ctx_create(&r->ctx, o->device);
+    if (s->ctx) return EXIT_OK;
+    int status = clstats_ctx_create(&s->ctx, s->opt.device);
     if (status != CLSTATS_OK) return library_error("", status, clstats_ctx_message(NULL));
-
-    if (maps_need_median(o->maps, o->n_maps) && !(r->median = malloc(n * sizeof(float))))
-        return error("out of memory for a %zu x %zu map", r->image.nx, r->image.ny);
-    if (maps_need_mad(o->maps, o->n_maps) && !(r->mad = malloc(n * sizeof(float))))
-        return error("out of memory for a %zu x %zu map", r->image.nx, r->image.ny);
-
-    struct clstats_filter_params p = {
-        .width = o->width,
-        .boundary = o->boundary,
-        .cval = o->cval,
-        .progress = (!o->quiet && isatty(STDERR_FILENO)) ? on_progress : NULL,
-        .progress_user = r,
-    };
-    status = clstats_median_filter(r->ctx, r->image.data, r->image.nx, r->image.ny, r->image.nx, &p,
-                                   r->median, r->mad);
-    if (r->progress_shown) fputs("\r                              \r", stderr);
-    if (status != CLSTATS_OK)
-        return library_error("filtering failed", status, clstats_ctx_message(r->ctx));
-
-    /* SIGMA is needed by SNR too; each derived map is computed once. */
-    bool want_sigma = false, want_snr = false;
-    for (int i = 0; i < o->n_maps; i++) {
-        want_sigma |= o->maps[i] == MAP_SIGMA || o->maps[i] == MAP_SNR;
-        want_snr |= o->maps[i] == MAP_SNR;
-    }
-    if (want_sigma) {
-        if (!(r->derived[MAP_SIGMA] = malloc(n * sizeof(float))))
-            return error("out of memory for the SIGMA map");
-        maps_sigma(r->mad, n, r->derived[MAP_SIGMA]);
-    }
-    if (want_snr) {
-        if (!(r->derived[MAP_SNR] = malloc(n * sizeof(float))))
-            return error("out of memory for the SNR map");
-        maps_snr(r->image.data, r->median, r->derived[MAP_SIGMA], n, r->derived[MAP_SNR]);
-    }
+    cl_ulong global = 0, max_alloc = 0;
+    cl_device_id dev = clstats_ctx_cl_device(s->ctx);
+    clGetDeviceInfo(dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof global, &global, NULL);
+    clGetDeviceInfo(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL);
+    /* Half: the device may have other users, and the runtime needs room of its own. */
+    s->device_bytes = global / 2;
+    s->device_max_alloc = max_alloc;
     return EXIT_OK;
 }
 
-static const float *map_data(const struct run *r, enum map_kind k)
+static bool wants(const struct options *o, enum map_kind k)
 {
-    switch (k) {
-    case MAP_MAD:
-        return r->mad;
-    case MAP_MEDIAN:
-        return r->median;
-    default:
-        return r->derived[k];
-    }
+    for (int i = 0; i < o->n_maps; i++)
+        if (o->maps[i] == k) return true;
+    return false;
 }
 
-static int write_outputs(struct run *r)
+/* Strip height within --max-memory and the device, and the buffers the strips need besides
+ * strips.c's own: derived maps of one strip, and the first map whole when a PNG is written. */
+static int plan_strips(struct job *j)
 {
-    const struct options *o = &r->opt;
-    char err[1024];
-    char lines[8][600];
-    const char *history[8];
-    int nh = 0;
+    const struct options *o = &j->s->opt;
+    const size_t nx = j->image.nx, ny = j->image.ny;
+    const uint64_t whole = (uint64_t)nx * ny * sizeof(float);
+    const bool png_out = j->png_only || j->png_output;
+    const bool sigma = wants(o, MAP_SIGMA) || wants(o, MAP_SNR), snr = wants(o, MAP_SNR);
+    const int lib_maps = maps_need_median(o->maps, o->n_maps) + maps_need_mad(o->maps, o->n_maps);
+    /* Held whole beside the strips: a PNG input's pixels, a PNG output's map. */
+    const uint64_t held = (j->image.data ? whole : 0) + (png_out ? whole : 0);
+    if (png_out && (uint64_t)nx * ny * PNG_WRITE_BYTES_PER_PIXEL > o->max_memory)
+        return error("a PNG of %zu x %zu pixels is made whole in memory and needs %llu MiB, more "
+                     "than the memory cap of %llu MiB (--max-memory)",
+                     nx, ny,
+                     (unsigned long long)((uint64_t)nx * ny * PNG_WRITE_BYTES_PER_PIXEL >> 20),
+                     (unsigned long long)(o->max_memory >> 20));
+    const struct strip_budget b = {
+        .host_bytes = o->max_memory > held ? o->max_memory - held : 0,
+        .device_bytes = j->s->device_bytes,
+        .device_max_alloc = j->s->device_max_alloc,
+        .host_maps = lib_maps + sigma + snr,
+        .device_maps = lib_maps,
+    };
+    char err[512];
+    j->height = strips_height(&b, nx, ny, o->width, err, sizeof err);
+    if (j->height == 0) return error("%s", err);
+    const size_t strip = j->height * nx;
+    if ((sigma && !(j->sigma = malloc(strip * sizeof(float)))) ||
+        (snr && !(j->snr = malloc(strip * sizeof(float)))) ||
+        (png_out && !(j->png_map = malloc(whole))))
+        return error("out of memory for strips of %zu rows", j->height);
+    return EXIT_OK;
+}
 
-    snprintf(lines[nh++], sizeof lines[0],
-             "madfilter %s (libclstats): sliding-window robust statistics maps", CLSTATS_VERSION);
+static void history_lines(const struct job *j, char lines[][600], int *n)
+{
+    const struct options *o = &j->s->opt;
+    int nh = 0;
+    snprintf(lines[nh++], 600, "madfilter %s (libclstats): sliding-window robust statistics maps",
+             CLSTATS_VERSION);
     if (o->boundary == CLSTATS_BOUNDARY_CONSTANT)
-        snprintf(lines[nh++], sizeof lines[0],
-                 "madfilter: window %d x %d, boundary constant, "
-                 "cval %.9g",
+        snprintf(lines[nh++], 600, "madfilter: window %d x %d, boundary constant, cval %.9g",
                  o->width, o->width, o->cval);
     else
-        snprintf(lines[nh++], sizeof lines[0], "madfilter: window %d x %d, boundary %s", o->width,
-                 o->width, clstats_boundary_name(o->boundary));
+        snprintf(lines[nh++], 600, "madfilter: window %d x %d, boundary %s", o->width, o->width,
+                 clstats_boundary_name(o->boundary));
     char list[64] = "";
     for (int i = 0; i < o->n_maps; i++) {
         strcat(list, i ? "," : "");
         strcat(list, map_extname(o->maps[i]));
     }
-    snprintf(lines[nh++], sizeof lines[0], "madfilter: maps %s (EXTNAME of each HDU)", list);
-    snprintf(lines[nh++], sizeof lines[0],
-             "madfilter: NaN/BLANK pixels are missing data (%zu in the input)", r->image.n_nan);
-    if (r->derived[MAP_SIGMA])
-        snprintf(lines[nh++], sizeof lines[0], "madfilter: SIGMA = 1.4826 * MAD");
-    if (r->derived[MAP_SNR])
-        snprintf(lines[nh++], sizeof lines[0],
-                 "madfilter: SNR = (x - MEDIAN) / SIGMA, NaN where SIGMA = 0");
-    snprintf(lines[nh++], sizeof lines[0], "madfilter: device %.500s",
-             clstats_ctx_device_name(r->ctx));
-    snprintf(lines[nh++], sizeof lines[0], "madfilter: input %.500s", o->input);
+    snprintf(lines[nh++], 600, "madfilter: maps %s (EXTNAME of each HDU)", list);
+    if (j->image.cube)
+        snprintf(lines[nh++], 600, "madfilter: each of the %zu planes filtered on its own",
+                 j->image.planes);
+    if (j->sigma) snprintf(lines[nh++], 600, "madfilter: SIGMA = 1.4826 * MAD");
+    if (j->snr)
+        snprintf(lines[nh++], 600, "madfilter: SNR = (x - MEDIAN) / SIGMA, NaN where SIGMA = 0");
+    snprintf(lines[nh++], 600, "madfilter: device %.500s", clstats_ctx_device_name(j->s->ctx));
+    snprintf(lines[nh++], 600, "madfilter: input %.500s", j->input);
+    *n = nh;
+}
+
+static int create_fits_output(struct job *j)
+{
+    const struct options *o = &j->s->opt;
+    char err[1024], lines[8][600];
+    const char *history[8];
+    int nh = 0;
+    history_lines(j, lines, &nh);
     for (int i = 0; i < nh; i++)
         history[i] = lines[i];
-
-    if (o->output && !r->png_only) {
-        struct fits_map maps[MAP_KINDS];
-        for (int i = 0; i < o->n_maps; i++) {
-            maps[i].extname = map_extname(o->maps[i]);
-            maps[i].comment = map_description(o->maps[i]);
-            maps[i].data = map_data(r, o->maps[i]);
-            maps[i].unitless = o->maps[i] == MAP_SNR;
-        }
-        if (fits_io_write(r->out_file.tmp_path, &r->image, maps, o->n_maps, history, nh, err,
-                          sizeof err) != 0)
-            return error("%s: %s", o->output, err);
+    struct fits_map maps[MAP_KINDS];
+    for (int i = 0; i < o->n_maps; i++) {
+        maps[i].extname = map_extname(o->maps[i]);
+        maps[i].comment = map_description(o->maps[i]);
+        maps[i].unitless = o->maps[i] == MAP_SNR;
     }
+    /* One late line: the count of missing pixels, known once every strip is read. */
+    if (fits_output_create(&j->fits, j->out_file.tmp_path, &j->image, maps, o->n_maps, history, nh,
+                           1, err, sizeof err) != 0)
+        return error("%s: %s", j->output, err);
+    return EXIT_OK;
+}
 
+/* strips.c hands each finished strip here: derived maps, then FITS rows and the PNG's map. */
+static int take_strip(void *user, const struct strip *st, char *err, size_t errlen)
+{
+    struct job *j = user;
+    const struct options *o = &j->s->opt;
+    const size_t n = st->rows * j->image.nx;
+    if (j->sigma) maps_sigma(st->mad, n, j->sigma);
+    if (j->snr) maps_snr(st->pixels, st->median, j->sigma, n, j->snr);
+    const float *data[MAP_KINDS] = {
+        [MAP_MAD] = st->mad, [MAP_MEDIAN] = st->median, [MAP_SIGMA] = j->sigma, [MAP_SNR] = j->snr};
+    for (int i = 0; j->fits && i < o->n_maps; i++)
+        if (fits_output_write_rows(j->fits, i, st->plane, st->row0, st->rows, data[o->maps[i]], err,
+                                   errlen) != 0)
+            return -1;
+    if (j->png_map)
+        memcpy(j->png_map + st->row0 * j->image.nx, data[o->maps[0]], n * sizeof(float));
+    return 0;
+}
+
+static int filter(struct job *j)
+{
+    const struct options *o = &j->s->opt;
+    char err[1024];
+    struct strip_job sj = {
+        .ctx = j->s->ctx,
+        .image = &j->image,
+        .params = {.width = o->width, .boundary = o->boundary, .cval = o->cval},
+        .want_median = maps_need_median(o->maps, o->n_maps),
+        .want_mad = maps_need_mad(o->maps, o->n_maps),
+        .height = j->height,
+        .sink = take_strip,
+        .progress = j->s->show_progress ? on_progress : NULL,
+        .notice = on_notice,
+        .user = j,
+    };
+    int rc = strips_run(&sj, err, sizeof err);
+    clear_progress(j);
+    j->n_nan = sj.n_nan;
+    j->n_strips = sj.n_strips;
+    j->height = sj.height;
+    if (rc == 0) return EXIT_OK;
+    if (sj.library_status != CLSTATS_OK)
+        return library_error("filtering failed", sj.library_status, clstats_ctx_message(j->s->ctx));
+    return error("%s", err);
+}
+
+static int write_outputs(struct job *j)
+{
+    const struct options *o = &j->s->opt;
+    char err[1024], nan_line[200];
+    snprintf(nan_line, sizeof nan_line,
+             "madfilter: NaN/BLANK pixels are missing data (%zu in the input)", j->n_nan);
+    const char *late[1] = {nan_line};
+    if (j->fits) {
+        int rc = fits_output_finish(j->fits, late, 1, err, sizeof err);
+        j->fits = NULL;
+        if (rc != 0) return error("%s: %s", j->output, err);
+    }
+    /* A PNG is scaled from the whole map: the input's pixels are no longer needed. */
+    image_close(&j->image);
     char description[300];
     snprintf(description, sizeof description, "%s map of %.200s, window %d x %d, boundary %s",
-             map_extname(o->maps[0]), o->input, o->width, o->width,
+             map_extname(o->maps[0]), j->input, o->width, o->width,
              clstats_boundary_name(o->boundary));
-    const float *first = map_data(r, o->maps[0]);
-    if (r->png_only && png_io_write(r->out_file.tmp_path, first, r->image.nx, r->image.ny,
-                                    description, err, sizeof err) != 0)
+    const size_t nx = j->image.nx, ny = j->image.ny;
+    if (j->png_only &&
+        png_io_write(j->out_file.tmp_path, j->png_map, nx, ny, description, err, sizeof err) != 0)
         return error("%s", err);
-    if (o->png_output && png_io_write(r->preview_file.tmp_path, first, r->image.nx, r->image.ny,
-                                      description, err, sizeof err) != 0)
+    if (j->png_output && png_io_write(j->preview_file.tmp_path, j->png_map, nx, ny, description,
+                                      err, sizeof err) != 0)
         return error("%s", err);
 
     /* Both outputs are complete before either is moved into place. */
-    if (o->output && atomic_commit(&r->out_file, o->overwrite, err, sizeof err) != 0)
+    if (j->output && atomic_commit(&j->out_file, o->overwrite, err, sizeof err) != 0)
         return error("%s", err);
-    if (o->png_output && atomic_commit(&r->preview_file, o->overwrite, err, sizeof err) != 0)
+    if (j->png_output && atomic_commit(&j->preview_file, o->overwrite, err, sizeof err) != 0)
         return error("%s", err);
     return EXIT_OK;
 }
 
-static void summary(const struct run *r)
+static void summary(const struct job *j)
 {
-    const struct options *o = &r->opt;
-    char list[64] = "";
+    const struct options *o = &j->s->opt;
+    char list[64] = "", shape[80], strips[80] = "";
     for (int i = 0; i < o->n_maps; i++) {
         strcat(list, i ? ", " : "");
         strcat(list, map_extname(o->maps[i]));
     }
+    if (j->image.cube)
+        snprintf(shape, sizeof shape, "%zu x %zu x %zu", j->image.nx, j->image.ny, j->image.planes);
+    else
+        snprintf(shape, sizeof shape, "%zu x %zu", j->image.nx, j->image.ny);
+    if (j->n_strips > j->image.planes)
+        snprintf(strips, sizeof strips, ", %zu strips of up to %zu rows", j->n_strips, j->height);
     fprintf(stderr,
-            "madfilter: wrote %s%s%s: %s of %zu x %zu pixels (%zu missing), width %d, %s, "
-            "%.2f s on %s\n",
-            o->output ? o->output : "", o->output && o->png_output ? " and " : "",
-            o->png_output ? o->png_output : "", list, r->image.nx, r->image.ny, r->image.n_nan,
-            o->width, clstats_boundary_name(o->boundary), now() - r->start,
-            clstats_ctx_device_name(r->ctx));
+            "madfilter: wrote %s%s%s: %s of %s pixels (%zu missing), width %d, %s%s, %.2f s on "
+            "%s\n",
+            j->output ? j->output : "", j->output && j->png_output ? " and " : "",
+            j->png_output ? j->png_output : "", list, shape, j->n_nan, o->width,
+            clstats_boundary_name(o->boundary), strips, now() - j->start,
+            clstats_ctx_device_name(j->s->ctx));
 }
 
-static int run(struct run *r)
+/* Filters one input into its outputs. *fatal is set when no later input could do better (there
+ * is no device). */
+static int run_one(struct session *s, int i, bool *fatal)
 {
-    const struct options *o = &r->opt;
-    if (o->output) {
-        r->png_only = ends_with_nocase(o->output, ".png");
-        if (r->png_only && o->n_maps > 1) {
-            fprintf(stderr,
-                    "madfilter: a PNG output holds one map, not %d (write FITS, or add "
-                    "--png FILE for a preview of the first map)\n",
-                    o->n_maps);
-            return EXIT_USAGE;
-        }
-        /* cfitsio would read brackets and parentheses as filters or templates. */
-        if (!r->png_only && strpbrk(o->output, "[]()")) {
-            fprintf(stderr,
-                    "madfilter: output name \"%s\" contains brackets or parentheses, "
-                    "which cfitsio would read as a filter\n",
-                    o->output);
-            return EXIT_USAGE;
-        }
-    }
-    int rc = read_input(r);
-    if (rc == EXIT_OK) rc = check_outputs(r);
-    if (rc == EXIT_OK) rc = compute(r);
-    if (rc == EXIT_OK) rc = write_outputs(r);
-    if (rc == EXIT_OK && !o->quiet) summary(r);
+    struct job j = {.s = s, .input = s->opt.inputs[i], .start = now()};
+    j.output = outputs_file(&s->outputs, i);
+    j.png_output = outputs_png(&s->outputs, i);
+    j.png_only = j.output && path_has_suffix(j.output, ".png");
+    error_subject = s->outputs.batch ? j.input : NULL;
+    s->index = i;
+
+    int rc = open_input(&j);
+    if (rc == EXIT_OK) rc = check_outputs(&j);
+    if (rc == EXIT_OK && (rc = ensure_context(s)) != EXIT_OK) *fatal = true;
+    if (rc == EXIT_OK) rc = plan_strips(&j);
+    if (rc == EXIT_OK && j.output && !j.png_only) rc = create_fits_output(&j);
+    if (rc == EXIT_OK) rc = filter(&j);
+    if (rc == EXIT_OK) rc = write_outputs(&j);
+    if (rc == EXIT_OK && !s->opt.quiet) summary(&j);
+
+    fits_output_abort(j.fits);
+    atomic_abort(&j.out_file);
+    atomic_abort(&j.preview_file);
+    image_close(&j.image);
+    free(j.sigma);
+    free(j.snr);
+    free(j.png_map);
+    error_subject = NULL;
     return rc;
+}
+
+static int run_all(struct session *s)
+{
+    const struct options *o = &s->opt;
+    int rc = outputs_plan(o, &s->outputs);
+    if (rc != EXIT_OK) return rc;
+    s->count = o->n_inputs;
+    s->show_progress = !o->quiet && isatty(STDERR_FILENO);
+    int failed = 0;
+    bool fatal = false;
+    for (int i = 0; i < o->n_inputs && !fatal; i++) {
+        rc = run_one(s, i, &fatal);
+        if (rc != EXIT_OK) failed++;
+    }
+    if (!s->outputs.batch) return rc;
+    if (fatal && o->n_inputs > 1)
+        error("stopped: no input can be filtered without a device");
+    else if (failed)
+        error("%d of %d inputs failed", failed, o->n_inputs);
+    return failed ? EXIT_RUNTIME : EXIT_OK;
 }
 
 int main(int argc, char **argv)
 {
-    struct run r;
-    memset(&r, 0, sizeof r);
-    r.start = now();
-    int rc = options_parse(argc, argv, &r.opt);
-    if (rc != EXIT_OK) return rc;
-    if (r.opt.help) {
+    struct session s;
+    memset(&s, 0, sizeof s);
+    int rc = options_parse(argc, argv, &s.opt);
+    if (rc == EXIT_OK && s.opt.help)
         options_print_help(stdout);
-        return EXIT_OK;
-    }
-    if (r.opt.version) {
+    else if (rc == EXIT_OK && s.opt.version)
         printf("madfilter %s (libclstats %s)\n", CLSTATS_VERSION, CLSTATS_VERSION);
-        return EXIT_OK;
-    }
-    if (r.opt.list_devices) return list_devices();
-
-    rc = run(&r);
-
-    atomic_abort(&r.out_file);
-    atomic_abort(&r.preview_file);
-    clstats_ctx_destroy(r.ctx);
-    tool_image_free(&r.image);
-    free(r.median);
-    free(r.mad);
-    for (int i = 0; i < MAP_KINDS; i++)
-        free(r.derived[i]);
+    else if (rc == EXIT_OK && s.opt.list_devices)
+        rc = list_devices();
+    else if (rc == EXIT_OK)
+        rc = run_all(&s);
+    clstats_ctx_destroy(s.ctx);
+    outputs_free(&s.outputs);
+    options_free(&s.opt);
     return rc;
 }

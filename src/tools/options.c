@@ -3,6 +3,7 @@
  * "--width 11" and "--width=11", options before or after the file names, and "--". */
 #include "options.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -11,9 +12,10 @@
 static const char manual[] =
     "Usage: madfilter [OPTIONS] INPUT OUTPUT\n"
     "       madfilter [OPTIONS] INPUT --png PREVIEW.png\n"
+    "       madfilter [OPTIONS] -o DIR|PATTERN INPUT...\n"
     "       madfilter --list-devices | --help | --version\n"
     "\n"
-    "Sliding-window median absolute deviation (MAD) and median maps of a 2-D image, computed\n"
+    "Sliding-window median absolute deviation (MAD) and median maps of 2-D images, computed\n"
     "exactly on an OpenCL device by libclstats. For every pixel the W x W window centred on it\n"
     "gives m, the median of its valid values, and MAD = median(|x - m|) over the same values.\n"
     "The results are exact: the same bits on every device.\n"
@@ -21,13 +23,21 @@ static const char manual[] =
     "INPUT   A FITS image (BITPIX 8, 16, 32, 64, -32 or -64). cfitsio's extended syntax picks an\n"
     "        HDU or a section: 'in.fits[1]', 'in.fits[SCI]', 'in.fits.fz', 'in.fits.gz',\n"
     "        'cube.fits[*,*,3:3]'. Without a selector the first HDU with image data is used\n"
-    "        (the compressed image in a .fz file). NAXIS must be 2; further axes of length 1\n"
-    "        are accepted. Or an 8- or 16-bit greyscale PNG, recognised by its signature.\n"
+    "        (the compressed image in a .fz file). NAXIS 2 is an image; NAXIS 3 a cube, whose\n"
+    "        planes are each filtered on their own (see --cube); further axes must have\n"
+    "        length 1. Tables are refused. Or an 8- or 16-bit greyscale PNG, recognised by\n"
+    "        its signature.\n"
     "OUTPUT  The FITS file to write (float32, BITPIX -32). A name ending in .png writes a PNG\n"
     "        of the (single) map instead, see PNG below. A leading '!' means --overwrite, as\n"
     "        in cfitsio; a name ending in .gz is written gzip-compressed.\n"
     "\n"
     "Options:\n"
+    "  -o, --output TARGET  The output, given as an option: a file for one INPUT; for several,\n"
+    "                       an existing directory (each INPUT writes DIR/NAME.fits) or a\n"
+    "                       pattern in which {} stands for NAME ('maps/{}_mad.fits'). NAME\n"
+    "                       is the input's file name without directory, HDU selector and\n"
+    "                       .fits/.fit/.fts/.fz/.gz/.png extension. With -o every other file\n"
+    "                       name is an INPUT. --png then takes a pattern with {} too.\n"
     "  -w, --width N        Window width in pixels: odd, 1 to 255 (default 11). The window is\n"
     "                       N x N pixels, centred on each pixel.\n"
     "  -m, --maps LIST      Maps to write, comma-separated, in this order (default: mad):\n"
@@ -43,7 +53,8 @@ static const char manual[] =
     "                         constant    k k k | a b c d | k k k   (k = --cval)\n"
     "                         wrap        b c d | a b c d | a b c\n"
     "                       Windows wider than the image continue the pattern.\n"
-    "      --cval V         The value k beyond the edges for --boundary constant (default 0).\n"
+    "      --cval V         The value k beyond the edges for --boundary constant (default 0;\n"
+    "                       with any other boundary --cval is an error).\n"
     "                       --cval nan makes the outside missing: edge windows then hold only\n"
     "                       the pixels inside the image.\n"
     "  -d, --device SPEC    OpenCL device: auto (the first GPU, else the first CPU), gpu, cpu,\n"
@@ -52,6 +63,18 @@ static const char manual[] =
     "      --list-devices   List the OpenCL devices as \"P:D  type  platform / device  version\"\n"
     "                       and exit.\n"
     "      --png FILE       Also write a PNG preview of the first map to FILE.\n"
+    "      --max-memory SIZE  Host memory for pixels, at most (default 1G): 512M, 2G, ... (K, M,\n"
+    "                       G, T are powers of 1024). Larger images are filtered in strips of\n"
+    "                       rows, each read with the width/2 rows around it and written as it\n"
+    "                       is done; the maps are the same bits as in one piece. Strips also\n"
+    "                       fit half the device's memory, and halve whenever the device runs\n"
+    "                       out of memory. PNG inputs and outputs are held whole, within SIZE.\n"
+    "                       A .gz input is unpacked whole into memory by cfitsio, on top of\n"
+    "                       the strips, and refused if it would unpack to more than SIZE; a\n"
+    "                       .gz output is built whole in memory by cfitsio, beyond SIZE.\n"
+    "                       (.fz tile-compressed files are read a tile at a time.)\n"
+    "      --cube MODE      NAXIS 3 inputs: planes (default) filters each plane on its own and\n"
+    "                       writes a cube of maps; refuse makes a cube an error.\n"
     "      --overwrite      Replace OUTPUT (and the --png file) if it exists; without it an\n"
     "                       existing file is an error and is left untouched.\n"
     "  -q, --quiet          No progress and no summary on stderr (errors are still shown).\n"
@@ -89,19 +112,29 @@ static const char manual[] =
     "  Output: 16-bit greyscale of one map, linear from its 0.5th percentile of finite values\n"
     "  (grey level 1) to its 99.5th (65535), clipped outside; NaN is black (0). For viewing only.\n"
     "\n"
-    "Progress is shown on stderr for long runs when stderr is a terminal.\n"
+    "Several inputs:\n"
+    "  One OpenCL context and its compiled kernels serve every input. An input that fails is\n"
+    "  named on its error line and the others go on; the exit status is then 1. Outputs are\n"
+    "  checked before the first input is read: two inputs may not write the same file.\n"
+    "\n"
+    "Progress is shown on stderr when stderr is a terminal (and not --quiet): for one input\n"
+    "once it has run a second, for several inputs as [N/M] NAME PERCENT.\n"
     "\n"
     "Exit status:\n"
     "  0  success\n"
-    "  1  runtime or data error: input missing or unreadable, not a 2-D image, output exists or\n"
-    "     is the input, no OpenCL device, kernel build failure, write failure\n"
-    "  2  usage error: unknown option, bad width, boundary or map name, wrong argument count\n"
+    "  1  runtime or data error: input missing or unreadable, not an image or cube, output\n"
+    "     exists or is the input, no OpenCL device, device out of memory even for strips of\n"
+    "     one row, kernel build failure, write failure; with several inputs, any input failed\n"
+    "  2  usage error: unknown option, bad width, boundary, map name, size or device spec,\n"
+    "     wrong argument count, two outputs that are one file\n"
     "\n"
     "Examples:\n"
     "  madfilter image.fits mad.fits -w 11\n"
     "  madfilter 'image.fits[SCI]' maps.fits -w 21 --maps median,mad,snr --boundary nearest\n"
     "  madfilter image.fits.fz sigma.png --maps sigma -w 15\n"
-    "  CLSTATS_DEVICE=gpu madfilter big.fits '!mad.fits' -w 31 --png mad.png\n";
+    "  CLSTATS_DEVICE=gpu madfilter big.fits '!mad.fits' -w 31 --png mad.png\n"
+    "  madfilter -o maps/ --max-memory 4G night1/*.fits\n"
+    "  madfilter -o '{}_sigma.fits' --maps sigma a.fits b.fits.fz 'c.fits[SCI]'\n";
 
 void options_print_help(FILE *f)
 {
@@ -147,7 +180,34 @@ static int parse_cval(const char *text, float *out)
     return EXIT_OK;
 }
 
+/* A byte count with an optional binary suffix: 1048576, 512K, 64M, 2G, 1T (K = 1024 bytes;
+ * "B" or "iB" may follow the letter). */
+static int parse_size(const char *text, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    int shift = 0;
+    const char *units = "KMGT";
+    const char *u = *end ? strchr(units, toupper((unsigned char)*end)) : NULL;
+    if (u) {
+        shift = 10 * (int)(u - units + 1);
+        end++;
+        if (strcmp(end, "B") == 0 || strcmp(end, "iB") == 0) end += strlen(end);
+    } else if (strcmp(end, "B") == 0) {
+        end++;
+    }
+    if (end == text || !isdigit((unsigned char)text[0]) || *end != '\0' || errno == ERANGE ||
+        v == 0 || (shift && v > (UINT64_MAX >> shift)))
+        return usage_error("--max-memory needs a size such as 512M or 4G, not \"%s\"", text);
+    *out = (uint64_t)v << shift;
+    return EXIT_OK;
+}
+
 enum option_id {
+    OPT_OUTPUT,
+    OPT_MAX_MEMORY,
+    OPT_CUBE,
     OPT_WIDTH,
     OPT_MAPS,
     OPT_BOUNDARY,
@@ -169,6 +229,9 @@ struct option_spec {
 };
 
 static const struct option_spec specs[] = {
+    {OPT_OUTPUT, "output", 'o', true},
+    {OPT_MAX_MEMORY, "max-memory", 0, true},
+    {OPT_CUBE, "cube", 0, true},
     {OPT_WIDTH, "width", 'w', true},
     {OPT_MAPS, "maps", 'm', true},
     {OPT_BOUNDARY, "boundary", 'b', true},
@@ -188,6 +251,17 @@ static int apply(struct options *o, enum option_id id, const char *value)
     char err[200];
     int n;
     switch (id) {
+    case OPT_OUTPUT:
+        o->output_target = value;
+        o->output_option = true;
+        return EXIT_OK;
+    case OPT_MAX_MEMORY:
+        return parse_size(value, &o->max_memory);
+    case OPT_CUBE:
+        if (strcmp(value, "planes") != 0 && strcmp(value, "refuse") != 0)
+            return usage_error("--cube takes planes or refuse, not \"%s\"", value);
+        o->refuse_cubes = strcmp(value, "refuse") == 0;
+        return EXIT_OK;
     case OPT_WIDTH:
         return parse_width(value, &o->width);
     case OPT_MAPS:
@@ -205,6 +279,9 @@ static int apply(struct options *o, enum option_id id, const char *value)
         o->cval_given = true;
         return parse_cval(value, &o->cval);
     case OPT_DEVICE:
+        /* The library would take "" for auto; on a command line it is an unset variable. */
+        if (value[0] == '\0')
+            return usage_error("--device needs a device spec (auto, gpu, cpu, P:D or a name)");
         o->device = value;
         return EXIT_OK;
     case OPT_LIST_DEVICES:
@@ -253,6 +330,28 @@ static const struct option_spec *lookup(const char *arg, const char **attached)
     return NULL;
 }
 
+/* Splits the file names: with -o every one is an input; without, INPUT [OUTPUT]. */
+static int assign_files(struct options *o, const char **names, int n)
+{
+    if (n == 0) return usage_error("no input file given");
+    if (o->output_option) {
+        o->inputs = names;
+        o->n_inputs = n;
+        if (n > 1 && o->png_output && !strstr(o->png_output, "{}"))
+            return usage_error("with several inputs --png needs a pattern with {}, not \"%s\"",
+                               o->png_output);
+        return EXIT_OK;
+    }
+    if (n > 2)
+        return usage_error("too many arguments (\"%s\"); several inputs need -o DIR or -o "
+                           "PATTERN",
+                           names[2]);
+    o->inputs = names;
+    o->n_inputs = 1;
+    o->output_target = n == 2 ? names[1] : NULL;
+    return EXIT_OK;
+}
+
 int options_parse(int argc, char **argv, struct options *o)
 {
     memset(o, 0, sizeof *o);
@@ -260,16 +359,18 @@ int options_parse(int argc, char **argv, struct options *o)
     o->boundary = CLSTATS_BOUNDARY_REFLECT;
     o->maps[0] = MAP_MAD;
     o->n_maps = 1;
+    o->max_memory = MADFILTER_DEFAULT_MAX_MEMORY;
 
-    const char *positional[3];
-    int n_positional = 0;
+    /* argv outlives the options, so file names are kept as pointers into it. */
+    o->names = calloc((size_t)argc, sizeof *o->names);
+    if (!o->names) return usage_error("out of memory");
+    int n_names = 0;
     bool options_done = false;
     for (int i = 1; i < argc; i++) {
         const char *arg = argv[i];
         /* "-" alone is a file name (cfitsio reads stdin), not an option. */
         if (options_done || arg[0] != '-' || arg[1] == '\0') {
-            if (n_positional == 3) return usage_error("too many arguments (\"%s\")", arg);
-            positional[n_positional++] = arg;
+            o->names[n_names++] = arg;
             continue;
         }
         if (strcmp(arg, "--") == 0) {
@@ -290,18 +391,26 @@ int options_parse(int argc, char **argv, struct options *o)
     }
 
     if (o->help || o->version || o->list_devices) return EXIT_OK;
-    if (n_positional == 0) return usage_error("no input file given");
-    if (n_positional == 3) return usage_error("too many arguments (\"%s\")", positional[2]);
-    o->input = positional[0];
-    o->output = n_positional == 2 ? positional[1] : NULL;
-    if (!o->output && !o->png_output) return usage_error("no output file given");
-    if (o->output && o->output[0] == '!') {
-        o->output++;
+    if (o->cval_given && o->boundary != CLSTATS_BOUNDARY_CONSTANT)
+        return usage_error("--cval applies only to --boundary constant (the boundary is %s)",
+                           clstats_boundary_name(o->boundary));
+    int rc = assign_files(o, o->names, n_names);
+    if (rc != EXIT_OK) return rc;
+    if (!o->output_target && !o->png_output) return usage_error("no output file given");
+    if (o->output_target && o->output_target[0] == '!') {
+        o->output_target++;
         o->overwrite = true;
     }
-    if (o->output && o->output[0] == '\0') return usage_error("the output file name is empty");
-    if ((o->output && strcmp(o->output, "-") == 0) ||
+    if (o->output_target && o->output_target[0] == '\0')
+        return usage_error("the output file name is empty");
+    if ((o->output_target && strcmp(o->output_target, "-") == 0) ||
         (o->png_output && strcmp(o->png_output, "-") == 0))
         return usage_error("writing to standard output is not supported: give a file name");
     return EXIT_OK;
+}
+
+void options_free(struct options *o)
+{
+    free(o->names);
+    o->names = NULL;
 }

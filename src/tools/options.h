@@ -7,17 +7,26 @@
 #include "maps.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #define MADFILTER_DEFAULT_WIDTH 11
+/* --max-memory's default: strips of a large image stay within it. */
+#define MADFILTER_DEFAULT_MAX_MEMORY (1ULL << 30)
 
 /* Exit codes, as --help documents them. */
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
 struct options {
-    const char *input;      /* as given: may carry cfitsio syntax such as "in.fits[SCI]" */
-    const char *output;     /* without a leading '!' (that sets overwrite); NULL when only --png */
-    const char *png_output; /* --png FILE, or NULL */
+    const char **inputs; /* as given: may carry cfitsio syntax such as "in.fits[SCI]" */
+    int n_inputs;
+    /* OUTPUT, or -o's file, directory or pattern ({} for the input's name), without a leading
+     * '!' (that sets overwrite); NULL when only --png. */
+    const char *output_target;
+    bool output_option;     /* OUTPUT came from -o: a directory or pattern may stand there */
+    const char *png_output; /* --png FILE (a pattern with several inputs), or NULL */
+    uint64_t max_memory;    /* --max-memory, bytes */
+    bool refuse_cubes;      /* --cube refuse */
     int width;
     enum clstats_boundary boundary;
     float cval;
@@ -27,10 +36,14 @@ struct options {
     int n_maps;
     bool overwrite, quiet;
     bool help, version, list_devices; /* actions that need no input file */
+    const char **names;               /* every file name on the command line (owned) */
 };
 
 /* Parses argv. Returns EXIT_OK, or EXIT_USAGE after printing one "madfilter: ..." line. */
 int options_parse(int argc, char **argv, struct options *o);
+
+/* Frees what options_parse allocated; safe after a failed parse. */
+void options_free(struct options *o);
 
 void options_print_help(FILE *f);
 

@@ -69,11 +69,14 @@ static int alloc_rows(struct png_job *job, size_t rowbytes, size_t ny)
     return 0;
 }
 
-int png_io_read(const char *path, struct tool_image *img, char *err, size_t errlen)
+int png_io_read(const char *path, size_t max_bytes, struct tool_image *img, char *err,
+                size_t errlen)
 {
     /* On the heap: what setjmp's frame holds must not change between setjmp and longjmp. */
     struct png_job *job = calloc(1, sizeof *job);
     memset(img, 0, sizeof *img);
+    img->name = path;
+    img->planes = 1;
     if (!job || !(job->fp = fopen(path, "rb"))) {
         snprintf(err, errlen, "cannot open %s", path);
         goto fail;
@@ -109,8 +112,16 @@ int png_io_read(const char *path, struct tool_image *img, char *err, size_t errl
     const size_t nx = width, ny = height;
     const int channels = png_get_channels(job->png, job->info); /* grey, or grey + alpha */
     const int bytes = png_get_bit_depth(job->png, job->info) == 16 ? 2 : 1;
-    if (alloc_rows(job, png_get_rowbytes(job->png, job->info), ny) != 0 ||
-        !(img->data = malloc(nx * ny * sizeof *img->data))) {
+    /* Checked before allocating: a header may claim any size, whatever the file holds. */
+    const size_t rowbytes = png_get_rowbytes(job->png, job->info);
+    if (ny > 0 && (rowbytes + nx * sizeof(float)) > max_bytes / ny) {
+        snprintf(err, errlen,
+                 "%s is a %zu x %zu PNG: read whole it needs %zu MiB, more than the memory cap "
+                 "of %zu MiB (--max-memory)",
+                 path, nx, ny, ((rowbytes + nx * sizeof(float)) * ny) >> 20, max_bytes >> 20);
+        goto fail;
+    }
+    if (alloc_rows(job, rowbytes, ny) != 0 || !(img->data = malloc(nx * ny * sizeof *img->data))) {
         snprintf(err, errlen, "out of memory for a %zu x %zu image", nx, ny);
         goto fail;
     }
@@ -126,7 +137,6 @@ int png_io_read(const char *path, struct tool_image *img, char *err, size_t errl
             unsigned alpha = channels == 2 ? (bytes == 2 ? (unsigned)s[2] << 8 | s[3] : s[1]) : 1;
             float v = alpha == 0 ? NAN : (float)grey;
             img->data[y * nx + x] = v;
-            img->n_nan += alpha == 0;
         }
     }
     img->nx = nx;
@@ -136,7 +146,7 @@ int png_io_read(const char *path, struct tool_image *img, char *err, size_t errl
 
 fail:
     job_free(job, true);
-    tool_image_free(img);
+    image_close(img);
     return -1;
 }
 

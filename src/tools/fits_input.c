@@ -1,6 +1,7 @@
-/* fits_io.c - FITS reading and writing for madfilter, through cfitsio: cfitsio applies BSCALE and
- * BZERO, turns BLANK into NaN, decompresses .fz and .gz and resolves "in.fits[SCI]"; this file
- * checks the shape, carries the header over without its structural keywords, and words errors. */
+/* fits_input.c - FITS input for madfilter, through cfitsio: cfitsio applies BSCALE and BZERO,
+ * turns BLANK into NaN, decompresses .fz and .gz and resolves "in.fits[SCI]"; this file checks
+ * the shape, keeps the header without its structural keywords, reads rows on demand and words
+ * the errors. */
 #include "fits_io.h"
 
 #include <errno.h>
@@ -53,20 +54,26 @@ static bool looks_like_fits(const char *path)
             (head[0] == 'B' && head[1] == 'Z') || (head[0] == 'P' && head[1] == 'K'));
 }
 
-/* One line from a cfitsio failure: the status words and the first (most specific) message. */
-static void describe(int status, const char *what, char *err, size_t errlen)
+/* cfitsio unpacks a gzip input whole into memory, sizing the buffer from the gzip trailer (the
+ * length modulo 4 GiB), whatever the file's few bytes hold: refused here beyond the cap. */
+static int check_gzip_size(const char *name, uint64_t max_bytes, char *err, size_t errlen)
 {
-    char text[FLEN_STATUS] = "", detail[FLEN_ERRMSG] = "";
-    fits_get_errstatus(status, text);
-    fits_read_errmsg(detail);
-    fits_clear_errmsg();
-    size_t len = strlen(detail);
-    while (len && (detail[len - 1] == ' ' || detail[len - 1] == '\n'))
-        detail[--len] = '\0';
-    if (detail[0] && strcmp(detail, text) != 0)
-        snprintf(err, errlen, "%s: %s (%s)", what, text, detail);
-    else
-        snprintf(err, errlen, "%s: %s", what, text);
+    char root[FLEN_FILENAME];
+    fits_io_rootname(name, root, sizeof root);
+    FILE *fp = root[0] && strcmp(root, "-") != 0 ? fopen(root, "rb") : NULL;
+    if (!fp) return 0;
+    unsigned char head[2] = {0}, tail[4] = {0};
+    bool gzip = fread(head, 1, 2, fp) == 2 && head[0] == 0x1f && head[1] == 0x8b &&
+                fseek(fp, -4, SEEK_END) == 0 && fread(tail, 1, 4, fp) == 4;
+    fclose(fp);
+    uint64_t size = tail[0] | (uint64_t)tail[1] << 8 | (uint64_t)tail[2] << 16 |
+                    (uint64_t)tail[3] << 24;
+    if (!gzip || size <= max_bytes) return 0;
+    snprintf(err, errlen,
+             "%s is gzip-compressed and cfitsio unpacks it whole in memory: %llu MiB, more than "
+             "the memory cap of %llu MiB (--max-memory); gunzip it first, or raise the cap",
+             root, (unsigned long long)(size >> 20), (unsigned long long)(max_bytes >> 20));
+    return -1;
 }
 
 /* Why fits_open_image failed, in the words an astronomer would use. */
@@ -110,7 +117,7 @@ static void describe_open(int status, const char *name, char *err, size_t errlen
     default: {
         char what[FLEN_FILENAME + 20];
         snprintf(what, sizeof what, "cannot read %s", name);
-        describe(status, what, err, errlen);
+        fits_io_describe(status, what, err, errlen);
     }
     }
 }
@@ -134,7 +141,7 @@ static int read_cards(fitsfile *f, struct tool_image *img, const char *name, cha
     if (fits_convert_hdr2str(f, 0, structural, N_STRUCTURAL, &header, &nkeys, &status)) {
         char what[FLEN_FILENAME + 40];
         snprintf(what, sizeof what, "cannot read the header of %s", name);
-        describe(status, what, err, errlen);
+        fits_io_describe(status, what, err, errlen);
         return -1;
     }
     size_t total = strlen(header) / 80;
@@ -154,132 +161,124 @@ static int read_cards(fitsfile *f, struct tool_image *img, const char *name, cha
     return 0;
 }
 
-/* NAXIS 2, or more with every further axis of length 1. */
-static int check_shape(const char *name, int naxis, const LONGLONG *naxes, char *err, size_t errlen)
+/* An empty HDU (NAXIS 0): often a table file's primary HDU, which is worth saying. */
+static void describe_empty(fitsfile *f, const char *name, char *err, size_t errlen)
 {
-    if (naxis == 0) {
+    int n = 0, type = IMAGE_HDU, status = 0;
+    fits_get_num_hdus(f, &n, &status);
+    if (status == 0 && n > 1 && fits_movabs_hdu(f, 2, &type, &status) == 0 && type != IMAGE_HDU)
+        snprintf(err, errlen,
+                 "%s holds a table, not an image: its primary HDU is empty and extension 1 is a "
+                 "table",
+                 name);
+    else
         snprintf(err, errlen, "%s has no image data (NAXIS = 0)", name);
-        return -1;
-    }
+    fits_clear_errmsg();
+}
+
+/* NAXIS 2, or 3 for a cube of planes; any further axis must have length 1. */
+static int check_shape(const char *name, int naxis, const LONGLONG *naxes, bool refuse_cubes,
+                       char *err, size_t errlen)
+{
     if (naxis == 1) {
         snprintf(err, errlen, "%s is 1-D (NAXIS1 = %lld); madfilter needs a 2-D image", name,
                  (long long)naxes[0]);
         return -1;
     }
-    for (int i = 2; i < naxis; i++) {
+    for (int i = 3; i < naxis; i++) {
         if (naxes[i] != 1) {
             snprintf(err, errlen,
-                     "%s is %d-D (NAXIS%d = %lld); madfilter needs a 2-D image: select a "
-                     "plane, e.g. 'cube.fits[*,*,1:1]'",
+                     "%s is %d-D (NAXIS%d = %lld); madfilter takes 2-D images and cubes (NAXIS "
+                     "3): select one, e.g. 'in.fits[*,*,*,1:1]'",
                      name, naxis, i + 1, (long long)naxes[i]);
             return -1;
         }
     }
-    if (naxes[0] < 1 || naxes[1] < 1 || naxes[0] > INT32_MAX / 2 || naxes[1] > INT32_MAX / 2) {
-        snprintf(err, errlen, "%s has an unusable size %lld x %lld", name, (long long)naxes[0],
-                 (long long)naxes[1]);
+    if (naxis >= 3 && naxes[2] > 1 && refuse_cubes) {
+        snprintf(err, errlen,
+                 "%s is a cube of %lld planes (NAXIS3) and --cube refuse was given: select a "
+                 "plane, e.g. 'cube.fits[*,*,1:1]'",
+                 name, (long long)naxes[2]);
         return -1;
+    }
+    for (int i = 0; i < naxis; i++) {
+        if (naxes[i] < 1 || (i < 2 && naxes[i] > INT32_MAX / 2)) {
+            snprintf(err, errlen, "%s has an unusable size (NAXIS%d = %lld)", name, i + 1,
+                     (long long)naxes[i]);
+            return -1;
+        }
     }
     return 0;
 }
 
-int fits_io_read(const char *name, struct tool_image *img, char *err, size_t errlen)
+int fits_io_open(const char *name, bool refuse_cubes, uint64_t max_bytes, struct tool_image *img,
+                 char *err, size_t errlen)
 {
     fitsfile *f = NULL;
-    int status = 0, bitpix = 0, naxis = 0, anynul = 0;
+    int status = 0, bitpix = 0, naxis = 0;
     LONGLONG naxes[9] = {0};
     memset(img, 0, sizeof *img);
+    img->name = name;
+    if (check_gzip_size(name, max_bytes, err, errlen) != 0) return -1;
 
     if (fits_open_image(&f, name, READONLY, &status)) {
         describe_open(status, name, err, errlen);
+        /* cfitsio leaves the file open when it is a table (NOT_IMAGE). */
+        img->fits = f;
+        image_close(img);
         return -1;
     }
+    img->fits = f;
     if (fits_get_img_paramll(f, 9, &bitpix, &naxis, naxes, &status)) {
         char what[FLEN_FILENAME + 20];
         snprintf(what, sizeof what, "cannot read %s", name);
-        describe(status, what, err, errlen);
+        fits_io_describe(status, what, err, errlen);
         goto fail;
     }
     if (naxis > 9) naxis = 9;
-    if (check_shape(name, naxis, naxes, err, errlen) != 0) goto fail;
-    img->nx = (size_t)naxes[0];
-    img->ny = (size_t)naxes[1];
-    if (read_cards(f, img, name, err, errlen) != 0) goto fail;
-
-    size_t n = img->nx * img->ny;
-    img->data = malloc(n * sizeof *img->data);
-    if (!img->data) {
-        snprintf(err, errlen, "out of memory for a %zu x %zu image", img->nx, img->ny);
+    if (naxis == 0) {
+        describe_empty(f, name, err, errlen);
         goto fail;
     }
+    if (check_shape(name, naxis, naxes, refuse_cubes, err, errlen) != 0) goto fail;
+    img->nx = (size_t)naxes[0];
+    img->ny = (size_t)naxes[1];
+    img->planes = naxis >= 3 ? (size_t)naxes[2] : 1;
+    img->cube = img->planes > 1;
+    if (read_cards(f, img, name, err, errlen) != 0) goto fail;
     /* Integer images: a NaN null value makes cfitsio turn BLANK into NaN. Float images have no
      * BLANK, and cfitsio's null check would also turn +-Inf into the null value and -0 and
      * subnormals into 0, so their bits are read untouched (a null value of 0 means no check).
      * Tile-compressed images keep the check: it is how their blank tiles come back as NaN. */
-    float nan_null = NAN, no_check = 0.0f;
-    int compressed = fits_is_compressed_image(f, &status);
-    float *nulval = bitpix < 0 && !compressed ? &no_check : &nan_null;
-    if (fits_read_img(f, TFLOAT, 1, (LONGLONG)n, nulval, img->data, &anynul, &status)) {
-        char what[FLEN_FILENAME + 40];
-        snprintf(what, sizeof what, "cannot read the pixels of %s", name);
-        describe(status, what, err, errlen);
-        goto fail;
-    }
-    for (size_t i = 0; i < n; i++)
-        img->n_nan += isnan(img->data[i]) ? 1 : 0;
-    fits_close_file(f, &status);
+    img->raw_floats = bitpix < 0 && !fits_is_compressed_image(f, &status);
     return 0;
 
 fail:
-    status = 0;
-    fits_close_file(f, &status);
-    fits_clear_errmsg();
-    tool_image_free(img);
+    image_close(img);
     return -1;
 }
 
-static void write_hdu(fitsfile *f, const struct tool_image *in, const struct fits_map *m,
-                      const char *const *history, int n_history, int *status)
+int fits_io_read_rows(struct tool_image *img, size_t plane, size_t row0, size_t rows, float *dst,
+                      char *err, size_t errlen)
 {
-    long naxes[2] = {(long)in->nx, (long)in->ny};
-    char card[81];
-    fits_create_img(f, FLOAT_IMG, 2, naxes, status);
-    fits_write_key_str(f, "EXTNAME", (char *)m->extname, (char *)m->comment, status);
-    for (int i = 0; i < in->n_cards && *status == 0; i++) {
-        memcpy(card, in->cards + 80 * (size_t)i, 80);
-        card[80] = '\0';
-        if (m->unitless && strncmp(card, "BUNIT   ", 8) == 0) continue;
-        fits_write_record(f, card, status);
-    }
-    for (int i = 0; i < n_history; i++)
-        fits_write_history(f, (char *)history[i], status);
-    fits_write_date(f, status);
-    fits_write_img(f, TFLOAT, 1, (LONGLONG)(in->nx * in->ny), (float *)m->data, status);
-    fits_write_chksum(f, status);
-}
-
-int fits_io_write(const char *path, const struct tool_image *in, const struct fits_map *maps,
-                  int n_maps, const char *const *history, int n_history, char *err, size_t errlen)
-{
-    fitsfile *f = NULL;
-    int status = 0;
-    if (fits_create_file(&f, path, &status)) {
-        describe(status, "cannot create the output", err, errlen);
-        return -1;
-    }
-    for (int i = 0; i < n_maps && status == 0; i++)
-        write_hdu(f, in, &maps[i], history, n_history, &status);
-    if (status) {
-        describe(status, "cannot write the output", err, errlen);
-        status = 0;
-        fits_close_file(f, &status);
-        fits_clear_errmsg();
-        return -1;
-    }
-    /* Closing flushes the buffers (and gzips a .gz file): a failure here is a failed write. */
-    if (fits_close_file(f, &status)) {
-        describe(status, "cannot finish writing the output", err, errlen);
+    int status = 0, anynul = 0;
+    LONGLONG first[9] = {1, (LONGLONG)row0 + 1, (LONGLONG)plane + 1, 1, 1, 1, 1, 1, 1};
+    float nan_null = NAN, no_check = 0.0f;
+    if (fits_read_pixll(img->fits, TFLOAT, first, (LONGLONG)(rows * img->nx),
+                        img->raw_floats ? &no_check : &nan_null, dst, &anynul, &status)) {
+        char what[FLEN_FILENAME + 40];
+        snprintf(what, sizeof what, "cannot read the pixels of %s", img->name);
+        fits_io_describe(status, what, err, errlen);
         return -1;
     }
     return 0;
+}
+
+void fits_io_close(struct tool_image *img)
+{
+    if (!img->fits) return;
+    int status = 0;
+    fits_close_file(img->fits, &status);
+    fits_clear_errmsg();
+    img->fits = NULL;
 }

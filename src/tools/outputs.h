@@ -1,0 +1,28 @@
+/* outputs.h - the OUTPUT and --png names of every input, as given for one input or derived from
+ * -o's directory or pattern ({} for the input's name), all checked before any input is read: a
+ * PNG output holds one map, cfitsio must not read a name as a filter, no two outputs may be one
+ * file however spelled. */
+#ifndef MADFILTER_OUTPUTS_H
+#define MADFILTER_OUTPUTS_H
+
+#include "options.h"
+
+#include <stdbool.h>
+
+struct output_names {
+    char **names; /* two per input: OUTPUT, then the --png file; NULL for none */
+    int count;    /* inputs */
+    bool batch;   /* several inputs, or -o DIR / PATTERN: each message names its input */
+};
+
+/* Names and checks every output. Returns EXIT_OK, or EXIT_USAGE (EXIT_RUNTIME when out of
+ * memory) after printing one line. */
+int outputs_plan(const struct options *o, struct output_names *n);
+
+/* An input's OUTPUT and --png file; NULL for none. */
+const char *outputs_file(const struct output_names *n, int input);
+const char *outputs_png(const struct output_names *n, int input);
+
+void outputs_free(struct output_names *n);
+
+#endif

@@ -1,0 +1,105 @@
+/* opencl_shim.c - an LD_PRELOAD layer between libclstats and the OpenCL loader for madfilter's
+ * end-to-end tests: it plays the devices CI does not have (one with little memory, one whose
+ * allocations fail, one lost mid-run) through the real error paths, and counts what was built.
+ * Each behaviour is asked for in the environment:
+ *   OPENCL_SHIM_DEVICE_MEMORY=N  the device reports N bytes of memory and of largest buffer
+ *   OPENCL_SHIM_MAX_BUFFER=N     a buffer of more than N bytes fails, as on a full device
+ *                                (CL_MEM_OBJECT_ALLOCATION_FAILURE)
+ *   OPENCL_SHIM_LOSE_AFTER=N     kernel launches after the Nth fail with CL_OUT_OF_RESOURCES, as
+ *                                on a GPU that fell off the bus
+ *   OPENCL_SHIM_REPORT=FILE      at exit "contexts C builds B launches L" is written to FILE */
+#define _GNU_SOURCE
+#include <CL/cl.h>
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int contexts, builds;
+static long launches;
+
+static void *real(const char *name)
+{
+    void *f = dlsym(RTLD_NEXT, name);
+    if (!f) {
+        fprintf(stderr, "opencl_shim: no %s below the shim\n", name);
+        abort();
+    }
+    return f;
+}
+
+/* The number in an environment variable, or -1 when it is not set. */
+static long long setting(const char *name)
+{
+    const char *v = getenv(name);
+    return v ? strtoll(v, NULL, 0) : -1;
+}
+
+cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param, size_t size, void *value,
+                       size_t *size_ret)
+{
+    static cl_int (*next)(cl_device_id, cl_device_info, size_t, void *, size_t *);
+    if (!next) next = real("clGetDeviceInfo");
+    cl_int err = next(device, param, size, value, size_ret);
+    long long memory = setting("OPENCL_SHIM_DEVICE_MEMORY");
+    if (err == CL_SUCCESS && memory > 0 && value && size >= sizeof(cl_ulong) &&
+        (param == CL_DEVICE_GLOBAL_MEM_SIZE || param == CL_DEVICE_MAX_MEM_ALLOC_SIZE))
+        *(cl_ulong *)value = (cl_ulong)memory;
+    return err;
+}
+
+cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr,
+                      cl_int *err)
+{
+    static cl_mem (*next)(cl_context, cl_mem_flags, size_t, void *, cl_int *);
+    if (!next) next = real("clCreateBuffer");
+    long long limit = setting("OPENCL_SHIM_MAX_BUFFER");
+    if (limit >= 0 && (long long)size > limit) {
+        if (err) *err = CL_MEM_OBJECT_ALLOCATION_FAILURE;
+        return NULL;
+    }
+    return next(context, flags, size, host_ptr, err);
+}
+
+cl_int clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel, cl_uint dims,
+                              const size_t *offset, const size_t *global, const size_t *local,
+                              cl_uint n_wait, const cl_event *wait, cl_event *event)
+{
+    static cl_int (*next)(cl_command_queue, cl_kernel, cl_uint, const size_t *, const size_t *,
+                          const size_t *, cl_uint, const cl_event *, cl_event *);
+    if (!next) next = real("clEnqueueNDRangeKernel");
+    long long lose_after = setting("OPENCL_SHIM_LOSE_AFTER");
+    if (lose_after >= 0 && launches >= lose_after) return CL_OUT_OF_RESOURCES;
+    launches++;
+    return next(queue, kernel, dims, offset, global, local, n_wait, wait, event);
+}
+
+cl_context clCreateContext(const cl_context_properties *props, cl_uint n, const cl_device_id *devs,
+                           void(CL_CALLBACK *notify)(const char *, const void *, size_t, void *),
+                           void *user, cl_int *err)
+{
+    static cl_context (*next)(const cl_context_properties *, cl_uint, const cl_device_id *,
+                              void(CL_CALLBACK *)(const char *, const void *, size_t, void *),
+                              void *, cl_int *);
+    if (!next) next = real("clCreateContext");
+    contexts++;
+    return next(props, n, devs, notify, user, err);
+}
+
+cl_int clBuildProgram(cl_program program, cl_uint n, const cl_device_id *devs, const char *options,
+                      void(CL_CALLBACK *notify)(cl_program, void *), void *user)
+{
+    static cl_int (*next)(cl_program, cl_uint, const cl_device_id *, const char *,
+                          void(CL_CALLBACK *)(cl_program, void *), void *);
+    if (!next) next = real("clBuildProgram");
+    builds++;
+    return next(program, n, devs, options, notify, user);
+}
+
+__attribute__((destructor)) static void report(void)
+{
+    const char *path = getenv("OPENCL_SHIM_REPORT");
+    FILE *f = path ? fopen(path, "w") : NULL;
+    if (!f) return;
+    fprintf(f, "contexts %d builds %d launches %ld\n", contexts, builds, launches);
+    fclose(f);
+}

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# fuzz.sh [SECONDS] - fuzzes madfilter's input path (fuzz/fuzz_input.c: FITS headers and data
+# through cfitsio, PNG through libpng; no OpenCL) with clang's libFuzzer under AddressSanitizer
+# and UndefinedBehaviorSanitizer, for SECONDS (default 60), from the seeds in fuzz/corpus/.
+# New inputs collect in build-fuzz/corpus/; a crash is saved as build-fuzz/crashes/crash-*,
+# the run stops and this exits non-zero. To keep a crash as a regression test once it is
+# fixed, copy the file into fuzz/regressions/ (tests/meson.build replays that folder).
+# A longer hunt: bash tools/fuzz.sh 3600
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+out=build-fuzz
+mkdir -p "$out/corpus" "$out/crashes"
+clang -g -O1 -std=c11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+    -D_POSIX_C_SOURCE=200809L -DCL_TARGET_OPENCL_VERSION=120 -Iinclude -Isrc/tools \
+    $(pkg-config --cflags cfitsio libpng) \
+    fuzz/fuzz_input.c src/tools/fits_input.c src/tools/fits_output.c src/tools/fits_errors.c \
+    src/tools/image.c src/tools/png_io.c \
+    $(pkg-config --libs cfitsio libpng) -lm -o "$out/fuzz_input"
+# allocator_may_return_null=1: an absurd allocation fails as it does outside ASan (malloc gives
+# NULL) instead of aborting, so every caller's NULL check is exercised. cfitsio 4.2 sizes a
+# table's column list from an uninitialised variable when a BINTABLE's NAXIS1 is malformed
+# (heasarc/cfitsio#168, fuzz/regressions/cfitsio-bintable-bad-naxis1.fits): that must read as
+# cfitsio's error, not a crash. -max_len 65536: a few FITS blocks, or any PNG the seeds grow to.
+ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 "$out/fuzz_input" -max_total_time="$seconds" -max_len=65536 \
+    -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$out/crashes/" -print_final_stats=1 \
+    "$out/corpus" fuzz/corpus fuzz/regressions
