@@ -95,7 +95,8 @@ typedef uint key_t;
 #define CTR_KEYS 2  /* keys appended to kbuf (their slots; only the low word counts) */
 #define CTR_IN 4    /* sample bracket: valid values inside it */
 #define CTR_BELOW 6 /* sample bracket: valid values below it */
-#define CTR_WORDS 8
+#define CTR_DONE 8  /* work-groups of the running histogram pass that have finished */
+#define CTR_WORDS 10
 
 inline bool bits_nan(key_t b)
 {
@@ -141,7 +142,9 @@ inline void add64(volatile __global uint *c, uint v)
     if (old + v < old) atomic_inc(&c[1]);
 }
 
-inline ulong read64(__global const uint *c)
+/* Volatile: the fused scans read counters other work-groups' atomics wrote in the same launch,
+ * which a non-coherent cache must not answer. */
+inline ulong read64(volatile __global const uint *c)
 {
     return ((ulong)c[1] << 32) | (ulong)c[0];
 }
@@ -274,6 +277,9 @@ inline void clear_hist(__local uint *lh)
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
+inline void scan_pass(__global ulong *st, __global uint *hist, __global uint *ctr, int pass,
+                      __local ulong *part, __local ulong *out);
+
 /* Histogram pass: over the data (n values from data + off), or over the keys gathered in kbuf
  * once a pass or a bracket has compacted them (no NaNs there). */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
@@ -329,11 +335,27 @@ radix_hist(__global const key_t *data, ulong off, ulong n, __global ulong *st, _
     if (pass == 0 && nan) atomic_add(&lnan, nan);
     merge_hist(lh, hist, pa != pb);
     if (pass == 0 && lid == 0) add64(&ctr[CTR_NAN], lnan);
+
+    /* The last work-group to finish scans the histogram: a launch less per pass (each launch
+     * cost about 8 us on the H200). */
+    __local ulong part[WG];
+    __local ulong out[3];
+    __local uint last;
+    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    if (lid == 0) {
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        last = atomic_inc(&ctr[CTR_DONE]) == get_num_groups(0) - 1;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (last) {
+        if (lid == 0) ctr[CTR_DONE] = 0;
+        scan_pass(st, hist, ctr, pass, part, out);
+    }
 }
 
 /* Bin of histogram `h` (NB counts, chunked WG ways) that holds rank *r; *r becomes the rank
  * within that bin and *count its size. Every work-item calls it (barriers inside). */
-inline uint find_bin(__global const uint *h, ulong *r, ulong *count, __local ulong *part,
+inline uint find_bin(volatile __global const uint *h, ulong *r, ulong *count, __local ulong *part,
                      __local ulong *out)
 {
     const int lid = get_local_id(0);
@@ -372,13 +394,11 @@ inline uint find_bin(__global const uint *h, ulong *r, ulong *count, __local ulo
 }
 
 /* One work-group: picks the digits of pass `pass` and zeroes the histograms for the next. */
-__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
-radix_scan(__global ulong *st, __global uint *hist, __global uint *ctr, int pass)
+inline void scan_pass(__global ulong *st, __global uint *hist, __global uint *ctr, int pass,
+                      __local ulong *part, __local ulong *out)
 {
     const ulong compact = st[ST_COMPACT];
     if ((st[ST_FLAGS] & FLAG_DONE) || pass < (int)st[ST_FIRST]) return;
-    __local ulong part[WG];
-    __local ulong out[3];
     const int lid = get_local_id(0);
 
     if (pass == 0 && compact == 0) {
@@ -427,6 +447,15 @@ radix_scan(__global ulong *st, __global uint *hist, __global uint *ctr, int pass
             st[ST_FLAGS] |= FLAG_DONE;
         }
     }
+}
+
+/* The scan as a kernel of its own (one work-group). */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+radix_scan(__global ulong *st, __global uint *hist, __global uint *ctr, int pass)
+{
+    __local ulong part[WG];
+    __local ulong out[3];
+    scan_pass(st, hist, ctr, pass, part, out);
 }
 
 /* ---- Cutting plane -----------------------------------------------------------------------
@@ -736,11 +765,15 @@ __kernel void select_init(__global uint *hist, __global uint *ctr)
 }
 
 __kernel __attribute__((reqd_work_group_size(SAMPLE_WG, 1, 1))) void
-sample_bracket(__global const key_t *data, ulong off, ulong n, __global ulong *st)
+sample_bracket(__global const key_t *data, ulong off, ulong n, __global ulong *st,
+               __global uint *hist, __global uint *ctr)
 {
     __local key_t s[SAMPLE];
     __local uint lvalid;
     const int lid = get_local_id(0);
+    /* select_init's work, a launch saved. */
+    for (int i = lid; i < 4 * NB; i += SAMPLE_WG) hist[i] = 0;
+    for (int i = lid; i < CTR_WORDS; i += SAMPLE_WG) ctr[i] = 0;
     if (lid == 0) lvalid = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
     uint valid = 0;
