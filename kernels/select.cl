@@ -95,8 +95,7 @@ typedef uint key_t;
 #define CTR_KEYS 2  /* keys appended to kbuf (their slots; only the low word counts) */
 #define CTR_IN 4    /* sample bracket: valid values inside it */
 #define CTR_BELOW 6 /* sample bracket: valid values below it */
-#define CTR_DONE 8  /* work-groups of the running histogram pass that have finished */
-#define CTR_WORDS 10
+#define CTR_WORDS 8
 
 inline bool bits_nan(key_t b)
 {
@@ -142,9 +141,7 @@ inline void add64(volatile __global uint *c, uint v)
     if (old + v < old) atomic_inc(&c[1]);
 }
 
-/* Volatile: the fused scans read counters other work-groups' atomics wrote in the same launch,
- * which a non-coherent cache must not answer. */
-inline ulong read64(volatile __global const uint *c)
+inline ulong read64(__global const uint *c)
 {
     return ((ulong)c[1] << 32) | (ulong)c[0];
 }
@@ -277,9 +274,6 @@ inline void clear_hist(__local uint *lh)
     barrier(CLK_LOCAL_MEM_FENCE);
 }
 
-inline void scan_pass(__global ulong *st, __global uint *hist, __global uint *ctr, int pass,
-                      __local ulong *part, __local ulong *out);
-
 /* Histogram pass: over the data (n values from data + off), or over the keys gathered in kbuf
  * once a pass or a bracket has compacted them (no NaNs there). */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
@@ -336,26 +330,11 @@ radix_hist(__global const key_t *data, ulong off, ulong n, __global ulong *st, _
     merge_hist(lh, hist, pa != pb);
     if (pass == 0 && lid == 0) add64(&ctr[CTR_NAN], lnan);
 
-    /* The last work-group to finish scans the histogram: a launch less per pass (each launch
-     * cost about 8 us on the H200). */
-    __local ulong part[WG];
-    __local ulong out[3];
-    __local uint last;
-    barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    if (lid == 0) {
-        mem_fence(CLK_GLOBAL_MEM_FENCE);
-        last = atomic_inc(&ctr[CTR_DONE]) == get_num_groups(0) - 1;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (last) {
-        if (lid == 0) ctr[CTR_DONE] = 0;
-        scan_pass(st, hist, ctr, pass, part, out);
-    }
 }
 
 /* Bin of histogram `h` (NB counts, chunked WG ways) that holds rank *r; *r becomes the rank
  * within that bin and *count its size. Every work-item calls it (barriers inside). */
-inline uint find_bin(volatile __global const uint *h, ulong *r, ulong *count, __local ulong *part,
+inline uint find_bin(__global const uint *h, ulong *r, ulong *count, __local ulong *part,
                      __local ulong *out)
 {
     const int lid = get_local_id(0);

@@ -130,7 +130,7 @@ static void sum_events(struct events *e, double *ms)
  * calls), the events are the run's. */
 struct run {
     clstats_ctx *ctx;
-    cl_kernel k_hist, k_cp_reduce, k_cp_update, k_cp_gather;
+    cl_kernel k_hist, k_scan, k_cp_reduce, k_cp_update, k_cp_gather;
     cl_mem st, hist, ctr, kbuf, pc, ps;
     size_t wg, groups;
     int npass;
@@ -169,7 +169,10 @@ static int radix_pass(struct run *r, cl_int pass)
     clstats_ctx *ctx = r->ctx;
     int status = CLSTATS_OK;
     ARG(r->k_hist, 7, pass);
-    status = launch(r, r->k_hist, r->groups, "radix_hist"); /* its last group scans */
+    status = launch(r, r->k_hist, r->groups, "radix_hist");
+    if (status) return status;
+    ARG(r->k_scan, 3, pass);
+    status = launch(r, r->k_scan, 1, "radix_scan");
 fail:
     return status;
 }
@@ -245,7 +248,7 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     const size_t nb = (size_t)1 << tu.bits;
     if ((status = clstats__scratch(ctx, SLOT_STATE, sizeof st, &r.st)) ||
         (status = clstats__scratch(ctx, SLOT_HIST, 4 * nb * sizeof(cl_uint), &r.hist)) ||
-        (status = clstats__scratch(ctx, SLOT_COUNTERS, 16 * sizeof(cl_uint), &r.ctr)) ||
+        (status = clstats__scratch(ctx, SLOT_COUNTERS, 8 * sizeof(cl_uint), &r.ctr)) ||
         (status = clstats__scratch(ctx, SLOT_KEYS, (size_t)cap * key_size, &r.kbuf)))
         goto fail;
     CL_TRY(ctx,
@@ -261,7 +264,9 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     }
 
     const cl_ulong off = offset, nn = n;
-    if ((status = get_kernel(&r, program, "radix_hist", &r.k_hist))) goto fail;
+    if ((status = get_kernel(&r, program, "radix_hist", &r.k_hist)) ||
+        (status = get_kernel(&r, program, "radix_scan", &r.k_scan)))
+        goto fail;
     ARG(r.k_hist, 0, data);
     ARG(r.k_hist, 1, off);
     ARG(r.k_hist, 2, nn);
@@ -269,6 +274,9 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     ARG(r.k_hist, 4, r.hist);
     ARG(r.k_hist, 5, r.ctr);
     ARG(r.k_hist, 6, r.kbuf);
+    ARG(r.k_scan, 0, r.st);
+    ARG(r.k_scan, 1, r.hist);
+    ARG(r.k_scan, 2, r.ctr);
 
     if (method == CLSTATS_SELECT_SAMPLE) {
         cl_kernel k_sample, k_pass, k_update;
