@@ -193,10 +193,12 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     const size_t key_size = f64 ? 8 : 4;
     const int key_bits = f64 ? 64 : 32;
     enum clstats_select_method method = req->method;
-    /* The sample bracket pays a fixed cost (a sort of 8192 keys) to save a pass: worth it
-     * from about a million values (bench/RESULTS.md). */
+    /* The sample bracket pays a fixed cost (sorting a sample in one work-group) to save a pass
+     * over the data: on GPUs worth it from about 2^21 values; on CPU devices, where a pass is
+     * cheap next to that sort, not at all (bench/RESULTS.md). */
     if (method == CLSTATS_SELECT_AUTO)
-        method = n >= ((uint64_t)1 << 20) ? CLSTATS_SELECT_SAMPLE : CLSTATS_SELECT_RADIX;
+        method = !ctx->is_cpu && n >= ((uint64_t)1 << 21) ? CLSTATS_SELECT_SAMPLE
+                                                          : CLSTATS_SELECT_RADIX;
     if (method == CLSTATS_SELECT_SAMPLE && n < 16384) method = CLSTATS_SELECT_RADIX;
 
     memset(res, 0, sizeof *res);
