@@ -230,24 +230,10 @@ inline void stage_mine(__local key_t *stage, volatile __local uint *lcount, cons
     for (int i = 0; i < count; i++) stage[at + i] = mine[i];
 }
 
-inline void flush_stage(__global key_t *kbuf, volatile __global uint *kcount,
+/* Appends the stage to kbuf, a kbuf of cap keys: slots past its end are counted, not written. */
+inline void flush_stage(__global key_t *kbuf, volatile __global uint *kcount, ulong cap,
                         __local const key_t *stage, volatile __local uint *lcount,
                         volatile __local uint *lbase)
-{
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (get_local_id(0) == 0) *lbase = atomic_add(kcount, *lcount);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const uint count = *lcount, base = *lbase;
-    for (uint i = get_local_id(0); i < count; i += WG) kbuf[base + i] = stage[i];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (get_local_id(0) == 0) *lcount = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
-}
-
-/* flush_stage for a kbuf of cap keys: slots past the end are counted but not written. */
-inline void flush_capped(__global key_t *kbuf, volatile __global uint *kcount, ulong cap,
-                         __local const key_t *stage, volatile __local uint *lcount,
-                         volatile __local uint *lbase)
 {
     barrier(CLK_LOCAL_MEM_FENCE);
     if (get_local_id(0) == 0) *lbase = atomic_add(kcount, *lcount);
@@ -323,7 +309,7 @@ radix_hist(__global const key_t *data, ulong off, ulong n, __global ulong *st, _
         }
         if (do_append) {
             stage_mine(stage, &lcount, mine, count);
-            flush_stage(kbuf, &ctr[CTR_KEYS], stage, &lcount, &lbase);
+            flush_stage(kbuf, &ctr[CTR_KEYS], st[ST_CAP], stage, &lcount, &lbase);
         }
     }
     if (pass == 0 && nan) atomic_add(&lnan, nan);
@@ -709,7 +695,7 @@ cp_gather(__global const key_t *data, ulong off, ulong n, __global const ulong *
             const key_t k = key_of_bits(b);
             if (k >= lo && k <= hi) stage_key(stage, &lcount, k);
         }
-        flush_stage(kbuf, &ctr[CTR_KEYS], stage, &lcount, &lbase);
+        flush_stage(kbuf, &ctr[CTR_KEYS], st[ST_CAP], stage, &lcount, &lbase);
     }
 }
 
@@ -833,7 +819,7 @@ bracket_pass(__global const key_t *data, ulong off, ulong n, __global const ulon
             }
         }
         stage_mine(stage, &lcount, mine, count);
-        flush_capped(kbuf, &ctr[CTR_KEYS], cap, stage, &lcount, &lbase);
+        flush_stage(kbuf, &ctr[CTR_KEYS], cap, stage, &lcount, &lbase);
     }
     atomic_add(&lnan, nan);
     atomic_add(&lbelow, below);
