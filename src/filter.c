@@ -12,26 +12,54 @@
 #define WORK_PER_LAUNCH (1L << 31)
 #define MAX_BANDS 64
 
-/* The two designs (see the kernel files): counting bisection over a local-memory tile, fastest
- * where the tile fits; the binned reference design reading global memory, for any width. */
-enum filter_path { PATH_BISECT, PATH_BINNED };
+/* The designs (see the kernel files): counting bisection over a local-memory tile, fastest
+ * where the tile fits; the binned reference design reading global memory, for any width; on CPU
+ * devices, rank sets swept over a sorted tile, one work-item per group. */
+enum filter_path { PATH_BISECT, PATH_BINNED, PATH_RANK };
 
 struct filter_plan {
     enum filter_path path;
     int bins, cap; /* binned: value bins; largest bin sorted in registers */
-    int tx, ty;    /* bisect: work-group and tile shape */
+    int tx, ty;    /* bisect: work-group and tile shape; rank: tile shape */
+    int px, py;    /* output pixels per work-item (rank: a whole tile; others: 1) */
     size_t local[2];
     char options[160];
     const char *source;
 };
 
-/* Chooses the design and its build options: bisection on GPUs where the tile fits; binned on
- * CPU devices, where it measured faster (bench/RESULTS.md). CLSTATS_FILTER_PATH=binned|bisect
- * forces one (tests judge both; bisect falls back to binned where its tile cannot fit). */
+/* The rank design's tile for width w: large enough that the halo's share of the sort stays
+ * small, small enough that the sorted tile stays in cache and fits in local memory. Returns
+ * false when not even the smallest tile fits (the widest windows). */
+static bool plan_rank(const clstats_ctx *ctx, int w, struct filter_plan *plan)
+{
+    for (int t = 32; t >= 8; t /= 2) {
+        const size_t side = (size_t)(t + w - 1), n = side * side;
+        const size_t rank_size = n < 65536 ? 2 : 4; /* nvalid <= n must fit too */
+        const size_t bytes =
+            n * (2 * sizeof(cl_ulong) + sizeof(cl_float) + rank_size) + (n / 64 + 3) * 8 + 64;
+        if (bytes > ctx->local_mem) continue;
+        plan->path = PATH_RANK;
+        plan->tx = plan->ty = t;
+        plan->px = plan->py = t;
+        plan->local[0] = plan->local[1] = 1;
+        plan->source = "median_filter_rank.cl";
+        snprintf(plan->options, sizeof plan->options, "-D W=%d -D TX=%d -D TY=%d -D RANK_BITS=%d",
+                 w, t, t, (int)(8 * rank_size));
+        return true;
+    }
+    return false;
+}
+
+/* Chooses the design and its build options: bisection on GPUs where the tile fits; rank on CPU
+ * devices (bench/RESULTS-cpu.md), binned where its tile cannot fit.
+ * CLSTATS_FILTER_PATH=binned|bisect|rank forces one (tests judge each; bisect and rank fall
+ * back to binned where their tiles cannot fit). */
 static void plan_filter(const clstats_ctx *ctx, int w, struct filter_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
+    plan->px = plan->py = 1;
     const char *force = getenv("CLSTATS_FILTER_PATH");
+    if ((force ? strcmp(force, "rank") == 0 : ctx->is_cpu) && plan_rank(ctx, w, plan)) return;
     plan->path = PATH_BINNED;
     for (int t = 16; t >= 8 && plan->path == PATH_BINNED; t /= 2) {
         size_t bytes = (size_t)(t + w - 1) * (size_t)(t + w - 1) * sizeof(float);
@@ -178,8 +206,10 @@ int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_
     CL_TRY(ctx, err, "clCreateKernel(median_mad)");
 
     const size_t *local = plan.local;
-    const size_t gx = (nx + local[0] - 1) / local[0] * local[0];
-    const size_t gy = (ny + local[1] - 1) / local[1] * local[1];
+    /* Output pixels per work-group along each axis; the maps cover whole groups. */
+    const size_t step_x = local[0] * (size_t)plan.px, step_y = local[1] * (size_t)plan.py;
+    const size_t gx = (nx + step_x - 1) / step_x * step_x;
+    const size_t gy = (ny + step_y - 1) / step_y * step_y;
     colmap = axis_map(nx, gx, w, p->boundary);
     rowmap = axis_map(ny, gy, w, p->boundary);
     if (!colmap || !rowmap) {
@@ -218,11 +248,11 @@ int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_
     CL_TRY(ctx, clSetKernelArg(kernel, 10, sizeof want_mad, &want_mad), "clSetKernelArg");
 
     long band = WORK_PER_LAUNCH / ((long)gx * w * w);
-    band = band < (long)local[1] ? (long)local[1] : band / (long)local[1] * (long)local[1];
+    band = band < (long)step_y ? (long)step_y : band / (long)step_y * (long)step_y;
     for (size_t y0 = 0; y0 < ny; y0 += (size_t)band) {
         size_t rows = ny - y0 < (size_t)band ? ny - y0 : (size_t)band;
-        const size_t offset[2] = {0, y0};
-        const size_t global[2] = {gx, (rows + local[1] - 1) / local[1] * local[1]};
+        const size_t offset[2] = {0, y0 / (size_t)plan.py};
+        const size_t global[2] = {gx / (size_t)plan.px, (rows + step_y - 1) / step_y * local[1]};
         if (n_events == MAX_BANDS) { /* keep the event list bounded */
             CL_TRY(ctx, clFinish(ctx->queue), "clFinish(median filter bands)");
             for (int i = 0; i < n_events; i++) clstats__account_event(ctx, events[i]);
