@@ -88,20 +88,31 @@ inline int ctz64(ulong x)
     return 63 - (int)clz(x & (~x + 1UL));
 }
 
-/* Position of the j-th (0-based) set bit of x, which has more than j: a binary search on
- * popcounts, written with selects so that it has no branch to mispredict. */
+/* Position of the j-th (0-based) set bit of x, which has more than j, without a branch:
+ * byte popcounts summed into every byte by a multiply locate the byte, then three halvings
+ * (Vigna 2008, "Broadword implementation of rank/select queries", select9's first step). */
 inline int select_in_word(ulong x, int j)
 {
-    int pos = 0;
-    for (int h = 32; h > 0; h >>= 1) {
-        const ulong low = x & ((1UL << h) - 1UL);
-        const int c = (int)popcount(low);
-        const bool up = j >= c;
-        j -= up ? c : 0;
-        x = up ? x >> h : low;
-        pos += up ? h : 0;
-    }
-    return pos;
+    const ulong ones = 0x0101010101010101UL, msbs = 0x8080808080808080UL;
+    ulong s = x - ((x >> 1) & 0x5555555555555555UL);
+    s = (s & 0x3333333333333333UL) + ((s >> 2) & 0x3333333333333333UL);
+    s = ((s + (s >> 4)) & 0x0f0f0f0f0f0f0f0fUL) * ones; /* byte i: bits in bytes 0..i */
+    /* Bytes whose running count is <= j lie wholly below the bit (counts are < 0x80). */
+    const int place = (int)popcount(((((ulong)j * ones) | msbs) - s) & msbs) * 8;
+    int r = j - (int)(((s << 8) >> place) & 0xffUL);
+    ulong b = (x >> place) & 0xffUL;
+    int pos = place;
+    int c = (int)popcount(b & 0xfUL);
+    bool up = r >= c;
+    r -= up ? c : 0;
+    b = up ? b >> 4 : b & 0xfUL;
+    pos += up ? 4 : 0;
+    c = (int)popcount(b & 0x3UL);
+    up = r >= c;
+    r -= up ? c : 0;
+    b = up ? b >> 2 : b & 0x3UL;
+    pos += up ? 2 : 0;
+    return pos + (r >= (int)(b & 1UL) ? 1 : 0);
 }
 
 /* A position in rank space and the number of window ranks below it, kept right across moves
@@ -132,11 +143,26 @@ inline void cursor_select(__local const ulong *bits, struct cursor *c, int r)
     c->below = r;
 }
 
-/* The window's next rank above p, and the one below p (the caller knows they exist). */
+/* Trailing zeros, 64 for 0 (the pattern compilers turn into one instruction). */
+inline int tz64(ulong x)
+{
+    return (int)popcount(~x & (x - 1UL));
+}
+
+/* The window's next rank above p, and the one below p (the caller knows they exist). The
+ * neighbouring word is read either way and folded in by arithmetic (no branch, no select for
+ * the compiler to make one of), so the common step into it is never mispredicted; only a
+ * gap of a whole word takes the loop. */
 inline int next_rank(__local const ulong *bits, int p)
 {
     int wi = p >> 6;
-    ulong word = bits[wi] & (~1UL << (p & 63));
+    const ulong here = bits[wi] & (~1UL << (p & 63)), after = bits[wi + 1];
+    if ((here | after) != 0) {
+        const int a = tz64(here); /* 64: none here, so count on into the next word */
+        return (wi << 6) + a + (tz64(after) & -(a >> 6));
+    }
+    ulong word = 0;
+    wi++;
     while (word == 0)
         word = bits[++wi];
     return (wi << 6) + ctz64(word);
@@ -145,7 +171,13 @@ inline int next_rank(__local const ulong *bits, int p)
 inline int prev_rank(__local const ulong *bits, int p)
 {
     int wi = p >> 6;
-    ulong word = bits[wi] & ((1UL << (p & 63)) - 1UL);
+    const ulong here = bits[wi] & ((1UL << (p & 63)) - 1UL), before = bits[wi - 1];
+    if ((here | before) != 0) {
+        const int a = (int)clz(here); /* 64: none here, so count on into the previous word */
+        return (wi << 6) + 63 - a - ((int)clz(before) & -(a >> 6));
+    }
+    ulong word = 0;
+    wi--;
     while (word == 0)
         word = bits[--wi];
     return (wi << 6) + 63 - (int)clz(word);
