@@ -27,12 +27,16 @@ struct filter_plan {
     const char *source;
 };
 
-/* The rank design's tile for width w: large enough that the halo's share of the sort stays
- * small, small enough that the sorted tile stays in cache and fits in local memory. Returns
- * false when not even the smallest tile fits (the widest windows). */
+/* The rank design's tile for width w: about 3w on a side (measured best from 16 for w <= 5 to
+ * 64 for w = 21..101 on PoCL; bench/RESULTS-cpu.md), so that the halo's share of the sort
+ * stays small while the window still fills a good part of the tile's ranks (sparse bitsets
+ * cost scanning); smaller where local memory cannot hold it. Returns false when not even an
+ * 8 x 8 tile fits (w above about 200 on PoCL's 1 MiB). */
 static bool plan_rank(const clstats_ctx *ctx, int w, struct filter_plan *plan)
 {
-    for (int t = 32; t >= 8; t /= 2) {
+    int best = (3 * w + 4) / 8 * 8;
+    best = best < 16 ? 16 : best > 64 ? 64 : best;
+    for (int t = best; t >= 8; t -= 8) {
         const size_t side = (size_t)(t + w - 1), n = side * side;
         const size_t rank_size = n < 65536 ? 2 : 4; /* nvalid <= n must fit too */
         const size_t bytes =

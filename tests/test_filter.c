@@ -232,6 +232,9 @@ START_TEST(rank_design_exact_for_wide_windows_on_small_images)
             run_case(23, 41, 25, 51, all_modes[(kind + 2) % 5], NAN, (enum fill)kind, 0.05, seed++);
     }
     bad += run_case(9, 7, 9, 101, CLSTATS_BOUNDARY_REFLECT, 0.0f, FILL_INTEGERS, 0.1, seed++);
+    /* The widest window: where the rank tile cannot fit, the plan falls back to binned. */
+    bad +=
+        run_case(3, 2, 3, CLSTATS_MAX_WIDTH, CLSTATS_BOUNDARY_WRAP, 0.0f, FILL_NORMAL, 0.1, seed++);
     unsetenv("CLSTATS_FILTER_PATH");
     ck_assert_uint_eq(bad, 0);
 }
