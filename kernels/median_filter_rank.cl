@@ -264,32 +264,44 @@ inline float window_mad(__local const ulong *bits, __local const float *vals, st
     int a = a0;
     cursor_select(bits, &win->lo, a);
     cursor_select(bits, &win->hi, a + k);
-    int pl = win->lo.p, ph = win->hi.p;
-    float dl = DEV(pl), dh = DEV(ph);
+    /* The run's ends (ranks a, a + k) and, once known, its outside neighbours (a - 1, a + k + 1;
+     * -1 while not): a step makes an end a neighbour, so each is looked up once. */
+    int pl = win->lo.p, ph = win->hi.p, pp = -1, pn = -1;
+    float dl = DEV(pl), dh = DEV(ph), dp = 0.0f, dn = 0.0f;
     for (;;) {
         /* The run's low end is on the low side and its deviation exceeds that of the rank past
          * the high end: move up. */
         if (a < L && a + k + 1 < n) {
-            const int pn = next_rank(bits, ph);
-            const float dn = DEV(pn);
+            if (pn < 0) {
+                pn = next_rank(bits, ph);
+                dn = DEV(pn);
+            }
             if (dl > dn) {
-                pl = next_rank(bits, pl);
-                dl = DEV(pl);
+                pp = pl;
+                dp = dl;
                 ph = pn;
                 dh = dn;
+                pn = -1;
+                pl = next_rank(bits, pl);
+                dl = DEV(pl);
                 a++;
                 continue;
             }
         }
         /* The high end is on the high side and exceeds the rank below the low end: move down. */
         if (a + k >= L && a > 0) {
-            const int pp = prev_rank(bits, pl);
-            const float dp = DEV(pp);
+            if (pp < 0) {
+                pp = prev_rank(bits, pl);
+                dp = DEV(pp);
+            }
             if (dh > dp) {
-                ph = prev_rank(bits, ph);
-                dh = DEV(ph);
+                pn = ph;
+                dn = dh;
                 pl = pp;
                 dl = dp;
+                pp = -1;
+                ph = prev_rank(bits, ph);
+                dh = DEV(ph);
                 a--;
                 continue;
             }
@@ -306,11 +318,11 @@ inline float window_mad(__local const ulong *bits, __local const float *vals, st
     float next = 0.0f;
     bool have = false;
     if (a + k + 1 < n) {
-        next = DEV(next_rank(bits, ph));
+        next = pn < 0 ? DEV(next_rank(bits, ph)) : dn;
         have = true;
     }
     if (a > 0) {
-        const float d = DEV(prev_rank(bits, pl));
+        const float d = pp < 0 ? DEV(prev_rank(bits, pl)) : dp;
         next = have && next < d ? next : d;
     }
     return as_uint(kth) == as_uint(next) ? kth : (kth + next) * 0.5f;
