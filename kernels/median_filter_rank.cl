@@ -266,8 +266,11 @@ inline float window_mad(__local const ulong *bits, __local const float *vals, st
     cursor_select(bits, &win->hi, a + k);
     /* The run's ends (ranks a, a + k) and, once known, its outside neighbours (a - 1, a + k + 1;
      * -1 while not): a step makes an end a neighbour, so each is looked up once. */
-    int pl = win->lo.p, ph = win->hi.p, pp = -1, pn = -1;
-    float dl = DEV(pl), dh = DEV(ph), dp = 0.0f, dn = 0.0f;
+    int pl = win->lo.p, ph = win->hi.p;
+    float dl = DEV(pl), dh = DEV(ph);
+    /* Both neighbours up front: two independent lookups, rather than one after a branch. */
+    int pp = a > 0 ? prev_rank(bits, pl) : -1, pn = a + k + 1 < n ? next_rank(bits, ph) : -1;
+    float dp = pp < 0 ? 0.0f : DEV(pp), dn = pn < 0 ? 0.0f : DEV(pn);
     for (;;) {
         /* The run's low end is on the low side and its deviation exceeds that of the rank past
          * the high end: move up. */
