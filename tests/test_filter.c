@@ -199,6 +199,23 @@ START_TEST(rank_design_exact_at_tile_edges_and_odd_shapes)
 }
 END_TEST
 
+/* Images of many tiles: cursors and counts carried along long snake sweeps, NaNs and ties
+ * entering and leaving all the way. */
+START_TEST(rank_design_exact_on_images_of_many_tiles)
+{
+    size_t bad = 0;
+    uint64_t seed = test_seed() + 11000;
+    setenv("CLSTATS_FILTER_PATH", "rank", 1);
+    bad += run_case(211, 157, 213, 11, CLSTATS_BOUNDARY_REFLECT, 0.0f, FILL_NORMAL, 0.02, seed++);
+    bad += run_case(190, 170, 190, 21, CLSTATS_BOUNDARY_NEAREST, 0.0f, FILL_INTEGERS, 0.05, seed++);
+    bad += run_case(160, 140, 161, 5, CLSTATS_BOUNDARY_MIRROR, 0.0f, FILL_SPARSE, 0.0, seed++);
+    bad +=
+        run_case(150, 130, 150, 15, CLSTATS_BOUNDARY_CONSTANT, NAN, FILL_HEAVY_TAIL, 0.1, seed++);
+    unsetenv("CLSTATS_FILTER_PATH");
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
 /* Windows with no valid value, even counts from NaNs, -0 beside +0 (equal values, other bits),
  * subnormal deviations, and middles whose sum overflows (the MAD then measures from an
  * infinite median); constant mode with a NaN cval makes the border missing data too. */
@@ -461,6 +478,7 @@ static Suite *filter_suite(void)
     tcase_add_test(tc, bisect_design_matches_reference);
     tcase_add_test(tc, rank_design_matches_reference);
     tcase_add_test(tc, rank_design_exact_at_tile_edges_and_odd_shapes);
+    tcase_add_test(tc, rank_design_exact_on_images_of_many_tiles);
     tcase_add_test(tc, rank_design_exact_on_nan_blocks_signed_zeros_and_huge_values);
     tcase_add_test(tc, rank_design_exact_for_wide_windows_on_small_images);
     suite_add_tcase(s, tc);
