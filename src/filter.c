@@ -15,14 +15,15 @@
 
 /* The designs (see the kernel files): sorted column runs, fastest on GPUs where its tile fits;
  * counting bisection over a local-memory tile; the binned reference design reading global
- * memory, for any width. */
-enum filter_path { PATH_SORTED, PATH_BISECT, PATH_BINNED };
+ * memory, for any width; on CPU devices, rank sets swept over a sorted tile, one work-item per
+ * group. */
+enum filter_path { PATH_SORTED, PATH_BISECT, PATH_BINNED, PATH_RANK };
 
 struct filter_plan {
     enum filter_path path;
     int bins, cap; /* binned: value bins; largest bin sorted in registers */
-    int tx, ty;    /* bisect, sorted: work-group shape */
-    int px;        /* pixels per work-item along x */
+    int tx, ty;    /* bisect, sorted: work-group shape; rank: tile shape */
+    int px, py;    /* output pixels per work-item along x and y (rank: a whole tile) */
     size_t local[2];
     char options[160];
     const char *source;
@@ -66,17 +67,45 @@ static bool plan_sorted(const clstats_ctx *ctx, int w, struct filter_plan *plan)
     return false;
 }
 
+/* The rank design's tile for width w: about 3w on a side (measured best from 16 for w <= 5 to
+ * 64 for w = 21..101 on PoCL; bench/RESULTS-cpu.md), so that the halo's share of the sort
+ * stays small while the window still fills a good part of the tile's ranks (sparse bitsets
+ * cost scanning); smaller where local memory cannot hold it. Returns false when not even an
+ * 8 x 8 tile fits (w above about 200 on PoCL's 1 MiB). */
+static bool plan_rank(const clstats_ctx *ctx, int w, struct filter_plan *plan)
+{
+    int best = (3 * w + 4) / 8 * 8;
+    best = best < 16 ? 16 : best > 64 ? 64 : best;
+    for (int t = best; t >= 8; t -= 8) {
+        const size_t side = (size_t)(t + w - 1), n = side * side;
+        const size_t rank_size = n < 65536 ? 2 : 4; /* nvalid <= n must fit too */
+        const size_t bytes =
+            n * (2 * sizeof(cl_ulong) + sizeof(cl_float) + rank_size) + (n / 64 + 3) * 8 + 64;
+        if (bytes > ctx->local_mem) continue;
+        plan->path = PATH_RANK;
+        plan->tx = plan->ty = t;
+        plan->px = plan->py = t;
+        plan->local[0] = plan->local[1] = 1;
+        plan->source = "median_filter_rank.cl";
+        snprintf(plan->options, sizeof plan->options, "-D W=%d -D TX=%d -D TY=%d -D RANK_BITS=%d",
+                 w, t, t, (int)(8 * rank_size));
+        return true;
+    }
+    return false;
+}
+
 /* Chooses the design and its build options: sorted runs on GPUs where the tile fits, else
- * bisection where its tile fits; binned on CPU devices, where it measured faster
- * (bench/RESULTS.md). CLSTATS_FILTER_PATH=sorted|bisect|binned forces one (tests judge each;
- * a design whose tile cannot fit falls back to the next). */
+ * bisection where its tile fits; rank on CPU devices, else binned where the rank tile cannot fit
+ * (bench/RESULTS.md). CLSTATS_FILTER_PATH=sorted|bisect|binned|rank forces one (tests judge each;
+ * a design whose tile cannot fit falls back as the default would). */
 static int plan_filter(clstats_ctx *ctx, int w, struct filter_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
-    plan->px = 1;
+    plan->px = plan->py = 1;
     const char *force = getenv("CLSTATS_FILTER_PATH");
-    const char *want = force ? force : ctx->is_cpu ? "binned" : "sorted";
+    const char *want = force ? force : ctx->is_cpu ? "rank" : "sorted";
 
+    if (strcmp(want, "rank") == 0 && plan_rank(ctx, w, plan)) return CLSTATS_OK;
     if (strcmp(want, "sorted") == 0 && plan_sorted(ctx, w, plan)) {
         plan->path = PATH_SORTED;
         plan->local[0] = (size_t)plan->tx;
@@ -90,7 +119,7 @@ static int plan_filter(clstats_ctx *ctx, int w, struct filter_plan *plan)
         return CLSTATS_OK;
     }
     plan->path = PATH_BINNED;
-    if (strcmp(want, "binned") != 0) {
+    if (strcmp(want, "sorted") == 0 || strcmp(want, "bisect") == 0) {
         for (int t = 16; t >= 8 && plan->path == PATH_BINNED; t /= 2) {
             size_t bytes = (size_t)(t + w - 1) * (size_t)(t + w - 1) * sizeof(float);
             if (bytes <= ctx->local_mem && (size_t)(t * t) <= ctx->max_work_group) {
@@ -259,11 +288,12 @@ static int filter_span(clstats_ctx *ctx, const float *image, size_t nx, size_t s
     kernel = clCreateKernel(program, "median_mad", &err);
     CL_TRY(ctx, err, "clCreateKernel(median_mad)");
 
-    /* Work-items along x each cover px pixels; the column map covers every group's pixels. */
-    const size_t *local = plan.local, span_x = local[0] * (size_t)plan.px;
-    const size_t gx = (nx + span_x - 1) / span_x * local[0];
-    const size_t gy = (ny + local[1] - 1) / local[1] * local[1];
-    colmap = axis_map(nx, 0, gx * (size_t)plan.px, w, p->boundary, 0);
+    const size_t *local = plan.local;
+    /* Output pixels per work-group along each axis; the maps cover whole groups. */
+    const size_t step_x = local[0] * (size_t)plan.px, step_y = local[1] * (size_t)plan.py;
+    const size_t gx = (nx + step_x - 1) / step_x * step_x;
+    const size_t gy = (ny + step_y - 1) / step_y * step_y;
+    colmap = axis_map(nx, 0, gx, w, p->boundary, 0);
     rowmap = axis_map(span->full_ny, span->row0, gy, w, p->boundary,
                       span->window_order ? span->buffer_rows : 0);
     if (!colmap || !rowmap) {
@@ -274,7 +304,7 @@ static int filter_span(clstats_ctx *ctx, const float *image, size_t nx, size_t s
     const cl_mem_flags in_flags = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
     status = clstats__upload(ctx, image, in_count * sizeof(float), "uploading the image", &img_buf);
     if (status != CLSTATS_OK) goto fail;
-    col_buf = clCreateBuffer(ctx->context, in_flags, (gx * (size_t)plan.px + w - 1) * sizeof(int),
+    col_buf = clCreateBuffer(ctx->context, in_flags, (gx + w - 1) * sizeof(int),
                              colmap, &err);
     CL_TRY(ctx, err, "clCreateBuffer(column map)");
     row_buf = clCreateBuffer(ctx->context, in_flags, (gy + w - 1) * sizeof(int), rowmap, &err);
@@ -302,12 +332,12 @@ static int filter_span(clstats_ctx *ctx, const float *image, size_t nx, size_t s
     CL_TRY(ctx, clSetKernelArg(kernel, 9, sizeof want_median, &want_median), "clSetKernelArg");
     CL_TRY(ctx, clSetKernelArg(kernel, 10, sizeof want_mad, &want_mad), "clSetKernelArg");
 
-    long band = WORK_PER_LAUNCH / ((long)gx * plan.px * w * w);
-    band = band < (long)local[1] ? (long)local[1] : band / (long)local[1] * (long)local[1];
+    long band = WORK_PER_LAUNCH / ((long)gx * w * w);
+    band = band < (long)step_y ? (long)step_y : band / (long)step_y * (long)step_y;
     for (size_t y0 = 0; y0 < ny; y0 += (size_t)band) {
         size_t rows = ny - y0 < (size_t)band ? ny - y0 : (size_t)band;
-        const size_t offset[2] = {0, y0};
-        const size_t global[2] = {gx, (rows + local[1] - 1) / local[1] * local[1]};
+        const size_t offset[2] = {0, y0 / (size_t)plan.py};
+        const size_t global[2] = {gx / (size_t)plan.px, (rows + step_y - 1) / step_y * local[1]};
         if (n_events == MAX_BANDS) { /* keep the event list bounded */
             CL_TRY(ctx, clFinish(ctx->queue), "clFinish(median filter bands)");
             for (int i = 0; i < n_events; i++)

@@ -15,9 +15,13 @@ enum fill {
     FILL_CONSTANT,   /* constant blocks on noise */
     FILL_HEAVY_TAIL, /* noise with 10% of values at +-1e30 and some infinities */
     FILL_SPARSE,     /* 70% NaN: many empty and even-count windows */
+    FILL_NAN_BLOCKS, /* noise with NaN rectangles: windows with no valid value, or a few */
+    FILL_ZEROS,      /* -0, +0, +-1 and the smallest subnormals: ties of equal values, other bits */
+    FILL_HUGE,       /* values near +-FLT_MAX and infinities: middles whose sum overflows */
 };
 
-static const char *fill_name[] = {"normal", "integers", "constant", "heavy-tail", "sparse"};
+static const char *fill_name[] = {"normal", "integers",   "constant", "heavy-tail",
+                                  "sparse", "nan-blocks", "zeros",    "huge"};
 
 /* NaNs of either sign and with payloads, as real data has: every one is missing data. */
 static float odd_nan(uint64_t bits)
@@ -51,6 +55,25 @@ static void fill_image(float *img, size_t nx, size_t ny, size_t stride, enum fil
                 break;
             case FILL_SPARSE:
                 v = u < 0.7 ? NAN : (float)(test_rng_normal(&rng) * 100.0);
+                break;
+            case FILL_NAN_BLOCKS:
+                v = ((x / 13) % 3 == 1 && (y / 9) % 2 == 1) ? NAN : (float)test_rng_normal(&rng);
+                break;
+            case FILL_ZEROS: {
+                static const float zeros[] = {-0.0f, 0.0f, 1.0f, -1.0f, 0x1p-149f, -0x1p-149f};
+                v = zeros[test_rng_next(&rng) % 6];
+                break;
+            }
+            case FILL_HUGE:
+                v = (float)(3.0e38 + 2.0e37 * test_rng_uniform(&rng));
+                if (u < 0.4)
+                    v = -v;
+                else if (u < 0.45)
+                    v = INFINITY;
+                else if (u < 0.5)
+                    v = -INFINITY;
+                else if (u < 0.6)
+                    v = 1.0f;
                 break;
             default: v = (float)(test_rng_normal(&rng) * 10.0 + 100.0); break;
             }
@@ -150,6 +173,89 @@ static size_t design_cases(const char *design, uint64_t seed)
     unsetenv("CLSTATS_FILTER_PATH");
     return bad;
 }
+
+START_TEST(rank_design_matches_reference)
+{
+    ck_assert_uint_eq(design_cases("rank", test_seed() + 7000), 0);
+}
+END_TEST
+
+/* The rank design sweeps tiles of the image, so sizes around and between tiles, single rows
+ * and columns and windows wider than the image are where it could go wrong. */
+START_TEST(rank_design_exact_at_tile_edges_and_odd_shapes)
+{
+    static const size_t shapes[][2] = {{1, 1},   {1, 100}, {100, 1}, {2, 77},  {77, 2},
+                                       {31, 33}, {33, 31}, {65, 9},  {70, 67}, {129, 5}};
+    static const int widths[] = {1, 3, 11, 21};
+    size_t bad = 0;
+    uint64_t seed = test_seed() + 8000;
+    setenv("CLSTATS_FILTER_PATH", "rank", 1);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+            bad += run_case(shapes[s][0], shapes[s][1], shapes[s][0] + 3, widths[wi],
+                            all_modes[(s + wi) % 5], 0.5f, (enum fill)((s + wi) % 5), 0.1, seed++);
+    unsetenv("CLSTATS_FILTER_PATH");
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
+/* Images of many tiles: cursors and counts carried along long snake sweeps, NaNs and ties
+ * entering and leaving all the way. */
+START_TEST(rank_design_exact_on_images_of_many_tiles)
+{
+    size_t bad = 0;
+    uint64_t seed = test_seed() + 11000;
+    setenv("CLSTATS_FILTER_PATH", "rank", 1);
+    bad += run_case(211, 157, 213, 11, CLSTATS_BOUNDARY_REFLECT, 0.0f, FILL_NORMAL, 0.02, seed++);
+    bad += run_case(190, 170, 190, 21, CLSTATS_BOUNDARY_NEAREST, 0.0f, FILL_INTEGERS, 0.05, seed++);
+    bad += run_case(160, 140, 161, 5, CLSTATS_BOUNDARY_MIRROR, 0.0f, FILL_SPARSE, 0.0, seed++);
+    bad +=
+        run_case(150, 130, 150, 15, CLSTATS_BOUNDARY_CONSTANT, NAN, FILL_HEAVY_TAIL, 0.1, seed++);
+    unsetenv("CLSTATS_FILTER_PATH");
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
+/* Windows with no valid value, even counts from NaNs, -0 beside +0 (equal values, other bits),
+ * subnormal deviations, and middles whose sum overflows (the MAD then measures from an
+ * infinite median); constant mode with a NaN cval makes the border missing data too. */
+START_TEST(rank_design_exact_on_nan_blocks_signed_zeros_and_huge_values)
+{
+    size_t bad = 0;
+    uint64_t seed = test_seed() + 9000;
+    setenv("CLSTATS_FILTER_PATH", "rank", 1);
+    for (int kind = FILL_SPARSE; kind <= FILL_HUGE; kind++) {
+        for (int w = 1; w <= 11; w += 2) {
+            bad += run_case(45, 38, 45, w, CLSTATS_BOUNDARY_CONSTANT, NAN, (enum fill)kind, 0.1,
+                            seed++);
+            bad += run_case(38, 45, 40, w, all_modes[w % 5], -0.0f, (enum fill)kind, 0.0, seed++);
+        }
+    }
+    unsetenv("CLSTATS_FILTER_PATH");
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
+/* Large windows on small images: the tile's halo is most of its input, and windows hold
+ * hundreds or thousands of values with ties, tails and NaNs. */
+START_TEST(rank_design_exact_for_wide_windows_on_small_images)
+{
+    size_t bad = 0;
+    uint64_t seed = test_seed() + 10000;
+    setenv("CLSTATS_FILTER_PATH", "rank", 1);
+    for (int kind = FILL_NORMAL; kind <= FILL_HUGE; kind++) {
+        bad += run_case(37, 29, 37, 31, all_modes[kind % 5], 2.0f, (enum fill)kind, 0.05, seed++);
+        bad +=
+            run_case(23, 41, 25, 51, all_modes[(kind + 2) % 5], NAN, (enum fill)kind, 0.05, seed++);
+    }
+    bad += run_case(9, 7, 9, 101, CLSTATS_BOUNDARY_REFLECT, 0.0f, FILL_INTEGERS, 0.1, seed++);
+    /* The widest window: where the rank tile cannot fit, the plan falls back to binned. */
+    bad +=
+        run_case(3, 2, 3, CLSTATS_MAX_WIDTH, CLSTATS_BOUNDARY_WRAP, 0.0f, FILL_NORMAL, 0.1, seed++);
+    unsetenv("CLSTATS_FILTER_PATH");
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
 
 START_TEST(bisect_design_matches_reference)
 {
@@ -496,6 +602,11 @@ static Suite *filter_suite(void)
     tcase_add_test(tc, bisect_design_matches_reference);
     tcase_add_test(tc, sorted_design_matches_reference);
     tcase_add_test(tc, sorted_design_shapes_match_reference);
+    tcase_add_test(tc, rank_design_matches_reference);
+    tcase_add_test(tc, rank_design_exact_at_tile_edges_and_odd_shapes);
+    tcase_add_test(tc, rank_design_exact_on_images_of_many_tiles);
+    tcase_add_test(tc, rank_design_exact_on_nan_blocks_signed_zeros_and_huge_values);
+    tcase_add_test(tc, rank_design_exact_for_wide_windows_on_small_images);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -1,0 +1,445 @@
+/* median_filter_rank.cl - exact sliding-window median and MAD for CPU devices: one work-item
+ * per work-group, each filtering one tile of TX x TY outputs in a snake sweep.
+ *
+ * The tile's input (tile + halo, boundary applied) is sorted once, so every element has a
+ * unique rank (NaNs sort last, above every valid rank); the window is then a set of ranks kept
+ * as a bitset, and a move by one pixel toggles 2W bits (Huang, Yang & Tang 1979, "A fast
+ * two-dimensional median filtering algorithm", with ranks in place of a value histogram).
+ * Cursors remember a rank position and the count of window ranks below it across moves, so a
+ * select starts from the previous pixel's answer: a few popcounts, then a bit select.
+ *
+ * MAD: with the window sorted as s_0 <= ... <= s_(n-1) and L the first rank not below the
+ * median m, fl(s - m) rises with rank above L and fl(m - s) rises going down from L - 1, so the
+ * deviations are two sorted sequences and their k smallest are a run [a, a + k] of ranks. The
+ * run is found as the split of a merge (each end's deviation at most the next outside one),
+ * walking from the previous pixel's run; its ends and neighbours give the k-th and (k+1)-th
+ * smallest deviation, exactly as the sorted deviations would.
+ *
+ * Build options: -D W=window width -D TX=.. -D TY=.. (tile shape) -D RANK_BITS=16|32.
+ * Boundary modes live in colmap/rowmap (host-built, see median_filter.cl): -1 means cval.
+ */
+#pragma OPENCL FP_CONTRACT OFF
+
+/* Ranks: 16-bit where the tile's input has at most 65536 elements, else 32-bit. */
+#if RANK_BITS == 16
+#define RANK_T ushort
+#define RANK_V ushort16
+#define MASK_V short16
+#define RANK_VN 16
+#define RANK_VLOAD vload16
+#define LANE_IDS ((short16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
+#define SUM_LANES(v) sum_short16(v)
+#else
+#define RANK_T uint
+#define RANK_V uint16
+#define MASK_V int16
+#define RANK_VN 16
+#define RANK_VLOAD vload16
+#define LANE_IDS ((int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
+#define SUM_LANES(v) sum_int16(v)
+#endif
+#define IW_MAX (TX + W - 1)
+#define IH_MAX (TY + W - 1)
+#define N_MAX (IW_MAX * IH_MAX)
+#define N_WORDS ((N_MAX + 63) / 64)
+#define CANONICAL_NAN 0x7fc00000u
+#define NAN_KEY 0xffffffffu /* above key_of(any number): NaNs take the top ranks */
+
+inline uint key_of(float v)
+{
+    uint u = as_uint(v);
+    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+inline float value_of(uint k)
+{
+    return as_float((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
+}
+
+inline bool is_nan(float v)
+{
+    return (as_uint(v) & 0x7fffffffu) > 0x7f800000u;
+}
+
+/* |v - m| for the MAD; exactly 0 where v == m, so that inf - inf never makes a NaN. */
+inline float deviation(float v, float m)
+{
+    return v == m ? 0.0f : fabs(v - m);
+}
+
+inline int sum_short16(short16 v)
+{
+    const short8 a = v.lo + v.hi;
+    const short4 b = a.lo + a.hi;
+    const short2 c = b.lo + b.hi;
+    return c.x + c.y;
+}
+
+inline int sum_int16(int16 v)
+{
+    const int8 a = v.lo + v.hi;
+    const int4 b = a.lo + a.hi;
+    const int2 c = b.lo + b.hi;
+    return c.x + c.y;
+}
+
+inline int ctz64(ulong x)
+{
+    return 63 - (int)clz(x & (~x + 1UL));
+}
+
+/* Position of the j-th (0-based) set bit of x, which has more than j, without a branch:
+ * byte popcounts summed into every byte by a multiply locate the byte, then three halvings
+ * (Vigna 2008, "Broadword implementation of rank/select queries", select9's first step). */
+inline int select_in_word(ulong x, int j)
+{
+    const ulong ones = 0x0101010101010101UL, msbs = 0x8080808080808080UL;
+    ulong s = x - ((x >> 1) & 0x5555555555555555UL);
+    s = (s & 0x3333333333333333UL) + ((s >> 2) & 0x3333333333333333UL);
+    s = ((s + (s >> 4)) & 0x0f0f0f0f0f0f0f0fUL) * ones; /* byte i: bits in bytes 0..i */
+    /* Bytes whose running count is <= j lie wholly below the bit (counts are < 0x80). */
+    const int place = (int)popcount(((((ulong)j * ones) | msbs) - s) & msbs) * 8;
+    int r = j - (int)(((s << 8) >> place) & 0xffUL);
+    ulong b = (x >> place) & 0xffUL;
+    int pos = place;
+    int c = (int)popcount(b & 0xfUL);
+    bool up = r >= c;
+    r -= up ? c : 0;
+    b = up ? b >> 4 : b & 0xfUL;
+    pos += up ? 4 : 0;
+    c = (int)popcount(b & 0x3UL);
+    up = r >= c;
+    r -= up ? c : 0;
+    b = up ? b >> 2 : b & 0x3UL;
+    pos += up ? 2 : 0;
+    return pos + (r >= (int)(b & 1UL) ? 1 : 0);
+}
+
+/* A position in rank space and the number of window ranks below it, kept right across moves
+ * by the toggles, so the next select starts here. */
+struct cursor {
+    int p, below;
+};
+
+/* Moves c to the window's r-th smallest rank (0-based; the window holds more than r). */
+inline void cursor_select(__local const ulong *bits, struct cursor *c, int r)
+{
+    int wi = c->p >> 6;
+    ulong word = bits[wi];
+    if (c->below == r && ((word >> (c->p & 63)) & 1UL)) return; /* still there: common */
+    int before = c->below - (int)popcount(word & ((1UL << (c->p & 63)) - 1UL));
+    int count = (int)popcount(word);
+    while (before > r) {
+        word = bits[--wi];
+        count = (int)popcount(word);
+        before -= count;
+    }
+    while (before + count <= r) {
+        before += count;
+        word = bits[++wi];
+        count = (int)popcount(word);
+    }
+    c->p = (wi << 6) + select_in_word(word, r - before);
+    c->below = r;
+}
+
+/* Trailing zeros, 64 for 0 (the pattern compilers turn into one instruction). */
+inline int tz64(ulong x)
+{
+    return (int)popcount(~x & (x - 1UL));
+}
+
+/* The window's next rank above p, and the one below p (the caller knows they exist). The
+ * neighbouring word is read either way and folded in by arithmetic (no branch, no select for
+ * the compiler to make one of), so the common step into it is never mispredicted; only a
+ * gap of a whole word takes the loop. */
+inline int next_rank(__local const ulong *bits, int p)
+{
+    int wi = p >> 6;
+    const ulong here = bits[wi] & (~1UL << (p & 63)), after = bits[wi + 1];
+    if ((here | after) != 0) {
+        const int a = tz64(here); /* 64: none here, so count on into the next word */
+        return (wi << 6) + a + (tz64(after) & -(a >> 6));
+    }
+    ulong word = 0;
+    wi++;
+    while (word == 0)
+        word = bits[++wi];
+    return (wi << 6) + ctz64(word);
+}
+
+inline int prev_rank(__local const ulong *bits, int p)
+{
+    int wi = p >> 6;
+    const ulong here = bits[wi] & ((1UL << (p & 63)) - 1UL), before = bits[wi - 1];
+    if ((here | before) != 0) {
+        const int a = (int)clz(here); /* 64: none here, so count on into the previous word */
+        return (wi << 6) + 63 - a - ((int)clz(before) & -(a >> 6));
+    }
+    ulong word = 0;
+    wi--;
+    while (word == 0)
+        word = bits[--wi];
+    return (wi << 6) + 63 - (int)clz(word);
+}
+
+/* The window's state: its ranks, their number below nvalid (the valid values), and cursors at
+ * the median and at the two ends of the MAD's run. */
+struct window {
+    int n;
+    struct cursor med, lo, hi;
+};
+
+/* Toggles ranks out[i * step] (leaving) and in[i * step] (entering), i < W, in the bitset. */
+inline void toggle(__local ulong *bits, __local const RANK_T *out, __local const RANK_T *in,
+                   int step)
+{
+    for (int i = 0; i < W; i++) {
+        const int qo = out[i * step], qi = in[i * step];
+        bits[qo >> 6] ^= 1UL << (qo & 63);
+        bits[qi >> 6] ^= 1UL << (qi & 63);
+    }
+}
+
+/* Moves the window one column: W contiguous ranks leave, W enter. The counts below the
+ * window's thresholds are vector compares over RANK_VN lanes (the rank array is padded, and
+ * lanes past W are masked off). */
+inline void move_column(__local ulong *bits, __local const RANK_T *out, __local const RANK_T *in,
+                        int nvalid, struct window *win)
+{
+    const RANK_V tn = (RANK_V)((RANK_T)nvalid), tm = (RANK_V)((RANK_T)win->med.p);
+    const RANK_V tl = (RANK_V)((RANK_T)win->lo.p), th = (RANK_V)((RANK_T)win->hi.p);
+    MASK_V an = 0, am = 0, al = 0, ah = 0;
+    for (int i = 0; i < W; i += RANK_VN) {
+        const RANK_V vo = RANK_VLOAD(0, out + i), vi = RANK_VLOAD(0, in + i);
+        const MASK_V lanes = LANE_IDS < (MASK_V)(W - i); /* -1 where the lane is in the column */
+        /* A compare gives -1 for true: (vo < t) - (vi < t) is +1 for an entering rank below t. */
+        an += ((vo < tn) - (vi < tn)) & lanes;
+        am += ((vo < tm) - (vi < tm)) & lanes;
+        al += ((vo < tl) - (vi < tl)) & lanes;
+        ah += ((vo < th) - (vi < th)) & lanes;
+    }
+    win->n += SUM_LANES(an);
+    win->med.below += SUM_LANES(am);
+    win->lo.below += SUM_LANES(al);
+    win->hi.below += SUM_LANES(ah);
+    toggle(bits, out, in, 1);
+}
+
+/* Moves the window one row: W ranks `step` apart leave, W enter (once per output row). */
+inline void move_row(__local ulong *bits, __local const RANK_T *out, __local const RANK_T *in,
+                     int step, int nvalid, struct window *win)
+{
+    int dn = 0, dm = 0, dl = 0, dh = 0;
+    const int pm = win->med.p, pl = win->lo.p, ph = win->hi.p;
+    for (int i = 0; i < W; i++) {
+        const int qo = out[i * step], qi = in[i * step];
+        dn += (qi < nvalid) - (qo < nvalid);
+        dm += (qi < pm) - (qo < pm);
+        dl += (qi < pl) - (qo < pl);
+        dh += (qi < ph) - (qo < ph);
+    }
+    win->n += dn;
+    win->med.below += dm;
+    win->lo.below += dl;
+    win->hi.below += dh;
+    toggle(bits, out, in, step);
+}
+
+#define DEV(p) deviation(vals[p], m)
+
+/* The MAD of the window, whose median m sits at rank r (and r + 1 when n is even). */
+inline float window_mad(__local const ulong *bits, __local const float *vals, struct window *win,
+                        float m)
+{
+    const int n = win->n, k = (n - 1) / 2;
+    /* L: a rank with s_(L-1) <= m <= s_L, which the middles give, unless their sum overflowed
+     * to an infinity that neither of them is: then every deviation but those of the (fewer
+     * than k + 1) values equal to m is infinite, and so is the MAD. */
+    const int L = (n & 1) ? k : k + 1;
+    if (!(n & 1) && isinf(m) && vals[win->med.p] != m && vals[next_rank(bits, win->med.p)] != m)
+        return INFINITY;
+    const int amin = max(0, L - k - 1), amax = min(n - 1 - k, L);
+    const int a0 = clamp(win->lo.below, amin, amax);
+    int a = a0;
+    cursor_select(bits, &win->lo, a);
+    cursor_select(bits, &win->hi, a + k);
+    /* The run's ends (ranks a, a + k) and, once known, its outside neighbours (a - 1, a + k + 1;
+     * -1 while not): a step makes an end a neighbour, so each is looked up once. */
+    int pl = win->lo.p, ph = win->hi.p;
+    float dl = DEV(pl), dh = DEV(ph);
+    /* Both neighbours up front: two independent lookups, rather than one after a branch. */
+    int pp = a > 0 ? prev_rank(bits, pl) : -1, pn = a + k + 1 < n ? next_rank(bits, ph) : -1;
+    float dp = pp < 0 ? 0.0f : DEV(pp), dn = pn < 0 ? 0.0f : DEV(pn);
+    for (;;) {
+        /* The run's low end is on the low side and its deviation exceeds that of the rank past
+         * the high end: move up. */
+        if (a < L && a + k + 1 < n) {
+            if (pn < 0) {
+                pn = next_rank(bits, ph);
+                dn = DEV(pn);
+            }
+            if (dl > dn) {
+                pp = pl;
+                dp = dl;
+                ph = pn;
+                dh = dn;
+                pn = -1;
+                pl = next_rank(bits, pl);
+                dl = DEV(pl);
+                a++;
+                continue;
+            }
+        }
+        /* The high end is on the high side and exceeds the rank below the low end: move down. */
+        if (a + k >= L && a > 0) {
+            if (pp < 0) {
+                pp = prev_rank(bits, pl);
+                dp = DEV(pp);
+            }
+            if (dh > dp) {
+                pn = ph;
+                dn = dh;
+                pl = pp;
+                dl = dp;
+                pp = -1;
+                ph = prev_rank(bits, ph);
+                dh = DEV(ph);
+                a--;
+                continue;
+            }
+        }
+        break;
+    }
+    win->lo.p = pl;
+    win->lo.below = a;
+    win->hi.p = ph;
+    win->hi.below = a + k;
+    const float kth = dl > dh ? dl : dh;
+    if (n & 1) return kth;
+    /* Even count: the (k+1)-th is the nearer of the run's two outside neighbours. */
+    float next = 0.0f;
+    bool have = false;
+    if (a + k + 1 < n) {
+        next = pn < 0 ? DEV(next_rank(bits, ph)) : dn;
+        have = true;
+    }
+    if (a > 0) {
+        const float d = pp < 0 ? DEV(prev_rank(bits, pl)) : dp;
+        next = have && next < d ? next : d;
+    }
+    return as_uint(kth) == as_uint(next) ? kth : (kth + next) * 0.5f;
+}
+
+__kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
+median_mad(__global const float *img, long stride, int nx, int ny, __global const int *colmap,
+           __global const int *rowmap, float cval, __global float *median_out,
+           __global float *mad_out, int want_median, int want_mad)
+{
+    __local ulong pairs[2 * N_MAX];       /* (key << 32 | position), two buffers for the sort */
+    __local RANK_T rank[N_MAX + RANK_VN]; /* rank of each position, column-major; padded */
+    __local float vals[N_MAX];            /* the values in rank order */
+    __local ulong bitstore[N_WORDS + 3];  /* the window's ranks, a word of zeros either side */
+
+    const int x0 = get_global_id(0) * TX, y0 = get_global_id(1) * TY;
+    if (x0 >= nx || y0 >= ny) return;
+    const int tw = min(TX, nx - x0), th = min(TY, ny - y0);
+    const int iw = tw + W - 1, ih = th + W - 1, count = iw * ih;
+
+    /* Gather the tile's input, column-major positions, boundary applied through the maps. */
+    int nvalid = 0;
+    for (int r = 0; r < ih; r++) {
+        const int sr = rowmap[y0 + r];
+        for (int c = 0; c < iw; c++) {
+            const int sc = colmap[x0 + c];
+            const float v = (sr < 0 || sc < 0) ? cval : img[(long)sr * stride + sc];
+            const bool nan = is_nan(v);
+            nvalid += !nan;
+            const int pos = c * ih + r;
+            pairs[pos] = ((ulong)(nan ? NAN_KEY : key_of(v)) << 32) | (ulong)pos;
+        }
+    }
+
+    /* LSD radix sort on the keys, 8 bits a pass; a pass whose digit is the same everywhere is
+     * skipped. Equal keys are equal bits, so which of them takes which rank does not matter. */
+    uint hist[4][256];
+    for (int d = 0; d < 4; d++)
+        for (int b = 0; b < 256; b++)
+            hist[d][b] = 0;
+    for (int i = 0; i < count; i++) {
+        const uint k = (uint)(pairs[i] >> 32);
+        hist[0][k & 255]++;
+        hist[1][(k >> 8) & 255]++;
+        hist[2][(k >> 16) & 255]++;
+        hist[3][k >> 24]++;
+    }
+    __local ulong *src = pairs, *dst = pairs + N_MAX;
+    for (int d = 0; d < 4; d++) {
+        const int shift = 32 + 8 * d;
+        if (hist[d][(uint)(src[0] >> shift) & 255] == (uint)count) continue;
+        uint sum = 0;
+        for (int b = 0; b < 256; b++) {
+            const uint t = hist[d][b];
+            hist[d][b] = sum;
+            sum += t;
+        }
+        for (int i = 0; i < count; i++) {
+            const ulong e = src[i];
+            dst[hist[d][(uint)(e >> shift) & 255]++] = e;
+        }
+        __local ulong *t = src;
+        src = dst;
+        dst = t;
+    }
+    for (int i = count; i < count + RANK_VN; i++)
+        rank[i] = 0; /* padding, read and masked */
+    for (int i = 0; i < count; i++) {
+        const ulong e = src[i];
+        rank[(uint)e] = (RANK_T)i;
+        vals[i] = value_of((uint)(e >> 32));
+    }
+
+    /* The first window, at output (0, 0). */
+    __local ulong *bits = bitstore + 1;
+    for (int i = -1; i <= (count >> 6) + 1; i++)
+        bits[i] = 0;
+    struct window win = {0, {0, 0}, {0, 0}, {0, 0}};
+    for (int c = 0; c < W; c++) {
+        for (int r = 0; r < W; r++) {
+            const int q = rank[c * ih + r];
+            bits[q >> 6] ^= 1UL << (q & 63);
+            win.n += q < nvalid;
+        }
+    }
+
+    /* Snake sweep: right along even rows, left along odd ones, one row down in between. */
+    int ox = 0;
+    for (int oy = 0; oy < th; oy++) {
+        const int dir = (oy & 1) ? -1 : 1;
+        for (int i = 0; i < tw; i++) {
+            if (i > 0) {
+                const int out = dir > 0 ? ox - 1 : ox + W, in = dir > 0 ? ox + W - 1 : ox;
+                move_column(bits, rank + out * ih + oy, rank + in * ih + oy, nvalid, &win);
+            }
+            float med = as_float(CANONICAL_NAN), mad = as_float(CANONICAL_NAN);
+            const int n = win.n;
+            if (n > 0) {
+                cursor_select(bits, &win.med, (n - 1) / 2);
+                med = vals[win.med.p];
+                if (!(n & 1)) {
+                    const float b = vals[next_rank(bits, win.med.p)];
+                    /* Equal middles give themselves (no overflow); else (a + b) / 2 in float. */
+                    if (as_uint(b) != as_uint(med)) med = (med + b) * 0.5f;
+                }
+                if (want_mad && !is_nan(med)) mad = window_mad(bits, vals, &win, med);
+            }
+            const long o = (long)(y0 + oy) * nx + x0 + ox;
+            if (want_median) median_out[o] = is_nan(med) ? as_float(CANONICAL_NAN) : med;
+            if (want_mad) mad_out[o] = is_nan(mad) ? as_float(CANONICAL_NAN) : mad;
+            ox += dir;
+        }
+        ox -= dir; /* back on the row's last output */
+        if (oy + 1 < th)
+            move_row(bits, rank + ox * ih + oy, rank + ox * ih + oy + W, ih, nvalid, &win);
+    }
+}
