@@ -17,6 +17,8 @@
  */
 #pragma OPENCL FP_CONTRACT OFF
 
+#include "float_keys.cl"
+
 #ifndef NB
 #define NB 32
 #endif
@@ -24,31 +26,6 @@
 #define CAP 32
 #endif
 
-#define CANONICAL_NAN 0x7fc00000u
-
-/* Order-preserving map of float bits to uint: total order, -0 just below +0. */
-inline uint key_of(float v)
-{
-    uint u = as_uint(v);
-    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
-
-inline float value_of(uint k)
-{
-    return as_float((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
-}
-
-/* Bit test, so that no compiler option can turn it into "never NaN". */
-inline bool is_nan(float v)
-{
-    return (as_uint(v) & 0x7fffffffu) > 0x7f800000u;
-}
-
-/* |v - m| for the MAD; exactly 0 where v == m, so that inf - inf never makes a NaN. */
-inline float deviation(float v, float m)
-{
-    return v == m ? 0.0f : fabs(v - m);
-}
 
 /* Value bin of v: 0 below lo, NB + 1 above hi. Monotone in v, so each bin is a key interval. */
 inline int value_bin(float v, float lo, float hi, float scale)

@@ -16,26 +16,11 @@
  */
 #pragma OPENCL FP_CONTRACT OFF
 
+#include "float_keys.cl"
+
 #define TW (TX + W - 1)
 #define TH (TY + W - 1)
-#define CANONICAL_NAN 0x7fc00000u
 #define KEY_INF 0xff800000u /* key_of(+inf): the largest key of a number */
-
-inline uint key_of(float v)
-{
-    uint u = as_uint(v);
-    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
-
-inline float value_of(uint k)
-{
-    return as_float((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
-}
-
-inline bool is_nan(float v)
-{
-    return (as_uint(v) & 0x7fffffffu) > 0x7f800000u;
-}
 
 /* Key of |v - m|: 0 where v == m (so inf - inf is 0), above every number's key for NaN v. */
 inline uint dev_key(float v, float m)

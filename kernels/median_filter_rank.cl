@@ -20,6 +20,8 @@
  */
 #pragma OPENCL FP_CONTRACT OFF
 
+#include "float_keys.cl"
+
 /* Ranks: 16-bit where the tile's input has at most 65536 elements, else 32-bit. */
 #if RANK_BITS == 16
 #define RANK_T ushort
@@ -42,30 +44,7 @@
 #define IH_MAX (TY + W - 1)
 #define N_MAX (IW_MAX * IH_MAX)
 #define N_WORDS ((N_MAX + 63) / 64)
-#define CANONICAL_NAN 0x7fc00000u
 #define NAN_KEY 0xffffffffu /* above key_of(any number): NaNs take the top ranks */
-
-inline uint key_of(float v)
-{
-    uint u = as_uint(v);
-    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
-
-inline float value_of(uint k)
-{
-    return as_float((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
-}
-
-inline bool is_nan(float v)
-{
-    return (as_uint(v) & 0x7fffffffu) > 0x7f800000u;
-}
-
-/* |v - m| for the MAD; exactly 0 where v == m, so that inf - inf never makes a NaN. */
-inline float deviation(float v, float m)
-{
-    return v == m ? 0.0f : fabs(v - m);
-}
 
 inline int sum_short16(short16 v)
 {

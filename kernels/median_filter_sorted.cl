@@ -22,11 +22,12 @@
  */
 #pragma OPENCL FP_CONTRACT OFF
 
+#include "float_keys.cl"
+
 #define CW (TX * PX + W - 1) /* tile columns */
 #define TH (TY + W - 1)      /* tile rows */
 #define KEY_NAN 0xffffffffu
 #define NO_KEY 0xffffffffu
-#define CANONICAL_NAN 0x7fc00000u
 
 /* Sorted segments: element i of the segment of tile column c for output row k lies at
  * seg[i * SEG_STRIDE + k * CW + c], so a work-group's neighbouring pixels read neighbouring
@@ -58,22 +59,6 @@
         v[b] = max(v[a], v[b]);                                                                \
         v[a] = lo_;                                                                            \
     }
-
-inline uint key_of(float v)
-{
-    uint u = as_uint(v);
-    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
-}
-
-inline float value_of(uint k)
-{
-    return as_float((k & 0x80000000u) ? (k & 0x7fffffffu) : ~k);
-}
-
-inline bool is_nan(float v)
-{
-    return (as_uint(v) & 0x7fffffffu) > 0x7f800000u;
-}
 
 /* Key of the deviation of the value with key k from m: 0 where they are equal (so inf - inf
  * is 0), as the reference defines it. */
