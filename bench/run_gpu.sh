@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # run_gpu.sh - what we run on the GPU machine (see ../shared/device/README.md), in stages named
 # by $STAGES (default: all): tests (suites on the NVIDIA device and on PoCL there), same (madfilter
-# on the sample, GPU and CPU outputs compared byte for byte), filter (bench_filter beside cupyx),
+# on the sample and a hard image, GPU and CPU outputs compared byte for byte), big (select
+# beyond 2^31 elements), filter (bench_filter beside cupyx),
 # select (bench_select beside numpy/cupy/torch). Expects build/ and .device-libs/ carried;
 # logs go under $OUT. Extra bench arguments: $FILTER_ARGS, $SELECT_ARGS.
 set -uo pipefail
@@ -24,13 +25,42 @@ if has tests; then
 fi
 
 if has same; then
-    for dev in gpu cpu; do
-        ./build/src/tools/madfilter samples/sky.fits "/tmp/sky_$dev.fits" -w 11 \
-            --maps mad,median,sigma,snr -d $dev --overwrite
+    # The sample, and a 1001 x 777 image with NaNs, integer ties, a constant block and a few
+    # huge values, through madfilter on the GPU and on PoCL: every map must match byte for byte.
+    python3 - <<'PY'
+import numpy as np
+rng = np.random.default_rng(7)
+ny, nx = 777, 1001
+img = (100 + 5 * rng.standard_normal((ny, nx))).astype(">f4")
+img[:, :300] = rng.integers(0, 20, (ny, 300))
+img[100:300, 400:700] = 42.0
+img[rng.random((ny, nx)) < 0.05] = np.nan
+img[rng.random((ny, nx)) < 0.001] = 1e30
+img[500:540, 800:840] = np.nan
+cards = ["SIMPLE  =                    T", "BITPIX  =                  -32", "NAXIS   =                    2",
+         f"NAXIS1  = {nx:20d}", f"NAXIS2  = {ny:20d}", "END"]
+head = "".join(c.ljust(80) for c in cards).ljust(2880 * ((len(cards) * 80 + 2879) // 2880))
+with open("/tmp/same_in.fits", "wb") as f:
+    f.write(head.encode()); f.write(img.tobytes()); f.write(b"\0" * (-img.nbytes % 2880))
+PY
+    runs=""
+    for input in samples/sky.fits /tmp/same_in.fits; do
+        for w in ${SAME_WIDTHS:-3 11 31 51 101}; do
+            for b in reflect constant wrap; do
+                tag=$(basename "$input" .fits)_${w}_$b
+                for dev in gpu cpu; do
+                    ./build/src/tools/madfilter "$input" "/tmp/same_${tag}_$dev.fits" -w "$w" \
+                        --boundary "$b" --maps mad,median,sigma,snr -d $dev --overwrite \
+                        || echo "madfilter failed: $tag on $dev"
+                done
+                runs="$runs $tag"
+            done
+        done
     done
     # Headers differ in the HISTORY card naming the device and in DATE/CHECKSUM: compare the
     # data of each HDU (a few lines of FITS parsing: astropy is not on that machine).
-    python3 - <<'PY' 2>&1 | tee "$OUT/same.txt"
+    python3 - $runs <<'PY' 2>&1 | tee "$OUT/same.txt"
+import sys
 def hdus(path):
     raw, pos, out = open(path, "rb").read(), 0, []
     while pos < len(raw):
@@ -49,9 +79,24 @@ def hdus(path):
         out.append((cards.get("EXTNAME"), raw[pos:pos + n]))
         pos += (n + 2879) // 2880 * 2880
     return out
-for (name, a), (_, b) in zip(hdus("/tmp/sky_gpu.fits"), hdus("/tmp/sky_cpu.fits")):
-    print(name, len(a), "bytes", "bit-identical" if a == b else "DIFFERENT")
+bad = 0
+for tag in sys.argv[1:]:
+    try:
+        pairs = list(zip(hdus(f"/tmp/same_{tag}_gpu.fits"), hdus(f"/tmp/same_{tag}_cpu.fits")))
+    except OSError as e:
+        print(tag, "missing output:", e); bad += 1; continue
+    same = [a == b for (_, a), (_, b) in pairs]
+    bad += not all(same)
+    print(tag, " ".join(f"{name}:{'same' if ok else 'DIFFERENT'}" for (name, _), ok in zip(
+        (p[0] for p in pairs), same)))
+print("all bit-identical" if bad == 0 else f"{bad} runs differ or failed")
 PY
+fi
+
+if has big; then
+    # The selection beyond 2^31 elements (9 GB of float32) on the GPU.
+    CLSTATS_TEST_BIG=1 CLSTATS_DEVICE=gpu timeout 400 \
+        ./build/tests/test_select 2>&1 | tail -6 | tee "$OUT/big.txt"
 fi
 
 if has verbose; then
