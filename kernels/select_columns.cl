@@ -3,8 +3,9 @@
  * column needs no host round trip and no global scratch.
  *
  * A column of at most LOCAL_ROWS values is read from global memory once, into local memory,
- * and the later passes read it there: a column's values are a matrix's stride apart, so each
- * global read costs a memory transaction of its own.
+ * and the later passes read it there; that read also finds the column's key range, so the
+ * digits start below the prefix all its keys share. On GPUs the host may first transpose the
+ * matrix (kernel transpose) so that a column's values are contiguous rather than a row apart.
  *
  * Build options: -D WG=work-group size, -D RADIX_BITS=digit width (histograms of 2^RADIX_BITS
  * bins, two of them: an even count wants ranks r0 and r0 + 1, which may part ways),
@@ -25,7 +26,6 @@
 #define NO_KEY 0xffffffffu /* a staged NaN: above every number's key */
 
 #define NB (1 << RADIX_BITS)
-#define NPASS ((32 + RADIX_BITS - 1) / RADIX_BITS)
 
 /* One work-item per group (CPU devices, -D WG=1) owns its local memory: no atomics needed. */
 #if WG == 1
@@ -45,20 +45,22 @@ inline uint key_of_bits(uint b)
     return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
 }
 
-inline int pass_shift(int p)
+/* Digits: the keys' low `top` bits, RADIX_BITS at a time from the top; the bits above are a
+ * prefix every key of the column shares. Pass p's digit is bits [shift, top - p RADIX_BITS). */
+inline int pass_shift(int top, int p)
 {
-    return max(32 - (p + 1) * RADIX_BITS, 0);
+    return max(top - (p + 1) * RADIX_BITS, 0);
 }
 
-inline uint pass_dmask(int p)
+inline uint pass_dmask(int top, int p)
 {
-    int width = 32 - p * RADIX_BITS - pass_shift(p);
-    return (1u << width) - 1u;
+    return (1u << (top - p * RADIX_BITS - pass_shift(top, p))) - 1u;
 }
 
-inline uint pass_hmask(int p)
+inline uint pass_hmask(int top, int p)
 {
-    return p == 0 ? 0u : ~((1u << (32 - p * RADIX_BITS)) - 1u);
+    const int above = top - p * RADIX_BITS;
+    return above >= 32 ? 0u : ~((1u << above) - 1u);
 }
 
 /* Bin of local histogram h holding rank *r; *r becomes the rank within the bin. */
@@ -96,33 +98,99 @@ inline uint find_bin(__local const uint *h, uint *r, __local uint *part, __local
 }
 
 /* out[3 c .. 3 c + 2] = key of rank (nv - 1) / 2, key of rank nv / 2, NaN count of column c
- * (element (r, c) at m[off + r ld + c]); nv == 0 gives keys 0. */
+ * (element (r, c) at m[off + r ld + c col_ld]); nv == 0 gives keys 0. */
+/* t[c rows + r] = m[off + r ld + c]: the columns made contiguous, through a 32 x 32 tile in
+ * local memory so that both the reads and the writes are whole memory transactions. */
+__kernel __attribute__((reqd_work_group_size(32, 8, 1))) void
+transpose(__global const uint *m, ulong off, uint rows, uint cols, ulong ld, __global uint *t)
+{
+    __local uint tile[32][33]; /* 33: a tile column's words fall in different banks */
+    const uint c0 = get_group_id(0) * 32, r0 = get_group_id(1) * 32;
+    const uint lx = get_local_id(0), ly = get_local_id(1);
+    for (uint j = ly; j < 32; j += 8) {
+        const uint r = r0 + j, c = c0 + lx;
+        if (r < rows && c < cols) tile[j][lx] = m[off + (ulong)r * ld + c];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint j = ly; j < 32; j += 8) {
+        const uint c = c0 + j, r = r0 + lx;
+        if (r < rows && c < cols) t[(ulong)c * rows + r] = tile[lx][j];
+    }
+}
+
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
-column_select(__global const uint *m, ulong off, uint rows, ulong ld, __global uint *out)
+column_select(__global const uint *m, ulong off, uint rows, ulong ld, ulong col_ld,
+              __global uint *out)
 {
     const int lid = get_local_id(0);
     const ulong col = get_group_id(0);
     __local uint lh[2 * NB];
     __local uint part[WG];
     __local uint res[2];
-    __local uint lnan;
-    __global const uint *p = m + off + col;
+    __local uint lnan, lmin, lmax;
+    __global const uint *p = m + off + col * col_ld;
 #if LOCAL_ROWS > 0
     __local uint staged[LOCAL_ROWS];
     const bool stage = rows <= LOCAL_ROWS;
+#define STAGED stage
+#else
+#define STAGED false
 #endif
     uint pa = 0, pb = 0, ra = 0, rb = 0, nv = 0;
-    if (lid == 0) lnan = 0;
-    for (int pass = 0; pass < NPASS; pass++) {
+    int top = 32; /* bits to resolve; those above are shared by every key */
+    if (lid == 0) {
+        lnan = 0;
+        lmin = 0xffffffffu;
+        lmax = 0;
+    }
+#if LOCAL_ROWS > 0
+    /* Staged: one read of the column, with its NaN count and key range, so that the digits
+     * start below the prefix that all its keys share. Clustered values (a sky tile, [0, 1))
+     * then spread over the first digit's bins instead of piling into one, whose local atomics
+     * would serialise. */
+    if (stage) {
+        uint nan = 0, kmin = 0xffffffffu, kmax = 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint r = lid; r < rows; r += WG) {
+            const uint b = p[(ulong)r * ld];
+            const uint k = bits_nan(b) ? NO_KEY : key_of_bits(b);
+            staged[r] = k;
+            if (k == NO_KEY) {
+                nan++;
+            } else {
+                kmin = min(kmin, k);
+                kmax = max(kmax, k);
+            }
+        }
+#if WG == 1
+        lnan = nan, lmin = kmin, lmax = kmax;
+#else
+        if (nan) atomic_add(&lnan, nan);
+        atomic_min(&lmin, kmin);
+        atomic_max(&lmax, kmax);
+#endif
+        barrier(CLK_LOCAL_MEM_FENCE);
+        nv = rows - lnan;
+        if (nv > 0) {
+            top = lmin == lmax ? 0 : 32 - (int)clz(lmin ^ lmax);
+            pa = pb = top == 32 ? 0u : lmin & ~((1u << top) - 1u);
+            ra = (nv - 1) / 2;
+            rb = nv / 2;
+        } else {
+            top = 0;
+        }
+    }
+#endif
+    for (int pass = 0; pass * RADIX_BITS < top; pass++) {
         for (int b = lid; b < 2 * NB; b += WG) lh[b] = 0;
         barrier(CLK_LOCAL_MEM_FENCE);
-        const uint hmask = pass_hmask(pass), dmask = pass_dmask(pass);
-        const int shift = pass_shift(pass);
+        const uint hmask = pass_hmask(top, pass), dmask = pass_dmask(top, pass);
+        const int shift = pass_shift(top, pass);
         uint nan = 0;
         for (uint r = lid; r < rows; r += WG) {
             uint k;
 #if LOCAL_ROWS > 0
-            if (stage && pass > 0) {
+            if (stage) {
                 k = staged[r];
                 if (k == NO_KEY) continue;
             } else
@@ -130,9 +198,6 @@ column_select(__global const uint *m, ulong off, uint rows, ulong ld, __global u
             {
                 const uint b = p[(ulong)r * ld];
                 k = bits_nan(b) ? NO_KEY : key_of_bits(b);
-#if LOCAL_ROWS > 0
-                if (stage) staged[r] = k;
-#endif
                 if (k == NO_KEY) {
                     nan++;
                     continue;
@@ -142,7 +207,7 @@ column_select(__global const uint *m, ulong off, uint rows, ulong ld, __global u
             if (h == pa) LOCAL_INC(lh[(k >> shift) & dmask]);
             else if (h == pb) LOCAL_INC(lh[NB + ((k >> shift) & dmask)]);
         }
-        if (pass == 0) {
+        if (pass == 0 && !STAGED) { /* the unstaged first pass counts the NaNs */
             if (nan) atomic_add(&lnan, nan);
             barrier(CLK_LOCAL_MEM_FENCE);
             nv = rows - lnan;
@@ -150,6 +215,7 @@ column_select(__global const uint *m, ulong off, uint rows, ulong ld, __global u
             ra = (nv - 1) / 2;
             rb = nv / 2;
         }
+        if (nv == 0) break;
         barrier(CLK_LOCAL_MEM_FENCE);
         const bool two = pa != pb;
         const uint da = find_bin(lh, &ra, part, res);

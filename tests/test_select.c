@@ -376,6 +376,21 @@ START_TEST(buffer_api)
         ck_assert_int_eq(clstats_median_buffer(ctx, buf, off, n + 6, CLSTATS_FLOAT32, &o, &got),
                          CLSTATS_ERR_ARG);
     }
+    /* Column medians of a 997 x 91 matrix (ld 100) that starts at off, read in place and
+     * through a transposed copy. */
+    const size_t rows = 997, cols = 91, ld = 100;
+    float got_cols[91], want_cols[91];
+    ref_column_medians(x + off, rows, cols, ld, CLSTATS_EVEN_MEAN, want_cols);
+    for (int transposed = 0; transposed < 2; transposed++) {
+        setenv("CLSTATS_COLUMNS_TRANSPOSE", transposed ? "1" : "0", 1);
+        ck_assert_int_eq(
+            clstats_column_medians_buffer(ctx, buf, off, rows, cols, ld, NULL, got_cols),
+            CLSTATS_OK);
+        ck_assert_uint_eq(test_compare_bits(got_cols, want_cols, cols, cols, "column median"), 0);
+    }
+    unsetenv("CLSTATS_COLUMNS_TRANSPOSE");
+    ck_assert_int_eq(clstats_column_medians_buffer(ctx, buf, off, 1001, cols, ld, NULL, got_cols),
+                     CLSTATS_ERR_ARG);
     clReleaseMemObject(buf);
     free(x);
 }
@@ -410,10 +425,13 @@ END_TEST
 START_TEST(column_medians)
 {
     /* Columns are staged in local memory when they fit; the second round caps that at 1000
-     * rows, so the first and last shapes take the global-memory path on every device. */
+     * rows, so the first and last shapes take the global-memory path on every device. The
+     * third round reads a transposed copy (GPUs do for many columns, CPU devices never), staged
+     * and not. */
     const size_t shapes[][3] = {{1001, 37, 40}, {1000, 64, 64}, {1, 5, 5}, {2, 3, 7}, {4097, 9, 9}};
-    for (int t = 0; t < 10; t++) {
+    for (int t = 0; t < 15; t++) {
         if (t == 5) setenv("CLSTATS_COLUMNS_LOCAL_ROWS", "1000", 1);
+        if (t == 10) setenv("CLSTATS_COLUMNS_TRANSPOSE", "1", 1);
         const size_t rows = shapes[t % 5][0], cols = shapes[t % 5][1], ld = shapes[t % 5][2];
         float *m = make_f32(rows * ld, (enum dist)(t % NDIST), 900 + t);
         for (size_t r = 0; r < rows; r++) {
@@ -421,6 +439,10 @@ START_TEST(column_medians)
             if (cols > 2) m[r * ld + 2] = NAN;   /* an all-NaN column */
             if (r % 5 == 0) m[r * ld + 1] = NAN; /* some NaN */
             if (cols > 3 && r % 2) m[r * ld + 3] = INFINITY;
+            /* Keys sharing a prefix (the digits start below it), all equal, and signed zeros. */
+            if (cols > 4) m[r * ld + 4] = 7.5f;
+            if (cols > 5) m[r * ld + 5] = 1024.0f + (float)(r % 7) * 0.125f;
+            if (cols > 6) m[r * ld + 6] = r % 3 ? -0.0f : 0.0f;
         }
         float *got = malloc(cols * sizeof *got), *want = malloc(cols * sizeof *want);
         for (int e = 0; e < 3; e++) {
@@ -438,6 +460,7 @@ START_TEST(column_medians)
         free(m);
     }
     unsetenv("CLSTATS_COLUMNS_LOCAL_ROWS");
+    unsetenv("CLSTATS_COLUMNS_TRANSPOSE");
 }
 END_TEST
 
