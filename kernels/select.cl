@@ -79,7 +79,9 @@ typedef uint key_t;
 #define ST_PHASE 22   /* 0: the first pass (min, max, count); 1: iterating */
 #define ST_BISECT 23  /* the last trial was a bisection */
 #define ST_ITERS 24   /* reduction passes run */
-#define ST_FIRST 25   /* radix: the first pass to run (the bracket fixed the digits before) */
+#define ST_TAIL 25    /* radix: trailing passes not needed (a bracket's digits end sooner) */
+#define ST_BASE 26    /* radix: the digits are those of (key - ST_BASE) << ST_SHIFT, */
+#define ST_SHIFT 27   /*   so a bracket's keys take as few passes as its width needs */
 #define ST_WORDS 32
 
 #define FLAG_DONE 1u
@@ -162,6 +164,26 @@ inline key_t pass_dmask(int p)
 inline key_t pass_hmask(int p)
 {
     return p == 0 ? (key_t)0 : ~((((key_t)1) << (KEY_BITS - p * RADIX_BITS)) - 1);
+}
+
+/* The last pass a run needs. */
+inline int last_pass(__global const ulong *st)
+{
+    return NPASS - 1 - (int)st[ST_TAIL];
+}
+
+/* Keys inside a bracket [lo, hi] are digitised relative to it: (key - lo) shifted up so that
+ * its top bit is the first digit's, and only the passes that cover hi - lo run. A bracket
+ * 2^22 keys wide (a median's 8% of 2^25 values straddling an exponent) then takes two
+ * passes instead of three. The prefixes restart from zero. */
+inline void digits_relative_to(__global ulong *st, key_t lo, key_t hi)
+{
+    const key_t width = hi - lo;
+    const int bits = width == 0 ? 1 : KEY_BITS - (int)clz(width);
+    st[ST_BASE] = lo;
+    st[ST_SHIFT] = (ulong)(KEY_BITS - bits);
+    st[ST_TAIL] = (ulong)(NPASS - (bits + RADIX_BITS - 1) / RADIX_BITS);
+    st[ST_PA] = st[ST_PB] = 0;
 }
 
 /* ---- Radix select ------------------------------------------------------------------------
@@ -273,8 +295,10 @@ radix_hist(__global const key_t *data, ulong off, ulong n, __global ulong *st, _
     const bool from_kbuf = compact == 2 || (compact == 1 && pass > 1);
     /* Skipped passes run with no tiles rather than returning early: PoCL's work-group
      * compiler has miscompiled an early return ahead of barriers. */
-    if ((st[ST_FLAGS] & FLAG_DONE) || pass < (int)st[ST_FIRST]) n = 0;
+    if ((st[ST_FLAGS] & FLAG_DONE) || pass > last_pass(st)) n = 0;
     else if (from_kbuf) n = read64(&ctr[CTR_KEYS]);
+    const key_t key_base = (key_t)st[ST_BASE];
+    const int key_shift = (int)st[ST_SHIFT];
     const bool do_append = compact == 1 && pass == 1;
     clear_hist(lh);
     if (get_local_id(0) == 0) lcount = lnan = 0;
@@ -296,7 +320,7 @@ radix_hist(__global const key_t *data, ulong off, ulong n, __global ulong *st, _
             if (i >= n) continue;
             key_t k;
             if (from_kbuf) {
-                k = kbuf[i];
+                k = (kbuf[i] - key_base) << key_shift;
             } else {
                 const key_t b = data[i];
                 if (bits_nan(b)) {
@@ -363,7 +387,7 @@ inline void scan_pass(__global ulong *st, __global uint *hist, __global uint *ct
                       __local ulong *part, __local ulong *out)
 {
     const ulong compact = st[ST_COMPACT];
-    if ((st[ST_FLAGS] & FLAG_DONE) || pass < (int)st[ST_FIRST]) return;
+    if ((st[ST_FLAGS] & FLAG_DONE) || pass > last_pass(st)) return;
     const int lid = get_local_id(0);
 
     if (pass == 0 && compact == 0) {
@@ -406,9 +430,11 @@ inline void scan_pass(__global ulong *st, __global uint *hist, __global uint *ct
             const ulong cand = ca + (na != nb ? cb : 0);
             if (cand <= st[ST_CAP]) st[ST_COMPACT] = 1;
         }
-        if (pass == NPASS - 1) {
-            st[ST_RES0] = na;
-            st[ST_RES1] = nb;
+        if (pass == last_pass(st)) {
+            const key_t key_base = (key_t)st[ST_BASE];
+            const int key_shift = (int)st[ST_SHIFT];
+            st[ST_RES0] = (na >> key_shift) + key_base;
+            st[ST_RES1] = (nb >> key_shift) + key_base;
             st[ST_FLAGS] |= FLAG_DONE;
         }
     }
@@ -662,7 +688,7 @@ cp_update(__global ulong *st, __global const ulong *pc, __global const real *ps,
     if (C <= st[ST_CAP]) {
         /* Small enough: gather it and let the radix kernels finish from pass 0. */
         st[ST_COMPACT] = 2;
-        st[ST_PA] = st[ST_PB] = 0;
+        digits_relative_to(st, lo, hi);
         st[ST_RA] = st[ST_R0] - L;
         st[ST_RB] = st[ST_R1] - L;
         return;
@@ -862,13 +888,7 @@ __kernel void bracket_update(__global ulong *st, __global uint *ctr)
         st[ST_COMPACT] = 2;
         st[ST_RA] = r0 - below;
         st[ST_RB] = r1 - below;
-        /* Every key in [lo, hi] starts with their common bits: the radix passes over those
-         * digits would find one bin, so they are skipped. */
-        const key_t lo = (key_t)st[ST_LO], hi = (key_t)st[ST_HI];
-        const int common = lo == hi ? KEY_BITS : (int)clz(lo ^ hi);
-        const int first = min(common / RADIX_BITS, NPASS - 1);
-        st[ST_FIRST] = first;
-        st[ST_PA] = st[ST_PB] = lo & pass_hmask(first);
+        digits_relative_to(st, (key_t)st[ST_LO], (key_t)st[ST_HI]);
         return;
     }
     for (int i = 0; i < CTR_WORDS; i++) ctr[i] = 0; /* the data passes count afresh */

@@ -366,7 +366,7 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     if (getenv("CLSTATS_SELECT_DEBUG"))
         fprintf(stderr,
                 "select: n=%llu method=%d passes=%u bracket [%#llx, %#llx] of %llu values, "
-                "%llu below, compact=%llu, first pass %llu\n",
+                "%llu below, compact=%llu, %llu trailing passes skipped\n",
                 (unsigned long long)n, (int)method, res->passes, (unsigned long long)st[16],
                 (unsigned long long)st[17], (unsigned long long)st[ST_C],
                 (unsigned long long)st[19], (unsigned long long)st[ST_COMPACT],
