@@ -63,38 +63,41 @@ inline uint pass_hmask(int top, int p)
     return above >= 32 ? 0u : ~((1u << above) - 1u);
 }
 
-/* Bin of local histogram h holding rank *r; *r becomes the rank within the bin. */
-inline uint find_bin(__local const uint *h, uint *r, __local uint *part, __local uint *out)
+/* A histogram is searched in chunks of CHUNK bins: one step sums the chunks, then every
+ * work-item walks the sums and the bins of the one chunk that holds the rank, all reading the
+ * same words. A search then costs two barriers where a scan over WG work-items cost about
+ * 2 log2(WG), and both ranks share them. */
+#define CHUNK (1 << (RADIX_BITS / 2))
+#define NCHUNK (NB / CHUNK)
+
+/* Bin of h (chunk sums csum) holding rank *r; *r becomes the rank within the bin. The bounds
+ * only guard against a rank beyond the count, which the callers never pass. */
+inline uint walk_to_bin(__local const uint *h, __local const uint *csum, uint *r)
 {
-    const int lid = get_local_id(0);
-    const int per = (NB + WG - 1) / WG, b0 = lid * per, b1 = min(b0 + per, NB);
-    uint s = 0;
-    for (int b = b0; b < b1; b++) s += h[b];
-    part[lid] = s;
+    uint want = *r;
+    int c = 0;
+    while (c < NCHUNK - 1 && want >= csum[c]) want -= csum[c++];
+    int b = c * CHUNK;
+    while (b < (c + 1) * CHUNK - 1 && want >= h[b]) want -= h[b++];
+    *r = want;
+    return (uint)b;
+}
+
+/* The digits of both ranks: *da of rank *ra in the first histogram of lh, *db of rank *rb in
+ * the second when `two` (the ranks' prefixes differ), else in the first too. */
+inline void find_bins(__local const uint *lh, bool two, uint *ra, uint *rb, uint *da, uint *db,
+                      __local uint *csum)
+{
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int d = 1; d < WG; d <<= 1) {
-        uint add = lid >= d ? part[lid - d] : 0u;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        part[lid] += add;
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    const uint incl = part[lid], excl = incl - s, want = *r;
-    if (b0 < b1 && want >= excl && want < incl) {
-        uint c = excl;
-        for (int b = b0; b < b1; b++) {
-            if (want < c + h[b]) {
-                out[0] = (uint)b;
-                out[1] = want - c;
-                break;
-            }
-            c += h[b];
-        }
+    for (int c = get_local_id(0); c < (two ? 2 : 1) * NCHUNK; c += WG) {
+        uint sum = 0;
+        for (int i = 0; i < CHUNK; i++) sum += lh[c * CHUNK + i];
+        csum[c] = sum;
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const uint bin = out[0];
-    *r = out[1];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return bin;
+    *da = walk_to_bin(lh, csum, ra);
+    *db = two ? walk_to_bin(lh + NB, csum + NCHUNK, rb) : walk_to_bin(lh, csum, rb);
+    barrier(CLK_LOCAL_MEM_FENCE); /* all have read lh before the next pass clears it */
 }
 
 /* out[3 c .. 3 c + 2] = key of rank (nv - 1) / 2, key of rank nv / 2, NaN count of column c
@@ -125,8 +128,7 @@ column_select(__global const uint *m, ulong off, uint rows, ulong ld, ulong col_
     const int lid = get_local_id(0);
     const ulong col = get_group_id(0);
     __local uint lh[2 * NB];
-    __local uint part[WG];
-    __local uint res[2];
+    __local uint csum[2 * NCHUNK];
     __local uint lnan, lmin, lmax;
     __global const uint *p = m + off + col * col_ld;
 #if LOCAL_ROWS > 0
@@ -216,10 +218,8 @@ column_select(__global const uint *m, ulong off, uint rows, ulong ld, ulong col_
             rb = nv / 2;
         }
         if (nv == 0) break;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const bool two = pa != pb;
-        const uint da = find_bin(lh, &ra, part, res);
-        const uint db = find_bin(two ? lh + NB : lh, &rb, part, res);
+        uint da, db;
+        find_bins(lh, pa != pb, &ra, &rb, &da, &db, csum);
         pa |= da << shift;
         pb |= db << shift;
     }

@@ -94,8 +94,8 @@ static int columns_device(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t ro
     int bits = (int)env_long("CLSTATS_COLUMNS_BITS", 8);
     if ((wg & (wg - 1)) || bits < 4 || bits > 12)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad CLSTATS_COLUMNS_* tuning");
-    /* Rows staged in local memory: what is left beside the histograms and the scan. */
-    const size_t fixed = (2u << bits) * 4 + (size_t)wg * 4 + 256;
+    /* Rows staged in local memory: what is left beside the histograms and their chunk sums. */
+    const size_t fixed = (2u << bits) * 4 + (2u << bits) / (1u << (bits / 2)) * 4 + 256;
     long local_rows = ctx->local_mem > fixed + 4096 ? (long)((ctx->local_mem - fixed) / 4) : 0;
     if (local_rows > 1 << 16) local_rows = 1 << 16; /* CPU devices report megabytes */
     local_rows = env_long("CLSTATS_COLUMNS_LOCAL_ROWS", local_rows);
