@@ -1,15 +1,18 @@
-/* bench_select.c - benchmark (not a test) of whole-array medians and column medians: for each
+/* bench_select.c - benchmark (not a test) of whole-array medians and of batched medians
+ * (columns of a matrix, tiles of an image): for each
  * size and method, the kernels' device time (OpenCL profiling events summed over the call),
  * the end-to-end time on data already in a cl_mem, and from a host array. Prints a table and
  * lines "RESULT device=... op=... method=... n=... what=... ms=..." that peers_select.py
  * matches (same data: splitmix64 uniforms, see gen()).
  *
  * Usage: bench_select [--device SPEC] [--log2n 20,25,28] [--reps N] [--dist uniform|normal]
- *                     [--columns ROWSxCOLS] [--methods radix,cutting-plane,sample,auto]
+ *                     [--columns ROWSxCOLS|none] [--tiles NXxNY/TWxTH,...|none]
+ *                     [--methods radix,cutting-plane,sample,auto]
  */
 #include "clstats.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,9 +68,69 @@ static const char *method_name(enum clstats_select_method m)
                                                : "auto";
 }
 
+/* A batched median: the columns of a rows x cols matrix are its tiles of 1 x rows pixels. */
+struct batch {
+    const char *op, *label;
+    size_t nx, ny, tw, th;
+};
+
+static int run_batch(clstats_ctx *ctx, const struct batch *b, cl_mem buf, const float *host,
+                     struct clstats_select_options *o, float *out)
+{
+    const bool columns = strcmp(b->op, "column_medians") == 0;
+    if (buf && columns)
+        return clstats_column_medians_buffer(ctx, buf, 0, b->ny, b->nx, b->nx, o, out);
+    if (columns) return clstats_column_medians(ctx, host, b->ny, b->nx, b->nx, o, out);
+    if (buf) return clstats_tile_medians_buffer(ctx, buf, 0, b->nx, b->ny, b->nx, b->tw, b->th, o, out);
+    return clstats_tile_medians(ctx, host, b->nx, b->ny, b->nx, b->tw, b->th, o, out);
+}
+
+static void bench_batch(clstats_ctx *ctx, const char *dev, const struct batch *b, int normal,
+                        int reps, double *t_k, double *t_d, double *t_h)
+{
+    const size_t n = b->nx * b->ny;
+    const size_t nout = ((b->nx + b->tw - 1) / b->tw) * ((b->ny + b->th - 1) / b->th);
+    float *m = malloc(n * sizeof *m), *out = malloc(nout * sizeof *out);
+    gen(m, n, normal, 777);
+    cl_int err;
+    cl_mem buf = clCreateBuffer(clstats_ctx_cl_context(ctx), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                n * sizeof *m, m, &err);
+    double kms = 0;
+    struct clstats_select_options o = {0};
+    if (err != CL_SUCCESS || run_batch(ctx, b, buf, m, &o, out) != CLSTATS_OK) { /* warm-up */
+        printf("# %s %s failed: %s\n", b->op, b->label, clstats_ctx_message(ctx));
+        goto done;
+    }
+    for (int r = 0; r < reps; r++) {
+        o.kernel_ms = &kms;
+        run_batch(ctx, b, buf, m, &o, out);
+        t_k[r] = kms;
+        o.kernel_ms = NULL;
+        double t0 = now_ms();
+        run_batch(ctx, b, buf, m, &o, out);
+        t_d[r] = now_ms() - t0;
+        t0 = now_ms();
+        run_batch(ctx, b, NULL, m, &o, out);
+        t_h[r] = now_ms() - t0;
+    }
+    const double mk = median_of(t_k, reps), md = median_of(t_d, reps), mh = median_of(t_h, reps);
+    printf("  %s %s: kernel %.4f ms, device e2e %.4f ms, host e2e %.4f ms (first %.9g)\n", b->op,
+           b->label, mk, md, mh, (double)out[0]);
+    const char *what[3] = {"kernel", "device_e2e", "host_e2e"};
+    const double ms[3] = {mk, md, mh};
+    for (int i = 0; i < 3; i++)
+        printf("RESULT device=%s op=%s method=radix n=%s what=%s ms=%.5f\n", dev, b->op, b->label,
+               what[i], ms[i]);
+done:
+    if (buf) clReleaseMemObject(buf);
+    free(m);
+    free(out);
+}
+
 int main(int argc, char **argv)
 {
     const char *spec = NULL, *log2s = "20,25,28", *dist = "uniform", *cols_arg = "10000x1000";
+    const char *tiles_arg = "none";
     const char *methods_arg = "radix,cutting-plane,sample,auto";
     int reps = 10;
     for (int i = 1; i < argc; i++) {
@@ -77,9 +140,11 @@ int main(int argc, char **argv)
         else if (i + 1 < argc && strcmp(argv[i], "--dist") == 0) dist = argv[++i];
         else if (i + 1 < argc && strcmp(argv[i], "--columns") == 0) cols_arg = argv[++i];
         else if (i + 1 < argc && strcmp(argv[i], "--methods") == 0) methods_arg = argv[++i];
+        else if (i + 1 < argc && strcmp(argv[i], "--tiles") == 0) tiles_arg = argv[++i];
         else {
             fprintf(stderr, "usage: %s [--device SPEC] [--log2n 20,25,28] [--reps N] "
                             "[--dist uniform|normal] [--columns ROWSxCOLS|none] "
+                            "[--tiles NXxNY/TWxTH,...|none] "
                             "[--methods radix,cutting-plane,sample,auto]\n", argv[0]);
             return 2;
         }
@@ -174,42 +239,19 @@ int main(int argc, char **argv)
         free(x);
     }
 
+    const int normal = strcmp(dist, "normal") == 0;
     size_t rows = 0, cols = 0;
     if (sscanf(cols_arg, "%zux%zu", &rows, &cols) == 2 && rows && cols) {
-        float *m = malloc(rows * cols * sizeof *m), *out = malloc(cols * sizeof *out);
-        gen(m, rows * cols, strcmp(dist, "normal") == 0, 777);
-        cl_int err;
-        cl_mem buf = clCreateBuffer(clstats_ctx_cl_context(ctx),
-                                    CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                                    rows * cols * sizeof *m, m, &err);
-        double kms = 0;
-        struct clstats_select_options o = {0};
-        clstats_column_medians_buffer(ctx, buf, 0, rows, cols, cols, &o, out); /* warm-up */
-        for (int r = 0; r < reps; r++) {
-            o.kernel_ms = &kms;
-            clstats_column_medians_buffer(ctx, buf, 0, rows, cols, cols, &o, out);
-            t_k[r] = kms;
-            o.kernel_ms = NULL;
-            double t0 = now_ms();
-            clstats_column_medians_buffer(ctx, buf, 0, rows, cols, cols, &o, out);
-            t_d[r] = now_ms() - t0;
-            t0 = now_ms();
-            clstats_column_medians(ctx, m, rows, cols, cols, &o, out);
-            t_h[r] = now_ms() - t0;
-        }
-        const double mk = median_of(t_k, reps), md = median_of(t_d, reps),
-                     mh = median_of(t_h, reps);
-        printf("  %zux%zu column medians: kernel %.4f ms, device e2e %.4f ms, host e2e %.4f ms "
-               "(col0 %.9g)\n", rows, cols, mk, md, mh, (double)out[0]);
-        printf("RESULT device=%s op=column_medians method=radix n=%zux%zu what=kernel ms=%.5f\n",
-               dev, rows, cols, mk);
-        printf("RESULT device=%s op=column_medians method=radix n=%zux%zu what=device_e2e "
-               "ms=%.5f\n", dev, rows, cols, md);
-        printf("RESULT device=%s op=column_medians method=radix n=%zux%zu what=host_e2e "
-               "ms=%.5f\n", dev, rows, cols, mh);
-        clReleaseMemObject(buf);
-        free(m);
-        free(out);
+        struct batch b = {"column_medians", cols_arg, cols, rows, 1, rows};
+        bench_batch(ctx, dev, &b, normal, reps, t_k, t_d, t_h);
+    }
+    char tlist[256];
+    snprintf(tlist, sizeof tlist, "%s", tiles_arg);
+    for (char *tok = strtok(tlist, ","); tok; tok = strtok(NULL, ",")) {
+        struct batch b = {"tile_medians", tok, 0, 0, 0, 0};
+        if (sscanf(tok, "%zux%zu/%zux%zu", &b.nx, &b.ny, &b.tw, &b.th) == 4 && b.nx && b.ny &&
+            b.tw && b.th)
+            bench_batch(ctx, dev, &b, normal, reps, t_k, t_d, t_h);
     }
     free(t_k);
     free(t_d);

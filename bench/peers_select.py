@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
 """peers_select.py - peers of bench_select on the same data: numpy.median on the CPU, and
-cupy.median, torch.median, torch.topk(n/2) and torch.median(dim=0) on the GPU when importable.
+cupy.median, torch.median, torch.topk(n/2) and torch.median(dim=0) on the GPU when importable;
+for tile medians numpy.median and torch.median over the tiles made an axis (reshape, transpose).
 Prints "RESULT device=... op=... method=... n=... what=... ms=..." lines like bench_select, and
 VALUE lines to check that both see the same data (splitmix64 uniforms, as bench_select's gen()).
 
 Usage: peers_select.py [--log2n 20,25,28] [--reps N] [--dist uniform|normal]
-                       [--columns ROWSxCOLS|none] [--no-numpy]
+                       [--columns ROWSxCOLS|none] [--tiles NXxNY/TWxTH,...|none] [--no-numpy]
 """
 import argparse
 import time
@@ -57,6 +58,7 @@ def main():
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--dist", default="uniform")
     ap.add_argument("--columns", default="10000x1000")
+    ap.add_argument("--tiles", default="none")
     ap.add_argument("--no-numpy", action="store_true")
     a = ap.parse_args()
     normal = a.dist == "normal"
@@ -121,6 +123,32 @@ def main():
             t = torch.from_numpy(m).cuda()
             ms, _ = time_gpu(lambda: torch.median(t, dim=0), a.reps)
             result(gpu, "column_medians", "torch.median_dim0", f"{rows}x{cols}", "device", ms)
+    for spec in [] if a.tiles == "none" else a.tiles.split(","):
+        size, tile = spec.split("/")
+        nx, ny = (int(s) for s in size.split("x"))
+        tw, th = (int(s) for s in tile.split("x"))
+        if nx % tw or ny % th:
+            print(f"# {spec}: the peers need whole tiles, skipped", flush=True)
+            continue
+        m = gen(nx * ny, normal, 777).reshape(ny, nx)
+
+        def tiles_numpy():
+            t = m.reshape(ny // th, th, nx // tw, tw).transpose(0, 2, 1, 3)
+            return np.median(t.reshape(ny // th, nx // tw, th * tw), axis=2)
+
+        if not a.no_numpy:
+            ms, v = time_cpu(tiles_numpy, 3)
+            result("cpu_numpy", "tile_medians", "numpy.median_tiles", spec, "host", ms)
+            print(f"VALUE tiles={spec} method=numpy first={float(v[0, 0]):.9g}", flush=True)
+        if has_torch:
+            t = torch.from_numpy(m).cuda()
+
+            def tiles_torch():
+                u = t.reshape(ny // th, th, nx // tw, tw).permute(0, 2, 1, 3)
+                return torch.median(u.reshape(ny // th, nx // tw, th * tw), dim=2)
+
+            ms, _ = time_gpu(tiles_torch, a.reps)
+            result(gpu, "tile_medians", "torch.median_tiles", spec, "device", ms)
 
 
 if __name__ == "__main__":

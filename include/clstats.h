@@ -230,6 +230,20 @@ int clstats_column_medians_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, s
                                   size_t cols, size_t ld,
                                   const struct clstats_select_options *opts, float *out);
 
+/* Median of each tw x th tile of a float32 image of nx x ny pixels, pixel (x, y) at
+ * image[y * stride + x] (stride >= nx), for a background mesh: tiles start at (0, 0) and the
+ * last in each row and column is cut short by the image's edge. out has ntx * nty entries,
+ * ntx = ceil(nx / tw) and nty = ceil(ny / th); tile (i, j), pixels x in [i tw, (i + 1) tw) and
+ * y in [j th, (j + 1) th), gives out[j * ntx + i]. NaNs, nan_policy and even as for
+ * clstats_column_medians. */
+int clstats_tile_medians(clstats_ctx *ctx, const float *image, size_t nx, size_t ny,
+                         size_t stride, size_t tw, size_t th,
+                         const struct clstats_select_options *opts, float *out);
+/* The same on a device buffer (float32, from element `offset`), results to the host. */
+int clstats_tile_medians_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t nx,
+                                size_t ny, size_t stride, size_t tw, size_t th,
+                                const struct clstats_select_options *opts, float *out);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,10 +1,11 @@
-/* select_columns.cl - exact median of every column of a float32 matrix, one work-group per
- * column: a radix select on order-preserving keys with the histograms in local memory, so a
- * column needs no host round trip and no global scratch.
+/* select_columns.cl - exact median of every tile of a float32 image, one work-group per tile:
+ * a radix select on order-preserving keys with the histograms in local memory, so a tile
+ * needs no host round trip and no global scratch. A matrix's columns are its tiles of one
+ * pixel by all the rows (or, transposed, of all the columns by one row).
  *
- * A column of at most LOCAL_ROWS values is read from global memory once, into local memory,
- * and the later passes read it there; that read also finds the column's key range, so the
- * digits start below the prefix all its keys share. On GPUs the host may first transpose the
+ * A tile of at most LOCAL_ROWS values is read from global memory once, into local memory,
+ * and the later passes read it there; that read also finds the tile's key range, so the
+ * digits start below the prefix all its keys share. On GPUs the host may first transpose a
  * matrix (kernel transpose) so that a column's values are contiguous rather than a row apart.
  *
  * Build options: -D WG=work-group size, -D RADIX_BITS=digit width (histograms of 2^RADIX_BITS
@@ -138,8 +139,6 @@ inline void find_bins(__local const uint *lh, bool two, uint *ra, uint *rb, uint
     barrier(CLK_LOCAL_MEM_FENCE); /* all have read lh and found before they are reused */
 }
 
-/* out[3 c .. 3 c + 2] = key of rank (nv - 1) / 2, key of rank nv / 2, NaN count of column c
- * (element (r, c) at m[off + r ld + c col_ld]); nv == 0 gives keys 0. */
 /* t[c rows + r] = m[off + r ld + c]: the columns made contiguous, through a 32 x 32 tile in
  * local memory so that both the reads and the writes are whole memory transactions. */
 __kernel __attribute__((reqd_work_group_size(32, 8, 1))) void
@@ -159,17 +158,27 @@ transpose(__global const uint *m, ulong off, uint rows, uint cols, ulong ld, __g
     }
 }
 
+/* Tiles of tw x th pixels of an nx x ny image (pixel (x, y) at m[off + y stride + x]) from
+ * (0, 0), the last in each direction cut short by the edge; work-group g takes tile
+ * (g % ntx, g / ntx), ntx = ceil(nx / tw). out[3 g .. 3 g + 2] = key of rank (nv - 1) / 2,
+ * key of rank nv / 2, NaN count of the tile's pixels; nv == 0 gives keys 0. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
-column_select(__global const uint *m, ulong off, uint rows, ulong ld, ulong col_ld,
-              __global uint *out)
+tile_select(__global const uint *m, ulong off, uint nx, uint ny, ulong stride, uint tw, uint th,
+            __global uint *out)
 {
     const int lid = get_local_id(0);
-    const ulong col = get_group_id(0);
+    const ulong g = get_group_id(0);
+    const uint ntx = (nx + tw - 1) / tw, tx = (uint)(g % ntx), ty = (uint)(g / ntx);
+    const uint run = min(tw, nx - tx * tw), rows = run * min(th, ny - ty * th);
+    /* Pixel r of the tile, row-major within it, is p[AT(r)]: a division only where the tile
+     * has several rows of several pixels. */
+#define AT(r)                                                                                  \
+    (run == 1 ? (ulong)(r) * stride : rows == run ? (ulong)(r) : (ulong)((r) / run) * stride + (r) % run)
     __local uint lh[2 * NB];
     __local uint csum[2 * NCHUNK];
     __local uint found[8];
     __local uint lnan, lmin, lmax;
-    __global const uint *p = m + off + col * col_ld;
+    __global const uint *p = m + off + (ulong)ty * th * stride + (ulong)tx * tw;
 #if LOCAL_ROWS > 0
     __local uint staged[LOCAL_ROWS];
     const bool stage = rows <= LOCAL_ROWS;
@@ -193,7 +202,7 @@ column_select(__global const uint *m, ulong off, uint rows, ulong ld, ulong col_
         uint nan = 0, kmin = 0xffffffffu, kmax = 0;
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint r = lid; r < rows; r += WG) {
-            const uint b = p[(ulong)r * ld];
+            const uint b = p[AT(r)];
             const uint k = bits_nan(b) ? NO_KEY : key_of_bits(b);
             staged[r] = k;
             if (k == NO_KEY) {
@@ -237,7 +246,7 @@ column_select(__global const uint *m, ulong off, uint rows, ulong ld, ulong col_
             } else
 #endif
             {
-                const uint b = p[(ulong)r * ld];
+                const uint b = p[AT(r)];
                 k = bits_nan(b) ? NO_KEY : key_of_bits(b);
                 if (k == NO_KEY) {
                     nan++;
@@ -263,8 +272,8 @@ column_select(__global const uint *m, ulong off, uint rows, ulong ld, ulong col_
         pb |= db << shift;
     }
     if (lid == 0) {
-        out[3 * col] = nv ? pa : 0u;
-        out[3 * col + 1] = nv ? pb : 0u;
-        out[3 * col + 2] = lnan;
+        out[3 * g] = nv ? pa : 0u;
+        out[3 * g + 1] = nv ? pb : 0u;
+        out[3 * g + 2] = lnan;
     }
 }

@@ -1,6 +1,7 @@
 /* select_columns.c - batched medians: the median of every column of a float32 matrix
- * (clstats_column_medians and its cl_mem form), one work-group per column running
- * kernels/select_columns.cl; the kernel returns keys, the host applies the even-count option. */
+ * (clstats_column_medians) and of every tile of an image (clstats_tile_medians), and their
+ * cl_mem forms, one work-group per tile running kernels/select_columns.cl (a column is a tile
+ * one pixel wide); the kernel returns keys, the host applies the even-count option. */
 #include "internal.h"
 #include "select_internal.h"
 
@@ -74,8 +75,35 @@ fail:
     return status;
 }
 
-static int columns_device(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows, size_t cols,
-                          size_t ld, const struct clstats_select_options *o, float *out)
+/* Tiles of tw x th pixels of an nx x ny image, pixel (x, y) at element offset + y stride + x,
+ * from (0, 0), the last in each direction cut short by the edge (kernels/select_columns.cl). */
+struct tiling {
+    size_t nx, ny, stride, tw, th;
+};
+
+static size_t tiles_across(const struct tiling *t)
+{
+    return (t->nx + t->tw - 1) / t->tw;
+}
+
+static size_t tile_count(const struct tiling *t)
+{
+    return tiles_across(t) * ((t->ny + t->th - 1) / t->th);
+}
+
+/* Pixels in tile g. */
+static size_t tile_size(const struct tiling *t, size_t g)
+{
+    const size_t i = g % tiles_across(t), j = g / tiles_across(t);
+    const size_t w = t->nx - i * t->tw < t->tw ? t->nx - i * t->tw : t->tw;
+    const size_t h = t->ny - j * t->th < t->th ? t->ny - j * t->th : t->th;
+    return w * h;
+}
+
+/* The median of every tile into out[g], tile g = j ntx + i. `columns` allows the matrix's
+ * transposition (its tiles are its columns: tw 1, th ny). */
+static int tiles_device(clstats_ctx *ctx, cl_mem buf, size_t offset, struct tiling tl, bool columns,
+                        const struct clstats_select_options *o, float *out)
 {
     cl_program program;
     cl_kernel kernel = NULL;
@@ -105,55 +133,62 @@ static int columns_device(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t ro
     status = clstats__program(ctx, "select_columns.cl", options, &program);
     if (status != CLSTATS_OK) return status;
 
-    keys = malloc(cols * 3 * sizeof *keys);
-    if (!keys) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate %zu results", cols);
-    if ((status = clstats__kernel(ctx, program, "column_select", &kernel)) ||
-        (status = clstats__scratch(ctx, SLOT_COLUMN_RESULTS, cols * 3 * sizeof(cl_uint),
-                                   &res_buf)))
+    const size_t ntiles = tile_count(&tl);
+    keys = malloc(ntiles * 3 * sizeof *keys);
+    if (!keys) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate %zu results", ntiles);
+    if ((status = clstats__kernel(ctx, program, "tile_select", &kernel)) ||
+        (status =
+             clstats__scratch(ctx, SLOT_COLUMN_RESULTS, ntiles * 3 * sizeof(cl_uint), &res_buf)))
         goto fail;
-    status = transpose(ctx, program, buf, offset, rows, cols, ld, &t_buf,
-                       o->kernel_ms ? &t_ev : NULL);
-    if (status != CLSTATS_OK) goto fail;
-    /* Element (r, c) at off + r ld + c col_ld: the caller's layout, or the transposed copy. */
-    const cl_ulong off = t_buf ? 0 : offset, ldl = t_buf ? 1 : ld, col_ld = t_buf ? rows : 1;
+    if (columns) {
+        status = transpose(ctx, program, buf, offset, tl.ny, tl.nx, tl.stride, &t_buf,
+                           o->kernel_ms ? &t_ev : NULL);
+        if (status != CLSTATS_OK) goto fail;
+    }
+    /* The transposed matrix is an image of ny columns and nx rows whose tiles are its rows. */
+    const struct tiling src_tl = t_buf ? (struct tiling){tl.ny, tl.nx, tl.ny, tl.ny, 1} : tl;
+    const cl_ulong off = t_buf ? 0 : offset, stride = src_tl.stride;
+    const cl_uint nx = (cl_uint)src_tl.nx, ny = (cl_uint)src_tl.ny, tw = (cl_uint)src_tl.tw,
+                  th = (cl_uint)src_tl.th;
     const cl_mem src = t_buf ? t_buf : buf;
-    const cl_uint nrows = (cl_uint)rows;
     CL_TRY(ctx, clSetKernelArg(kernel, 0, sizeof src, &src), "clSetKernelArg");
     CL_TRY(ctx, clSetKernelArg(kernel, 1, sizeof off, &off), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 2, sizeof nrows, &nrows), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 3, sizeof ldl, &ldl), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 4, sizeof col_ld, &col_ld), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 5, sizeof res_buf, &res_buf), "clSetKernelArg");
-    const size_t local = (size_t)wg, global = cols * local;
+    CL_TRY(ctx, clSetKernelArg(kernel, 2, sizeof nx, &nx), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(kernel, 3, sizeof ny, &ny), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(kernel, 4, sizeof stride, &stride), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(kernel, 5, sizeof tw, &tw), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(kernel, 6, sizeof th, &th), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(kernel, 7, sizeof res_buf, &res_buf), "clSetKernelArg");
+    const size_t local = (size_t)wg, global = ntiles * local;
     CL_TRY(ctx,
            clEnqueueNDRangeKernel(ctx->queue, kernel, 1, NULL, &global, &local, 0, NULL,
                                   o->kernel_ms ? &ev : NULL),
-           "clEnqueueNDRangeKernel(column_select)");
+           "clEnqueueNDRangeKernel(tile_select)");
     CL_TRY(ctx,
-           clEnqueueReadBuffer(ctx->queue, res_buf, CL_TRUE, 0, cols * 3 * sizeof(cl_uint), keys, 0,
-                               NULL, NULL),
-           "clEnqueueReadBuffer(column results)");
+           clEnqueueReadBuffer(ctx->queue, res_buf, CL_TRUE, 0, ntiles * 3 * sizeof(cl_uint), keys,
+                               0, NULL, NULL),
+           "clEnqueueReadBuffer(tile results)");
     if (ev) *o->kernel_ms = event_ms(ev) + (t_ev ? event_ms(t_ev) : 0.0);
 
     uint64_t nan = 0;
-    for (size_t c = 0; c < cols; c++) {
-        const cl_uint ka = keys[3 * c], kb = keys[3 * c + 1], cnan = keys[3 * c + 2];
+    for (size_t g = 0; g < ntiles; g++) {
+        const cl_uint ka = keys[3 * g], kb = keys[3 * g + 1], cnan = keys[3 * g + 2];
         nan += cnan;
-        if (cnan == rows) {
+        if (cnan == tile_size(&tl, g)) {
             const uint32_t qnan = 0x7fc00000u;
-            memcpy(&out[c], &qnan, sizeof out[c]);
+            memcpy(&out[g], &qnan, sizeof out[g]);
             continue;
         }
         const float a = (float)clstats__value_of_key(ka, false);
         const float b = (float)clstats__value_of_key(kb, false);
-        out[c] = ka == kb || o->even == CLSTATS_EVEN_LOWER ? a
+        out[g] = ka == kb || o->even == CLSTATS_EVEN_LOWER ? a
                  : o->even == CLSTATS_EVEN_UPPER           ? b
                                                            : clstats__mean_f32(a, b);
     }
     if (o->nan_count) *o->nan_count = nan;
     if (o->nan_policy == CLSTATS_NAN_ERROR && nan)
-        status = clstats__fail(ctx, CLSTATS_ERR_NAN, "%llu NaN values in the matrix",
-                               (unsigned long long)nan);
+        status = clstats__fail(ctx, CLSTATS_ERR_NAN, "%llu NaN values in the %s",
+                               (unsigned long long)nan, columns ? "matrix" : "image");
 
 fail:
     if (status != CLSTATS_OK) clFinish(ctx->queue);
@@ -163,49 +198,89 @@ fail:
     return status;
 }
 
-static int check_args(clstats_ctx *ctx, const void *m, size_t rows, size_t cols, size_t ld,
-                      const struct clstats_select_options *o, const float *out)
+static int check_args(clstats_ctx *ctx, const void *m, const struct tiling *t,
+                      const struct clstats_select_options *o, const float *out, const char *what)
 {
     if (!ctx) return clstats__fail(NULL, CLSTATS_ERR_ARG, "context is NULL");
-    if (!m || !out) return clstats__fail(ctx, CLSTATS_ERR_ARG, "matrix or out is NULL");
-    if (rows == 0 || cols == 0 || rows > UINT32_MAX || ld < cols)
-        return clstats__fail(ctx, CLSTATS_ERR_ARG,
-                             "matrix of %zu rows, %zu columns, ld %zu is out of range", rows, cols,
-                             ld);
+    if (!m || !out) return clstats__fail(ctx, CLSTATS_ERR_ARG, "%s or out is NULL", what);
+    if (t->nx == 0 || t->ny == 0 || t->nx > UINT32_MAX || t->ny > UINT32_MAX || t->stride < t->nx)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "%s of %zu x %zu, stride %zu is out of range",
+                             what, t->nx, t->ny, t->stride);
+    if (t->tw == 0 || t->th == 0 || t->tw > UINT32_MAX / t->th)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "tiles of %zu x %zu are out of range", t->tw,
+                             t->th);
     if ((unsigned)o->nan_policy > CLSTATS_NAN_ERROR || (unsigned)o->even > CLSTATS_EVEN_UPPER)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "unknown selection option value");
     return CLSTATS_OK;
 }
 
+/* Elements from the first pixel to the last. */
+static size_t span_of(const struct tiling *t)
+{
+    return (t->ny - 1) * t->stride + t->nx;
+}
+
+static int tiles_host(clstats_ctx *ctx, const float *m, struct tiling tl, bool columns,
+                      const struct clstats_select_options *opts, float *out)
+{
+    const struct clstats_select_options *o = opts ? opts : &default_options;
+    const char *what = columns ? "matrix" : "image";
+    int status = check_args(ctx, m, &tl, o, out, what);
+    if (status != CLSTATS_OK) return status;
+    if (span_of(&tl) * sizeof(float) > ctx->max_alloc)
+        return clstats__fail(ctx, CLSTATS_ERR_DEVICE_MEMORY,
+                             "the %s is larger than the device's largest buffer", what);
+    cl_mem buf;
+    status = clstats__upload(ctx, m, span_of(&tl) * sizeof(float),
+                             columns ? "uploading the matrix" : "uploading the image", &buf);
+    if (status != CLSTATS_OK) return status;
+    status = tiles_device(ctx, buf, 0, tl, columns, o, out);
+    clReleaseMemObject(buf);
+    return status;
+}
+
+static int tiles_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, struct tiling tl, bool columns,
+                        const struct clstats_select_options *opts, float *out)
+{
+    const struct clstats_select_options *o = opts ? opts : &default_options;
+    const char *what = columns ? "matrix" : "image";
+    int status = check_args(ctx, buf, &tl, o, out, what);
+    if (status != CLSTATS_OK) return status;
+    size_t size = 0;
+    if (clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof size, &size, NULL) != CL_SUCCESS)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "buf is not a valid cl_mem");
+    if (offset + span_of(&tl) > size / sizeof(float))
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "the %s runs past the end of buf", what);
+    return tiles_device(ctx, buf, offset, tl, columns, o, out);
+}
+
+/* A matrix's columns are its tiles of one pixel by all the rows. */
 int clstats_column_medians(clstats_ctx *ctx, const float *matrix, size_t rows, size_t cols,
                            size_t ld, const struct clstats_select_options *opts, float *out)
 {
-    const struct clstats_select_options *o = opts ? opts : &default_options;
-    int status = check_args(ctx, matrix, rows, cols, ld, o, out);
-    if (status != CLSTATS_OK) return status;
-    const size_t count = (rows - 1) * ld + cols;
-    if (count * sizeof(float) > ctx->max_alloc)
-        return clstats__fail(ctx, CLSTATS_ERR_DEVICE_MEMORY,
-                             "the matrix is larger than the device's largest buffer");
-    cl_mem buf;
-    status = clstats__upload(ctx, matrix, count * sizeof(float), "uploading the matrix", &buf);
-    if (status != CLSTATS_OK) return status;
-    status = columns_device(ctx, buf, 0, rows, cols, ld, o, out);
-    clReleaseMemObject(buf);
-    return status;
+    return tiles_host(ctx, matrix, (struct tiling){cols, rows, ld, 1, rows ? rows : 1}, true, opts,
+                      out);
 }
 
 int clstats_column_medians_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows,
                                   size_t cols, size_t ld, const struct clstats_select_options *opts,
                                   float *out)
 {
-    const struct clstats_select_options *o = opts ? opts : &default_options;
-    int status = check_args(ctx, buf, rows, cols, ld, o, out);
-    if (status != CLSTATS_OK) return status;
-    size_t size = 0;
-    if (clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof size, &size, NULL) != CL_SUCCESS)
-        return clstats__fail(ctx, CLSTATS_ERR_ARG, "buf is not a valid cl_mem");
-    if (offset + (rows - 1) * ld + cols > size / sizeof(float))
-        return clstats__fail(ctx, CLSTATS_ERR_ARG, "the matrix runs past the end of buf");
-    return columns_device(ctx, buf, offset, rows, cols, ld, o, out);
+    return tiles_buffer(ctx, buf, offset, (struct tiling){cols, rows, ld, 1, rows ? rows : 1}, true,
+                        opts, out);
+}
+
+int clstats_tile_medians(clstats_ctx *ctx, const float *image, size_t nx, size_t ny, size_t stride,
+                         size_t tw, size_t th, const struct clstats_select_options *opts,
+                         float *out)
+{
+    return tiles_host(ctx, image, (struct tiling){nx, ny, stride, tw, th}, false, opts, out);
+}
+
+int clstats_tile_medians_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t nx, size_t ny,
+                                size_t stride, size_t tw, size_t th,
+                                const struct clstats_select_options *opts, float *out)
+{
+    return tiles_buffer(ctx, buf, offset, (struct tiling){nx, ny, stride, tw, th}, false, opts,
+                        out);
 }

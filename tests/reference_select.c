@@ -116,3 +116,19 @@ void ref_column_medians(const float *m, size_t rows, size_t cols, size_t ld,
     }
     free(col);
 }
+
+void ref_tile_medians(const float *m, size_t nx, size_t ny, size_t stride, size_t tw, size_t th,
+                      enum clstats_even even, float *out)
+{
+    float *tile = malloc(tw * th * sizeof *tile);
+    const size_t ntx = (nx + tw - 1) / tw;
+    for (size_t y0 = 0, j = 0; y0 < ny; y0 += th, j++) {
+        for (size_t x0 = 0, i = 0; x0 < nx; x0 += tw, i++) {
+            size_t n = 0;
+            for (size_t y = y0; y < y0 + th && y < ny; y++)
+                for (size_t x = x0; x < x0 + tw && x < nx; x++) tile[n++] = m[y * stride + x];
+            out[j * ntx + i] = ref_median_f32(tile, n, even);
+        }
+    }
+    free(tile);
+}

@@ -23,4 +23,9 @@ double ref_percentile_sorted(const double *s, size_t nv, double q);
 void ref_column_medians(const float *m, size_t rows, size_t cols, size_t ld,
                         enum clstats_even even, float *out);
 
+/* Tile medians of an nx x ny image (pixel (x, y) at m[y stride + x]) in tw x th tiles from
+ * (0, 0), edge tiles cut short: out[j ntx + i], ntx = ceil(nx / tw). */
+void ref_tile_medians(const float *m, size_t nx, size_t ny, size_t stride, size_t tw, size_t th,
+                      enum clstats_even even, float *out);
+
 #endif

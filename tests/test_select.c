@@ -471,6 +471,117 @@ START_TEST(column_medians)
 }
 END_TEST
 
+/* Paints a w x h block of the image with one of the cases tiles must get right (kind 0-4). */
+static void paint(float *m, size_t stride, size_t x0, size_t y0, size_t w, size_t h, int kind)
+{
+    for (size_t y = y0; y < y0 + h; y++)
+        for (size_t x = x0; x < x0 + w; x++) {
+            float *v = &m[y * stride + x];
+            switch (kind) {
+            case 0:
+                *v = NAN;
+                break; /* all missing */
+            case 1:
+                *v = 3.25f;
+                break; /* constant */
+            case 2:
+                *v = (float)((x + y) % 4);
+                break; /* ties */
+            case 3:
+                *v = (x + y) % 2 ? INFINITY : -INFINITY;
+                break; /* even: mean of -inf, inf */
+            case 4:
+                if ((x * 7 + y) % 3 == 0) *v = NAN;
+                break; /* a third missing */
+            }
+        }
+}
+
+START_TEST(tile_medians)
+{
+    /* Shapes: nx, ny, stride, tw, th. Edge tiles cut short, tiles larger than the image,
+     * tiles one pixel wide (columns) or one row high, and tiles of more pixels than are
+     * staged in local memory (the second half caps that at 1000; the last rounds run 64
+     * work-items per tile with 11-bit digits, as GPUs do). */
+    const size_t shapes[][5] = {
+        {300, 211, 303, 64, 64}, {37, 5, 37, 8, 3},      {3, 2, 4, 5, 5}, {150, 90, 150, 1, 90},
+        {200, 33, 201, 200, 1},  {129, 70, 129, 40, 35}, {1, 1, 1, 1, 1}};
+    const int nshapes = sizeof shapes / sizeof shapes[0];
+    for (int t = 0; t < 3 * nshapes; t++) {
+        if (t == nshapes) setenv("CLSTATS_COLUMNS_LOCAL_ROWS", "1000", 1);
+        if (t == 2 * nshapes) {
+            unsetenv("CLSTATS_COLUMNS_LOCAL_ROWS");
+            setenv("CLSTATS_COLUMNS_WG", "64", 1);
+            setenv("CLSTATS_COLUMNS_BITS", "11", 1);
+        }
+        const size_t *sh = shapes[t % nshapes];
+        const size_t nx = sh[0], ny = sh[1], stride = sh[2], tw = sh[3], th = sh[4];
+        const size_t ntiles = ((nx + tw - 1) / tw) * ((ny + th - 1) / th);
+        float *m = make_f32(ny * stride, (enum dist)(t % NDIST), 1300 + t);
+        /* Special tiles: the first five tiles of the first row, where there are so many. */
+        for (int k = 0; k < 5 && (size_t)k * tw < nx && ntiles > 1; k++) {
+            const size_t x0 = k * tw, w = nx - x0 < tw ? nx - x0 : tw, h = ny < th ? ny : th;
+            paint(m, stride, x0, 0, w, h, k);
+        }
+        float *got = malloc(ntiles * sizeof *got), *want = malloc(ntiles * sizeof *want);
+        for (int e = 0; e < 3; e++) {
+            struct clstats_select_options o = {.even = (enum clstats_even)e};
+            ck_assert_msg(clstats_tile_medians(test_ctx(), m, nx, ny, stride, tw, th, &o, got) ==
+                              CLSTATS_OK,
+                          "%s", clstats_ctx_message(test_ctx()));
+            ref_tile_medians(m, nx, ny, stride, tw, th, o.even, want);
+            ck_assert_uint_eq(test_compare_bits(got, want, ntiles, ntiles, "tile median"), 0);
+        }
+        free(got);
+        free(want);
+        free(m);
+    }
+    unsetenv("CLSTATS_COLUMNS_WG");
+    unsetenv("CLSTATS_COLUMNS_BITS");
+}
+END_TEST
+
+START_TEST(tile_medians_buffer_and_errors)
+{
+    clstats_ctx *ctx = test_ctx();
+    const size_t nx = 250, ny = 120, stride = 256, off = 9, tw = 32, th = 50;
+    const size_t ntiles = 8 * 3, total = off + ny * stride;
+    float *m = make_f32(total, NORMAL, 1400);
+    paint(m + off, stride, 0, 0, 32, 50, 4);
+    float got[24], want[24];
+    ref_tile_medians(m + off, nx, ny, stride, tw, th, CLSTATS_EVEN_MEAN, want);
+    cl_int err;
+    cl_mem buf =
+        clCreateBuffer(clstats_ctx_cl_context(ctx), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                       total * sizeof *m, m, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    uint64_t nan = 0;
+    struct clstats_select_options o = {.nan_count = &nan};
+    ck_assert_int_eq(clstats_tile_medians_buffer(ctx, buf, off, nx, ny, stride, tw, th, &o, got),
+                     CLSTATS_OK);
+    ck_assert_uint_eq(test_compare_bits(got, want, ntiles, ntiles, "tile median"), 0);
+    size_t nans = 0;
+    for (size_t i = 0; i < ny * stride; i++)
+        nans += isnan(m[off + i]) && i % stride < nx;
+    ck_assert_uint_eq(nan, nans);
+    struct clstats_select_options oe = {.nan_policy = CLSTATS_NAN_ERROR};
+    ck_assert_int_eq(clstats_tile_medians(ctx, m + off, nx, ny, stride, tw, th, &oe, got),
+                     CLSTATS_ERR_NAN);
+    /* Past the buffer's end, zero tiles, a stride below the width, a NULL image. */
+    ck_assert_int_eq(
+        clstats_tile_medians_buffer(ctx, buf, off + 7, nx, ny, stride, tw, th, NULL, got),
+        CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_tile_medians(ctx, m, nx, ny, stride, 0, th, NULL, got),
+                     CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_tile_medians(ctx, m, nx, ny, nx - 1, tw, th, NULL, got),
+                     CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_tile_medians(ctx, NULL, nx, ny, stride, tw, th, NULL, got),
+                     CLSTATS_ERR_ARG);
+    clReleaseMemObject(buf);
+    free(m);
+}
+END_TEST
+
 /* More than 2^31 values, where the device can hold them (not PoCL's 2 GiB buffers). */
 START_TEST(beyond_2_to_31)
 {
@@ -536,6 +647,8 @@ int main(void)
     tcase_add_test(tc, buffer_api);
     tcase_add_test(tc, percentiles_linear);
     tcase_add_test(tc, column_medians);
+    tcase_add_test(tc, tile_medians);
+    tcase_add_test(tc, tile_medians_buffer_and_errors);
     tcase_add_test(tc, paper_distributions_f64);
     tcase_add_test(tc, beyond_2_to_31);
     suite_add_tcase(s, tc);
