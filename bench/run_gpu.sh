@@ -164,12 +164,13 @@ if has select_debug; then
         | tee "$OUT/select_debug.txt"
 fi
 
+TILES=${TILES:-4096x4096/64x64,4096x4096/128x128,10000x10000/100x100}
 if has select; then
     timeout 200 ./build/bench/bench_select --device gpu --log2n 20,25,28 --columns 10000x1000 \
-        --methods radix,cutting-plane,sample,auto ${SELECT_ARGS:-} 2>&1 \
+        --tiles "$TILES" --methods radix,cutting-plane,sample,auto ${SELECT_ARGS:-} 2>&1 \
         | tee "$OUT/bench_select_gpu.txt"
     timeout 200 ./build/bench/bench_select --device cpu --log2n 20,25 --columns 10000x1000 \
         --reps 3 2>&1 | tee "$OUT/bench_select_cpu.txt"
-    timeout 200 python3 bench/peers_select.py --log2n 20,25,28 --columns 10000x1000 --reps 3 2>&1 \
-        | tee "$OUT/peers_select.txt"
+    timeout 200 python3 bench/peers_select.py --log2n 20,25,28 --columns 10000x1000 \
+        --tiles "$TILES" --reps 3 2>&1 | tee "$OUT/peers_select.txt"
 fi
