@@ -10,7 +10,8 @@
  *
  * Build options: -D WG=work-group size, -D RADIX_BITS=digit width (histograms of 2^RADIX_BITS
  * bins, two of them: an even count wants ranks r0 and r0 + 1, which may part ways),
- * -D LOCAL_ROWS=rows kept in local memory (0: none).
+ * -D LOCAL_ROWS=values of a tile kept in local memory (0: none; `rows` below is a tile's
+ * number of values, a column's rows).
  */
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -173,7 +174,9 @@ tile_select(__global const uint *m, ulong off, uint nx, uint ny, ulong stride, u
     /* Pixel r of the tile, row-major within it, is p[AT(r)]: a division only where the tile
      * has several rows of several pixels. */
 #define AT(r)                                                                                  \
-    (run == 1 ? (ulong)(r) * stride : rows == run ? (ulong)(r) : (ulong)((r) / run) * stride + (r) % run)
+    (run == 1      ? (ulong)(r) * stride                                                       \
+     : rows == run ? (ulong)(r)                                                                \
+                   : (ulong)((r) / run) * stride + (r) % run)
     __local uint lh[2 * NB];
     __local uint csum[2 * NCHUNK];
     __local uint found[8];
