@@ -823,9 +823,9 @@ bracket_pass(__global const key_t *data, ulong off, ulong n, __global const ulon
     const ulong cap = st[ST_CAP];
     uint nan = 0, below = 0, in = 0;
     data += off;
-    const ulong span = TILE, nspans = (n + span - 1) / span;
-    for (ulong t = get_group_id(0); t < nspans; t += get_num_groups(0)) {
-        const ulong base = t * span;
+    const ulong ntiles = (n + TILE - 1) / TILE;
+    for (ulong t = get_group_id(0); t < ntiles; t += get_num_groups(0)) {
+        const ulong base = t * TILE;
         key_t mine[MINE_SIZE];
         int count = 0;
         for (int j = 0; j < VPT; j++) {

@@ -25,8 +25,12 @@ enum {
     ST_CAP = 9,
     ST_RES0 = 14,
     ST_RES1 = 15,
+    ST_LO = 16,
+    ST_HI = 17,
+    ST_L = 19,
     ST_C = 20,
     ST_ITERS = 24,
+    ST_TAIL = 25,
     ST_WORDS = 32
 };
 enum { FLAG_DONE = 1, FLAG_EMPTY = 2, FLAG_RANGE = 4 };
@@ -164,6 +168,19 @@ static int launch(struct run *r, cl_kernel k, size_t groups, const char *what)
 
 #define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
 
+/* The arguments every kernel that reads the data starts with: data, off, n, st. */
+static int data_args(clstats_ctx *ctx, cl_kernel k, cl_mem data, cl_ulong off, cl_ulong n,
+                     cl_mem st)
+{
+    int status = CLSTATS_OK;
+    ARG(k, 0, data);
+    ARG(k, 1, off);
+    ARG(k, 2, n);
+    ARG(k, 3, st);
+fail:
+    return status;
+}
+
 static int radix_pass(struct run *r, cl_int pass)
 {
     clstats_ctx *ctx = r->ctx;
@@ -269,10 +286,7 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     if ((status = get_kernel(&r, program, "radix_hist", &r.k_hist)) ||
         (status = get_kernel(&r, program, "radix_scan", &r.k_scan)))
         goto fail;
-    ARG(r.k_hist, 0, data);
-    ARG(r.k_hist, 1, off);
-    ARG(r.k_hist, 2, nn);
-    ARG(r.k_hist, 3, r.st);
+    if ((status = data_args(ctx, r.k_hist, data, off, nn, r.st))) goto fail;
     ARG(r.k_hist, 4, r.hist);
     ARG(r.k_hist, 5, r.ctr);
     ARG(r.k_hist, 6, r.kbuf);
@@ -286,16 +300,10 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
             (status = get_kernel(&r, program, "bracket_pass", &k_pass)) ||
             (status = get_kernel(&r, program, "bracket_update", &k_update)))
             goto fail;
-        ARG(k_sample, 0, data);
-        ARG(k_sample, 1, off);
-        ARG(k_sample, 2, nn);
-        ARG(k_sample, 3, r.st);
+        if ((status = data_args(ctx, k_sample, data, off, nn, r.st))) goto fail;
         ARG(k_sample, 4, r.hist);
         ARG(k_sample, 5, r.ctr);
-        ARG(k_pass, 0, data);
-        ARG(k_pass, 1, off);
-        ARG(k_pass, 2, nn);
-        ARG(k_pass, 3, r.st);
+        if ((status = data_args(ctx, k_pass, data, off, nn, r.st))) goto fail;
         ARG(k_pass, 4, r.ctr);
         ARG(k_pass, 5, r.kbuf);
         ARG(k_update, 0, r.st);
@@ -320,20 +328,14 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
             (status = get_kernel(&r, program, "cp_update", &r.k_cp_update)) ||
             (status = get_kernel(&r, program, "cp_gather", &r.k_cp_gather)))
             goto fail;
-        ARG(r.k_cp_reduce, 0, data);
-        ARG(r.k_cp_reduce, 1, off);
-        ARG(r.k_cp_reduce, 2, nn);
-        ARG(r.k_cp_reduce, 3, r.st);
+        if ((status = data_args(ctx, r.k_cp_reduce, data, off, nn, r.st))) goto fail;
         ARG(r.k_cp_reduce, 4, r.pc);
         ARG(r.k_cp_reduce, 5, r.ps);
         ARG(r.k_cp_update, 0, r.st);
         ARG(r.k_cp_update, 1, r.pc);
         ARG(r.k_cp_update, 2, r.ps);
         ARG(r.k_cp_update, 3, groups);
-        ARG(r.k_cp_gather, 0, data);
-        ARG(r.k_cp_gather, 1, off);
-        ARG(r.k_cp_gather, 2, nn);
-        ARG(r.k_cp_gather, 3, r.st);
+        if ((status = data_args(ctx, r.k_cp_gather, data, off, nn, r.st))) goto fail;
         ARG(r.k_cp_gather, 4, r.ctr);
         ARG(r.k_cp_gather, 5, r.kbuf);
         for (int done_passes = 0; !(st[ST_FLAGS] & FLAG_DONE); done_passes += CP_BATCH) {
@@ -360,17 +362,15 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     res->nv = st[ST_NV];
     res->key0 = st[ST_RES0];
     res->key1 = st[ST_RES1];
-    res->passes = method == CLSTATS_SELECT_RADIX    ? (unsigned)r.npass
-                  : method == CLSTATS_SELECT_SAMPLE ? (unsigned)st[ST_ITERS]
-                                                    : (unsigned)st[ST_ITERS];
+    res->passes = method == CLSTATS_SELECT_RADIX ? (unsigned)r.npass : (unsigned)st[ST_ITERS];
     if (getenv("CLSTATS_SELECT_DEBUG"))
         fprintf(stderr,
                 "select: n=%llu method=%d passes=%u bracket [%#llx, %#llx] of %llu values, "
                 "%llu below, compact=%llu, %llu trailing passes skipped\n",
-                (unsigned long long)n, (int)method, res->passes, (unsigned long long)st[16],
-                (unsigned long long)st[17], (unsigned long long)st[ST_C],
-                (unsigned long long)st[19], (unsigned long long)st[ST_COMPACT],
-                (unsigned long long)st[25]);
+                (unsigned long long)n, (int)method, res->passes, (unsigned long long)st[ST_LO],
+                (unsigned long long)st[ST_HI], (unsigned long long)st[ST_C],
+                (unsigned long long)st[ST_L], (unsigned long long)st[ST_COMPACT],
+                (unsigned long long)st[ST_TAIL]);
     if (st[ST_FLAGS] & FLAG_EMPTY) res->empty = true;
     if (st[ST_FLAGS] & FLAG_RANGE) res->out_of_range = true;
 
