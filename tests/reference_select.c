@@ -106,16 +106,6 @@ double ref_percentile_sorted(const double *s, size_t nv, double q)
     return g >= 0.5 ? b - d * (1.0 - g) : a + d * g;
 }
 
-void ref_column_medians(const float *m, size_t rows, size_t cols, size_t ld,
-                        enum clstats_even even, float *out)
-{
-    float *col = malloc(rows * sizeof *col);
-    for (size_t c = 0; c < cols; c++) {
-        for (size_t r = 0; r < rows; r++) col[r] = m[r * ld + c];
-        out[c] = ref_median_f32(col, rows, even);
-    }
-    free(col);
-}
 
 void ref_tile_medians(const float *m, size_t nx, size_t ny, size_t stride, size_t tw, size_t th,
                       enum clstats_even even, float *out)
@@ -131,4 +121,11 @@ void ref_tile_medians(const float *m, size_t nx, size_t ny, size_t stride, size_
         }
     }
     free(tile);
+}
+
+/* A matrix's columns are its tiles of one pixel by all the rows. */
+void ref_column_medians(const float *m, size_t rows, size_t cols, size_t ld,
+                        enum clstats_even even, float *out)
+{
+    ref_tile_medians(m, cols, rows, ld, 1, rows, even, out);
 }

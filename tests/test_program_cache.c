@@ -47,6 +47,15 @@ static void filter_fresh(float *med, float *mad)
     filter_fresh_w(7, med, mad);
 }
 
+/* A fresh filter at w = 7 whose build must leave exactly one cache file, named in path. */
+static void filter_fresh_one_file(float *med, float *mad, char *path, size_t size)
+{
+    int count;
+    filter_fresh(med, mad);
+    cache_file(path, size, &count);
+    ck_assert_int_eq(count, 1);
+}
+
 static void copy_file(const char *from, const char *to)
 {
     static char buf[1 << 20];
@@ -81,13 +90,8 @@ START_TEST(a_build_is_stored_and_reused_with_the_same_results)
 {
     float med1[260], mad1[260], med2[260], mad2[260];
     char path[512];
-    int count;
-    filter_fresh(med1, mad1);
-    cache_file(path, sizeof path, &count);
-    ck_assert_int_eq(count, 1);
-    filter_fresh(med2, mad2); /* from the file this time */
-    cache_file(path, sizeof path, &count);
-    ck_assert_int_eq(count, 1);
+    filter_fresh_one_file(med1, mad1, path, sizeof path);
+    filter_fresh_one_file(med2, mad2, path, sizeof path); /* from the file this time */
     ck_assert_uint_eq(test_compare_bits(med2, med1, 260, 20, "cached median"), 0);
     ck_assert_uint_eq(test_compare_bits(mad2, mad1, 260, 20, "cached MAD"), 0);
 }
@@ -98,9 +102,7 @@ START_TEST(damaged_or_foreign_files_are_not_trusted)
     float med1[260], mad1[260], med2[260], mad2[260];
     char path[512];
     int count;
-    filter_fresh(med1, mad1);
-    cache_file(path, sizeof path, &count);
-    ck_assert_int_eq(count, 1);
+    filter_fresh_one_file(med1, mad1, path, sizeof path);
 
     /* Truncated to half. */
     FILE *f = fopen(path, "rb");
