@@ -29,12 +29,9 @@
 
 #define NB (1 << RADIX_BITS)
 
-/* One work-item per group (CPU devices, -D WG=1) owns its local memory: no atomics needed. */
-#if WG == 1
-#define LOCAL_INC(x) ((x)++)
-#else
-#define LOCAL_INC(x) atomic_inc(&(x))
-#endif
+#define LR_WG WG
+#define LR_BITS RADIX_BITS
+#include "local_radix.cl"
 
 inline bool bits_nan(uint b)
 {
@@ -63,81 +60,6 @@ inline uint pass_hmask(int top, int p)
 {
     const int above = top - p * RADIX_BITS;
     return above >= 32 ? 0u : ~((1u << above) - 1u);
-}
-
-/* A histogram is searched in chunks of CHUNK bins: one step sums the chunks, one finds the
- * chunk that holds each rank, one the bin within it, each work-item testing one chunk or bin
- * against a sum of the words before it, so no chain of dependent reads and about five
- * barriers a pass where a scan over the work-group took about forty (two ranks, 2 log2(WG)
- * each). One work-item (CPU devices) walks the sums instead. */
-#define CHUNK (1 << (RADIX_BITS / 2))
-#define NCHUNK (NB / CHUNK)
-
-#if WG == 1
-/* Bin of h (chunk sums csum) holding rank *r; *r becomes the rank within the bin. The bounds
- * only guard against a rank beyond the count, which the callers never pass. */
-inline uint walk_to_bin(__local const uint *h, __local const uint *csum, uint *r)
-{
-    uint want = *r;
-    int c = 0;
-    while (c < NCHUNK - 1 && want >= csum[c]) want -= csum[c++];
-    int b = c * CHUNK;
-    while (b < (c + 1) * CHUNK - 1 && want >= h[b]) want -= h[b++];
-    *r = want;
-    return (uint)b;
-}
-#endif
-
-/* Of counts[0 .. n), does element i hold rank `want`? If so, found[0] = i and found[1] = the
- * rank within it (exactly one element does when want is below their sum). */
-inline void test_slot(__local const uint *counts, int i, uint want, __local uint *found)
-{
-    uint before = 0;
-    for (int j = 0; j < i; j++) before += counts[j];
-    if (want >= before && want - before < counts[i]) {
-        found[0] = (uint)i;
-        found[1] = want - before;
-    }
-}
-
-/* The digits of both ranks: *da of rank *ra in the first histogram of lh, *db of rank *rb in
- * the second when `two` (the ranks' prefixes differ), else in the first too; *ra and *rb
- * become the ranks within those bins. */
-inline void find_bins(__local const uint *lh, bool two, uint *ra, uint *rb, uint *da, uint *db,
-                      __local uint *csum, __local uint *found)
-{
-    const int lid = get_local_id(0);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int c = lid; c < (two ? 2 : 1) * NCHUNK; c += WG) {
-        uint sum = 0;
-        for (int i = 0; i < CHUNK; i++) sum += lh[c * CHUNK + i];
-        csum[c] = sum;
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-#if WG == 1
-    *da = walk_to_bin(lh, csum, ra);
-    *db = two ? walk_to_bin(lh + NB, csum + NCHUNK, rb) : walk_to_bin(lh, csum, rb);
-#else
-    /* found: chunk and rank within it for ra, then rb; then bin and rank within it. */
-    for (int j = lid; j < 2 * NCHUNK; j += WG) {
-        const int second = j >= NCHUNK;
-        test_slot(csum + (second && two ? NCHUNK : 0), j % NCHUNK, second ? *rb : *ra,
-                  found + 2 * second);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (int j = lid; j < 2 * CHUNK; j += WG) {
-        const int second = j >= CHUNK;
-        const uint c = found[2 * second];
-        test_slot(lh + (second && two ? NB : 0) + c * CHUNK, j % CHUNK, found[2 * second + 1],
-                  found + 4 + 2 * second);
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    *da = found[0] * CHUNK + found[4];
-    *ra = found[5];
-    *db = found[2] * CHUNK + found[6];
-    *rb = found[7];
-#endif
-    barrier(CLK_LOCAL_MEM_FENCE); /* all have read lh and found before they are reused */
 }
 
 /* t[c rows + r] = m[off + r ld + c]: the columns made contiguous, through a 32 x 32 tile in
@@ -178,7 +100,7 @@ tile_select(__global const uint *m, ulong off, uint nx, uint ny, ulong stride, u
      : rows == run ? (ulong)(r)                                                                \
                    : (ulong)((r) / run) * stride + (r) % run)
     __local uint lh[2 * NB];
-    __local uint csum[2 * NCHUNK];
+    __local uint csum[2 * LR_NCHUNK];
     __local uint found[8];
     __local uint lnan, lmin, lmax;
     __global const uint *p = m + off + (ulong)ty * th * stride + (ulong)tx * tw;
@@ -257,8 +179,8 @@ tile_select(__global const uint *m, ulong off, uint nx, uint ny, ulong stride, u
                 }
             }
             const uint h = k & hmask;
-            if (h == pa) LOCAL_INC(lh[(k >> shift) & dmask]);
-            else if (h == pb) LOCAL_INC(lh[NB + ((k >> shift) & dmask)]);
+            if (h == pa) LR_INC(lh[(k >> shift) & dmask]);
+            else if (h == pb) LR_INC(lh[NB + ((k >> shift) & dmask)]);
         }
         if (pass == 0 && !STAGED) { /* the unstaged first pass counts the NaNs */
             if (nan) atomic_add(&lnan, nan);
