@@ -726,16 +726,16 @@ cp_gather(__global const key_t *data, ulong off, ulong n, __global const ulong *
 }
 
 /* ---- Sample bracket ----------------------------------------------------------------------
- * One pass over the data instead of two or three: a strided sample, sorted in local memory,
- * gives keys a <= b whose ranks bracket the wanted ones with a wide margin (5 standard
- * deviations of a sample quantile); one pass counts the values below a and gathers those in
- * [a, b] to kbuf; the radix passes then finish on kbuf. If the ranks fell outside (or the
- * bracket overflowed kbuf), the state is reset and the radix passes run on the data: slower,
- * never wrong. Counts decide; the sample only steers. */
+ * One pass over the data instead of two or three: the quantiles of a strided sample give keys
+ * a <= b whose ranks bracket the wanted ones with a wide margin (5 standard deviations of a
+ * sample quantile); one pass counts the values below a and gathers those in [a, b] to kbuf;
+ * the radix passes then finish on kbuf. If the ranks fell outside (or the bracket overflowed
+ * kbuf), the state is reset and the radix passes run on the data: slower, never wrong. Counts
+ * decide; the sample only steers. */
 
-/* Sample keys, sorted in local memory by one work-group: the sort's time grows as
- * SAMPLE log^2 SAMPLE on one compute unit (8192 took 76 us on the H200, 4096 43 us, against
- * 240 us for a whole 2^25 selection), the bracket as 1 / sqrt(SAMPLE). */
+/* Sample keys, held in local memory by one work-group (CLSTATS_SELECT_SAMPLE sets it): the
+ * bracket narrows as 1 / sqrt(SAMPLE), while picking its two quantiles costs one compute
+ * unit time in proportion to SAMPLE / SAMPLE_WG. */
 #ifndef SAMPLE
 #if KEY64
 #define SAMPLE 1024
@@ -748,6 +748,10 @@ cp_gather(__global const key_t *data, ulong off, ulong n, __global const ulong *
 #define SAMPLE_WG 256
 #endif
 
+#define LR_WG SAMPLE_WG
+#define LR_BITS RADIX_BITS
+#include "local_radix.cl"
+
 /* Zeroes the histograms and counters a run starts from (scratch buffers keep old contents). */
 __kernel void select_init(__global uint *hist, __global uint *ctr)
 {
@@ -755,11 +759,39 @@ __kernel void select_init(__global uint *hist, __global uint *ctr)
     for (size_t i = get_global_id(0); i < CTR_WORDS; i += get_global_size(0)) ctr[i] = 0;
 }
 
+/* Keys *ka and *kb of ranks ra and rb (ra <= rb < SAMPLE) of the sample s: a radix select in
+ * local memory, a few barriers a digit, where a bitonic sort of the sample took 66 (26 us on
+ * the H200). Every work-item calls it and gets the keys. */
+inline void sample_quantiles(__local const key_t *s, uint ra, uint rb, key_t *ka, key_t *kb,
+                             __local uint *lh, __local uint *csum, __local uint *found)
+{
+    const int lid = get_local_id(0);
+    key_t pa = 0, pb = 0;
+    for (int pass = 0; pass < NPASS; pass++) {
+        for (int b = lid; b < 2 * NB; b += SAMPLE_WG) lh[b] = 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const key_t hmask = pass_hmask(pass), dmask = pass_dmask(pass);
+        const int shift = pass_shift(pass);
+        for (int i = lid; i < SAMPLE; i += SAMPLE_WG) {
+            const key_t k = s[i], h = k & hmask;
+            if (h == pa) LR_INC(lh[(uint)((k >> shift) & dmask)]);
+            else if (h == pb) LR_INC(lh[NB + (uint)((k >> shift) & dmask)]);
+        }
+        uint da, db;
+        find_bins(lh, pa != pb, &ra, &rb, &da, &db, csum, found);
+        pa |= (key_t)da << shift;
+        pb |= (key_t)db << shift;
+    }
+    *ka = pa;
+    *kb = pb;
+}
+
 __kernel __attribute__((reqd_work_group_size(SAMPLE_WG, 1, 1))) void
 sample_bracket(__global const key_t *data, ulong off, ulong n, __global ulong *st,
                __global uint *hist, __global uint *ctr)
 {
     __local key_t s[SAMPLE];
+    __local uint lh[2 * NB], csum[2 * LR_NCHUNK], found[8];
     __local uint lvalid;
     const int lid = get_local_id(0);
     /* select_init's work, a launch saved. */
@@ -773,27 +805,10 @@ sample_bracket(__global const key_t *data, ulong off, ulong n, __global ulong *s
         const key_t b = data[off + (ulong)i * stride + stride / 2];
         const bool nan = bits_nan(b);
         valid += !nan;
-        s[i] = nan ? KEY_MAX : key_of_bits(b);
+        s[i] = nan ? KEY_MAX : key_of_bits(b); /* NaNs rank last */
     }
     atomic_add(&lvalid, valid);
-    /* Bitonic sort, ascending (NaNs, as KEY_MAX, last). */
-    for (int k = 2; k <= SAMPLE; k <<= 1) {
-        for (int j = k >> 1; j > 0; j >>= 1) {
-            barrier(CLK_LOCAL_MEM_FENCE);
-            for (int i = lid; i < SAMPLE; i += SAMPLE_WG) {
-                const int ixj = i ^ j;
-                if (ixj > i) {
-                    const key_t a = s[i], b = s[ixj];
-                    if ((a > b) == ((i & k) == 0)) {
-                        s[i] = b;
-                        s[ixj] = a;
-                    }
-                }
-            }
-        }
-    }
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid != 0) return;
     const uint sv = lvalid;
     /* The wanted rank as a fraction of the valid values (their number estimated by the
      * sample for a k-th value; exact for the median). */
@@ -804,8 +819,15 @@ sample_bracket(__global const key_t *data, ulong off, ulong n, __global ulong *s
     p = clamp(p, 0.0f, 1.0f);
     const float margin = 5.0f * sqrt((float)SAMPLE * p * (1.0f - p)) + 4.0f;
     const float lo_i = floor(p * (float)sv - margin), hi_i = ceil(p * (float)sv + margin);
-    st[ST_LO] = (sv == 0 || lo_i <= 0) ? 0 : s[(int)lo_i];
-    st[ST_HI] = (sv == 0 || hi_i >= sv - 1) ? KEY_MAX : s[(int)hi_i];
+    /* An end of the bracket at or past the sample's own ends stays open. */
+    const bool open_lo = sv == 0 || lo_i <= 0, open_hi = sv == 0 || hi_i >= sv - 1;
+    key_t lo = 0, hi = KEY_MAX;
+    if (!(open_lo && open_hi)) /* the same for every work-item */
+        sample_quantiles(s, open_lo ? 0 : (uint)lo_i, open_hi ? sv - 1 : (uint)hi_i, &lo, &hi,
+                         lh, csum, found);
+    if (lid != 0) return;
+    st[ST_LO] = open_lo ? 0 : lo;
+    st[ST_HI] = open_hi ? KEY_MAX : hi;
 }
 
 /* Counts the valid values below [lo, hi] and inside it, and gathers those inside to kbuf (as

@@ -50,28 +50,32 @@ static long env_long(const char *name, long fallback)
     return (*end == '\0' && x > 0) ? x : fallback;
 }
 
-/* Tuning, overridable from the environment for trying a new device:
- * CLSTATS_SELECT_WG, _VPT, _BITS, _GROUPS (work-groups per compute unit). */
+/* Tuning, overridable from the environment for trying a new device (and for testing the GPU
+ * settings on a CPU device): CLSTATS_SELECT_WG, _VPT, _BITS, _GROUPS (work-groups per compute
+ * unit), _SAMPLE_WG (the work-group that picks the sample bracket), _SAMPLE (its sample size;
+ * 0, the kernel's default). */
 struct tuning {
-    int wg, vpt, bits, groups_per_cu;
+    int wg, vpt, bits, groups_per_cu, sample_wg, sample;
 };
 
 static struct tuning tuning_for(clstats_ctx *ctx)
 {
-    struct tuning t = {256, 8, 11, 8};
-    cl_device_type type = 0;
-    clGetDeviceInfo(ctx->device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
-    if (type & CL_DEVICE_TYPE_CPU) {
+    struct tuning t = {256, 8, 11, 8, 1024, 0};
+    if (ctx->is_cpu) {
         /* CPU (PoCL): one work-item per group walking a long contiguous chunk with a plain
          * local histogram is several times faster than 256 work-items with local atomics. */
         t.wg = 1;
         t.vpt = 4096;
+        t.sample_wg = 1;
     }
     if (ctx->max_work_group < (size_t)t.wg) t.wg = (int)ctx->max_work_group;
+    if (ctx->max_work_group < (size_t)t.sample_wg) t.sample_wg = (int)ctx->max_work_group;
     t.wg = (int)env_long("CLSTATS_SELECT_WG", t.wg);
     t.vpt = (int)env_long("CLSTATS_SELECT_VPT", t.vpt);
     t.bits = (int)env_long("CLSTATS_SELECT_BITS", t.bits);
     t.groups_per_cu = (int)env_long("CLSTATS_SELECT_GROUPS", t.groups_per_cu);
+    t.sample_wg = (int)env_long("CLSTATS_SELECT_SAMPLE_WG", t.sample_wg);
+    t.sample = (int)env_long("CLSTATS_SELECT_SAMPLE", t.sample);
     return t;
 }
 
@@ -222,16 +226,17 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     if (f64 && !ctx->has_fp64)
         return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED,
                              "%s has no fp64: float64 data cannot be used there", ctx->device_name);
-    if (tu.bits < 4 || tu.bits > 12 || tu.wg < 1 || (tu.wg & (tu.wg - 1)) || tu.vpt < 1)
+    if (tu.bits < 4 || tu.bits > 12 || tu.wg < 1 || (tu.wg & (tu.wg - 1)) || tu.vpt < 1 ||
+        (size_t)tu.sample_wg > ctx->max_work_group)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad CLSTATS_SELECT_* tuning");
 
-    const size_t sample_wg = ctx->max_work_group >= 1024 && !ctx->is_cpu ? 1024
-                             : ctx->is_cpu                               ? 1
-                                                                         : ctx->max_work_group;
+    const size_t sample_wg = (size_t)tu.sample_wg;
     char options[200];
-    snprintf(options, sizeof options,
-             "-D KEY64=%d -D WG=%d -D VPT=%d -D RADIX_BITS=%d -D HAVE_FP64=%d -D SAMPLE_WG=%zu",
-             f64 ? 1 : 0, tu.wg, tu.vpt, tu.bits, ctx->has_fp64 ? 1 : 0, sample_wg);
+    int len = snprintf(
+        options, sizeof options,
+        "-D KEY64=%d -D WG=%d -D VPT=%d -D RADIX_BITS=%d -D HAVE_FP64=%d -D SAMPLE_WG=%zu", f64 ? 1 : 0,
+        tu.wg, tu.vpt, tu.bits, ctx->has_fp64 ? 1 : 0, sample_wg);
+    if (tu.sample) snprintf(options + len, sizeof options - len, " -D SAMPLE=%d", tu.sample);
     status = clstats__program(ctx, "select.cl", options, &program);
     if (status != CLSTATS_OK) return status;
 
@@ -363,6 +368,7 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     res->key0 = st[ST_RES0];
     res->key1 = st[ST_RES1];
     res->passes = method == CLSTATS_SELECT_RADIX ? (unsigned)r.npass : (unsigned)st[ST_ITERS];
+    res->gathered = st[ST_C];
     if (getenv("CLSTATS_SELECT_DEBUG"))
         fprintf(stderr,
                 "select: n=%llu method=%d passes=%u bracket [%#llx, %#llx] of %llu values, "

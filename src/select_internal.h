@@ -15,7 +15,8 @@ struct select_request {
 struct select_result {
     uint64_t nan, nv;   /* NaNs and valid values */
     uint64_t key0, key1; /* keys of ranks r0 and r1 (r1 = r0 + 1 for an even median) */
-    unsigned passes;    /* reduction passes over the data */
+    unsigned passes;    /* reduction passes over the data (sample: 1 when its bracket held) */
+    uint64_t gathered;  /* sample and cutting plane: values inside the final bracket */
     bool empty, out_of_range;
 };
 

@@ -1,6 +1,7 @@
 /* test_select.c - whole-array order statistics and column medians against the sorting
  * reference (tests/reference_select.c), bit for bit, for both methods: the distributions of
  * Beliakov's cutting-plane paper, ties, huge values, infinities, NaNs and tiny arrays. */
+#include "../src/select_internal.h"
 #include "reference_select.h"
 #include "test_util.h"
 
@@ -337,6 +338,58 @@ START_TEST(sample_bracket_misses_fall_back)
 }
 END_TEST
 
+/* The sample only steers, so a wrong quantile would cost speed and no test above would fail:
+ * this looks inside (src/select_internal.h) that the bracket held, the data read once, and
+ * that it is as narrow as the sample promises: 5 standard deviations of a quantile of SAMPLE
+ * keys (2048 for float32, 1024 for float64) either side, plus 4 keys. */
+START_TEST(sample_bracket_holds_and_is_narrow)
+{
+    clstats_ctx *ctx = test_ctx();
+    const size_t n = (size_t)1 << 20;
+    struct ask {
+        int mode; /* as struct select_request */
+        uint64_t k;
+        double p;
+    } asks[] = {{1, 0, 0.5}, {0, n / 10, 0.1}, {0, n - n / 50, 0.98}};
+    const enum dist dists[] = {UNIFORM, NORMAL, MIX_NORMAL};
+    double *x = malloc(n * sizeof *x);
+    float *xf = malloc(n * sizeof *xf);
+    for (int f64 = 0; f64 < 2; f64++) {
+        if (f64 && !ctx->has_fp64) break; /* internal.h: the context is white-box here */
+        const double sample = f64 ? 1024 : 2048;
+        for (int di = 0; di < 3; di++) {
+            struct test_rng r;
+            test_rng_seed(&r, test_seed() + 800 + di);
+            for (size_t i = 0; i < n; i++) {
+                x[i] = draw(&r, dists[di]);
+                xf[i] = (float)x[i];
+            }
+            cl_int err;
+            cl_mem buf = clCreateBuffer(clstats_ctx_cl_context(ctx),
+                                        CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                        n * (f64 ? 8 : 4), f64 ? (void *)x : (void *)xf, &err);
+            ck_assert_int_eq(err, CL_SUCCESS);
+            for (int a = 0; a < 3; a++) {
+                struct select_request req = {
+                    .method = CLSTATS_SELECT_SAMPLE, .mode = asks[a].mode, .k = asks[a].k};
+                struct select_result res;
+                ck_assert_int_eq(clstats__select_run(ctx, buf, 0, n, f64, &req, &res), CLSTATS_OK);
+                const double p = asks[a].p;
+                const double want = 2 * (5 * sqrt(sample * p * (1 - p)) + 4) / sample * (double)n;
+                ck_assert_msg(res.passes == 1 && res.gathered > 0.5 * want &&
+                                  res.gathered < 1.5 * want,
+                              "%s %s p=%g: passes %u, %llu values in the bracket, want about %.0f",
+                              f64 ? "float64" : "float32", dist_names[dists[di]], p, res.passes,
+                              (unsigned long long)res.gathered, want);
+            }
+            clReleaseMemObject(buf);
+        }
+    }
+    free(xf);
+    free(x);
+}
+END_TEST
+
 START_TEST(sizes_around_thresholds)
 {
     const size_t sizes[] = {2047, 2048, 2049, 65535, 65537, (1u << 20) + 3};
@@ -644,6 +697,7 @@ int main(void)
     tcase_add_test(tc, paper_distributions_f32);
     tcase_add_test(tc, sizes_around_thresholds);
     tcase_add_test(tc, sample_bracket_misses_fall_back);
+    tcase_add_test(tc, sample_bracket_holds_and_is_narrow);
     tcase_add_test(tc, buffer_api);
     tcase_add_test(tc, percentiles_linear);
     tcase_add_test(tc, column_medians);
