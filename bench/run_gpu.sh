@@ -3,7 +3,10 @@
 # by $STAGES (default: all): tests (suites on the NVIDIA device and on PoCL there), same (madfilter
 # on the sample and a hard image, GPU and CPU outputs compared byte for byte), big (select
 # beyond 2^31 elements), filter (bench_filter beside cupyx),
-# select (bench_select beside numpy/cupy/torch). Expects build/ and .device-libs/ carried;
+# select (bench_select beside numpy/cupy/torch), select_ab (this build against an older one,
+# interleaved: was a kernel change a gain?), select_tune (the CLSTATS_SELECT_* and
+# CLSTATS_COLUMNS_* settings swept). Expects build/ and .device-libs/ carried (and, for
+# select_ab, the older build as $AB_BASE, default build-base/, made by bench/build_base.sh);
 # logs go under $OUT. Extra bench arguments: $FILTER_ARGS, $SELECT_ARGS.
 set -uo pipefail
 export LD_LIBRARY_PATH=$PWD/.device-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -162,6 +165,40 @@ if has select_debug; then
     CLSTATS_SELECT_DEBUG=1 ./build/bench/bench_select --device gpu --log2n 25,28 --reps 1 \
         --methods radix,sample --columns 10000x1000 2>&1 | grep -v RESULT \
         | tee "$OUT/select_debug.txt"
+fi
+
+if has select_ab; then
+    # Three interleaved rounds of each build on the sizes with targets, then each build's
+    # kernel-by-kernel breakdown, so that a change is judged on one machine in one hour.
+    base=${AB_BASE:-build-base}
+    ab_args="--device gpu --log2n 25,28 --reps 20 --methods sample,radix --columns 10000x1000"
+    for round in 1 2 3; do
+        for b in "$base" build; do
+            echo "== $b, round $round"
+            timeout 120 "./$b/bench/bench_select" $ab_args 2>&1 | grep -v RESULT
+        done
+    done 2>&1 | tee "$OUT/select_ab.txt"
+    for b in "$base" build; do
+        echo "== $b, breakdown"
+        CLSTATS_SELECT_DEBUG=1 timeout 120 "./$b/bench/bench_select" --device gpu --log2n 25 \
+            --reps 1 --methods sample --columns none 2>&1 | grep -v RESULT
+    done 2>&1 | tee -a "$OUT/select_ab.txt"
+fi
+
+if has select_tune; then
+    # One setting changed at a time from the defaults; the 2^25 median and 1000 columns.
+    tune() {
+        echo "== $*"
+        env "$@" timeout 60 ./build/bench/bench_select --device gpu --log2n 25 --reps 20 \
+            --methods sample --columns 10000x1000 2>&1 | grep -v RESULT
+    }
+    {
+        for v in 4 8 16 32; do tune CLSTATS_SELECT_VPT=$v; done
+        for v in 1024 2048 4096; do tune CLSTATS_SELECT_SAMPLE=$v; done
+        for v in 256 512 1024; do tune CLSTATS_SELECT_SAMPLE_WG=$v; done
+        for v in 8 11; do tune CLSTATS_COLUMNS_BITS=$v; done
+        for v in 128 256 512; do tune CLSTATS_COLUMNS_WG=$v; done
+    } 2>&1 | tee "$OUT/select_tune.txt"
 fi
 
 TILES=${TILES:-4096x4096/64x64,4096x4096/128x128,10000x10000/100x100}
