@@ -216,56 +216,70 @@ inline bool hist_key(__local uint *lh, key_t k, key_t hmask, key_t pa, key_t pb,
     return false;
 }
 
-/* Staging of matching keys in local memory, then one global atomic per work-group and tile
- * and coalesced copies out. (Private arrays kept across the barriers were miscompiled by
- * PoCL 3.1, and local staging writes kbuf in order anyway.) */
-inline void stage_key(__local key_t *stage, volatile __local uint *lcount, key_t k)
-{
-#if WG == 1
-    stage[(*lcount)++] = k;
-#else
-    stage[atomic_inc(lcount)] = k;
-#endif
-}
+/* ---- Gathering keys to kbuf ----------------------------------------------------------------
+ * Matching keys are staged in local memory and appended to kbuf a stageful at a time: per tile
+ * one barrier, and a flush (one global atomic for the slots, coalesced copies, two barriers)
+ * only when the next tile might not fit. A tile's keys take their offsets from one of three
+ * local counters in turn, so that a counter is zeroed while no work-item can be reading it.
+ * Flushing every tile took four barriers and a global atomic a tile, about half of the bracket
+ * pass's time on the H200. (Private arrays kept across barriers were miscompiled by PoCL 3.1,
+ * so the stage is local.) */
 
-/* Stages a work-item's own matches, mine[0..count), with one local atomic for all of them:
- * a counter every matching key incremented was the bottleneck of the gathering passes.
- * With one work-item per group (CPU devices, where VPT is large) keys go to the stage
- * directly: MINE(k) collects one key either way. */
+/* Stage capacity of the gathering passes, in tiles (CLSTATS_SELECT_STAGE_TILES sets it): three
+ * float32 tiles are 24 KB, which lets eight groups of the bracket pass share a compute unit. */
+#ifndef STAGE_TILES
+#if WG == 1 || KEY64
+#define STAGE_TILES 1
+#else
+#define STAGE_TILES 3
+#endif
+#endif
+#define GATHER_STAGE (STAGE_TILES * TILE)
+
+/* A work-item's matches in a tile are collected in mine[0..count) and staged with one local
+ * atomic: a counter that every matching key incremented was the bottleneck of the gathering
+ * passes. With one work-item per group (CPU devices, where VPT is large) they go to the stage
+ * directly, after the `filled` keys staged before. */
 #if WG == 1
 #define MINE_SIZE 1
-#define MINE(k) (stage[lcount++] = (k))
+#define MINE(k) (stage[filled + count++] = (k))
 #else
 #define MINE_SIZE VPT
 #define MINE(k) (mine[count++] = (k))
 #endif
-inline void stage_mine(__local key_t *stage, volatile __local uint *lcount, const key_t *mine,
-                       int count)
+
+/* Stages tile number `it` of this group (its work-items' mine[0..count)) after the `filled`
+ * keys already staged; returns the keys staged now, the same in every work-item. tc[0..2]
+ * start at zero. */
+inline uint stage_tile(__local key_t *stage, volatile __local uint *tc, uint it, uint filled,
+                       const key_t *mine, int count)
 {
-    if (count == 0) return;
 #if WG == 1
-    const uint at = *lcount;
-    *lcount += (uint)count;
+    return filled + (uint)count;
 #else
-    const uint at = atomic_add(lcount, (uint)count);
+    if (count) {
+        const uint at = filled + atomic_add(&tc[it % 3], (uint)count);
+        for (int i = 0; i < count; i++) stage[at + i] = mine[i];
+    }
+    /* Everyone read tc[(it + 1) % 3], tile it - 2's, before the last barrier. */
+    if (get_local_id(0) == 0) tc[(it + 1) % 3] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return filled + tc[it % 3];
 #endif
-    for (int i = 0; i < count; i++) stage[at + i] = mine[i];
 }
 
-/* Appends the stage to kbuf, a kbuf of cap keys: slots past its end are counted, not written. */
-inline void flush_stage(__global key_t *kbuf, volatile __global uint *kcount, ulong cap,
-                        __local const key_t *stage, volatile __local uint *lcount,
-                        volatile __local uint *lbase)
+/* Appends the `filled` staged keys to kbuf, a kbuf of cap keys (slots past its end are
+ * counted, not written); returns 0, the keys left staged. Every work-item calls it. */
+inline uint flush_stage(__global key_t *kbuf, volatile __global uint *kcount, ulong cap,
+                        __local const key_t *stage, volatile __local uint *lbase, uint filled)
 {
+    if (get_local_id(0) == 0) *lbase = atomic_add(kcount, filled);
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (get_local_id(0) == 0) *lbase = atomic_add(kcount, *lcount);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const uint count = *lcount, base = *lbase;
-    for (uint i = get_local_id(0); i < count; i += WG)
+    const uint base = *lbase;
+    for (uint i = get_local_id(0); i < filled; i += WG)
         if ((ulong)base + i < cap) kbuf[base + i] = stage[i];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (get_local_id(0) == 0) *lcount = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
+    barrier(CLK_LOCAL_MEM_FENCE); /* every copy done before the stage and lbase are reused */
+    return 0;
 }
 
 /* Merges the local histograms (and NaN count) into the global 64-bit ones. */
@@ -289,8 +303,8 @@ radix_hist(__global const key_t *data, ulong off, ulong n, __global ulong *st, _
            __global uint *ctr, __global key_t *kbuf, int pass)
 {
     __local uint lh[2 * NB];
-    __local key_t stage[TILE];
-    __local uint lcount, lbase, lnan;
+    __local key_t stage[TILE]; /* a tile: this pass gathers up to a quarter of the values */
+    __local uint tc[3], lbase, lnan;
     const ulong compact = st[ST_COMPACT];
     const bool from_kbuf = compact == 2 || (compact == 1 && pass > 1);
     /* Skipped passes run with no tiles rather than returning early: PoCL's work-group
@@ -301,14 +315,14 @@ radix_hist(__global const key_t *data, ulong off, ulong n, __global ulong *st, _
     const int key_shift = (int)st[ST_SHIFT];
     const bool do_append = compact == 1 && pass == 1;
     clear_hist(lh);
-    if (get_local_id(0) == 0) lcount = lnan = 0;
+    if (get_local_id(0) == 0) tc[0] = tc[1] = tc[2] = lnan = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
 
     const key_t pa = (key_t)st[ST_PA], pb = (key_t)st[ST_PB];
     const key_t hmask = pass_hmask(pass), dmask = pass_dmask(pass);
     const int shift = pass_shift(pass);
     const int lid = get_local_id(0);
-    uint nan = 0;
+    uint nan = 0, filled = 0, it = 0;
     data += off;
     const ulong ntiles = (n + TILE - 1) / TILE;
     for (ulong t = get_group_id(0); t < ntiles; t += get_num_groups(0)) {
@@ -332,8 +346,8 @@ radix_hist(__global const key_t *data, ulong off, ulong n, __global ulong *st, _
             if (hist_key(lh, k, hmask, pa, pb, shift, dmask) && do_append) MINE(k);
         }
         if (do_append) {
-            stage_mine(stage, &lcount, mine, count);
-            flush_stage(kbuf, &ctr[CTR_KEYS], st[ST_CAP], stage, &lcount, &lbase);
+            filled = stage_tile(stage, tc, it++, filled, mine, count);
+            if (filled) filled = flush_stage(kbuf, &ctr[CTR_KEYS], st[ST_CAP], stage, &lbase, filled);
         }
     }
     if (pass == 0 && nan) atomic_add(&lnan, nan);
@@ -702,27 +716,34 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 cp_gather(__global const key_t *data, ulong off, ulong n, __global const ulong *st,
           __global uint *ctr, __global key_t *kbuf)
 {
-    __local key_t stage[TILE];
-    __local uint lcount, lbase;
+    __local key_t stage[GATHER_STAGE];
+    __local uint tc[3], lbase;
     if ((st[ST_FLAGS] & FLAG_DONE) || st[ST_COMPACT] != 2) n = 0;
-    if (get_local_id(0) == 0) lcount = 0;
+    if (get_local_id(0) == 0) tc[0] = tc[1] = tc[2] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
     const key_t lo = (key_t)st[ST_LO], hi = (key_t)st[ST_HI];
+    const ulong cap = st[ST_CAP];
     const int lid = get_local_id(0);
+    uint filled = 0, it = 0;
     data += off;
     const ulong ntiles = (n + TILE - 1) / TILE;
     for (ulong t = get_group_id(0); t < ntiles; t += get_num_groups(0)) {
         const ulong base = t * TILE;
+        key_t mine[MINE_SIZE];
+        int count = 0;
         for (int j = 0; j < VPT; j++) {
             const ulong i = base + (ulong)j * WG + lid;
             if (i >= n) continue;
             const key_t b = data[i];
             if (bits_nan(b)) continue;
             const key_t k = key_of_bits(b);
-            if (k >= lo && k <= hi) stage_key(stage, &lcount, k);
+            if (k >= lo && k <= hi) MINE(k);
         }
-        flush_stage(kbuf, &ctr[CTR_KEYS], st[ST_CAP], stage, &lcount, &lbase);
+        filled = stage_tile(stage, tc, it++, filled, mine, count);
+        if (filled > GATHER_STAGE - TILE)
+            filled = flush_stage(kbuf, &ctr[CTR_KEYS], cap, stage, &lbase, filled);
     }
+    if (filled) flush_stage(kbuf, &ctr[CTR_KEYS], cap, stage, &lbase, filled);
 }
 
 /* ---- Sample bracket ----------------------------------------------------------------------
@@ -836,14 +857,14 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 bracket_pass(__global const key_t *data, ulong off, ulong n, __global const ulong *st,
              __global uint *ctr, __global key_t *kbuf)
 {
-    __local key_t stage[TILE];
-    __local uint lcount, lbase, lnan, lbelow, lin;
+    __local key_t stage[GATHER_STAGE];
+    __local uint tc[3], lbase, lnan, lbelow, lin;
     const int lid = get_local_id(0);
-    if (lid == 0) lcount = lnan = lbelow = lin = 0;
+    if (lid == 0) tc[0] = tc[1] = tc[2] = lnan = lbelow = lin = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
     const key_t lo = (key_t)st[ST_LO], hi = (key_t)st[ST_HI];
     const ulong cap = st[ST_CAP];
-    uint nan = 0, below = 0, in = 0;
+    uint nan = 0, below = 0, in = 0, filled = 0, it = 0;
     data += off;
     const ulong ntiles = (n + TILE - 1) / TILE;
     for (ulong t = get_group_id(0); t < ntiles; t += get_num_groups(0)) {
@@ -866,9 +887,11 @@ bracket_pass(__global const key_t *data, ulong off, ulong n, __global const ulon
                 MINE(k);
             }
         }
-        stage_mine(stage, &lcount, mine, count);
-        flush_stage(kbuf, &ctr[CTR_KEYS], cap, stage, &lcount, &lbase);
+        filled = stage_tile(stage, tc, it++, filled, mine, count);
+        if (filled > GATHER_STAGE - TILE)
+            filled = flush_stage(kbuf, &ctr[CTR_KEYS], cap, stage, &lbase, filled);
     }
+    if (filled) flush_stage(kbuf, &ctr[CTR_KEYS], cap, stage, &lbase, filled);
     atomic_add(&lnan, nan);
     atomic_add(&lbelow, below);
     atomic_add(&lin, in);

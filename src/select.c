@@ -52,15 +52,15 @@ static long env_long(const char *name, long fallback)
 
 /* Tuning, overridable from the environment for trying a new device (and for testing the GPU
  * settings on a CPU device): CLSTATS_SELECT_WG, _VPT, _BITS, _GROUPS (work-groups per compute
- * unit), _SAMPLE_WG (the work-group that picks the sample bracket), _SAMPLE (its sample size;
- * 0, the kernel's default). */
+ * unit), _SAMPLE_WG (the work-group that picks the sample bracket), _SAMPLE (its sample size)
+ * and _STAGE_TILES (the gathering passes' local stage, in tiles); 0: the kernel's default. */
 struct tuning {
-    int wg, vpt, bits, groups_per_cu, sample_wg, sample;
+    int wg, vpt, bits, groups_per_cu, sample_wg, sample, stage_tiles;
 };
 
 static struct tuning tuning_for(clstats_ctx *ctx)
 {
-    struct tuning t = {256, 8, 11, 8, 1024, 0};
+    struct tuning t = {256, 8, 11, 8, 1024, 0, 0};
     if (ctx->is_cpu) {
         /* CPU (PoCL): one work-item per group walking a long contiguous chunk with a plain
          * local histogram is several times faster than 256 work-items with local atomics. */
@@ -76,6 +76,7 @@ static struct tuning tuning_for(clstats_ctx *ctx)
     t.groups_per_cu = (int)env_long("CLSTATS_SELECT_GROUPS", t.groups_per_cu);
     t.sample_wg = (int)env_long("CLSTATS_SELECT_SAMPLE_WG", t.sample_wg);
     t.sample = (int)env_long("CLSTATS_SELECT_SAMPLE", t.sample);
+    t.stage_tiles = (int)env_long("CLSTATS_SELECT_STAGE_TILES", t.stage_tiles);
     return t;
 }
 
@@ -236,7 +237,9 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
         options, sizeof options,
         "-D KEY64=%d -D WG=%d -D VPT=%d -D RADIX_BITS=%d -D HAVE_FP64=%d -D SAMPLE_WG=%zu", f64 ? 1 : 0,
         tu.wg, tu.vpt, tu.bits, ctx->has_fp64 ? 1 : 0, sample_wg);
-    if (tu.sample) snprintf(options + len, sizeof options - len, " -D SAMPLE=%d", tu.sample);
+    if (tu.sample) len += snprintf(options + len, sizeof options - len, " -D SAMPLE=%d", tu.sample);
+    if (tu.stage_tiles)
+        snprintf(options + len, sizeof options - len, " -D STAGE_TILES=%d", tu.stage_tiles);
     status = clstats__program(ctx, "select.cl", options, &program);
     if (status != CLSTATS_OK) return status;
 
