@@ -194,6 +194,7 @@ if has select_tune; then
     }
     {
         for v in 4 8 16 32; do tune CLSTATS_SELECT_VPT=$v; done
+        for v in 1 2 3 4; do tune CLSTATS_SELECT_STAGE_TILES=$v; done
         for v in 1024 2048 4096; do tune CLSTATS_SELECT_SAMPLE=$v; done
         for v in 256 512 1024; do tune CLSTATS_SELECT_SAMPLE_WG=$v; done
         for v in 8 11; do tune CLSTATS_COLUMNS_BITS=$v; done

@@ -225,14 +225,10 @@ inline bool hist_key(__local uint *lh, key_t k, key_t hmask, key_t pa, key_t pb,
  * pass's time on the H200. (Private arrays kept across barriers were miscompiled by PoCL 3.1,
  * so the stage is local.) */
 
-/* Stage capacity of the gathering passes, in tiles (CLSTATS_SELECT_STAGE_TILES sets it): three
- * float32 tiles are 24 KB, which lets eight groups of the bracket pass share a compute unit. */
+/* Stage capacity of the gathering passes, in tiles: the host sets more than one where the
+ * groups it launches still fit a compute unit's local memory together (src/select.c). */
 #ifndef STAGE_TILES
-#if WG == 1 || KEY64
 #define STAGE_TILES 1
-#else
-#define STAGE_TILES 3
-#endif
 #endif
 #define GATHER_STAGE (STAGE_TILES * TILE)
 

@@ -68,6 +68,10 @@ static struct tuning tuning_for(clstats_ctx *ctx)
         t.vpt = 4096;
         t.sample_wg = 1;
     }
+    /* The gathering passes stage three tiles (24 KB of float32 keys) on NVIDIA GPUs, whose
+     * 228 KB of shared memory a multiprocessor (H100, H200) holds eight such groups; AMD's
+     * 64 KB compute units would hold two, so they stage one tile, as do float64 keys. */
+    if (!ctx->is_cpu && strstr(ctx->device_name, "NVIDIA")) t.stage_tiles = 3;
     if (ctx->max_work_group < (size_t)t.wg) t.wg = (int)ctx->max_work_group;
     if (ctx->max_work_group < (size_t)t.sample_wg) t.sample_wg = (int)ctx->max_work_group;
     t.wg = (int)env_long("CLSTATS_SELECT_WG", t.wg);
@@ -238,7 +242,7 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
         "-D KEY64=%d -D WG=%d -D VPT=%d -D RADIX_BITS=%d -D HAVE_FP64=%d -D SAMPLE_WG=%zu", f64 ? 1 : 0,
         tu.wg, tu.vpt, tu.bits, ctx->has_fp64 ? 1 : 0, sample_wg);
     if (tu.sample) len += snprintf(options + len, sizeof options - len, " -D SAMPLE=%d", tu.sample);
-    if (tu.stage_tiles)
+    if (tu.stage_tiles && !f64)
         snprintf(options + len, sizeof options - len, " -D STAGE_TILES=%d", tu.stage_tiles);
     status = clstats__program(ctx, "select.cl", options, &program);
     if (status != CLSTATS_OK) return status;
