@@ -50,14 +50,14 @@ inline void test_slot(__local const uint *counts, int i, uint want, __local uint
 
 /* The digits of both ranks: *da of rank *ra in the first histogram of lh (LR_NB bins), *db of
  * rank *rb in the second when `two` (the ranks' prefixes differ), else in the first too; *ra
- * and *rb become the ranks within those bins. Every work-item calls it (barriers inside);
- * csum holds 2 LR_NCHUNK words, found 8. */
+ * and *rb become the ranks within those bins. Work-items lane = 0 .. lanes - 1 share the work
+ * (a group's, or its share of one when a group searches several histograms at once); every
+ * work-item of the group calls it (barriers inside). csum holds 2 LR_NCHUNK words, found 8. */
 inline void find_bins(__local const uint *lh, bool two, uint *ra, uint *rb, uint *da, uint *db,
-                      __local uint *csum, __local uint *found)
+                      __local uint *csum, __local uint *found, int lane, int lanes)
 {
-    const int lid = get_local_id(0);
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int c = lid; c < (two ? 2 : 1) * LR_NCHUNK; c += LR_WG) {
+    for (int c = lane; c < (two ? 2 : 1) * LR_NCHUNK; c += lanes) {
         uint sum = 0;
         for (int i = 0; i < LR_CHUNK; i++) sum += lh[c * LR_CHUNK + i];
         csum[c] = sum;
@@ -68,13 +68,13 @@ inline void find_bins(__local const uint *lh, bool two, uint *ra, uint *rb, uint
     *db = two ? walk_to_bin(lh + LR_NB, csum + LR_NCHUNK, rb) : walk_to_bin(lh, csum, rb);
 #else
     /* found: chunk and rank within it for ra, then rb; then bin and rank within it. */
-    for (int j = lid; j < 2 * LR_NCHUNK; j += LR_WG) {
+    for (int j = lane; j < 2 * LR_NCHUNK; j += lanes) {
         const int second = j >= LR_NCHUNK;
         test_slot(csum + (second && two ? LR_NCHUNK : 0), j % LR_NCHUNK, second ? *rb : *ra,
                   found + 2 * second);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int j = lid; j < 2 * LR_CHUNK; j += LR_WG) {
+    for (int j = lane; j < 2 * LR_CHUNK; j += lanes) {
         const int second = j >= LR_CHUNK;
         const uint c = found[2 * second];
         test_slot(lh + (second && two ? LR_NB : 0) + c * LR_CHUNK, j % LR_CHUNK,

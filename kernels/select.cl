@@ -795,7 +795,7 @@ inline void sample_quantiles(__local const key_t *s, uint ra, uint rb, key_t *ka
             else if (h == pb) LR_INC(lh[NB + (uint)((k >> shift) & dmask)]);
         }
         uint da, db;
-        find_bins(lh, pa != pb, &ra, &rb, &da, &db, csum, found);
+        find_bins(lh, pa != pb, &ra, &rb, &da, &db, csum, found, lid, SAMPLE_WG);
         pa |= (key_t)da << shift;
         pb |= (key_t)db << shift;
     }
