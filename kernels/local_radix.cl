@@ -1,7 +1,8 @@
 /* local_radix.cl - the digit search of a radix select that one work-group runs alone, with its
  * histograms in local memory: a tile's median (select_columns.cl) and a sample's quantiles
- * (select.cl). Included by those files, which define LR_WG (the work-group size that calls it)
- * and LR_BITS (digit width) first.
+ * (select.cl). Included by those files, which define LR_BITS (digit width) and LR_WG first:
+ * with LR_WG 1 (CPU devices, one work-item a group) histograms are counted without atomics
+ * and searched by walking.
  *
  * A histogram is searched in chunks of LR_CHUNK bins: one step sums the chunks, one finds the
  * chunk that holds each rank, one the bin within it, each work-item testing one chunk or bin

@@ -6,7 +6,8 @@
  * A tile of at most LOCAL_ROWS values is read from global memory once, into local memory,
  * and the later passes read it there; that read also finds the tile's key range, so the
  * digits start below the prefix all its keys share. On GPUs the host may first transpose a
- * matrix (kernel transpose) so that a column's values are contiguous rather than a row apart.
+ * matrix (kernel transpose) so that a column's values are contiguous rather than a row apart,
+ * or take blocks of adjacent columns a group (kernel column_block_select, at the end).
  *
  * Build options: -D WG=work-group size, -D RADIX_BITS=digit width (histograms of 2^RADIX_BITS
  * bins, two of them: an even count wants ranks r0 and r0 + 1, which may part ways),
