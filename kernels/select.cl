@@ -343,7 +343,9 @@ radix_hist(__global const key_t *data, ulong off, ulong n, __global ulong *st, _
         }
         if (do_append) {
             filled = stage_tile(stage, tc, it++, filled, mine, count);
-            if (filled) filled = flush_stage(kbuf, &ctr[CTR_KEYS], st[ST_CAP], stage, &lbase, filled);
+            /* Every tile, unconditionally: a barrier under a condition here made PoCL's code
+             * for the whole pass a quarter slower on CPUs, appending or not. */
+            filled = flush_stage(kbuf, &ctr[CTR_KEYS], st[ST_CAP], stage, &lbase, filled);
         }
     }
     if (pass == 0 && nan) atomic_add(&lnan, nan);
@@ -736,10 +738,10 @@ cp_gather(__global const key_t *data, ulong off, ulong n, __global const ulong *
             if (k >= lo && k <= hi) MINE(k);
         }
         filled = stage_tile(stage, tc, it++, filled, mine, count);
-        if (filled > GATHER_STAGE - TILE)
+        if (STAGE_TILES == 1 || filled > GATHER_STAGE - TILE) /* see radix_hist */
             filled = flush_stage(kbuf, &ctr[CTR_KEYS], cap, stage, &lbase, filled);
     }
-    if (filled) flush_stage(kbuf, &ctr[CTR_KEYS], cap, stage, &lbase, filled);
+    if (STAGE_TILES > 1 && filled) flush_stage(kbuf, &ctr[CTR_KEYS], cap, stage, &lbase, filled);
 }
 
 /* ---- Sample bracket ----------------------------------------------------------------------
@@ -884,10 +886,10 @@ bracket_pass(__global const key_t *data, ulong off, ulong n, __global const ulon
             }
         }
         filled = stage_tile(stage, tc, it++, filled, mine, count);
-        if (filled > GATHER_STAGE - TILE)
+        if (STAGE_TILES == 1 || filled > GATHER_STAGE - TILE) /* see radix_hist */
             filled = flush_stage(kbuf, &ctr[CTR_KEYS], cap, stage, &lbase, filled);
     }
-    if (filled) flush_stage(kbuf, &ctr[CTR_KEYS], cap, stage, &lbase, filled);
+    if (STAGE_TILES > 1 && filled) flush_stage(kbuf, &ctr[CTR_KEYS], cap, stage, &lbase, filled);
     atomic_add(&lnan, nan);
     atomic_add(&lbelow, below);
     atomic_add(&lin, in);
