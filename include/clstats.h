@@ -154,7 +154,7 @@ enum clstats_select_method {
     CLSTATS_SELECT_AUTO = 0,      /* the library picks: on GPUs sample from 2^21 values, else radix */
     CLSTATS_SELECT_RADIX,         /* radix select on the float bits: 3 passes (float64: 6) */
     CLSTATS_SELECT_CUTTING_PLANE, /* Kelley's cutting plane on sum |x - y|, then radix */
-    CLSTATS_SELECT_SAMPLE,        /* a sorted sample brackets the answer, one pass gathers the
+    CLSTATS_SELECT_SAMPLE,        /* quantiles of a sample bracket the answer, one pass gathers the
                                      bracket, radix on it (a missed bracket falls back to radix) */
 };
 

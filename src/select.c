@@ -219,9 +219,9 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     const size_t key_size = f64 ? 8 : 4;
     const int key_bits = f64 ? 64 : 32;
     enum clstats_select_method method = req->method;
-    /* The sample bracket pays a fixed cost (sorting a sample in one work-group) to save a pass
-     * over the data: on GPUs worth it from about 2^21 values; on CPU devices, where a pass is
-     * cheap next to that sort, not at all (bench/RESULTS.md). */
+    /* The sample bracket pays a fixed cost (a sample's quantiles, picked by one work-group) to
+     * save a pass over the data: on GPUs worth it from about 2^21 values; on CPU devices, where
+     * a pass is cheap next to that cost, not at all (bench/RESULTS.md). */
     if (method == CLSTATS_SELECT_AUTO)
         method = !ctx->is_cpu && n >= ((uint64_t)1 << 21) ? CLSTATS_SELECT_SAMPLE
                                                           : CLSTATS_SELECT_RADIX;
