@@ -258,17 +258,32 @@ double clstats_ctx_last_kernel_ms(const clstats_ctx *ctx)
     return ctx ? ctx->last_kernel_ms : 0.0;
 }
 
-void clstats__account_event(clstats_ctx *ctx, cl_event event)
+double clstats__event_ms(cl_event event)
 {
     cl_ulong start = 0, end = 0;
-    if (!event) return;
     if (clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) ==
             CL_SUCCESS &&
         clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) ==
             CL_SUCCESS &&
         end > start)
-        ctx->last_kernel_ms += (double)(end - start) * 1e-6;
+        return (double)(end - start) * 1e-6;
+    return 0.0;
+}
+
+void clstats__account_event(clstats_ctx *ctx, cl_event event)
+{
+    if (!event) return;
+    ctx->last_kernel_ms += clstats__event_ms(event);
     clReleaseEvent(event);
+}
+
+long clstats__env_long(const char *name, long fallback)
+{
+    const char *v = getenv(name);
+    if (!v || !*v) return fallback;
+    char *end;
+    long x = strtol(v, &end, 0);
+    return (*end == '\0' && x > 0) ? x : fallback;
 }
 
 cl_context clstats_ctx_cl_context(const clstats_ctx *ctx)

@@ -91,6 +91,12 @@ int clstats__scratch(clstats_ctx *ctx, int slot, size_t bytes, cl_mem *out);
 /* Adds the run time of a finished kernel event to ctx->last_kernel_ms and releases it. */
 void clstats__account_event(clstats_ctx *ctx, cl_event event);
 
+/* Run time of a finished command (queue with profiling), in ms; 0 when unknown. */
+double clstats__event_ms(cl_event event);
+
+/* A positive number from the environment variable `name` (tuning), else fallback. */
+long clstats__env_long(const char *name, long fallback);
+
 /* Source text of an embedded kernel file, or NULL (generated: kernels_embedded.c). */
 const char *clstats__kernel_source(const char *name);
 

@@ -41,15 +41,6 @@ enum { MODE_KTH = 0, MODE_MEDIAN = 1, MODE_GIVEN = 2 };
 #define CP_BATCH 16
 #define CP_MAX_PASSES 1024
 
-static long env_long(const char *name, long fallback)
-{
-    const char *v = getenv(name);
-    if (!v || !*v) return fallback;
-    char *end;
-    long x = strtol(v, &end, 0);
-    return (*end == '\0' && x > 0) ? x : fallback;
-}
-
 /* Tuning, overridable from the environment for trying a new device (and for testing the GPU
  * settings on a CPU device): CLSTATS_SELECT_WG, _VPT, _BITS, _GROUPS (work-groups per compute
  * unit), _SAMPLE_WG (the work-group that picks the sample bracket), _SAMPLE (its sample size)
@@ -74,13 +65,13 @@ static struct tuning tuning_for(clstats_ctx *ctx)
     if (!ctx->is_cpu && strstr(ctx->device_name, "NVIDIA")) t.stage_tiles = 3;
     if (ctx->max_work_group < (size_t)t.wg) t.wg = (int)ctx->max_work_group;
     if (ctx->max_work_group < (size_t)t.sample_wg) t.sample_wg = (int)ctx->max_work_group;
-    t.wg = (int)env_long("CLSTATS_SELECT_WG", t.wg);
-    t.vpt = (int)env_long("CLSTATS_SELECT_VPT", t.vpt);
-    t.bits = (int)env_long("CLSTATS_SELECT_BITS", t.bits);
-    t.groups_per_cu = (int)env_long("CLSTATS_SELECT_GROUPS", t.groups_per_cu);
-    t.sample_wg = (int)env_long("CLSTATS_SELECT_SAMPLE_WG", t.sample_wg);
-    t.sample = (int)env_long("CLSTATS_SELECT_SAMPLE", t.sample);
-    t.stage_tiles = (int)env_long("CLSTATS_SELECT_STAGE_TILES", t.stage_tiles);
+    t.wg = (int)clstats__env_long("CLSTATS_SELECT_WG", t.wg);
+    t.vpt = (int)clstats__env_long("CLSTATS_SELECT_VPT", t.vpt);
+    t.bits = (int)clstats__env_long("CLSTATS_SELECT_BITS", t.bits);
+    t.groups_per_cu = (int)clstats__env_long("CLSTATS_SELECT_GROUPS", t.groups_per_cu);
+    t.sample_wg = (int)clstats__env_long("CLSTATS_SELECT_SAMPLE_WG", t.sample_wg);
+    t.sample = (int)clstats__env_long("CLSTATS_SELECT_SAMPLE", t.sample);
+    t.stage_tiles = (int)clstats__env_long("CLSTATS_SELECT_STAGE_TILES", t.stage_tiles);
     return t;
 }
 
@@ -124,13 +115,11 @@ static void sum_events(struct events *e, double *ms)
 {
     const bool debug = getenv("CLSTATS_SELECT_DEBUG") != NULL;
     for (size_t i = 0; i < e->n; i++) {
-        cl_ulong t0 = 0, t1 = 0;
         if (ms) {
             clWaitForEvents(1, &e->ev[i]);
-            clGetEventProfilingInfo(e->ev[i], CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
-            clGetEventProfilingInfo(e->ev[i], CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
-            *ms += (double)(t1 - t0) * 1e-6;
-            if (debug) fprintf(stderr, "  %-16s %8.4f ms\n", e->what[i], (double)(t1 - t0) * 1e-6);
+            const double t = clstats__event_ms(e->ev[i]);
+            *ms += t;
+            if (debug) fprintf(stderr, "  %-16s %8.4f ms\n", e->what[i], t);
         }
         clReleaseEvent(e->ev[i]);
     }
@@ -237,10 +226,10 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
 
     const size_t sample_wg = (size_t)tu.sample_wg;
     char options[200];
-    int len = snprintf(
-        options, sizeof options,
-        "-D KEY64=%d -D WG=%d -D VPT=%d -D RADIX_BITS=%d -D HAVE_FP64=%d -D SAMPLE_WG=%zu", f64 ? 1 : 0,
-        tu.wg, tu.vpt, tu.bits, ctx->has_fp64 ? 1 : 0, sample_wg);
+    int len =
+        snprintf(options, sizeof options,
+                 "-D KEY64=%d -D WG=%d -D VPT=%d -D RADIX_BITS=%d -D HAVE_FP64=%d -D SAMPLE_WG=%zu",
+                 f64 ? 1 : 0, tu.wg, tu.vpt, tu.bits, ctx->has_fp64 ? 1 : 0, sample_wg);
     if (tu.sample) len += snprintf(options + len, sizeof options - len, " -D SAMPLE=%d", tu.sample);
     if (tu.stage_tiles && !f64)
         snprintf(options + len, sizeof options - len, " -D STAGE_TILES=%d", tu.stage_tiles);

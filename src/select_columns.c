@@ -22,23 +22,6 @@ static const struct clstats_select_options default_options = {0};
 #define TRANSPOSE_MAX_BYTES ((size_t)256 << 20)
 #define TRANSPOSE_MIN_COLS 512
 
-static long env_long(const char *name, long fallback)
-{
-    const char *v = getenv(name);
-    if (!v || !*v) return fallback;
-    char *end;
-    long x = strtol(v, &end, 0);
-    return (*end == '\0' && x > 0) ? x : fallback;
-}
-
-static double event_ms(cl_event ev)
-{
-    cl_ulong t0 = 0, t1 = 0;
-    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
-    clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
-    return (double)(t1 - t0) * 1e-6;
-}
-
 /* The matrix transposed into scratch, so that a column's values are contiguous: *t, or NULL
  * where it does not pay or does not fit. On the H200 it made 1000 columns of 10^4 rows 25%
  * faster (0.121 -> 0.091 ms, transposition included) and 256 columns of 4096 rows 13% slower
@@ -173,22 +156,22 @@ static int tiles_device(clstats_ctx *ctx, cl_mem buf, size_t offset, struct tili
     /* CPU: one work-item per column, plain local increments (as src/select.c). */
     long wg_default = (type & CL_DEVICE_TYPE_CPU) ? 1 : 256;
     if ((size_t)wg_default > ctx->max_work_group) wg_default = (long)ctx->max_work_group;
-    int wg = (int)env_long("CLSTATS_COLUMNS_WG", wg_default);
-    int bits = (int)env_long("CLSTATS_COLUMNS_BITS", 8);
+    int wg = (int)clstats__env_long("CLSTATS_COLUMNS_WG", wg_default);
+    int bits = (int)clstats__env_long("CLSTATS_COLUMNS_BITS", 8);
     if ((wg & (wg - 1)) || bits < 4 || bits > 12)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad CLSTATS_COLUMNS_* tuning");
     /* Rows staged in local memory: what is left beside the histograms and their chunk sums. */
     const size_t fixed = (2u << bits) * 4 + (2u << bits) / (1u << (bits / 2)) * 4 + 256;
     long local_rows = ctx->local_mem > fixed + 4096 ? (long)((ctx->local_mem - fixed) / 4) : 0;
     if (local_rows > 1 << 16) local_rows = 1 << 16; /* CPU devices report megabytes */
-    local_rows = env_long("CLSTATS_COLUMNS_LOCAL_ROWS", local_rows);
+    local_rows = clstats__env_long("CLSTATS_COLUMNS_LOCAL_ROWS", local_rows);
     /* Column blocks (kernel column_block_select): CLSTATS_COLUMNS_BLOCK=B, a power of two up
      * to 32, takes B adjacent columns a group of CLSTATS_COLUMNS_BLOCK_WG work-items (default
      * 1024 or the device's most); unset, one column a group. */
-    const long block = columns ? env_long("CLSTATS_COLUMNS_BLOCK", 0) : 0;
+    const long block = columns ? clstats__env_long("CLSTATS_COLUMNS_BLOCK", 0) : 0;
     long block_wg = 1024;
     while ((size_t)block_wg > ctx->max_work_group) block_wg /= 2;
-    block_wg = env_long("CLSTATS_COLUMNS_BLOCK_WG", block_wg);
+    block_wg = clstats__env_long("CLSTATS_COLUMNS_BLOCK_WG", block_wg);
     if ((block & (block - 1)) || block > 32 || (block_wg & (block_wg - 1)) ||
         (size_t)block_wg > ctx->max_work_group || (block && block_wg < block))
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad CLSTATS_COLUMNS_BLOCK* tuning");
@@ -221,7 +204,7 @@ static int tiles_device(clstats_ctx *ctx, cl_mem buf, size_t offset, struct tili
            clEnqueueReadBuffer(ctx->queue, res_buf, CL_TRUE, 0, ntiles * 3 * sizeof(cl_uint), keys,
                                0, NULL, NULL),
            "clEnqueueReadBuffer(tile results)");
-    if (ev) *o->kernel_ms = event_ms(ev) + (t_ev ? event_ms(t_ev) : 0.0);
+    if (ev) *o->kernel_ms = clstats__event_ms(ev) + (t_ev ? clstats__event_ms(t_ev) : 0.0);
 
     uint64_t nan = 0;
     for (size_t g = 0; g < ntiles; g++) {
