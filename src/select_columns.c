@@ -22,6 +22,14 @@ static const struct clstats_select_options default_options = {0};
 #define TRANSPOSE_MAX_BYTES ((size_t)256 << 20)
 #define TRANSPOSE_MIN_COLS 512
 
+/* Local memory of one tile's digit search (kernels/local_radix.cl): two histograms of 2^bits
+ * counts and their chunk sums. */
+static size_t search_bytes(int bits)
+{
+    const size_t bins = (size_t)2 << bits, chunk = (size_t)1 << (bits / 2);
+    return (bins + bins / chunk) * sizeof(cl_uint);
+}
+
 /* The matrix transposed into scratch, so that a column's values are contiguous: *t, or NULL
  * where it does not pay or does not fit. On the H200 it made 1000 columns of 10^4 rows 25%
  * faster (0.121 -> 0.091 ms, transposition included) and 256 columns of 4096 rows 13% slower
@@ -151,17 +159,15 @@ static int tiles_device(clstats_ctx *ctx, cl_mem buf, size_t offset, struct tili
     int status;
 
     /* CLSTATS_COLUMNS_WG and _BITS tune it for a new device. */
-    cl_device_type type = 0;
-    clGetDeviceInfo(ctx->device, CL_DEVICE_TYPE, sizeof type, &type, NULL);
     /* CPU: one work-item per column, plain local increments (as src/select.c). */
-    long wg_default = (type & CL_DEVICE_TYPE_CPU) ? 1 : 256;
+    long wg_default = ctx->is_cpu ? 1 : 256;
     if ((size_t)wg_default > ctx->max_work_group) wg_default = (long)ctx->max_work_group;
     int wg = (int)clstats__env_long("CLSTATS_COLUMNS_WG", wg_default);
     int bits = (int)clstats__env_long("CLSTATS_COLUMNS_BITS", 8);
     if ((wg & (wg - 1)) || bits < 4 || bits > 12)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad CLSTATS_COLUMNS_* tuning");
     /* Rows staged in local memory: what is left beside the histograms and their chunk sums. */
-    const size_t fixed = (2u << bits) * 4 + (2u << bits) / (1u << (bits / 2)) * 4 + 256;
+    const size_t fixed = search_bytes(bits) + 256;
     long local_rows = ctx->local_mem > fixed + 4096 ? (long)((ctx->local_mem - fixed) / 4) : 0;
     if (local_rows > 1 << 16) local_rows = 1 << 16; /* CPU devices report megabytes */
     local_rows = clstats__env_long("CLSTATS_COLUMNS_LOCAL_ROWS", local_rows);
@@ -175,7 +181,7 @@ static int tiles_device(clstats_ctx *ctx, cl_mem buf, size_t offset, struct tili
     if ((block & (block - 1)) || block > 32 || (block_wg & (block_wg - 1)) ||
         (size_t)block_wg > ctx->max_work_group || (block && block_wg < block))
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad CLSTATS_COLUMNS_BLOCK* tuning");
-    if (block && (size_t)block * ((4u << bits) * 2 + 64) + 64 > ctx->local_mem)
+    if (block && (size_t)block * (search_bytes(bits) + 64) + 64 > ctx->local_mem)
         return clstats__fail(ctx, CLSTATS_ERR_ARG,
                              "%ld-column blocks of %d-bit digits do not fit local memory", block,
                              bits);
