@@ -63,6 +63,15 @@ inline uint pass_hmask(int top, int p)
     return above >= 32 ? 0u : ~((1u << above) - 1u);
 }
 
+/* Bits left to resolve in keys from kmin to kmax (kmin <= kmax): those above are the prefix
+ * they all share, which *prefix receives. */
+inline int bits_below_shared_prefix(uint kmin, uint kmax, uint *prefix)
+{
+    const int top = kmin == kmax ? 0 : 32 - (int)clz(kmin ^ kmax);
+    *prefix = top == 32 ? 0u : kmin & ~((1u << top) - 1u);
+    return top;
+}
+
 /* t[c rows + r] = m[off + r ld + c]: the columns made contiguous, through a 32 x 32 tile in
  * local memory so that both the reads and the writes are whole memory transactions. */
 __kernel __attribute__((reqd_work_group_size(32, 8, 1))) void
@@ -148,8 +157,8 @@ tile_select(__global const uint *m, ulong off, uint nx, uint ny, ulong stride, u
         barrier(CLK_LOCAL_MEM_FENCE);
         nv = rows - lnan;
         if (nv > 0) {
-            top = lmin == lmax ? 0 : 32 - (int)clz(lmin ^ lmax);
-            pa = pb = top == 32 ? 0u : lmin & ~((1u << top) - 1u);
+            top = bits_below_shared_prefix(lmin, lmax, &pa);
+            pb = pa;
             ra = (nv - 1) / 2;
             rb = nv / 2;
         } else {
@@ -258,8 +267,8 @@ column_block_select(__global const uint *m, ulong off, uint rows, uint cols, ulo
     uint pa = 0, pb = 0, ra = 0, rb = 0;
     int top = 0; /* bits to resolve, as in tile_select */
     if (nv > 0) {
-        top = lmin[c] == lmax[c] ? 0 : 32 - (int)clz(lmin[c] ^ lmax[c]);
-        pa = pb = top == 32 ? 0u : lmin[c] & ~((1u << top) - 1u);
+        top = bits_below_shared_prefix(lmin[c], lmax[c], &pa);
+        pb = pa;
         ra = (nv - 1) / 2;
         rb = nv / 2;
     }
