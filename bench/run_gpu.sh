@@ -177,8 +177,6 @@ if has select_ab; then
             echo "== $b, round $round"
             timeout 120 "./$b/bench/bench_select" $ab_args 2>&1 | grep -v RESULT
         done
-        echo "== build with 8-column blocks, round $round"
-        CLSTATS_COLUMNS_BLOCK=8 timeout 120 ./build/bench/bench_select $ab_args 2>&1 | grep -v RESULT
     done 2>&1 | tee "$OUT/select_ab.txt"
     for b in "$base" build; do
         echo "== $b, breakdown"
@@ -201,8 +199,6 @@ if has select_tune; then
         for v in 256 512 1024; do tune CLSTATS_SELECT_SAMPLE_WG=$v; done
         for v in 8 11; do tune CLSTATS_COLUMNS_BITS=$v; done
         for v in 128 256 512; do tune CLSTATS_COLUMNS_WG=$v; done
-        for v in 4 8 16; do tune CLSTATS_COLUMNS_BLOCK=$v; done
-        for v in 256 512; do tune CLSTATS_COLUMNS_BLOCK=8 CLSTATS_COLUMNS_BLOCK_WG=$v; done
     } 2>&1 | tee "$OUT/select_tune.txt"
 fi
 

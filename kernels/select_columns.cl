@@ -6,8 +6,7 @@
  * A tile of at most LOCAL_ROWS values is read from global memory once, into local memory,
  * and the later passes read it there; that read also finds the tile's key range, so the
  * digits start below the prefix all its keys share. On GPUs the host may first transpose a
- * matrix (kernel transpose) so that a column's values are contiguous rather than a row apart,
- * or take blocks of adjacent columns a group (kernel column_block_select, at the end).
+ * matrix (kernel transpose) so that a column's values are contiguous rather than a row apart.
  *
  * Build options: -D WG=work-group size, -D RADIX_BITS=digit width (histograms of 2^RADIX_BITS
  * bins, two of them: an even count wants ranks r0 and r0 + 1, which may part ways),
@@ -210,99 +209,5 @@ tile_select(__global const uint *m, ulong off, uint nx, uint ny, ulong stride, u
         out[3 * g] = nv ? pa : 0u;
         out[3 * g + 1] = nv ? pb : 0u;
         out[3 * g + 2] = lnan;
-    }
-}
-
-/* ---- Blocks of adjacent columns ------------------------------------------------------------
- * A matrix's columns, BLOCK adjacent ones per work-group of BLOCK_WG: work-item lid serves
- * column lid % BLOCK, rows lid / BLOCK + j LANES, so each row's BLOCK values (32 bytes for 8)
- * are one memory transaction of adjacent work-items, and the matrix is read whole without the
- * transposed copy the one-column groups need. Every pass reads the block again (from L2 where
- * the matrix fits) rather than staging it, so a group needs only its histograms in local
- * memory. The first read finds each column's NaNs and key range; the columns then run their
- * passes side by side, as many as the block's widest key range needs, each with its own
- * histograms and its share of the work-items for the digit search. out as tile_select's,
- * one entry per column. */
-#ifndef BLOCK
-#define BLOCK 8
-#endif
-#ifndef BLOCK_WG
-#define BLOCK_WG 1024
-#endif
-#define LANES (BLOCK_WG / BLOCK)
-
-__kernel __attribute__((reqd_work_group_size(BLOCK_WG, 1, 1))) void
-column_block_select(__global const uint *m, ulong off, uint rows, uint cols, ulong ld,
-                    __global uint *out)
-{
-    const int lid = get_local_id(0), c = lid % BLOCK, lane = lid / BLOCK;
-    const uint col = get_group_id(0) * BLOCK + c;
-    const bool in_matrix = col < cols; /* the last block's other columns only keep time */
-    __local uint lh[BLOCK][2 * NB];
-    __local uint csum[BLOCK][2 * LR_NCHUNK], found[BLOCK][8];
-    __local uint lnan[BLOCK], lmin[BLOCK], lmax[BLOCK], lpasses;
-    __global const uint *p = m + off + col; /* row r at p[r ld] */
-    if (lane == 0) {
-        lnan[c] = 0;
-        lmin[c] = 0xffffffffu;
-        lmax[c] = 0;
-    }
-    if (lid == 0) lpasses = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    uint nan = 0, kmin = 0xffffffffu, kmax = 0;
-    for (uint r = lane; in_matrix && r < rows; r += LANES) {
-        const uint b = p[(ulong)r * ld];
-        if (bits_nan(b)) {
-            nan++;
-            continue;
-        }
-        kmin = min(kmin, key_of_bits(b));
-        kmax = max(kmax, key_of_bits(b));
-    }
-    if (nan) atomic_add(&lnan[c], nan);
-    atomic_min(&lmin[c], kmin);
-    atomic_max(&lmax[c], kmax);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const uint nv = in_matrix ? rows - lnan[c] : 0;
-    uint pa = 0, pb = 0, ra = 0, rb = 0;
-    int top = 0; /* bits to resolve, as in tile_select */
-    if (nv > 0) {
-        top = bits_below_shared_prefix(lmin[c], lmax[c], &pa);
-        pb = pa;
-        ra = (nv - 1) / 2;
-        rb = nv / 2;
-    }
-    const int npass = (top + RADIX_BITS - 1) / RADIX_BITS;
-    if (lane == 0 && npass) atomic_max(&lpasses, (uint)npass);
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const int passes = (int)lpasses;
-    for (int pass = 0; pass < passes; pass++) {
-        for (int b = lane; b < 2 * NB; b += LANES) lh[c][b] = 0;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const bool active = pass < npass; /* this column still has digits to find */
-        const uint hmask = active ? pass_hmask(top, pass) : 0u;
-        const uint dmask = active ? pass_dmask(top, pass) : 0u;
-        const int shift = active ? pass_shift(top, pass) : 0;
-        for (uint r = lane; active && r < rows; r += LANES) {
-            const uint b = p[(ulong)r * ld];
-            if (bits_nan(b)) continue;
-            const uint k = key_of_bits(b), h = k & hmask;
-            if (h == pa) atomic_inc(&lh[c][(k >> shift) & dmask]);
-            else if (h == pb) atomic_inc(&lh[c][NB + ((k >> shift) & dmask)]);
-        }
-        /* A finished column searches its empty histograms too, keeping time: its found
-         * words, never written then, must still name a chunk. */
-        if (!active && lane == 0) found[c][0] = found[c][2] = 0;
-        uint da, db;
-        find_bins(lh[c], pa != pb, &ra, &rb, &da, &db, csum[c], found[c], lane, LANES);
-        if (active) {
-            pa |= da << shift;
-            pb |= db << shift;
-        }
-    }
-    if (in_matrix && lane == 0) {
-        out[3 * col] = nv ? pa : 0u;
-        out[3 * col + 1] = nv ? pb : 0u;
-        out[3 * col + 2] = lnan[c];
     }
 }

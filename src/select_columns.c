@@ -124,28 +124,6 @@ fail:
     return status;
 }
 
-/* A matrix's columns (tl: tiles one pixel by all rows), `block` adjacent ones a group of wg
- * work-items (kernel column_block_select); *ev, when not NULL, times it. */
-static int launch_column_blocks(clstats_ctx *ctx, cl_kernel kernel, cl_mem buf, size_t offset,
-                                const struct tiling *tl, cl_mem res_buf, size_t block, size_t wg,
-                                cl_event *ev)
-{
-    int status = CLSTATS_OK;
-    const cl_ulong off = offset, ld = tl->stride;
-    const cl_uint rows = (cl_uint)tl->ny, cols = (cl_uint)tl->nx;
-    CL_TRY(ctx, clSetKernelArg(kernel, 0, sizeof buf, &buf), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 1, sizeof off, &off), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 2, sizeof rows, &rows), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 3, sizeof cols, &cols), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 4, sizeof ld, &ld), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 5, sizeof res_buf, &res_buf), "clSetKernelArg");
-    const size_t global = (tl->nx + block - 1) / block * wg;
-    CL_TRY(ctx, clEnqueueNDRangeKernel(ctx->queue, kernel, 1, NULL, &global, &wg, 0, NULL, ev),
-           "clEnqueueNDRangeKernel(column_block_select)");
-fail:
-    return status;
-}
-
 /* The median of every tile into out[g], tile g = j ntx + i. `columns` allows the matrix's
  * transposition (its tiles are its columns: tw 1, th ny). */
 static int tiles_device(clstats_ctx *ctx, cl_mem buf, size_t offset, struct tiling tl, bool columns,
@@ -171,40 +149,21 @@ static int tiles_device(clstats_ctx *ctx, cl_mem buf, size_t offset, struct tili
     long local_rows = ctx->local_mem > fixed + 4096 ? (long)((ctx->local_mem - fixed) / 4) : 0;
     if (local_rows > 1 << 16) local_rows = 1 << 16; /* CPU devices report megabytes */
     local_rows = clstats__env_long("CLSTATS_COLUMNS_LOCAL_ROWS", local_rows);
-    /* Column blocks (kernel column_block_select): CLSTATS_COLUMNS_BLOCK=B, a power of two up
-     * to 32, takes B adjacent columns a group of CLSTATS_COLUMNS_BLOCK_WG work-items (default
-     * 1024 or the device's most); unset, one column a group. */
-    const long block = columns ? clstats__env_long("CLSTATS_COLUMNS_BLOCK", 0) : 0;
-    long block_wg = 1024;
-    while ((size_t)block_wg > ctx->max_work_group) block_wg /= 2;
-    block_wg = clstats__env_long("CLSTATS_COLUMNS_BLOCK_WG", block_wg);
-    if ((block & (block - 1)) || block > 32 || (block_wg & (block_wg - 1)) ||
-        (size_t)block_wg > ctx->max_work_group || (block && block_wg < block))
-        return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad CLSTATS_COLUMNS_BLOCK* tuning");
-    if (block && (size_t)block * (search_bytes(bits) + 64) + 64 > ctx->local_mem)
-        return clstats__fail(ctx, CLSTATS_ERR_ARG,
-                             "%ld-column blocks of %d-bit digits do not fit local memory", block,
-                             bits);
     char options[160];
     snprintf(options, sizeof options,
-             "-D WG=%d -D RADIX_BITS=%d -D LOCAL_ROWS=%ld -D BLOCK=%ld -D BLOCK_WG=%ld", wg, bits,
-             local_rows, block ? block : 8, block_wg);
+             "-D WG=%d -D RADIX_BITS=%d -D LOCAL_ROWS=%ld", wg, bits, local_rows);
     status = clstats__program(ctx, "select_columns.cl", options, &program);
     if (status != CLSTATS_OK) return status;
 
     const size_t ntiles = tile_count(&tl);
     keys = malloc(ntiles * 3 * sizeof *keys);
     if (!keys) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate %zu results", ntiles);
-    if ((status = clstats__kernel(ctx, program, block ? "column_block_select" : "tile_select",
-                                  &kernel)) ||
+    if ((status = clstats__kernel(ctx, program, "tile_select", &kernel)) ||
         (status =
              clstats__scratch(ctx, SLOT_COLUMN_RESULTS, ntiles * 3 * sizeof(cl_uint), &res_buf)))
         goto fail;
-    status = block ? launch_column_blocks(ctx, kernel, buf, offset, &tl, res_buf, (size_t)block,
-                                          (size_t)block_wg, o->kernel_ms ? &ev : NULL)
-                   : launch_tiles(ctx, kernel, program, buf, offset, &tl, columns, res_buf,
-                                  (size_t)wg, o->kernel_ms ? &ev : NULL,
-                                  o->kernel_ms ? &t_ev : NULL);
+    status = launch_tiles(ctx, kernel, program, buf, offset, &tl, columns, res_buf, (size_t)wg,
+                          o->kernel_ms ? &ev : NULL, o->kernel_ms ? &t_ev : NULL);
     if (status != CLSTATS_OK) goto fail;
     CL_TRY(ctx,
            clEnqueueReadBuffer(ctx->queue, res_buf, CL_TRUE, 0, ntiles * 3 * sizeof(cl_uint), keys,

@@ -481,25 +481,15 @@ START_TEST(column_medians)
      * rows, so the first and last shapes take the global-memory path on every device. The
      * third round reads a transposed copy (GPUs do for many columns, CPU devices never), staged
      * and not. The fourth runs 64 work-items per column with 11-bit digits, as GPUs do (CPU
-     * devices run one), so the shared histogram search is tested here too. The fifth and sixth
-     * take blocks of 8 and of 4 adjacent columns a group (column_block_select), most shapes
-     * ending in a partial block, the sixth with fewer work-items per column than chunks. */
+     * devices run one), so the shared histogram search is tested here too. */
     const size_t shapes[][3] = {{1001, 37, 40}, {1000, 64, 64}, {1, 5, 5}, {2, 3, 7}, {4097, 9, 9}};
-    for (int t = 0; t < 30; t++) {
+    for (int t = 0; t < 20; t++) {
         if (t == 5) setenv("CLSTATS_COLUMNS_LOCAL_ROWS", "1000", 1);
         if (t == 10) setenv("CLSTATS_COLUMNS_TRANSPOSE", "1", 1);
         if (t == 15) {
             unsetenv("CLSTATS_COLUMNS_TRANSPOSE");
             setenv("CLSTATS_COLUMNS_WG", "64", 1);
             setenv("CLSTATS_COLUMNS_BITS", "11", 1);
-        }
-        if (t == 20) {
-            unsetenv("CLSTATS_COLUMNS_BITS");
-            setenv("CLSTATS_COLUMNS_BLOCK", "8", 1);
-        }
-        if (t == 25) {
-            setenv("CLSTATS_COLUMNS_BLOCK", "4", 1);
-            setenv("CLSTATS_COLUMNS_BLOCK_WG", "32", 1);
         }
         const size_t rows = shapes[t % 5][0], cols = shapes[t % 5][1], ld = shapes[t % 5][2];
         float *m = make_f32(rows * ld, (enum dist)(t % NDIST), 900 + t);
@@ -530,8 +520,7 @@ START_TEST(column_medians)
     }
     unsetenv("CLSTATS_COLUMNS_LOCAL_ROWS");
     unsetenv("CLSTATS_COLUMNS_WG");
-    unsetenv("CLSTATS_COLUMNS_BLOCK");
-    unsetenv("CLSTATS_COLUMNS_BLOCK_WG");
+    unsetenv("CLSTATS_COLUMNS_BITS");
 }
 END_TEST
 
