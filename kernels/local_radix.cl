@@ -10,6 +10,13 @@
  * a pass where a scan over the work-group took about forty (two ranks, 2 log2(WG) each). One
  * work-item (CPU devices) walks the sums instead. */
 
+/* A group of one work-item (CPU devices) has no barriers: see WG_BARRIER in select.cl. */
+#if LR_WG == 1
+#define LR_BARRIER(flags)
+#else
+#define LR_BARRIER(flags) barrier(flags)
+#endif
+
 #define LR_NB (1 << LR_BITS)
 #define LR_CHUNK (1 << (LR_BITS / 2))
 #define LR_NCHUNK (LR_NB / LR_CHUNK)
@@ -57,13 +64,13 @@ inline void test_slot(__local const uint *counts, int i, uint want, __local uint
 inline void find_bins(__local const uint *lh, bool two, uint *ra, uint *rb, uint *da, uint *db,
                       __local uint *csum, __local uint *found, int lane, int lanes)
 {
-    barrier(CLK_LOCAL_MEM_FENCE);
+    LR_BARRIER(CLK_LOCAL_MEM_FENCE);
     for (int c = lane; c < (two ? 2 : 1) * LR_NCHUNK; c += lanes) {
         uint sum = 0;
         for (int i = 0; i < LR_CHUNK; i++) sum += lh[c * LR_CHUNK + i];
         csum[c] = sum;
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    LR_BARRIER(CLK_LOCAL_MEM_FENCE);
 #if LR_WG == 1
     *da = walk_to_bin(lh, csum, ra);
     *db = two ? walk_to_bin(lh + LR_NB, csum + LR_NCHUNK, rb) : walk_to_bin(lh, csum, rb);
@@ -74,18 +81,18 @@ inline void find_bins(__local const uint *lh, bool two, uint *ra, uint *rb, uint
         test_slot(csum + (second && two ? LR_NCHUNK : 0), j % LR_NCHUNK, second ? *rb : *ra,
                   found + 2 * second);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    LR_BARRIER(CLK_LOCAL_MEM_FENCE);
     for (int j = lane; j < 2 * LR_CHUNK; j += lanes) {
         const int second = j >= LR_CHUNK;
         const uint c = found[2 * second];
         test_slot(lh + (second && two ? LR_NB : 0) + c * LR_CHUNK, j % LR_CHUNK,
                   found[2 * second + 1], found + 4 + 2 * second);
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    LR_BARRIER(CLK_LOCAL_MEM_FENCE);
     *da = found[0] * LR_CHUNK + found[4];
     *ra = found[5];
     *db = found[2] * LR_CHUNK + found[6];
     *rb = found[7];
 #endif
-    barrier(CLK_LOCAL_MEM_FENCE); /* all have read lh and found before they are reused */
+    LR_BARRIER(CLK_LOCAL_MEM_FENCE); /* all have read lh and found before they are reused */
 }

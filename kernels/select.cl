@@ -18,6 +18,15 @@
 #ifndef WG
 #define WG 256
 #endif
+/* Barriers of a group of WG work-items. A group of one (CPU devices) needs none and gets none:
+ * PoCL's work-group compilers crashed on barriers in these kernels, on different shapes in
+ * different versions (5.0 failed an assertion forming its parallel regions; 6.0 did the same
+ * in sample_bracket when its local select ran unconditionally), never on none. */
+#if WG == 1
+#define WG_BARRIER(flags)
+#else
+#define WG_BARRIER(flags) barrier(flags)
+#endif
 #ifndef VPT
 #define VPT 8
 #endif
@@ -259,7 +268,7 @@ inline uint stage_tile(__local key_t *stage, volatile __local uint *tc, uint it,
     }
     /* Everyone read tc[(it + 1) % 3], tile it - 2's, before the last barrier. */
     if (get_local_id(0) == 0) tc[(it + 1) % 3] = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
+    WG_BARRIER(CLK_LOCAL_MEM_FENCE);
     return filled + tc[it % 3];
 #endif
 }
@@ -270,18 +279,18 @@ inline uint flush_stage(__global key_t *kbuf, volatile __global uint *kcount, ul
                         __local const key_t *stage, volatile __local uint *lbase, uint filled)
 {
     if (get_local_id(0) == 0) *lbase = atomic_add(kcount, filled);
-    barrier(CLK_LOCAL_MEM_FENCE);
+    WG_BARRIER(CLK_LOCAL_MEM_FENCE);
     const uint base = *lbase;
     for (uint i = get_local_id(0); i < filled; i += WG)
         if ((ulong)base + i < cap) kbuf[base + i] = stage[i];
-    barrier(CLK_LOCAL_MEM_FENCE); /* every copy done before the stage and lbase are reused */
+    WG_BARRIER(CLK_LOCAL_MEM_FENCE); /* every copy done before the stage and lbase are reused */
     return 0;
 }
 
 /* Merges the local histograms (and NaN count) into the global 64-bit ones. */
 inline void merge_hist(__local uint *lh, __global uint *hist, int two)
 {
-    barrier(CLK_LOCAL_MEM_FENCE);
+    WG_BARRIER(CLK_LOCAL_MEM_FENCE);
     for (int b = get_local_id(0); b < (two ? 2 * NB : NB); b += WG)
         add64(&hist[2 * b], lh[b]);
 }
@@ -289,7 +298,7 @@ inline void merge_hist(__local uint *lh, __global uint *hist, int two)
 inline void clear_hist(__local uint *lh)
 {
     for (int b = get_local_id(0); b < 2 * NB; b += WG) lh[b] = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
+    WG_BARRIER(CLK_LOCAL_MEM_FENCE);
 }
 
 /* Histogram pass: over the data (n values from data + off), or over the keys gathered in kbuf
@@ -312,7 +321,7 @@ radix_hist(__global const key_t *data, ulong off, ulong n, __global ulong *st, _
     const bool do_append = compact == 1 && pass == 1;
     clear_hist(lh);
     if (get_local_id(0) == 0) tc[0] = tc[1] = tc[2] = lnan = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
+    WG_BARRIER(CLK_LOCAL_MEM_FENCE);
 
     const key_t pa = (key_t)st[ST_PA], pb = (key_t)st[ST_PB];
     const key_t hmask = pass_hmask(pass), dmask = pass_dmask(pass);
@@ -364,13 +373,13 @@ inline uint find_bin(__global const uint *h, ulong *r, ulong *count, __local ulo
     ulong s = 0;
     for (int b = b0; b < b1; b++) s += read64(&h[2 * b]);
     part[lid] = s;
-    barrier(CLK_LOCAL_MEM_FENCE);
+    WG_BARRIER(CLK_LOCAL_MEM_FENCE);
     /* Hillis-Steele inclusive scan of the WG chunk sums. */
     for (int d = 1; d < WG; d <<= 1) {
         ulong add = lid >= d ? part[lid - d] : 0;
-        barrier(CLK_LOCAL_MEM_FENCE);
+        WG_BARRIER(CLK_LOCAL_MEM_FENCE);
         part[lid] += add;
-        barrier(CLK_LOCAL_MEM_FENCE);
+        WG_BARRIER(CLK_LOCAL_MEM_FENCE);
     }
     const ulong incl = part[lid], excl = incl - s, want = *r;
     if (want >= excl && want < incl) {
@@ -386,11 +395,11 @@ inline uint find_bin(__global const uint *h, ulong *r, ulong *count, __local ulo
             c += hb;
         }
     }
-    barrier(CLK_LOCAL_MEM_FENCE);
+    WG_BARRIER(CLK_LOCAL_MEM_FENCE);
     const uint bin = (uint)out[0];
     *r = out[1];
     *count = out[2];
-    barrier(CLK_LOCAL_MEM_FENCE);
+    WG_BARRIER(CLK_LOCAL_MEM_FENCE);
     return bin;
 }
 
@@ -411,7 +420,7 @@ inline void scan_pass(__global ulong *st, __global uint *hist, __global uint *ct
             r0 = nv ? (nv - 1) / 2 : 0;
             r1 = nv / 2;
         }
-        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+        WG_BARRIER(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
         if (lid == 0) {
             st[ST_NAN] = nan;
             st[ST_NV] = nv;
@@ -422,7 +431,7 @@ inline void scan_pass(__global ulong *st, __global uint *hist, __global uint *ct
             if (nv == 0) st[ST_FLAGS] |= FLAG_EMPTY | FLAG_DONE;
             else if (r1 >= nv) st[ST_FLAGS] |= FLAG_RANGE | FLAG_DONE;
         }
-        barrier(CLK_GLOBAL_MEM_FENCE);
+        WG_BARRIER(CLK_GLOBAL_MEM_FENCE);
         if (nv == 0 || r1 >= nv) return;
     }
     const key_t pa = (key_t)st[ST_PA], pb = (key_t)st[ST_PB];
@@ -545,7 +554,7 @@ cp_reduce(__global const key_t *data, ulong off, ulong n, __global const ulong *
     lq[5][lid] = maxr;
     lr[0][lid] = sl.s - sl.c;
     lr[1][lid] = sr.s - sr.c;
-    barrier(CLK_LOCAL_MEM_FENCE);
+    WG_BARRIER(CLK_LOCAL_MEM_FENCE);
     for (int s = WG / 2; s > 0; s >>= 1) {
         if (lid < s) {
             lq[0][lid] += lq[0][lid + s];
@@ -557,7 +566,7 @@ cp_reduce(__global const key_t *data, ulong off, ulong n, __global const ulong *
             lr[0][lid] += lr[0][lid + s];
             lr[1][lid] += lr[1][lid + s];
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        WG_BARRIER(CLK_LOCAL_MEM_FENCE);
     }
     if (lid == 0) {
         const size_t g = get_group_id(0);
@@ -615,7 +624,7 @@ cp_update(__global ulong *st, __global const ulong *pc, __global const real *ps,
     for (int i = 0; i < CP_Q; i++) lq[i][lid] = q[i];
     lr[0][lid] = sl;
     lr[1][lid] = sr;
-    barrier(CLK_LOCAL_MEM_FENCE);
+    WG_BARRIER(CLK_LOCAL_MEM_FENCE);
     for (int s = WG / 2; s > 0; s >>= 1) {
         if (lid < s) {
             lq[0][lid] += lq[0][lid + s];
@@ -627,7 +636,7 @@ cp_update(__global ulong *st, __global const ulong *pc, __global const real *ps,
             lr[0][lid] += lr[0][lid + s];
             lr[1][lid] += lr[1][lid + s];
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        WG_BARRIER(CLK_LOCAL_MEM_FENCE);
     }
     if (lid != 0) return;
 
@@ -718,7 +727,7 @@ cp_gather(__global const key_t *data, ulong off, ulong n, __global const ulong *
     __local uint tc[3], lbase;
     if ((st[ST_FLAGS] & FLAG_DONE) || st[ST_COMPACT] != 2) n = 0;
     if (get_local_id(0) == 0) tc[0] = tc[1] = tc[2] = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
+    WG_BARRIER(CLK_LOCAL_MEM_FENCE);
     const key_t lo = (key_t)st[ST_LO], hi = (key_t)st[ST_HI];
     const ulong cap = st[ST_CAP];
     const int lid = get_local_id(0);
@@ -767,6 +776,11 @@ cp_gather(__global const key_t *data, ulong off, ulong n, __global const ulong *
 #define SAMPLE_WG 256
 #endif
 
+#if SAMPLE_WG == 1 /* see WG_BARRIER */
+#define SAMPLE_BARRIER(flags)
+#else
+#define SAMPLE_BARRIER(flags) barrier(flags)
+#endif
 #define LR_WG SAMPLE_WG
 #define LR_BITS RADIX_BITS
 #include "local_radix.cl"
@@ -788,7 +802,7 @@ inline void sample_quantiles(__local const key_t *s, uint ra, uint rb, key_t *ka
     key_t pa = 0, pb = 0;
     for (int pass = 0; pass < NPASS; pass++) {
         for (int b = lid; b < 2 * NB; b += SAMPLE_WG) lh[b] = 0;
-        barrier(CLK_LOCAL_MEM_FENCE);
+        SAMPLE_BARRIER(CLK_LOCAL_MEM_FENCE);
         const key_t hmask = pass_hmask(pass), dmask = pass_dmask(pass);
         const int shift = pass_shift(pass);
         for (int i = lid; i < SAMPLE; i += SAMPLE_WG) {
@@ -817,7 +831,7 @@ sample_bracket(__global const key_t *data, ulong off, ulong n, __global ulong *s
     for (int i = lid; i < 4 * NB; i += SAMPLE_WG) hist[i] = 0;
     for (int i = lid; i < CTR_WORDS; i += SAMPLE_WG) ctr[i] = 0;
     if (lid == 0) lvalid = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
+    SAMPLE_BARRIER(CLK_LOCAL_MEM_FENCE);
     uint valid = 0;
     const ulong stride = n / SAMPLE;
     for (int i = lid; i < SAMPLE; i += SAMPLE_WG) {
@@ -827,7 +841,7 @@ sample_bracket(__global const key_t *data, ulong off, ulong n, __global ulong *s
         s[i] = nan ? KEY_MAX : key_of_bits(b); /* NaNs rank last */
     }
     atomic_add(&lvalid, valid);
-    barrier(CLK_LOCAL_MEM_FENCE);
+    SAMPLE_BARRIER(CLK_LOCAL_MEM_FENCE);
     const uint sv = lvalid;
     /* The wanted rank as a fraction of the valid values (their number estimated by the
      * sample for a k-th value; exact for the median). */
@@ -859,7 +873,7 @@ bracket_pass(__global const key_t *data, ulong off, ulong n, __global const ulon
     __local uint tc[3], lbase, lnan, lbelow, lin;
     const int lid = get_local_id(0);
     if (lid == 0) tc[0] = tc[1] = tc[2] = lnan = lbelow = lin = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
+    WG_BARRIER(CLK_LOCAL_MEM_FENCE);
     const key_t lo = (key_t)st[ST_LO], hi = (key_t)st[ST_HI];
     const ulong cap = st[ST_CAP];
     uint nan = 0, below = 0, in = 0, filled = 0, it = 0;
@@ -893,7 +907,7 @@ bracket_pass(__global const key_t *data, ulong off, ulong n, __global const ulon
     atomic_add(&lnan, nan);
     atomic_add(&lbelow, below);
     atomic_add(&lin, in);
-    barrier(CLK_LOCAL_MEM_FENCE);
+    WG_BARRIER(CLK_LOCAL_MEM_FENCE);
     if (lid == 0) {
         add64(&ctr[CTR_NAN], lnan);
         add64(&ctr[CTR_BELOW], lbelow);
