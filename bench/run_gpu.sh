@@ -19,7 +19,7 @@ clinfo -l 2>&1 | tee "$OUT/devices.txt"
 
 if has tests; then
     for t in build/tests/test_*; do
-        [ -x "$t" ] || continue
+        [ -f "$t" ] && [ -x "$t" ] || continue
         for dev in ${TEST_DEVS:-gpu cpu}; do
             echo "== $t on $dev"
             CLSTATS_DEVICE=$dev timeout 300 "$t" 2>&1 | tail -4
