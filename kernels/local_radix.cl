@@ -10,7 +10,11 @@
  * a pass where a scan over the work-group took about forty (two ranks, 2 log2(WG) each). One
  * work-item (CPU devices) walks the sums instead. */
 
-/* A group of one work-item (CPU devices) has no barriers: see WG_BARRIER in select.cl. */
+/* Barriers of the group (LR_BARRIER; includers use it in the group's other code too). A group
+ * of one work-item (CPU devices) needs none and gets none: PoCL's work-group compilers crashed
+ * on barriers in our select kernels, on different shapes in different versions (5.0 failed an
+ * assertion forming its parallel regions; 6.0 did the same in sample_bracket when its local
+ * select ran unconditionally), never on none. */
 #if LR_WG == 1
 #define LR_BARRIER(flags)
 #else

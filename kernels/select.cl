@@ -18,10 +18,8 @@
 #ifndef WG
 #define WG 256
 #endif
-/* Barriers of a group of WG work-items. A group of one (CPU devices) needs none and gets none:
- * PoCL's work-group compilers crashed on barriers in these kernels, on different shapes in
- * different versions (5.0 failed an assertion forming its parallel regions; 6.0 did the same
- * in sample_bracket when its local select ran unconditionally), never on none. */
+/* Barriers of a group of WG work-items: none in a group of one, as LR_BARRIER (local_radix.cl)
+ * explains; the sample kernel, whose group is the local radix's, uses that one. */
 #if WG == 1
 #define WG_BARRIER(flags)
 #else
@@ -776,11 +774,6 @@ cp_gather(__global const key_t *data, ulong off, ulong n, __global const ulong *
 #define SAMPLE_WG 256
 #endif
 
-#if SAMPLE_WG == 1 /* see WG_BARRIER */
-#define SAMPLE_BARRIER(flags)
-#else
-#define SAMPLE_BARRIER(flags) barrier(flags)
-#endif
 #define LR_WG SAMPLE_WG
 #define LR_BITS RADIX_BITS
 #include "local_radix.cl"
@@ -802,7 +795,7 @@ inline void sample_quantiles(__local const key_t *s, uint ra, uint rb, key_t *ka
     key_t pa = 0, pb = 0;
     for (int pass = 0; pass < NPASS; pass++) {
         for (int b = lid; b < 2 * NB; b += SAMPLE_WG) lh[b] = 0;
-        SAMPLE_BARRIER(CLK_LOCAL_MEM_FENCE);
+        LR_BARRIER(CLK_LOCAL_MEM_FENCE);
         const key_t hmask = pass_hmask(pass), dmask = pass_dmask(pass);
         const int shift = pass_shift(pass);
         for (int i = lid; i < SAMPLE; i += SAMPLE_WG) {
@@ -831,7 +824,7 @@ sample_bracket(__global const key_t *data, ulong off, ulong n, __global ulong *s
     for (int i = lid; i < 4 * NB; i += SAMPLE_WG) hist[i] = 0;
     for (int i = lid; i < CTR_WORDS; i += SAMPLE_WG) ctr[i] = 0;
     if (lid == 0) lvalid = 0;
-    SAMPLE_BARRIER(CLK_LOCAL_MEM_FENCE);
+    LR_BARRIER(CLK_LOCAL_MEM_FENCE);
     uint valid = 0;
     const ulong stride = n / SAMPLE;
     for (int i = lid; i < SAMPLE; i += SAMPLE_WG) {
@@ -841,7 +834,7 @@ sample_bracket(__global const key_t *data, ulong off, ulong n, __global ulong *s
         s[i] = nan ? KEY_MAX : key_of_bits(b); /* NaNs rank last */
     }
     atomic_add(&lvalid, valid);
-    SAMPLE_BARRIER(CLK_LOCAL_MEM_FENCE);
+    LR_BARRIER(CLK_LOCAL_MEM_FENCE);
     const uint sv = lvalid;
     /* The wanted rank as a fraction of the valid values (their number estimated by the
      * sample for a k-th value; exact for the median). */

@@ -18,12 +18,6 @@
 #ifndef WG
 #define WG 256
 #endif
-/* A group of one work-item (CPU devices) has no barriers: see WG_BARRIER in select.cl. */
-#if WG == 1
-#define WG_BARRIER(flags)
-#else
-#define WG_BARRIER(flags) barrier(flags)
-#endif
 #ifndef RADIX_BITS
 #define RADIX_BITS 8
 #endif
@@ -140,7 +134,7 @@ tile_select(__global const uint *m, ulong off, uint nx, uint ny, ulong stride, u
      * would serialise. */
     if (stage) {
         uint nan = 0, kmin = 0xffffffffu, kmax = 0;
-        WG_BARRIER(CLK_LOCAL_MEM_FENCE);
+        LR_BARRIER(CLK_LOCAL_MEM_FENCE);
         for (uint r = lid; r < rows; r += WG) {
             const uint b = p[AT(r)];
             const uint k = bits_nan(b) ? NO_KEY : key_of_bits(b);
@@ -159,7 +153,7 @@ tile_select(__global const uint *m, ulong off, uint nx, uint ny, ulong stride, u
         atomic_min(&lmin, kmin);
         atomic_max(&lmax, kmax);
 #endif
-        WG_BARRIER(CLK_LOCAL_MEM_FENCE);
+        LR_BARRIER(CLK_LOCAL_MEM_FENCE);
         nv = rows - lnan;
         if (nv > 0) {
             top = bits_below_shared_prefix(lmin, lmax, &pa);
@@ -173,7 +167,7 @@ tile_select(__global const uint *m, ulong off, uint nx, uint ny, ulong stride, u
 #endif
     for (int pass = 0; pass * RADIX_BITS < top; pass++) {
         for (int b = lid; b < 2 * NB; b += WG) lh[b] = 0;
-        WG_BARRIER(CLK_LOCAL_MEM_FENCE);
+        LR_BARRIER(CLK_LOCAL_MEM_FENCE);
         const uint hmask = pass_hmask(top, pass), dmask = pass_dmask(top, pass);
         const int shift = pass_shift(top, pass);
         uint nan = 0;
@@ -199,7 +193,7 @@ tile_select(__global const uint *m, ulong off, uint nx, uint ny, ulong stride, u
         }
         if (pass == 0 && !STAGED) { /* the unstaged first pass counts the NaNs */
             if (nan) atomic_add(&lnan, nan);
-            WG_BARRIER(CLK_LOCAL_MEM_FENCE);
+            LR_BARRIER(CLK_LOCAL_MEM_FENCE);
             nv = rows - lnan;
             if (nv == 0) break;
             ra = (nv - 1) / 2;
