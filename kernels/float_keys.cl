@@ -1,15 +1,19 @@
-/* float_keys.cl - float helpers every filter kernel shares; pulled in with #include, which
- * tools/embed_kernels.py expands when the kernels are embedded. */
+/* float_keys.cl - float helpers the filter and column kernels share; pulled in with #include,
+ * which tools/embed_kernels.py expands when the kernels are embedded. */
 #ifndef FLOAT_KEYS_CL
 #define FLOAT_KEYS_CL
 
 #define CANONICAL_NAN 0x7fc00000u
 
 /* Order-preserving map of float bits to uint: total order, -0 just below +0, NaNs on top. */
+inline uint key_of_bits(uint b)
+{
+    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+}
+
 inline uint key_of(float v)
 {
-    uint u = as_uint(v);
-    return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+    return key_of_bits(as_uint(v));
 }
 
 inline float value_of(uint k)
@@ -18,9 +22,14 @@ inline float value_of(uint k)
 }
 
 /* Bit test, so that no compiler option can turn it into "never NaN". */
+inline bool bits_nan(uint b)
+{
+    return (b & 0x7fffffffu) > 0x7f800000u;
+}
+
 inline bool is_nan(float v)
 {
-    return (as_uint(v) & 0x7fffffffu) > 0x7f800000u;
+    return bits_nan(as_uint(v));
 }
 
 /* |v - m| for the MAD; exactly 0 where v == m, so that inf - inf never makes a NaN. */

@@ -32,17 +32,7 @@
 #define LR_WG WG
 #define LR_BITS RADIX_BITS
 #include "local_radix.cl"
-
-inline bool bits_nan(uint b)
-{
-    return (b & 0x7fffffffu) > 0x7f800000u;
-}
-
-/* Order-preserving map of float bits to uint keys: -0 just below +0 (as median_filter.cl). */
-inline uint key_of_bits(uint b)
-{
-    return (b & 0x80000000u) ? ~b : (b | 0x80000000u);
-}
+#include "float_keys.cl"
 
 /* Digits: the keys' low `top` bits, RADIX_BITS at a time from the top; the bits above are a
  * prefix every key of the column shares. Pass p's digit is bits [shift, top - p RADIX_BITS). */
