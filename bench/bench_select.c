@@ -85,6 +85,45 @@ static int run_batch(clstats_ctx *ctx, const struct batch *b, cl_mem buf, const 
     return clstats_tile_medians(ctx, host, b->nx, b->ny, b->nx, b->tw, b->th, o, out);
 }
 
+static int cmp_float(const void *a, const void *b)
+{
+    float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+/* Column medians (both middle values, no NaN in gen()'s data) against a host sort, so that a
+ * tuning run also says whether its answers are right; skipped beyond 5e7 values (slow). */
+static void check_columns(clstats_ctx *ctx, const struct batch *b, cl_mem buf, const float *m)
+{
+    const size_t rows = b->ny, cols = b->nx;
+    if (rows * cols > 50000000) {
+        printf("# check skipped: %zu values\n", rows * cols);
+        return;
+    }
+    float *col = malloc(rows * sizeof *col),
+          *got[2] = {malloc(cols * sizeof(float)), malloc(cols * sizeof(float))};
+    size_t bad = 0;
+    for (int e = 0; e < 2; e++) {
+        struct clstats_select_options o = {.even = e ? CLSTATS_EVEN_UPPER : CLSTATS_EVEN_LOWER};
+        if (clstats_column_medians_buffer(ctx, buf, 0, rows, cols, cols, &o, got[e]) != CLSTATS_OK)
+            bad = cols;
+    }
+    for (size_t c = 0; c < cols && bad < cols; c++) {
+        for (size_t r = 0; r < rows; r++)
+            col[r] = m[r * cols + c];
+        qsort(col, rows, sizeof *col, cmp_float);
+        bad += memcmp(&got[0][c], &col[(rows - 1) / 2], sizeof(float)) != 0 ||
+               memcmp(&got[1][c], &col[rows / 2], sizeof(float)) != 0;
+    }
+    if (bad)
+        printf("# CHECK FAILED: %zu of %zu column medians differ from a host sort\n", bad, cols);
+    else
+        printf("# check: all %zu column medians match a host sort\n", cols);
+    free(col);
+    free(got[0]);
+    free(got[1]);
+}
+
 static void bench_batch(clstats_ctx *ctx, const char *dev, const struct batch *b, int normal,
                         int reps, double *t_k, double *t_d, double *t_h)
 {
@@ -101,6 +140,7 @@ static void bench_batch(clstats_ctx *ctx, const char *dev, const struct batch *b
         printf("# %s %s failed: %s\n", b->op, b->label, clstats_ctx_message(ctx));
         goto done;
     }
+    if (strcmp(b->op, "column_medians") == 0) check_columns(ctx, b, buf, m);
     for (int r = 0; r < reps; r++) {
         o.kernel_ms = &kms;
         run_batch(ctx, b, buf, m, &o, out);

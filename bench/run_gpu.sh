@@ -5,7 +5,8 @@
 # beyond 2^31 elements), filter (bench_filter beside cupyx),
 # select (bench_select beside numpy/cupy/torch), select_ab (this build against an older one,
 # interleaved: was a kernel change a gain?), select_tune (the CLSTATS_SELECT_* and
-# CLSTATS_COLUMNS_* settings swept). Expects build/ and .device-libs/ carried (and, for
+# CLSTATS_COLUMNS_* settings swept), columns (column medians by the radix kernel and by the
+# bracket, interleaved, per shape), columns_tune (the bracket's settings swept). Expects build/ and .device-libs/ carried (and, for
 # select_ab, the older build as $AB_BASE, default build-base/, made by bench/build_base.sh);
 # logs go under $OUT. Extra bench arguments: $FILTER_ARGS, $SELECT_ARGS.
 set -uo pipefail
@@ -200,6 +201,44 @@ if has select_tune; then
         for v in 8 11; do tune CLSTATS_COLUMNS_BITS=$v; done
         for v in 128 256 512; do tune CLSTATS_COLUMNS_WG=$v; done
     } 2>&1 | tee "$OUT/select_tune.txt"
+fi
+
+if has columns; then
+    # Column medians by each method, interleaved three times per shape, then the bracket's
+    # kernel-by-kernel breakdown (each run first checks its medians against a host sort).
+    for shape in ${COL_SHAPES:-10000x1000 32768x1000 100000x1000 100000x256 100000x100}; do
+        for round in 1 2 3; do
+            for method in radix bracket; do
+                echo "== $shape $method, round $round"
+                CLSTATS_COLUMNS_METHOD=$method timeout 120 ./build/bench/bench_select \
+                    --device gpu --log2n 10 --reps 30 --methods radix --columns "$shape" 2>&1 \
+                    | grep -E "check|column_medians [0-9]"
+            done
+        done
+        CLSTATS_COLUMNS_METHOD=bracket CLSTATS_COLUMNS_DEBUG=1 timeout 120 \
+            ./build/bench/bench_select --device gpu --log2n 10 --reps 2 --methods radix \
+            --columns "$shape" 2>&1 | grep "column bracket" | tail -1
+    done 2>&1 | tee "$OUT/columns.txt"
+fi
+
+if has columns_tune; then
+    # The bracket's settings, one at a time from the defaults (10^4 x 1000 unless $TUNE_SHAPE),
+    # each with its kernel-by-kernel breakdown.
+    ctune() {
+        echo "== $*"
+        env CLSTATS_COLUMNS_METHOD=bracket CLSTATS_COLUMNS_DEBUG=1 "$@" timeout 60 \
+            ./build/bench/bench_select --device gpu --log2n 10 --reps 30 --methods radix \
+            --columns ${TUNE_SHAPE:-10000x1000} 2>&1 \
+            | grep -E "FAILED|column_medians [0-9]|column bracket" | tail -2
+    }
+    {
+        for v in 256 512 1024 2048; do ctune CLSTATS_COLUMNS_SAMPLE=$v; done
+        for v in 32 64 128 256; do ctune CLSTATS_COLUMNS_SAMPLE_WG=$v; done
+        for v in 16 64 256; do ctune CLSTATS_COLUMNS_CELLS=$v; done
+        for v in 2 4 8 16; do ctune CLSTATS_COLUMNS_LANES=$v; done
+        for v in 64 128 256 512; do ctune CLSTATS_COLUMNS_FINISH_WG=$v; done
+        for v in 256 512 1024 2048 4096; do ctune CLSTATS_COLUMNS_GROUPS=$v; done
+    } 2>&1 | tee "$OUT/columns_tune.txt"
 fi
 
 TILES=${TILES:-4096x4096/64x64,4096x4096/128x128,10000x10000/100x100}
