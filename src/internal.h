@@ -9,7 +9,7 @@
 #define CTX_PROGRAM_CACHE 16
 
 #define PROGRAM_KERNELS 16
-#define CTX_SCRATCH 8
+#define CTX_SCRATCH 13
 
 struct cached_program {
     char *key; /* kernel source name + '\n' + build options */

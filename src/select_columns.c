@@ -1,7 +1,8 @@
 /* select_columns.c - batched medians: the median of every column of a float32 matrix
  * (clstats_column_medians) and of every tile of an image (clstats_tile_medians), and their
  * cl_mem forms, one work-group per tile running kernels/select_columns.cl (a column is a tile
- * one pixel wide); the kernel returns keys, the host applies the even-count option. */
+ * one pixel wide), or on GPUs the column bracket (src/select_columns_bracket.c); the kernels
+ * return keys, the host applies the even-count option. */
 #include "internal.h"
 #include "select_internal.h"
 
@@ -13,7 +14,7 @@
 static const struct clstats_select_options default_options = {0};
 
 /* The context's scratch slots for the results and the transposed matrix (src/select.c uses
- * 0..5). */
+ * 0..5, src/select_columns_bracket.c 8..12). */
 #define SLOT_COLUMN_RESULTS 6
 #define SLOT_TRANSPOSED 7
 
@@ -124,15 +125,15 @@ fail:
     return status;
 }
 
-/* The median of every tile into out[g], tile g = j ntx + i. `columns` allows the matrix's
- * transposition (its tiles are its columns: tw 1, th ny). */
-static int tiles_device(clstats_ctx *ctx, cl_mem buf, size_t offset, struct tiling tl, bool columns,
-                        const struct clstats_select_options *o, float *out)
+/* The radix kernel's results for every tile into keys[3 g .. 3 g + 2] (kernel tile_select);
+ * *ms, when not NULL, gains its time. `columns` allows the matrix's transposition (its tiles
+ * are its columns: tw 1, th ny). */
+static int radix_keys(clstats_ctx *ctx, cl_mem buf, size_t offset, const struct tiling *tl,
+                      bool columns, cl_uint *keys, double *ms)
 {
     cl_program program;
     cl_kernel kernel = NULL;
     cl_mem res_buf = NULL;
-    cl_uint *keys = NULL;
     cl_event ev = NULL, t_ev = NULL;
     int status;
 
@@ -157,21 +158,79 @@ static int tiles_device(clstats_ctx *ctx, cl_mem buf, size_t offset, struct tili
     status = clstats__program(ctx, "select_columns.cl", options, &program);
     if (status != CLSTATS_OK) return status;
 
-    const size_t ntiles = tile_count(&tl);
-    keys = malloc(ntiles * 3 * sizeof *keys);
-    if (!keys) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate %zu results", ntiles);
+    const size_t ntiles = tile_count(tl);
     if ((status = clstats__kernel(ctx, program, "tile_select", &kernel)) ||
         (status =
              clstats__scratch(ctx, SLOT_COLUMN_RESULTS, ntiles * 3 * sizeof(cl_uint), &res_buf)))
-        goto fail;
-    status = launch_tiles(ctx, kernel, program, buf, offset, &tl, columns, res_buf, (size_t)wg,
-                          o->kernel_ms ? &ev : NULL, o->kernel_ms ? &t_ev : NULL);
+        return status;
+    status = launch_tiles(ctx, kernel, program, buf, offset, tl, columns, res_buf, (size_t)wg,
+                          ms ? &ev : NULL, ms ? &t_ev : NULL);
     if (status != CLSTATS_OK) goto fail;
     CL_TRY(ctx,
            clEnqueueReadBuffer(ctx->queue, res_buf, CL_TRUE, 0, ntiles * 3 * sizeof(cl_uint), keys,
                                0, NULL, NULL),
            "clEnqueueReadBuffer(tile results)");
-    if (ev) *o->kernel_ms = clstats__event_ms(ev) + (t_ev ? clstats__event_ms(t_ev) : 0.0);
+    if (ev) *ms += clstats__event_ms(ev) + (t_ev ? clstats__event_ms(t_ev) : 0.0);
+    if (ev && getenv("CLSTATS_COLUMNS_DEBUG"))
+        fprintf(stderr, "column radix: transpose %.4f, select %.4f ms\n",
+                t_ev ? clstats__event_ms(t_ev) : 0.0, clstats__event_ms(ev));
+fail:
+    if (status != CLSTATS_OK) clFinish(ctx->queue);
+    if (ev) clReleaseEvent(ev);
+    if (t_ev) clReleaseEvent(t_ev);
+    return status;
+}
+
+/* The fewest rows for which GPUs take the bracket path (src/select_columns_bracket.c) by
+ * default: it reads the matrix once where the radix kernel makes four passes, but its three
+ * launches and its sample cost more than short columns save (H100: 10^4 x 1000 0.19 ms
+ * against 0.094; 32768 x 1000 0.28 against 0.43; 10^5 x 1000 0.65 against 3.8, and 3.0x
+ * to 1.5x faster from 256 columns down to 10; bench/RESULTS.md).
+ * CLSTATS_COLUMNS_METHOD=bracket|radix decides instead (tuning, tests). */
+#define BRACKET_MIN_ROWS 32768
+
+static bool bracket_wanted(clstats_ctx *ctx, const struct tiling *tl, bool columns)
+{
+    const char *method = getenv("CLSTATS_COLUMNS_METHOD");
+    if (!columns || (method && strcmp(method, "radix") == 0)) return false;
+    const bool forced = method && strcmp(method, "bracket") == 0;
+    if (!forced && (ctx->is_cpu || tl->ny < BRACKET_MIN_ROWS)) return false;
+    return clstats__column_bracket_fits(ctx, tl->ny, tl->nx);
+}
+
+/* The median of every tile into out[g], tile g = j ntx + i. `columns`: the tiles are the
+ * matrix's columns (tw 1, th ny), which may take the bracket path and fall back from it. */
+static int tiles_device(clstats_ctx *ctx, cl_mem buf, size_t offset, struct tiling tl, bool columns,
+                        const struct clstats_select_options *o, float *out)
+{
+    const size_t ntiles = tile_count(&tl);
+    cl_uint *keys = malloc(ntiles * 3 * sizeof *keys);
+    if (!keys) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate %zu results", ntiles);
+    double ms = 0;
+    size_t missed = ntiles; /* columns the radix kernel must give */
+    bool *miss = NULL;
+    cl_uint *radix = keys;
+    int status = CLSTATS_OK;
+    if (bracket_wanted(ctx, &tl, columns)) {
+        struct column_bracket_report report;
+        if (!(miss = malloc(ntiles * sizeof *miss))) {
+            free(keys);
+            return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate %zu flags", ntiles);
+        }
+        status = clstats__column_bracket(ctx, buf, offset, tl.ny, tl.nx, tl.stride, keys, miss,
+                                         &report, o->kernel_ms ? &ms : NULL);
+        missed = status == CLSTATS_OK ? report.missed : ntiles;
+        /* The radix kernel runs for every column (one launch); only the missed take its keys. */
+        if (status == CLSTATS_OK && missed && !(radix = malloc(ntiles * 3 * sizeof *radix)))
+            status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate %zu results", ntiles);
+    }
+    if (status == CLSTATS_OK && missed)
+        status = radix_keys(ctx, buf, offset, &tl, columns, radix, o->kernel_ms ? &ms : NULL);
+    if (status != CLSTATS_OK) goto fail;
+    if (radix != keys)
+        for (size_t g = 0; g < ntiles; g++)
+            if (miss[g]) memcpy(&keys[3 * g], &radix[3 * g], 3 * sizeof *keys);
+    if (o->kernel_ms) *o->kernel_ms = ms;
 
     uint64_t nan = 0;
     for (size_t g = 0; g < ntiles; g++) {
@@ -192,11 +251,9 @@ static int tiles_device(clstats_ctx *ctx, cl_mem buf, size_t offset, struct tili
     if (o->nan_policy == CLSTATS_NAN_ERROR && nan)
         status = clstats__fail(ctx, CLSTATS_ERR_NAN, "%llu NaN values in the %s",
                                (unsigned long long)nan, columns ? "matrix" : "image");
-
 fail:
-    if (status != CLSTATS_OK) clFinish(ctx->queue);
-    if (ev) clReleaseEvent(ev);
-    if (t_ev) clReleaseEvent(t_ev);
+    if (radix != keys) free(radix);
+    free(miss);
     free(keys);
     return status;
 }

@@ -28,6 +28,24 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
 /* Value of an order-preserving key (the inverse of the kernels' key_of_bits). */
 double clstats__value_of_key(uint64_t key, bool f64);
 
+/* What the column bracket path (src/select_columns_bracket.c) did: columns whose bracket
+ * missed a middle rank or listed more keys than fit (the caller takes theirs from the radix
+ * kernel), and the keys the others listed, which the tests hold to the sample's promise. */
+struct column_bracket_report {
+    size_t missed;
+    uint64_t listed;
+};
+
+/* Whether the bracket path's buffers and kernels fit this device for the shape. */
+bool clstats__column_bracket_fits(clstats_ctx *ctx, size_t rows, size_t cols);
+
+/* Column medians of the rows x cols matrix at element `offset` of buf (ld elements a row):
+ * keys3[3 c .. 3 c + 2] as kernels/select_columns.cl's results, except where missed[c] is
+ * set (the radix kernel must give those); *ms, when not NULL, gains the kernels' time. */
+int clstats__column_bracket(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows, size_t cols,
+                            size_t ld, cl_uint *keys3, bool *missed,
+                            struct column_bracket_report *report, double *ms);
+
 /* The documented means of two middle values (clstats.h: clstats_median). */
 float clstats__mean_f32(float a, float b);
 double clstats__mean_f64(double a, double b);

@@ -1,0 +1,270 @@
+/* test_column_bracket.c - the column medians' bracket path (src/select_columns_bracket.c),
+ * which GPUs take for long columns, forced here (CLSTATS_COLUMNS_METHOD=bracket) with small
+ * samples so that CI's CPU device runs it on small matrices: its medians against the sorting
+ * reference bit for bit, under several shapes of its kernels; what it reports (a miss only
+ * costs speed, so no median would show a sample that always missed); and the misses data can
+ * force, each of which must still give the right medians through the radix kernel. */
+#include "../src/select_internal.h"
+#include "reference_select.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Settings of the path's kernels: sample, sample group, cells, lanes, chunk rows, count
+ * groups, finish group. */
+struct setting {
+    const char *sample, *sample_wg, *cells, *lanes, *chunk, *groups, *finish_wg;
+};
+
+static const struct setting settings[] = {
+    {"64", "32", "16", "8", "128", "1024", "256"}, /* GPU-like groups */
+    {"128", "1", "1", "1", "3", "1", "4"},         /* one cell, one lane, chunks of 3, one slice */
+    {"256", "16", "3", "3", "6", "100000", "64"},  /* lanes that do not divide 32, many slices */
+    {"32", "16", "256", "4", "32", "64", "32"},    /* more cells than sampled keys */
+};
+#define NSETTINGS ((int)(sizeof settings / sizeof settings[0]))
+
+static void use(const struct setting *s)
+{
+    setenv("CLSTATS_COLUMNS_METHOD", "bracket", 1);
+    setenv("CLSTATS_COLUMNS_SAMPLE", s->sample, 1);
+    setenv("CLSTATS_COLUMNS_SAMPLE_WG", s->sample_wg, 1);
+    setenv("CLSTATS_COLUMNS_CELLS", s->cells, 1);
+    setenv("CLSTATS_COLUMNS_LANES", s->lanes, 1);
+    setenv("CLSTATS_COLUMNS_CHUNK", s->chunk, 1);
+    setenv("CLSTATS_COLUMNS_GROUPS", s->groups, 1);
+    setenv("CLSTATS_COLUMNS_FINISH_WG", s->finish_wg, 1);
+}
+
+static void use_defaults(void)
+{
+    const char *names[] = {"METHOD", "SAMPLE", "SAMPLE_WG", "CELLS",     "LANES",
+                           "CHUNK",  "GROUPS", "FINISH_WG", "FINISH_CAP"};
+    char name[64];
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        snprintf(name, sizeof name, "CLSTATS_COLUMNS_%s", names[i]);
+        unsetenv(name);
+    }
+}
+
+/* A rows x ld matrix of normal values, with columns 0..11 (those there are) made into the
+ * cases a median must get right. */
+static float *make_matrix(size_t rows, size_t cols, size_t ld, uint64_t salt)
+{
+    struct test_rng r;
+    test_rng_seed(&r, test_seed() + salt);
+    float *m = malloc(rows * ld * sizeof *m);
+    for (size_t i = 0; i < rows * ld; i++)
+        m[i] = (float)(test_rng_uniform(&r) < 0.9 ? test_rng_normal(&r) : 50 * test_rng_normal(&r));
+    for (size_t y = 0; y < rows; y++) {
+        float *row = m + y * ld;
+        const float special[12] = {
+            (float)(y % 3),                    /* three values: ranks at the boundaries */
+            y % 5 == 0 ? NAN : row[1],         /* some NaN */
+            NAN,                               /* all NaN */
+            y % 2 ? INFINITY : -row[3],        /* half +inf */
+            7.5f,                              /* constant */
+            1024.0f + (float)(y % 7) * 0.125f, /* keys sharing a long prefix */
+            y % 3 ? -0.0f : 0.0f,              /* signed zeros */
+            (float)(y % 100),                  /* integers 0..99 */
+            y % 97 == 0 ? (float)y : NAN,      /* a few numbers among NaNs */
+            (float)y,                          /* sorted */
+            -(float)y,                         /* reverse sorted */
+            y % 4 == 0 ? 1e30f : row[11],      /* a quarter huge */
+        };
+        for (size_t c = 0; c < cols && c < 12; c++)
+            row[c] = special[c];
+    }
+    return m;
+}
+
+static void check_medians(const float *m, size_t rows, size_t cols, size_t ld, const char *what)
+{
+    float *got = malloc(cols * sizeof *got), *want = malloc(cols * sizeof *want);
+    for (int e = 0; e < 3; e++) {
+        struct clstats_select_options o = {.even = (enum clstats_even)e};
+        ck_assert_msg(clstats_column_medians(test_ctx(), m, rows, cols, ld, &o, got) == CLSTATS_OK,
+                      "%s: %s", what, clstats_ctx_message(test_ctx()));
+        ref_column_medians(m, rows, cols, ld, o.even, want);
+        ck_assert_msg(test_compare_bits(got, want, cols, cols, what) == 0, "%s, even=%d", what, e);
+    }
+    free(got);
+    free(want);
+}
+
+/* Whether this device runs the path (src/select_columns_bracket.c refuses PoCL 5.0, whose
+ * work-group compiler miscounts); if not, says so, and the test has nothing to check. */
+static bool path_runs(void)
+{
+    if (clstats__column_bracket_fits(test_ctx(), 4096, 64)) return true;
+    printf("column bracket path refused on %s: nothing to test\n",
+           clstats_ctx_device_name(test_ctx()));
+    return false;
+}
+
+START_TEST(medians_every_setting)
+{
+    if (!path_runs()) return;
+    const size_t shapes[][3] = {{2001, 70, 70}, {1000, 33, 40}, {4097, 12, 13}, {517, 64, 64}};
+    for (int t = 0; t < 4 * NSETTINGS; t++) {
+        use(&settings[t % NSETTINGS]);
+        const size_t *sh = shapes[(t / NSETTINGS + t) % 4];
+        float *m = make_matrix(sh[0], sh[1], sh[2], 40 + t);
+        char what[96];
+        snprintf(what, sizeof what, "bracket, setting %d, %zu x %zu", t % NSETTINGS, sh[0], sh[1]);
+        check_medians(m, sh[0], sh[1], sh[2], what);
+        struct clstats_select_options oe = {.nan_policy = CLSTATS_NAN_ERROR};
+        float *got = malloc(sh[1] * sizeof *got);
+        ck_assert_int_eq(clstats_column_medians(test_ctx(), m, sh[0], sh[1], sh[2], &oe, got),
+                         CLSTATS_ERR_NAN);
+        free(got);
+        free(m);
+    }
+    use_defaults();
+}
+END_TEST
+
+/* The path itself on m, uploaded: its report, after checking the middle keys of every column
+ * it did not miss against the reference's sorted column. */
+static struct column_bracket_report run_path(const float *m, size_t rows, size_t cols)
+{
+    clstats_ctx *ctx = test_ctx();
+    cl_int err;
+    cl_mem buf =
+        clCreateBuffer(clstats_ctx_cl_context(ctx), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                       rows * cols * sizeof *m, (void *)m, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    cl_uint *keys = malloc(3 * cols * sizeof *keys);
+    bool *missed = malloc(cols * sizeof *missed);
+    float *col = malloc(rows * sizeof *col);
+    struct column_bracket_report report;
+    ck_assert_int_eq(
+        clstats__column_bracket(ctx, buf, 0, rows, cols, cols, keys, missed, &report, NULL),
+        CLSTATS_OK);
+    for (size_t c = 0; c < cols; c++) {
+        if (missed[c]) continue;
+        for (size_t y = 0; y < rows; y++)
+            col[y] = m[y * cols + c];
+        size_t nv;
+        float *s = ref_sorted_f32(col, rows, &nv);
+        ck_assert_uint_eq(keys[3 * c + 2], rows - nv);
+        for (int h = 0; nv && h < 2; h++) {
+            const float got = (float)clstats__value_of_key(keys[3 * c + h], false);
+            const float want = s[h ? nv / 2 : (nv - 1) / 2];
+            ck_assert_msg(memcmp(&got, &want, sizeof got) == 0,
+                          "column %zu: key %d %.9g, want %.9g", c, h, got, want);
+        }
+        free(s);
+    }
+    clReleaseMemObject(buf);
+    free(col);
+    free(missed);
+    free(keys);
+    return report;
+}
+
+/* Normal columns: no miss, and about as many keys listed as the sample promises (5 standard
+ * deviations of a median of 256 keys either side, plus 2 keys: 86 of 256). */
+START_TEST(bracket_holds_and_is_narrow)
+{
+    if (!path_runs()) return;
+    use(&(struct setting){"256", "64", "32", "8", "128", "256", "128"});
+    const size_t rows = 4096, cols = 40;
+    float *m = malloc(rows * cols * sizeof *m);
+    struct test_rng r;
+    test_rng_seed(&r, test_seed() + 7);
+    for (size_t i = 0; i < rows * cols; i++)
+        m[i] = (float)test_rng_normal(&r);
+    const struct column_bracket_report rep = run_path(m, rows, cols);
+    const double want = (2.0 * 42 + 2) / 256 * (double)(rows * cols);
+    ck_assert_msg(rep.missed == 0 && rep.listed > 0.8 * want && rep.listed < 1.2 * want,
+                  "%zu columns missed, %llu keys listed, want about %.0f", rep.missed,
+                  (unsigned long long)rep.listed, want);
+    free(m);
+    use_defaults();
+}
+END_TEST
+
+/* Ties: the middle ranks fall on boundaries t_j (counted, not listed), and must not miss:
+ * two values (the ranks on t_0 and on t_CELLS), three, integers 0..99, a constant. */
+START_TEST(ties_hold)
+{
+    if (!path_runs()) return;
+    use(&(struct setting){"256", "64", "32", "8", "128", "256", "128"});
+    const size_t rows = 4096, cols = 4;
+    float *m = malloc(rows * cols * sizeof *m);
+    for (size_t y = 0; y < rows; y++) {
+        m[y * cols] = (float)(y % 2);
+        m[y * cols + 1] = (float)(y % 3);
+        m[y * cols + 2] = (float)(y * 7919 % 100);
+        m[y * cols + 3] = 7.5f;
+    }
+    const struct column_bracket_report rep = run_path(m, rows, cols);
+    ck_assert_msg(rep.missed == 0, "%zu columns missed", rep.missed);
+    free(m);
+    use_defaults();
+}
+END_TEST
+
+/* The row of sample key i (kernels/column_bracket.cl, sample_row). */
+static size_t sample_row(uint32_t i, size_t rows, size_t sample)
+{
+    uint32_t h = i * 0x9e3779b9u;
+    h ^= h >> 16;
+    h *= 0x85ebca6bu;
+    h ^= h >> 13;
+    return (size_t)(((uint64_t)i * rows + (((uint64_t)h * rows) >> 32)) / sample);
+}
+
+/* Data that defeats the sample: each case must be reported as missed by every column, and
+ * the public call must still give the right medians (through the radix kernel). */
+START_TEST(misses_fall_back)
+{
+    if (!path_runs()) return;
+    /* One slice of all the rows, so that a region has room for about 67% of them. */
+    const struct setting one_slice = {"256", "64", "16", "8", "128", "1", "128"};
+    const size_t rows = 3000, cols = 35, sample = 256;
+    float *m = malloc(rows * cols * sizeof *m);
+    for (int kind = 0; kind < 4; kind++) {
+        use(&one_slice);
+        for (size_t y = 0; y < rows; y++) {
+            bool sampled = false; /* is row y one the sample reads? */
+            for (uint32_t i = 0; i < sample && !sampled; i++)
+                sampled = sample_row(i, rows, sample) == y;
+            for (size_t c = 0; c < cols; c++) {
+                const float v = (float)(y * cols + c);
+                m[y * cols + c] = kind == 0 ? (sampled ? -v : v) /* sample all below */
+                                  : kind == 1
+                                      ? (sampled ? (float)y : 1500.25f + v * 1e-4f) /* all listed */
+                                  : kind == 2 ? (sampled ? NAN : v) /* sample sees no number */
+                                              : v;                  /* cells over FINISH_CAP */
+            }
+        }
+        if (kind == 3) setenv("CLSTATS_COLUMNS_FINISH_CAP", "2", 1);
+        const struct column_bracket_report rep = run_path(m, rows, cols);
+        ck_assert_msg(rep.missed == cols, "kind %d: %zu of %zu columns missed", kind, rep.missed,
+                      cols);
+        char what[48];
+        snprintf(what, sizeof what, "bracket miss, kind %d", kind);
+        check_medians(m, rows, cols, cols, what);
+    }
+    free(m);
+    use_defaults();
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("column_bracket");
+    TCase *tc = tcase_create("column_bracket");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, medians_every_setting);
+    tcase_add_test(tc, bracket_holds_and_is_narrow);
+    tcase_add_test(tc, ties_hold);
+    tcase_add_test(tc, misses_fall_back);
+    suite_add_tcase(s, tc);
+    return test_run_suite(s);
+}
