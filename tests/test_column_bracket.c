@@ -256,6 +256,18 @@ START_TEST(misses_fall_back)
 }
 END_TEST
 
+/* Long columns with no setting forced: GPUs take the path by default from 32768 rows, CPU
+ * devices the radix kernel; either way the medians must be the reference's. */
+START_TEST(long_columns_by_default)
+{
+    use_defaults();
+    const size_t rows = 32768, cols = 40;
+    float *m = make_matrix(rows, cols, cols, 77);
+    check_medians(m, rows, cols, cols, "long columns, default path");
+    free(m);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("column_bracket");
@@ -265,6 +277,7 @@ int main(void)
     tcase_add_test(tc, bracket_holds_and_is_narrow);
     tcase_add_test(tc, ties_hold);
     tcase_add_test(tc, misses_fall_back);
+    tcase_add_test(tc, long_columns_by_default);
     suite_add_tcase(s, tc);
     return test_run_suite(s);
 }
