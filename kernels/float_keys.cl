@@ -4,6 +4,7 @@
 #define FLOAT_KEYS_CL
 
 #define CANONICAL_NAN 0x7fc00000u
+#define NO_KEY 0xffffffffu /* above every number's key: a NaN's, or none */
 
 /* Order-preserving map of float bits to uint: total order, -0 just below +0, NaNs on top. */
 inline uint key_of_bits(uint b)

@@ -27,7 +27,6 @@
 #define CW (TX * PX + W - 1) /* tile columns */
 #define TH (TY + W - 1)      /* tile rows */
 #define KEY_NAN 0xffffffffu
-#define NO_KEY 0xffffffffu
 
 /* Sorted segments: element i of the segment of tile column c for output row k lies at
  * seg[i * SEG_STRIDE + k * CW + c], so a work-group's neighbouring pixels read neighbouring

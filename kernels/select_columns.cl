@@ -25,7 +25,6 @@
 #ifndef LOCAL_ROWS
 #define LOCAL_ROWS 0
 #endif
-#define NO_KEY 0xffffffffu /* a staged NaN: above every number's key */
 
 #define NB (1 << RADIX_BITS)
 
