@@ -22,15 +22,14 @@
  * (a power of two, at most SAMPLE / 2), -D CELLS=boundaries less one, -D ROW_LANES=work-items
  * down each column in column_count, -D CHUNK_ROWS=rows between two copies of listed keys (a
  * multiple of ROW_LANES), -D FINISH_WG=column_finish's group, -D FINISH_CAP=keys of one cell
- * column_finish can rank, -D MAX_SLICES=the most slices of rows.
+ * column_finish can rank, -D MAX_SLICES=the most slices of rows, -D BRACKET_SIGMAS (float),
+ * -D COLS_PER_GROUP (column_count's columns a group: 32, one memory transaction a row); the
+ * host sizes its buffers by these.
  */
 #pragma OPENCL FP_CONTRACT OFF
 
 #include "float_keys.cl"
 
-#define NO_KEY 0xffffffffu /* a NaN's key: above every number's */
-#define BRACKET_SIGMAS 5.0f
-#define COLS_PER_GROUP 32
 #define COUNT_WG (COLS_PER_GROUP * ROW_LANES)
 #define LOADS_IN_FLIGHT 4
 #define PER_LANE (CHUNK_ROWS / ROW_LANES) /* rows of a chunk each work-item reads */

@@ -14,9 +14,10 @@
 enum { SLOT_BOUNDS = 8, SLOT_COUNTS, SLOT_KEYS, SLOT_RESULTS };
 
 #define NO_KEY 0xffffffffu
-#define BRACKET_SIGMAS 5.0 /* kernels/column_bracket.cl */
+/* The kernels get these as build options. */
+#define BRACKET_SIGMAS 5.0
 #define COLS_PER_GROUP 32
-#define NCOUNT 5 /* counts per column and slice */
+#define NCOUNT 5 /* counts per column and slice (kernels/column_bracket.cl, the enum) */
 #define MAX_SLICES 256
 
 /* How the kernels are built and launched for one matrix shape. */
@@ -125,12 +126,13 @@ int clstats__column_bracket(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t 
     const bool debug = getenv("CLSTATS_COLUMNS_DEBUG") != NULL;
     int status = bracket_shape(ctx, rows, cols, &s);
     if (status != CLSTATS_OK) return status;
-    char options[200];
+    char options[256];
     snprintf(options, sizeof options,
              "-D SAMPLE=%ld -D SAMPLE_WG=%ld -D CELLS=%ld -D ROW_LANES=%ld -D CHUNK_ROWS=%ld "
-             "-D FINISH_WG=%ld -D FINISH_CAP=%ld -D MAX_SLICES=%d",
+             "-D FINISH_WG=%ld -D FINISH_CAP=%ld -D MAX_SLICES=%d -D BRACKET_SIGMAS=%.1ff "
+             "-D COLS_PER_GROUP=%d",
              s.sample, s.sample_wg, s.cells, s.row_lanes, s.chunk_rows, s.finish_wg, s.finish_cap,
-             MAX_SLICES);
+             MAX_SLICES, BRACKET_SIGMAS, COLS_PER_GROUP);
     if ((status = clstats__program(ctx, "column_bracket.cl", options, &program)) ||
         (status = clstats__kernel(ctx, program, "column_sample", &k_sample)) ||
         (status = clstats__kernel(ctx, program, "column_count", &k_count)) ||
