@@ -29,6 +29,7 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 #include "float_keys.cl"
+#include "sample_rows.cl"
 
 #define COUNT_WG (COLS_PER_GROUP * ROW_LANES)
 #define LOADS_IN_FLIGHT 4
@@ -44,18 +45,6 @@ enum { BELOW, AT_FIRST, AT_LAST, NANS, LISTED, NCOUNT };
 inline uint element(__global const uint *m, ulong off, ulong ld, uint r, uint c)
 {
     return m[off + (ulong)r * ld + c];
-}
-
-/* Row of sample key i: a row at random (a fixed hash of i) within the i-th of SAMPLE equal
- * strata, so that rows that repeat with a period (even and odd, say) cannot alias with the
- * sample's stride. tests/test_column_bracket.c uses the same formula. */
-inline uint sample_row(uint i, uint rows)
-{
-    uint h = i * 0x9e3779b9u;
-    h ^= h >> 16;
-    h *= 0x85ebca6bu;
-    h ^= h >> 13;
-    return (uint)(((ulong)i * rows + (((ulong)h * rows) >> 32)) / SAMPLE);
 }
 
 /* Sorts s[0 .. SAMPLE) ascending, SAMPLE_WG work-items sharing each step's comparators. */
@@ -91,7 +80,7 @@ column_sample(__global const uint *m, ulong off, uint rows, uint cols, ulong ld,
     barrier(CLK_LOCAL_MEM_FENCE);
     uint mine = 0;
     for (uint i = lid; i < SAMPLE; i += SAMPLE_WG) {
-        const uint b = element(m, off, ld, sample_row(i, rows), c);
+        const uint b = element(m, off, ld, sample_row(i, rows, SAMPLE), c);
         s[i] = bits_nan(b) ? NO_KEY : key_of_bits(b);
         mine += !bits_nan(b);
     }
