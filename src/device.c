@@ -214,6 +214,8 @@ int clstats_ctx_create(clstats_ctx **out, const char *device_spec)
                     &ctx->max_work_group, NULL);
     clGetDeviceInfo(ctx->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof ctx->local_mem, &ctx->local_mem,
                     NULL);
+    clGetDeviceInfo(ctx->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof ctx->compute_units,
+                    &ctx->compute_units, NULL);
     ctx->is_cpu = strcmp(found[pick].info.type, "cpu") == 0;
     *out = ctx;
     return CLSTATS_OK;

@@ -36,6 +36,7 @@ struct clstats_ctx {
     cl_ulong global_mem;
     size_t max_work_group;
     cl_ulong local_mem;
+    cl_uint compute_units;
     bool is_cpu; /* local memory is ordinary memory there, and work-items are loop iterations */
     double last_kernel_ms; /* kernels of the last call, from profiling events */
     struct cached_program programs[CTX_PROGRAM_CACHE];

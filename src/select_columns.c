@@ -1,8 +1,9 @@
 /* select_columns.c - batched medians: the median of every column of a float32 matrix
  * (clstats_column_medians) and of every tile of an image (clstats_tile_medians), and their
  * cl_mem forms, one work-group per tile running kernels/select_columns.cl (a column is a tile
- * one pixel wide), or on GPUs the column bracket (src/select_columns_bracket.c); the kernels
- * return keys, the host applies the even-count option. */
+ * one pixel wide), or on GPUs one of the sample paths (src/select_columns_registers.c,
+ * src/select_columns_bracket.c); the kernels return keys, the host applies the even-count
+ * option. */
 #include "internal.h"
 #include "select_internal.h"
 
@@ -14,7 +15,7 @@
 static const struct clstats_select_options default_options = {0};
 
 /* The context's scratch slots for the results and the transposed matrix (src/select.c uses
- * 0..5, src/select_columns_bracket.c 8..12). */
+ * 0..5, src/select_columns_bracket.c 8..11, src/select_columns_registers.c 12). */
 #define SLOT_COLUMN_RESULTS 6
 #define SLOT_TRANSPOSED 7
 
@@ -36,15 +37,15 @@ static size_t search_bytes(int bits)
  * faster (0.121 -> 0.091 ms, transposition included) and 256 columns of 4096 rows 13% slower
  * (bench/RESULTS.md): done on GPUs from TRANSPOSE_MIN_COLS columns.
  * CLSTATS_COLUMNS_TRANSPOSE=0|1 decides instead (tuning, tests). */
-static int transpose(clstats_ctx *ctx, cl_program program, cl_mem buf, size_t offset,
-                     size_t rows, size_t cols, size_t ld, cl_mem *t, cl_event *ev)
+static int transpose(clstats_ctx *ctx, cl_program program, cl_mem buf, size_t offset, size_t rows,
+                     size_t cols, size_t ld, cl_mem *t, cl_event *ev)
 {
     cl_kernel kernel;
     const size_t bytes = rows * cols * sizeof(float);
     *t = NULL;
     const char *force = getenv("CLSTATS_COLUMNS_TRANSPOSE");
-    const bool want = force && *force ? strcmp(force, "1") == 0
-                                      : !ctx->is_cpu && cols >= TRANSPOSE_MIN_COLS;
+    const bool want =
+        force && *force ? strcmp(force, "1") == 0 : !ctx->is_cpu && cols >= TRANSPOSE_MIN_COLS;
     if (!want || bytes > ctx->max_alloc || bytes > TRANSPOSE_MAX_BYTES) return CLSTATS_OK;
     int status = clstats__kernel(ctx, program, "transpose", &kernel);
     if (status == CLSTATS_OK) status = clstats__scratch(ctx, SLOT_TRANSPOSED, bytes, t);
@@ -153,8 +154,8 @@ static int radix_keys(clstats_ctx *ctx, cl_mem buf, size_t offset, const struct 
     if (local_rows > 1 << 16) local_rows = 1 << 16; /* CPU devices report megabytes */
     local_rows = clstats__env_long("CLSTATS_COLUMNS_LOCAL_ROWS", local_rows);
     char options[160];
-    snprintf(options, sizeof options,
-             "-D WG=%d -D RADIX_BITS=%d -D LOCAL_ROWS=%ld", wg, bits, local_rows);
+    snprintf(options, sizeof options, "-D WG=%d -D RADIX_BITS=%d -D LOCAL_ROWS=%ld", wg, bits,
+             local_rows);
     status = clstats__program(ctx, "select_columns.cl", options, &program);
     if (status != CLSTATS_OK) return status;
 
@@ -181,21 +182,37 @@ fail:
     return status;
 }
 
-/* The fewest rows for which GPUs take the bracket path (src/select_columns_bracket.c) by
- * default: it reads the matrix once where the radix kernel makes four passes, but its three
- * launches and its sample cost more than short columns save (H100: 10^4 x 1000 0.19 ms
- * against 0.094; 32768 x 1000 0.28 against 0.43; 10^5 x 1000 0.65 against 3.8, and 3.0x
- * to 1.5x faster from 256 columns down to 10; bench/RESULTS.md).
- * CLSTATS_COLUMNS_METHOD=bracket|radix decides instead (tuning, tests). */
+/* On GPUs, by default: columns from BRACKET_MIN_ROWS rows take the bracket path
+ * (src/select_columns_bracket.c), which reads the matrix once where the radix kernel makes
+ * four passes, but whose three launches and sample cost more than shorter columns save (H100:
+ * 32768 x 1000 0.28 ms against 0.43; 10^5 x 1000 0.65 against 3.8, and 3.0x to 1.5x faster
+ * from 256 columns down to 10). Shorter ones from REGISTERS_MIN_ROWS take the one-launch path
+ * (src/select_columns_registers.c) where it fits and has a group of four columns for every
+ * compute unit: fewer groups leave the GPU idle (H100: 10^4 x 1000 0.072 ms against 0.093;
+ * 10^4 x 100 0.032 against 0.027). bench/RESULTS.md has the measurements.
+ * CLSTATS_COLUMNS_METHOD=registers|bracket|radix decides instead (tuning, tests). */
 #define BRACKET_MIN_ROWS 32768
+#define REGISTERS_MIN_ROWS 1024
+#define REGISTERS_COLS_PER_UNIT 4
 
-static bool bracket_wanted(clstats_ctx *ctx, const struct tiling *tl, bool columns)
+/* The sample path the columns take, or NULL: all to the radix kernel. */
+static clstats__column_path path_wanted(clstats_ctx *ctx, const struct tiling *tl, bool columns)
 {
     const char *method = getenv("CLSTATS_COLUMNS_METHOD");
-    if (!columns || (method && strcmp(method, "radix") == 0)) return false;
-    const bool forced = method && strcmp(method, "bracket") == 0;
-    if (!forced && (ctx->is_cpu || tl->ny < BRACKET_MIN_ROWS)) return false;
-    return clstats__column_bracket_fits(ctx, tl->ny, tl->nx);
+    if (!columns || (method && strcmp(method, "radix") == 0)) return NULL;
+    if (method && strcmp(method, "registers") == 0)
+        return clstats__column_registers_fits(ctx, tl->ny, tl->nx) ? clstats__column_registers
+                                                                   : NULL;
+    if (method && strcmp(method, "bracket") == 0)
+        return clstats__column_bracket_fits(ctx, tl->ny, tl->nx) ? clstats__column_bracket : NULL;
+    if (ctx->is_cpu) return NULL;
+    if (tl->ny >= BRACKET_MIN_ROWS)
+        return clstats__column_bracket_fits(ctx, tl->ny, tl->nx) ? clstats__column_bracket : NULL;
+    const bool wide = tl->nx >= (size_t)REGISTERS_COLS_PER_UNIT * ctx->compute_units;
+    return tl->ny >= REGISTERS_MIN_ROWS && wide &&
+                   clstats__column_registers_fits(ctx, tl->ny, tl->nx)
+               ? clstats__column_registers
+               : NULL;
 }
 
 /* The median of every tile into out[g], tile g = j ntx + i. `columns`: the tiles are the
@@ -211,14 +228,15 @@ static int tiles_device(clstats_ctx *ctx, cl_mem buf, size_t offset, struct tili
     bool *miss = NULL;
     cl_uint *radix = keys;
     int status = CLSTATS_OK;
-    if (bracket_wanted(ctx, &tl, columns)) {
+    const clstats__column_path path = path_wanted(ctx, &tl, columns);
+    if (path) {
         struct column_bracket_report report;
         if (!(miss = malloc(ntiles * sizeof *miss))) {
             free(keys);
             return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate %zu flags", ntiles);
         }
-        status = clstats__column_bracket(ctx, buf, offset, tl.ny, tl.nx, tl.stride, keys, miss,
-                                         &report, o->kernel_ms ? &ms : NULL);
+        status = path(ctx, buf, offset, tl.ny, tl.nx, tl.stride, keys, miss, &report,
+                      o->kernel_ms ? &ms : NULL);
         missed = status == CLSTATS_OK ? report.missed : ntiles;
         /* The radix kernel runs for every column (one launch); only the missed take its keys. */
         if (status == CLSTATS_OK && missed && !(radix = malloc(ntiles * 3 * sizeof *radix)))

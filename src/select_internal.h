@@ -7,16 +7,16 @@
 
 struct select_request {
     enum clstats_select_method method;
-    int mode;          /* 0: rank k; 1: the median pair; 2: ranks r0, r1 as given */
+    int mode;           /* 0: rank k; 1: the median pair; 2: ranks r0, r1 as given */
     uint64_t k, r0, r1; /* ranks among the valid values, 0-based */
-    double *kernel_ms; /* optional: profiling time of the run's kernels is added here */
+    double *kernel_ms;  /* optional: profiling time of the run's kernels is added here */
 };
 
 struct select_result {
-    uint64_t nan, nv;   /* NaNs and valid values */
+    uint64_t nan, nv;    /* NaNs and valid values */
     uint64_t key0, key1; /* keys of ranks r0 and r1 (r1 = r0 + 1 for an even median) */
-    unsigned passes;    /* reduction passes over the data (sample: 1 when its bracket held) */
-    uint64_t gathered;  /* sample and cutting plane: values inside the final bracket */
+    unsigned passes;     /* reduction passes over the data (sample: 1 when its bracket held) */
+    uint64_t gathered;   /* sample and cutting plane: values inside the final bracket */
     bool empty, out_of_range;
 };
 
@@ -36,19 +36,31 @@ struct column_bracket_report {
     uint64_t listed;
 };
 
+/* A sample path's run: column medians of the rows x cols matrix at element `offset` of buf
+ * (ld elements a row) into keys3[3 c .. 3 c + 2] as kernels/select_columns.cl's results, except
+ * where missed[c] is set (the radix kernel must give those); *ms, when not NULL, gains the
+ * kernels' time. */
+typedef int (*clstats__column_path)(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows,
+                                    size_t cols, size_t ld, cl_uint *keys3, bool *missed,
+                                    struct column_bracket_report *report, double *ms);
+
 /* Whether the bracket path's buffers and kernels fit this device for the shape. */
 bool clstats__column_bracket_fits(clstats_ctx *ctx, size_t rows, size_t cols);
 
-/* Column medians of the rows x cols matrix at element `offset` of buf (ld elements a row):
- * keys3[3 c .. 3 c + 2] as kernels/select_columns.cl's results, except where missed[c] is
- * set (the radix kernel must give those); *ms, when not NULL, gains the kernels' time. */
+/* The bracket path (a clstats__column_path). */
 int clstats__column_bracket(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows, size_t cols,
                             size_t ld, cl_uint *keys3, bool *missed,
                             struct column_bracket_report *report, double *ms);
 
+/* The one-launch path (src/select_columns_registers.c), alike: whether it fits, and the run
+ * (a clstats__column_path), whose missed columns are those it left open. */
+bool clstats__column_registers_fits(clstats_ctx *ctx, size_t rows, size_t cols);
+int clstats__column_registers(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows, size_t cols,
+                              size_t ld, cl_uint *keys3, bool *missed,
+                              struct column_bracket_report *report, double *ms);
+
 /* The documented means of two middle values (clstats.h: clstats_median). */
 float clstats__mean_f32(float a, float b);
 double clstats__mean_f64(double a, double b);
-
 
 #endif

@@ -1,0 +1,364 @@
+/* column_registers.cl - exact medians of the columns of a row-major float32 matrix in one launch
+ * that reads the matrix once, for GPUs and columns of some thousands of rows, where a second
+ * launch or a second read costs as much as the work.
+ *
+ * A group takes COLS adjacent columns (a row's COLS values one memory segment), and each of its
+ * work-items holds VPT keys of one column in registers: rows lane, lane + ROW_LANES, ... Then:
+ * 1. every SAMPLE_STRIDE-th work-item loads one more key, from a row at random in its stratum;
+ *    ranked against each other (no sort), the sample's keys some SIGMAS standard deviations of
+ *    the sample median's rank either side of it bound the first key range;
+ * 2. the work-items count their keys below the range and into NB bins across it (bins of equal
+ *    key width: the keys of floats are close to logarithmic in them, so that bins are fine
+ *    where the values crowd near zero and even across a narrow range);
+ * 3. the bins of the two middle ranks give a key range with its count: one key (a run of ties)
+ *    is an answer; a range of at most LIST_CAP keys is listed from the registers and ranked;
+ *    a larger one, or a rank outside the sample's range, becomes the next range (step 2 again),
+ *    each at most 1 / NB of the last, so that a few rounds resolve any data.
+ * A column still open after MAX_ROUNDS rounds is reported (NO_KEY), and the host takes the
+ * radix kernel's answer for it: the sample steers the work, never the answer. None is when
+ * MAX_ROUNDS >= 2 + 33 / LOG2_NB (the sample's range, one beside it, and 32-bit keys split
+ * LOG2_NB bits a round, one bit more where the two ranks part).
+ *
+ * Build options: -D COLS=columns a group, -D WG=its work-items (COLS ROW_LANES, ROW_LANES a
+ * power of two), -D SAMPLE_STRIDE (divides ROW_LANES), -D VPT=keys a work-item holds (rows <=
+ * VPT ROW_LANES, VPT <= 64), -D LOG2_NB=log2 of the bins (>= 5), -D SIGMAS, -D LIST_CAP=keys a
+ * column's list holds, -D MAX_ROUNDS.
+ */
+#pragma OPENCL FP_CONTRACT OFF
+
+#include "float_keys.cl"
+#include "sample_rows.cl"
+
+#define ROW_LANES (WG / COLS) /* work-items down each column */
+#define SAMPLE (ROW_LANES / SAMPLE_STRIDE)
+#define NB (1 << LOG2_NB)
+#define BIN_CHUNK 32
+#define NCHUNK (NB / BIN_CHUNK)
+
+/* The keys a work-item holds are scalars k0 .. k(VPT - 1), each step written once per key by
+ * EACH_KEY: NVIDIA's compiler kept an array of them in stack memory even with its loops
+ * unrolled, and every use became a memory access. VPT <= 64. */
+#define EACH_KEY(F)                                                                        \
+    F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10) F(11)                          \
+    F(12) F(13) F(14) F(15) F(16) F(17) F(18) F(19) F(20) F(21) F(22) F(23)                \
+    F(24) F(25) F(26) F(27) F(28) F(29) F(30) F(31) F(32) F(33) F(34) F(35)                \
+    F(36) F(37) F(38) F(39) F(40) F(41) F(42) F(43) F(44) F(45) F(46) F(47)                \
+    F(48) F(49) F(50) F(51) F(52) F(53) F(54) F(55) F(56) F(57) F(58) F(59)                \
+    F(60) F(61) F(62) F(63)
+
+/* Timing probes (CLSTATS_REGISTERS_STOP): stop after phase n, writing x so that it is
+ * computed. */
+#ifdef STOP
+#define STOP_HERE(n, x)                                                                        \
+    if (STOP == n) {                                                                           \
+        if (live) res[4 * c + lane % 4] = (x);                                                 \
+        return;                                                                                \
+    }
+#else
+#define STOP_HERE(n, x)
+#endif
+
+/* A column's state after a round's step 3: answered, counting again in a narrower range,
+ * listing its range, taking the ends of two ranges (the two ranks parted), or left open. */
+enum { DONE, COUNT, LIST, ENDS, FAILED };
+
+/* Bins of equal width 2^shift from key lo, so that NB of them cover lo .. hi. */
+inline uint shift_for(uint lo, uint hi)
+{
+    const uint width = hi - lo;
+    const int bits = width ? 32 - (int)clz(width) : 0;
+    return (uint)max(bits - LOG2_NB, 0);
+}
+
+/* Group g: columns COLS g .. COLS g + COLS - 1. res[4 c .. 4 c + 3] = key of rank
+ * (nv - 1) / 2, key of rank nv / 2, the column's NaN count, and the keys it listed; or that
+ * word NO_KEY where the column is left open (nv: its numbers; nv == 0 gives keys 0). */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong ld,
+                 __global uint *res)
+{
+    __local uint sample[COLS * (SAMPLE + 1)], hist[COLS][NB], sums[COLS][NCHUNK];
+    __local uint list[COLS][LIST_CAP];
+    __local uint numbers[COLS], nans[COLS], below[COLS], listed[COLS], state[COLS];
+    __local uint lo[COLS], hi[COLS], shift[COLS], base[COLS], wanted[COLS], total[COLS];
+    __local uint rank[COLS][2], key[COLS][2], done[COLS][2];
+    __local uint inside[COLS], found_chunk[COLS][2], found_bin[COLS][2], found_cum[COLS][2];
+    __local uint found_before[COLS][2], lo_upper[COLS], hi_upper[COLS];
+    __local uint range_lo[COLS][2], range_hi[COLS][2], range_before[COLS][2], range_count[COLS][2];
+    const uint lid = get_local_id(0), col = lid % COLS, lane = lid / COLS;
+    const uint c = get_group_id(0) * COLS + col;
+    const bool live = c < cols;
+
+    /* The loads first, all of them: the sample's (a row at random in each of SAMPLE strata,
+     * from every SAMPLE_STRIDE-th work-item), then the column's keys into registers, so that
+     * the sample is ranked while the column's arrive. */
+    const bool sampling = lane % SAMPLE_STRIDE == 0;
+    const uint si = lane / SAMPLE_STRIDE;
+    const uint sb = sampling && live ? m[off + (ulong)sample_row(si, rows, SAMPLE) * ld + c]
+                                     : CANONICAL_NAN;
+#define DECLARE(j) uint k##j = NO_KEY;
+    EACH_KEY(DECLARE)
+#define LOAD(j)                                                                                \
+    if (j < VPT) {                                                                             \
+        const uint r = lane + j * ROW_LANES;                                                   \
+        k##j = live && r < rows ? m[off + (ulong)r * ld + c] : CANONICAL_NAN;                  \
+    }
+    EACH_KEY(LOAD)
+
+    /* Meanwhile: empty counts, and every key the range until the sample says otherwise. */
+    for (uint i = lid; i < COLS * NB; i += WG)
+        hist[i / NB][i % NB] = 0;
+    if (lid < COLS) {
+        numbers[lid] = nans[lid] = below[lid] = listed[lid] = inside[lid] = 0;
+        found_chunk[lid][0] = found_chunk[lid][1] = NCHUNK; /* none */
+        found_bin[lid][0] = found_bin[lid][1] = 0;
+        lo[lid] = 0;
+        hi[lid] = NO_KEY - 1;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+
+    /* 1. The two sample keys that bound the first range, found by ranking each sample key
+     * against the rest, which takes no sort (NaNs rank last, as NO_KEY). */
+    const uint sk = bits_nan(sb) ? NO_KEY : key_of_bits(sb);
+    __local uint *own_sample = sample + col * (SAMPLE + 1); /* + 1: columns in other banks */
+    if (sampling) own_sample[si] = sk;
+    if (sampling && sk != NO_KEY) atomic_inc(&numbers[col]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    {
+        const uint sv = numbers[col];
+        /* The sample median's rank among sv keys is off by about sqrt(sv) / 2. */
+        const uint mid = sv ? (sv - 1) / 2 : 0;
+        const uint d = (uint)(0.5f * SIGMAS * sqrt((float)sv)) + 2;
+        const uint i_lo = mid > d ? mid - d : 0, i_hi = sv ? min(mid + 1 + d, sv - 1) : 0;
+        if (sampling && sk != NO_KEY) {
+            uint less = 0, most = 0;
+            for (uint j = 0; j < SAMPLE; j++) {
+                const uint y = own_sample[j];
+                less += y < sk;
+                most += y <= sk;
+            }
+            /* Ties all write the same key. */
+            if (less <= i_lo && i_lo < most) lo[col] = sk;
+            if (less <= i_hi && i_hi < most) hi[col] = sk;
+        }
+    }
+    /* The column's keys (NaNs and rows past the end as NO_KEY) and NaN count. */
+    uint nan = 0;
+#define TO_KEY(j)                                                                              \
+    if (j < VPT) {                                                                             \
+        const bool is_nan = bits_nan(k##j);                                                    \
+        nan += is_nan && live && lane + j * ROW_LANES < rows;                                  \
+        k##j = is_nan ? NO_KEY : key_of_bits(k##j);                                            \
+    }
+    EACH_KEY(TO_KEY)
+    if (nan) atomic_add(&nans[col], nan);
+#ifdef STOP
+    uint probe = nan;
+#define PROBE(j) probe += k##j;
+    EACH_KEY(PROBE)
+    STOP_HERE(1, probe)
+#endif
+    barrier(CLK_LOCAL_MEM_FENCE);
+    STOP_HERE(2, lo[col] + probe)
+    if (lid < COLS) {
+        const uint nv = live ? rows - nans[lid] : 0;
+        shift[lid] = shift_for(lo[lid], hi[lid]);
+        total[lid] = nv;
+        rank[lid][0] = nv ? (nv - 1) / 2 : 0;
+        rank[lid][1] = nv / 2;
+        key[lid][0] = key[lid][1] = 0;
+        wanted[lid] = 0;
+        done[lid][0] = done[lid][1] = nv == 0;
+        state[lid] = nv ? COUNT : DONE;
+    }
+
+    for (int round = 0; round < MAX_ROUNDS; round++) {
+        /* 2. Counts below and in the bins of the range, for the columns still counting (the
+         * counts emptied before the first round, and after each). */
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (state[col] == COUNT) {
+            const uint r_lo = lo[col], r_hi = hi[col], sh = shift[col];
+            uint under = 0;
+#define COUNT_KEY(j)                                                                           \
+    if (j < VPT) {                                                                             \
+        if (k##j < r_lo) under++;                                                              \
+        else if (k##j <= r_hi) atomic_inc(&hist[col][(k##j - r_lo) >> sh]);                    \
+    }
+            EACH_KEY(COUNT_KEY)
+            if (under) atomic_add(&below[col], under);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        STOP_HERE(3, hist[col][lane] + probe)
+        /* The bins of the open ranks, in parallel: the chunk sums; each chunk tests whether it
+         * holds a rank; each bin of a chunk that does, likewise. */
+        for (uint i = lid; i < COLS * NCHUNK; i += WG) {
+            const uint sc = i / NCHUNK, ch = i % NCHUNK;
+            uint sum = 0;
+            for (uint b = ch * BIN_CHUNK; b < (ch + 1) * BIN_CHUNK; b++)
+                sum += hist[sc][b];
+            sums[sc][ch] = sum;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const bool counting = state[col] == COUNT;
+        for (uint ch = lane; counting && ch < NCHUNK; ch += ROW_LANES) {
+            uint cum = 0;
+            for (uint i = 0; i < ch; i++)
+                cum += sums[col][i];
+            if (ch == NCHUNK - 1) inside[col] = cum + sums[col][ch];
+            for (int h = 0; h < 2; h++) {
+                const uint r = rank[col][h] - below[col]; /* wraps when below the range */
+                if (cum <= r && r < cum + sums[col][ch]) {
+                    found_chunk[col][h] = ch;
+                    found_cum[col][h] = cum;
+                }
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint i = lane; counting && i < BIN_CHUNK; i += ROW_LANES) {
+            for (int h = 0; h < 2; h++) {
+                const uint ch = found_chunk[col][h], bin = ch * BIN_CHUNK + i;
+                if (ch == NCHUNK) continue;
+                uint cum = found_cum[col][h];
+                for (uint b = ch * BIN_CHUNK; b < bin; b++)
+                    cum += hist[col][b];
+                const uint r = rank[col][h] - below[col];
+                if (cum <= r && r < cum + hist[col][bin]) {
+                    found_bin[col][h] = bin;
+                    found_before[col][h] = cum;
+                }
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        /* 3. Each open rank's key range [a, b], with the count of keys below it and in it
+         * (a work-item a rank, then one a column: few values live beside the keys). */
+        if (lid < 2 * COLS && state[lid / 2] == COUNT && !done[lid / 2][lid % 2]) {
+            const uint sc = lid / 2, h = lid % 2, r = rank[sc][h], under = below[sc];
+            const uint r_lo = lo[sc], r_hi = hi[sc], in_range = inside[sc];
+            uint a, b;
+            if (r < under) { /* below the range: every key under lo */
+                a = 0;
+                b = r_lo - 1;
+                range_before[sc][h] = 0;
+                range_count[sc][h] = under;
+            } else if (r >= under + in_range) { /* above it */
+                a = r_hi + 1;
+                b = NO_KEY - 1;
+                range_before[sc][h] = under + in_range;
+                range_count[sc][h] = total[sc] - (under + in_range);
+            } else { /* in a bin */
+                const uint bin = found_bin[sc][h], sh = shift[sc];
+                a = r_lo + (bin << sh);
+                b = (uint)min((ulong)r_hi, (ulong)a + ((1ul << sh) - 1));
+                range_before[sc][h] = under + found_before[sc][h];
+                range_count[sc][h] = hist[sc][bin];
+            }
+            range_lo[sc][h] = a;
+            range_hi[sc][h] = b;
+            if (a == b) { /* one key: a run of ties, or a bin of width one */
+                key[sc][h] = a;
+                done[sc][h] = 1;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (lid < COLS && state[lid] == COUNT) {
+            const uint sc = lid;
+            const bool need0 = !done[sc][0], need1 = !done[sc][1];
+            if (!need0 && !need1) {
+                state[sc] = DONE;
+            } else if (need0 && need1 && range_lo[sc][0] != range_lo[sc][1]) {
+                /* Consecutive ranks in two ranges, with none between: the lower is the
+                 * largest key of its range, the upper the smallest of its own. */
+                lo[sc] = range_lo[sc][0];
+                hi[sc] = range_hi[sc][0];
+                lo_upper[sc] = range_lo[sc][1];
+                hi_upper[sc] = range_hi[sc][1];
+                key[sc][0] = 0; /* below every number's key */
+                key[sc][1] = NO_KEY;
+                state[sc] = ENDS;
+            } else {
+                const int h = need0 ? 0 : 1; /* one range */
+                lo[sc] = range_lo[sc][h];
+                hi[sc] = range_hi[sc][h];
+                shift[sc] = shift_for(lo[sc], hi[sc]);
+                base[sc] = range_before[sc][h];
+                wanted[sc] = range_count[sc][h];
+                state[sc] = wanted[sc] <= LIST_CAP ? LIST : COUNT;
+                if (need0) key[sc][0] = NO_KEY;
+                if (need1) key[sc][1] = NO_KEY;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+
+        /* Listing: the range's keys from the registers, then each work-item ranks its listed
+         * keys against all, and the one whose run of ties holds an open rank writes it. */
+        const bool listing = state[col] == LIST;
+        if (listing) {
+            const uint r_lo = lo[col], r_hi = hi[col];
+#define LIST_KEY(j)                                                                            \
+    if (j < VPT && r_lo <= k##j && k##j <= r_hi) {                                             \
+        const uint at = atomic_inc(&listed[col]);                                              \
+        if (at < LIST_CAP) list[col][at] = k##j;                                               \
+    }
+            EACH_KEY(LIST_KEY)
+        }
+        if (state[col] == ENDS) {
+            const uint a0 = lo[col], b0 = hi[col], a1 = lo_upper[col], b1 = hi_upper[col];
+            uint top = 0, bottom = NO_KEY;
+#define END_KEYS(j)                                                                            \
+    if (j < VPT) {                                                                             \
+        if (a0 <= k##j && k##j <= b0) top = max(top, k##j);                                    \
+        if (a1 <= k##j && k##j <= b1) bottom = min(bottom, k##j);                              \
+    }
+            EACH_KEY(END_KEYS)
+            if (top) atomic_max(&key[col][0], top);
+            if (bottom != NO_KEY) atomic_min(&key[col][1], bottom);
+        }
+        /* The bins and chunk results are read no more this round: emptied for the next. */
+        for (uint i = lid; i < COLS * NB; i += WG)
+            hist[i / NB][i % NB] = 0;
+        if (lid < COLS) {
+            below[lid] = inside[lid] = 0;
+            found_chunk[lid][0] = found_chunk[lid][1] = NCHUNK;
+            found_bin[lid][0] = found_bin[lid][1] = 0;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const uint n = listed[col];
+        for (uint i = lane; listing && n == wanted[col] && i < n; i += ROW_LANES) {
+            const uint x = list[col][i];
+            uint less = 0, most = 0;
+            for (uint j = 0; j < n; j++) {
+                const uint y = list[col][j];
+                less += y < x;
+                most += y <= x;
+            }
+            for (int h = 0; h < 2; h++) {
+                const uint q = rank[col][h] - base[col];
+                if (!done[col][h] && less <= q && q < most) atomic_min(&key[col][h], x);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        /* A list that does not hold the range's count leaves the column open for good. */
+        if (lid < COLS && state[lid] == ENDS) state[lid] = DONE;
+        if (lid < COLS && state[lid] == LIST) {
+            const bool whole = listed[lid] == wanted[lid];
+            done[lid][0] |= whole;
+            done[lid][1] |= whole;
+            state[lid] = whole ? DONE : FAILED;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        STOP_HERE(4, key[col][0])
+        if (lid < COLS) listed[lid] = 0;
+        bool open = false; /* the same for every work-item: the loop ends for all at once */
+        for (int sc = 0; sc < COLS; sc++)
+            open |= state[sc] == COUNT;
+        if (!open) break;
+    }
+
+    if (live && lane == 0) {
+        res[4 * c] = key[col][0];
+        res[4 * c + 1] = key[col][1];
+        res[4 * c + 2] = nans[col];
+        res[4 * c + 3] = state[col] == DONE ? wanted[col] : NO_KEY;
+    }
+}

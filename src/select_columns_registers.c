@@ -1,0 +1,145 @@
+/* select_columns_registers.c - column medians on GPUs in one launch that reads the matrix once
+ * (kernels/column_registers.cl), each column's values held in its group's registers: for
+ * columns of some thousands of rows, where the radix kernel's transposed copy and the bracket's
+ * three launches cost more than the work. Columns it leaves open are reported, and the caller
+ * (src/select_columns.c) takes theirs from the radix kernel. */
+#include "internal.h"
+#include "select_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The context's scratch slot for the results (src/select.c uses 0..5, src/select_columns.c 6
+ * and 7, src/select_columns_bracket.c 8..11). */
+#define SLOT_REGISTER_RESULTS 12
+
+#define NO_KEY 0xffffffffu
+/* The most keys a work-item holds: beyond, registers spill and the radix kernel is faster. */
+#define VPT_MAX 64
+
+/* How the kernel is built for one matrix shape. */
+struct registers_shape {
+    long cols, wg, sample_stride, log2_nb, sigmas, list_cap, max_rounds;
+    size_t vpt;
+};
+
+static size_t row_lanes(const struct registers_shape *s)
+{
+    return (size_t)(s->wg / s->cols);
+}
+
+/* The defaults, each tunable by CLSTATS_REGISTERS_<NAME>, are for 10^4 rows on the H100
+ * (bench/RESULTS.md). Keys a work-item holds: the rows over the work-items down a column,
+ * rounded up to a multiple of 4 (fewer programs to build). */
+static int registers_shape(clstats_ctx *ctx, size_t rows, struct registers_shape *s)
+{
+    s->cols = clstats__env_long("CLSTATS_REGISTERS_COLS", 4);
+    const long wg = (long)ctx->max_work_group < 1024 ? (long)ctx->max_work_group : 1024;
+    s->wg = clstats__env_long("CLSTATS_REGISTERS_WG", wg);
+    s->sample_stride = clstats__env_long("CLSTATS_REGISTERS_SAMPLE_STRIDE", 4);
+    s->log2_nb = clstats__env_long("CLSTATS_REGISTERS_LOG2_BINS", 10);
+    s->sigmas = clstats__env_long("CLSTATS_REGISTERS_SIGMAS", 4);
+    s->list_cap = clstats__env_long("CLSTATS_REGISTERS_CAP", 256);
+    s->max_rounds = clstats__env_long("CLSTATS_REGISTERS_ROUNDS", 8);
+#define POW2(x) ((x) > 0 && !((x) & ((x)-1)))
+    if (s->cols < 1 || s->wg < 2 * s->cols || s->wg % s->cols || !POW2(s->wg / s->cols) ||
+        (size_t)s->wg > ctx->max_work_group || s->sample_stride < 1 ||
+        (s->wg / s->cols) % s->sample_stride || s->log2_nb < 5 || s->log2_nb > 12 ||
+        s->sigmas < 0 || s->list_cap < 1 || s->max_rounds < 1)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad CLSTATS_REGISTERS_* tuning");
+    s->vpt = (rows + row_lanes(s) - 1) / row_lanes(s);
+    s->vpt = (s->vpt + 3) / 4 * 4;
+    return CLSTATS_OK;
+}
+
+/* Local memory of column_registers (as declared there, and some). */
+static size_t registers_local_bytes(const struct registers_shape *s)
+{
+    const size_t nb = (size_t)1 << s->log2_nb;
+    const size_t per_col = row_lanes(s) + nb + nb / 32 + (size_t)s->list_cap + 32;
+    return ((size_t)s->cols * per_col + 16) * sizeof(cl_uint);
+}
+
+bool clstats__column_registers_fits(clstats_ctx *ctx, size_t rows, size_t cols)
+{
+    struct registers_shape s;
+    /* Bad tuning: let the run report it. */
+    if (registers_shape(ctx, rows, &s) != CLSTATS_OK) return true;
+    return s.vpt <= VPT_MAX && registers_local_bytes(&s) <= ctx->local_mem && cols <= UINT32_MAX;
+}
+
+#define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg(k, i, sizeof(v), &(v)), "clSetKernelArg")
+
+int clstats__column_registers(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows, size_t cols,
+                              size_t ld, cl_uint *keys3, bool *missed,
+                              struct column_bracket_report *report, double *ms)
+{
+    struct registers_shape s;
+    cl_program program;
+    cl_kernel kernel;
+    cl_mem res;
+    cl_event ev = NULL;
+    cl_uint *out = NULL;
+    const bool debug = getenv("CLSTATS_COLUMNS_DEBUG") != NULL;
+    int status = registers_shape(ctx, rows, &s);
+    if (status != CLSTATS_OK) return status;
+    if (s.vpt > VPT_MAX)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG,
+                             "columns of %zu rows are too long for %ld "
+                             "work-items a column",
+                             rows, s.wg / s.cols);
+    char options[256];
+    const char *stop = getenv("CLSTATS_REGISTERS_STOP"); /* timing probes */
+    snprintf(options, sizeof options,
+             "-D COLS=%ld -D WG=%ld -D SAMPLE_STRIDE=%ld -D VPT=%zu -D LOG2_NB=%ld -D SIGMAS=%ld "
+             "-D LIST_CAP=%ld "
+             "-D MAX_ROUNDS=%ld%s%s",
+             s.cols, s.wg, s.sample_stride, s.vpt, s.log2_nb, s.sigmas, s.list_cap, s.max_rounds,
+             stop ? " -D STOP=" : "", stop ? stop : "");
+    if ((status = clstats__program(ctx, "column_registers.cl", options, &program)) ||
+        (status = clstats__kernel(ctx, program, "column_registers", &kernel)) ||
+        (status = clstats__scratch(ctx, SLOT_REGISTER_RESULTS, cols * 4 * sizeof(cl_uint), &res)))
+        return status;
+    out = malloc(cols * 4 * sizeof *out);
+    if (!out) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate %zu results", cols);
+
+    const cl_ulong off = offset, ldl = ld;
+    const cl_uint nrows = (cl_uint)rows, ncols = (cl_uint)cols;
+    ARG(kernel, 0, buf);
+    ARG(kernel, 1, off);
+    ARG(kernel, 2, nrows);
+    ARG(kernel, 3, ncols);
+    ARG(kernel, 4, ldl);
+    ARG(kernel, 5, res);
+    const size_t wg = (size_t)s.wg, global = (cols + (size_t)s.cols - 1) / (size_t)s.cols * wg;
+    CL_TRY(ctx,
+           clEnqueueNDRangeKernel(ctx->queue, kernel, 1, NULL, &global, &wg, 0, NULL,
+                                  ms || debug ? &ev : NULL),
+           "clEnqueueNDRangeKernel(column_registers)");
+    CL_TRY(ctx,
+           clEnqueueReadBuffer(ctx->queue, res, CL_TRUE, 0, cols * 4 * sizeof *out, out, 0, NULL,
+                               NULL),
+           "clEnqueueReadBuffer(column results)");
+    if (ms) *ms += clstats__event_ms(ev);
+    memset(report, 0, sizeof *report);
+    for (size_t c = 0; c < cols; c++) {
+        memcpy(&keys3[3 * c], &out[4 * c], 3 * sizeof *out);
+        missed[c] = out[4 * c + 3] == NO_KEY;
+        if (missed[c])
+            report->missed++;
+        else
+            report->listed += out[4 * c + 3];
+    }
+    if (debug)
+        fprintf(stderr,
+                "column registers: %.4f ms; %zu keys a work-item, %zu columns open, "
+                "%.3f%% listed\n",
+                clstats__event_ms(ev), s.vpt, report->missed,
+                100.0 * (double)report->listed / (double)(rows * cols));
+fail:
+    if (status != CLSTATS_OK) clFinish(ctx->queue);
+    if (ev) clReleaseEvent(ev);
+    free(out);
+    return status;
+}
