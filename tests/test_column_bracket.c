@@ -5,6 +5,7 @@
  * costs speed, so no median would show a sample that always missed); and the misses data can
  * force, each of which must still give the right medians through the radix kernel. */
 #include "../src/select_internal.h"
+#include "column_cases.h"
 #include "reference_select.h"
 #include "test_util.h"
 
@@ -50,51 +51,6 @@ static void use_defaults(void)
     }
 }
 
-/* A rows x ld matrix of normal values, with columns 0..11 (those there are) made into the
- * cases a median must get right. */
-static float *make_matrix(size_t rows, size_t cols, size_t ld, uint64_t salt)
-{
-    struct test_rng r;
-    test_rng_seed(&r, test_seed() + salt);
-    float *m = malloc(rows * ld * sizeof *m);
-    for (size_t i = 0; i < rows * ld; i++)
-        m[i] = (float)(test_rng_uniform(&r) < 0.9 ? test_rng_normal(&r) : 50 * test_rng_normal(&r));
-    for (size_t y = 0; y < rows; y++) {
-        float *row = m + y * ld;
-        const float special[12] = {
-            (float)(y % 3),                    /* three values: ranks at the boundaries */
-            y % 5 == 0 ? NAN : row[1],         /* some NaN */
-            NAN,                               /* all NaN */
-            y % 2 ? INFINITY : -row[3],        /* half +inf */
-            7.5f,                              /* constant */
-            1024.0f + (float)(y % 7) * 0.125f, /* keys sharing a long prefix */
-            y % 3 ? -0.0f : 0.0f,              /* signed zeros */
-            (float)(y % 100),                  /* integers 0..99 */
-            y % 97 == 0 ? (float)y : NAN,      /* a few numbers among NaNs */
-            (float)y,                          /* sorted */
-            -(float)y,                         /* reverse sorted */
-            y % 4 == 0 ? 1e30f : row[11],      /* a quarter huge */
-        };
-        for (size_t c = 0; c < cols && c < 12; c++)
-            row[c] = special[c];
-    }
-    return m;
-}
-
-static void check_medians(const float *m, size_t rows, size_t cols, size_t ld, const char *what)
-{
-    float *got = malloc(cols * sizeof *got), *want = malloc(cols * sizeof *want);
-    for (int e = 0; e < 3; e++) {
-        struct clstats_select_options o = {.even = (enum clstats_even)e};
-        ck_assert_msg(clstats_column_medians(test_ctx(), m, rows, cols, ld, &o, got) == CLSTATS_OK,
-                      "%s: %s", what, clstats_ctx_message(test_ctx()));
-        ref_column_medians(m, rows, cols, ld, o.even, want);
-        ck_assert_msg(test_compare_bits(got, want, cols, cols, what) == 0, "%s, even=%d", what, e);
-    }
-    free(got);
-    free(want);
-}
-
 /* Whether this device runs the path (src/select_columns_bracket.c refuses PoCL 5.0, whose
  * work-group compiler miscounts); if not, says so, and the test has nothing to check. */
 static bool path_runs(void)
@@ -112,10 +68,10 @@ START_TEST(medians_every_setting)
     for (int t = 0; t < 4 * NSETTINGS; t++) {
         use(&settings[t % NSETTINGS]);
         const size_t *sh = shapes[(t / NSETTINGS + t) % 4];
-        float *m = make_matrix(sh[0], sh[1], sh[2], 40 + t);
+        float *m = column_cases_matrix(sh[0], sh[1], sh[2], 40 + t);
         char what[96];
         snprintf(what, sizeof what, "bracket, setting %d, %zu x %zu", t % NSETTINGS, sh[0], sh[1]);
-        check_medians(m, sh[0], sh[1], sh[2], what);
+        column_cases_check(m, sh[0], sh[1], sh[2], what);
         struct clstats_select_options oe = {.nan_policy = CLSTATS_NAN_ERROR};
         float *got = malloc(sh[1] * sizeof *got);
         ck_assert_int_eq(clstats_column_medians(test_ctx(), m, sh[0], sh[1], sh[2], &oe, got),
@@ -126,45 +82,6 @@ START_TEST(medians_every_setting)
     use_defaults();
 }
 END_TEST
-
-/* The path itself on m, uploaded: its report, after checking the middle keys of every column
- * it did not miss against the reference's sorted column. */
-static struct column_bracket_report run_path(const float *m, size_t rows, size_t cols)
-{
-    clstats_ctx *ctx = test_ctx();
-    cl_int err;
-    cl_mem buf =
-        clCreateBuffer(clstats_ctx_cl_context(ctx), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                       rows * cols * sizeof *m, (void *)m, &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
-    cl_uint *keys = malloc(3 * cols * sizeof *keys);
-    bool *missed = malloc(cols * sizeof *missed);
-    float *col = malloc(rows * sizeof *col);
-    struct column_bracket_report report;
-    ck_assert_int_eq(
-        clstats__column_bracket(ctx, buf, 0, rows, cols, cols, keys, missed, &report, NULL),
-        CLSTATS_OK);
-    for (size_t c = 0; c < cols; c++) {
-        if (missed[c]) continue;
-        for (size_t y = 0; y < rows; y++)
-            col[y] = m[y * cols + c];
-        size_t nv;
-        float *s = ref_sorted_f32(col, rows, &nv);
-        ck_assert_uint_eq(keys[3 * c + 2], rows - nv);
-        for (int h = 0; nv && h < 2; h++) {
-            const float got = (float)clstats__value_of_key(keys[3 * c + h], false);
-            const float want = s[h ? nv / 2 : (nv - 1) / 2];
-            ck_assert_msg(memcmp(&got, &want, sizeof got) == 0,
-                          "column %zu: key %d %.9g, want %.9g", c, h, got, want);
-        }
-        free(s);
-    }
-    clReleaseMemObject(buf);
-    free(col);
-    free(missed);
-    free(keys);
-    return report;
-}
 
 /* Normal columns: no miss, and about as many keys listed as the sample promises (5 standard
  * deviations of a median of 256 keys either side, plus 2 keys: 86 of 256). */
@@ -178,7 +95,8 @@ START_TEST(bracket_holds_and_is_narrow)
     test_rng_seed(&r, test_seed() + 7);
     for (size_t i = 0; i < rows * cols; i++)
         m[i] = (float)test_rng_normal(&r);
-    const struct column_bracket_report rep = run_path(m, rows, cols);
+    const struct column_bracket_report rep =
+        column_cases_run_path(clstats__column_bracket, m, rows, cols);
     const double want = (2.0 * 42 + 2) / 256 * (double)(rows * cols);
     ck_assert_msg(rep.missed == 0 && rep.listed > 0.8 * want && rep.listed < 1.2 * want,
                   "%zu columns missed, %llu keys listed, want about %.0f", rep.missed,
@@ -202,14 +120,15 @@ START_TEST(ties_hold)
         m[y * cols + 2] = (float)(y * 7919 % 100);
         m[y * cols + 3] = 7.5f;
     }
-    const struct column_bracket_report rep = run_path(m, rows, cols);
+    const struct column_bracket_report rep =
+        column_cases_run_path(clstats__column_bracket, m, rows, cols);
     ck_assert_msg(rep.missed == 0, "%zu columns missed", rep.missed);
     free(m);
     use_defaults();
 }
 END_TEST
 
-/* The row of sample key i (kernels/column_bracket.cl, sample_row). */
+/* The row of sample key i (kernels/sample_rows.cl, sample_row). */
 static size_t sample_row(uint32_t i, size_t rows, size_t sample)
 {
     uint32_t h = i * 0x9e3779b9u;
@@ -244,12 +163,13 @@ START_TEST(misses_fall_back)
             }
         }
         if (kind == 3) setenv("CLSTATS_COLUMNS_FINISH_CAP", "2", 1);
-        const struct column_bracket_report rep = run_path(m, rows, cols);
+        const struct column_bracket_report rep =
+            column_cases_run_path(clstats__column_bracket, m, rows, cols);
         ck_assert_msg(rep.missed == cols, "kind %d: %zu of %zu columns missed", kind, rep.missed,
                       cols);
         char what[48];
         snprintf(what, sizeof what, "bracket miss, kind %d", kind);
-        check_medians(m, rows, cols, cols, what);
+        column_cases_check(m, rows, cols, cols, what);
     }
     free(m);
     use_defaults();
@@ -262,7 +182,7 @@ START_TEST(buffer_offset_and_stride)
     if (!path_runs()) return;
     use(&settings[0]);
     const size_t rows = 3001, cols = 45, ld = 50, off = 77;
-    float *m = make_matrix(rows + 2, ld, ld, 88); /* some slack for the offset */
+    float *m = column_cases_matrix(rows + 2, ld, ld, 88); /* some slack for the offset */
     float *got = malloc(cols * sizeof *got), *want = malloc(cols * sizeof *want);
     ref_column_medians(m + off, rows, cols, ld, CLSTATS_EVEN_MEAN, want);
     cl_int err;
@@ -287,8 +207,8 @@ START_TEST(long_columns_by_default)
 {
     use_defaults();
     const size_t rows = 32768, cols = 40;
-    float *m = make_matrix(rows, cols, cols, 77);
-    check_medians(m, rows, cols, cols, "long columns, default path");
+    float *m = column_cases_matrix(rows, cols, cols, 77);
+    column_cases_check(m, rows, cols, cols, "long columns, default path");
     free(m);
 }
 END_TEST
