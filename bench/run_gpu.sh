@@ -5,8 +5,9 @@
 # beyond 2^31 elements), filter (bench_filter beside cupyx),
 # select (bench_select beside numpy/cupy/torch), select_ab (this build against an older one,
 # interleaved: was a kernel change a gain?), select_tune (the CLSTATS_SELECT_* and
-# CLSTATS_COLUMNS_* settings swept), columns (column medians by the radix kernel and by the
-# bracket, interleaved, per shape), columns_tune (the bracket's settings swept). Expects build/ and .device-libs/ carried (and, for
+# CLSTATS_COLUMNS_* settings swept), columns (column medians by the radix kernel, the
+# one-launch registers path and the bracket, interleaved, per shape), columns_tune (the
+# bracket's settings swept), registers_tune (the one-launch path's settings swept). Expects build/ and .device-libs/ carried (and, for
 # select_ab, the older build as $AB_BASE, default build-base/, made by bench/build_base.sh);
 # logs go under $OUT. Extra bench arguments: $FILTER_ARGS, $SELECT_ARGS.
 set -uo pipefail
@@ -204,21 +205,44 @@ if has select_tune; then
 fi
 
 if has columns; then
-    # Column medians by each method, interleaved three times per shape, then the bracket's
-    # kernel-by-kernel breakdown (each run first checks its medians against a host sort).
+    # Column medians by each method ($COL_METHODS), interleaved three times per shape, then each
+    # sample path's kernel-by-kernel breakdown (each run first checks its medians against a
+    # host sort).
+    methods=${COL_METHODS:-radix registers bracket}
     for shape in ${COL_SHAPES:-10000x1000 32768x1000 100000x1000 100000x256 100000x100}; do
         for round in 1 2 3; do
-            for method in radix bracket; do
+            for method in $methods; do
                 echo "== $shape $method, round $round"
                 CLSTATS_COLUMNS_METHOD=$method timeout 120 ./build/bench/bench_select \
                     --device gpu --log2n 10 --reps 30 --methods radix --columns "$shape" 2>&1 \
-                    | grep -E "check|column_medians [0-9]"
+                    | grep -E "FAILED|failed|check|column_medians [0-9]"
             done
         done
-        CLSTATS_COLUMNS_METHOD=bracket CLSTATS_COLUMNS_DEBUG=1 timeout 120 \
-            ./build/bench/bench_select --device gpu --log2n 10 --reps 2 --methods radix \
-            --columns "$shape" 2>&1 | grep "column bracket" | tail -1
+        for method in $methods; do
+            CLSTATS_COLUMNS_METHOD=$method CLSTATS_COLUMNS_DEBUG=1 timeout 120 \
+                ./build/bench/bench_select --device gpu --log2n 10 --reps 2 --methods radix \
+                --columns "$shape" 2>&1 | grep "^column" | tail -1
+        done
     done 2>&1 | tee "$OUT/columns.txt"
+fi
+
+if has registers_tune; then
+    # The one-launch path's settings, one at a time from the defaults (10^4 x 1000 unless
+    # $TUNE_SHAPE).
+    rtune() {
+        echo "== $*"
+        env CLSTATS_COLUMNS_METHOD=registers CLSTATS_COLUMNS_DEBUG=1 "$@" timeout 60 \
+            ./build/bench/bench_select --device gpu --log2n 10 --reps 30 --methods radix \
+            --columns ${TUNE_SHAPE:-10000x1000} 2>&1 \
+            | grep -E "FAILED|failed|column_medians [0-9]|column registers" | tail -2
+    }
+    {
+        for v in 1 2 4; do rtune CLSTATS_REGISTERS_COLS=$v CLSTATS_REGISTERS_WG=$((256 * v)); done
+        rtune CLSTATS_REGISTERS_COLS=2 CLSTATS_REGISTERS_WG=1024
+        for v in 8 9 10 11 12; do rtune CLSTATS_REGISTERS_LOG2_BINS=$v; done
+        for v in 2 3 4 6; do rtune CLSTATS_REGISTERS_SIGMAS=$v; done
+        for v in 32 64 256 1024; do rtune CLSTATS_REGISTERS_CAP=$v; done
+    } 2>&1 | tee "$OUT/registers_tune.txt"
 fi
 
 if has columns_tune; then
