@@ -186,14 +186,16 @@ fail:
  * (src/select_columns_bracket.c), which reads the matrix once where the radix kernel makes
  * four passes, but whose three launches and sample cost more than shorter columns save (H100:
  * 32768 x 1000 0.28 ms against 0.43; 10^5 x 1000 0.65 against 3.8, and 3.0x to 1.5x faster
- * from 256 columns down to 10). Shorter ones from REGISTERS_MIN_ROWS take the one-launch path
- * (src/select_columns_registers.c) where it fits and has a group of four columns for every
- * compute unit: fewer groups leave the GPU idle (H100: 10^4 x 1000 0.072 ms against 0.093;
- * 10^4 x 100 0.032 against 0.027). bench/RESULTS.md has the measurements.
+ * from 256 columns down to 10). Columns of REGISTERS_MIN_ROWS rows up to what fits take the
+ * one-launch path (src/select_columns_registers.c) where there are REGISTERS_COLS_PER_UNIT
+ * columns for every compute unit: with fewer its groups leave the GPU idle (H100, against the
+ * radix kernel: 10^4 x 1000 0.076 ms against 0.094, 512 x 1000 0.027 against 0.035, 16384 x
+ * 1000 0.168 against 0.189, 10^4 x 512 0.043 against 0.052; 10^4 x 256 even, 10^4 x 100
+ * 0.037 against 0.027). bench/RESULTS.md has the measurements.
  * CLSTATS_COLUMNS_METHOD=registers|bracket|radix decides instead (tuning, tests). */
 #define BRACKET_MIN_ROWS 32768
-#define REGISTERS_MIN_ROWS 1024
-#define REGISTERS_COLS_PER_UNIT 4
+#define REGISTERS_MIN_ROWS 512
+#define REGISTERS_COLS_PER_UNIT 2
 
 /* The sample path the columns take, or NULL: all to the radix kernel. */
 static clstats__column_path path_wanted(clstats_ctx *ctx, const struct tiling *tl, bool columns)
