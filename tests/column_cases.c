@@ -16,22 +16,25 @@ float *column_cases_matrix(size_t rows, size_t cols, size_t ld, uint64_t salt)
         m[i] = (float)(test_rng_uniform(&r) < 0.9 ? test_rng_normal(&r) : 50 * test_rng_normal(&r));
     for (size_t y = 0; y < rows; y++) {
         float *row = m + y * ld;
+        /* The random value the row already has in column c, where the row has one. */
+#define RANDOM_AT(c) ((c) < ld ? row[c] : 0.0f)
         const float special[12] = {
-            (float)(y % 3),                    /* three values: ranks at the boundaries */
-            y % 5 == 0 ? NAN : row[1],         /* some NaN */
-            NAN,                               /* all NaN */
-            y % 2 ? INFINITY : -row[3],        /* half +inf */
-            7.5f,                              /* constant */
-            1024.0f + (float)(y % 7) * 0.125f, /* keys sharing a long prefix */
-            y % 3 ? -0.0f : 0.0f,              /* signed zeros */
-            (float)(y % 100),                  /* integers 0..99 */
-            y % 97 == 0 ? (float)y : NAN,      /* a few numbers among NaNs */
-            (float)y,                          /* sorted */
-            -(float)y,                         /* reverse sorted */
-            y % 4 == 0 ? 1e30f : row[11],      /* a quarter huge */
+            (float)(y % 3),                     /* three values: ranks at the boundaries */
+            y % 5 == 0 ? NAN : RANDOM_AT(1),    /* some NaN */
+            NAN,                                /* all NaN */
+            y % 2 ? INFINITY : -RANDOM_AT(3),   /* half +inf */
+            7.5f,                               /* constant */
+            1024.0f + (float)(y % 7) * 0.125f,  /* keys sharing a long prefix */
+            y % 3 ? -0.0f : 0.0f,               /* signed zeros */
+            (float)(y % 100),                   /* integers 0..99 */
+            y % 97 == 0 ? (float)y : NAN,       /* a few numbers among NaNs */
+            (float)y,                           /* sorted */
+            -(float)y,                          /* reverse sorted */
+            y % 4 == 0 ? 1e30f : RANDOM_AT(11), /* a quarter huge */
         };
         for (size_t c = 0; c < cols && c < 12; c++)
             row[c] = special[c];
+#undef RANDOM_AT
     }
     return m;
 }
