@@ -182,6 +182,20 @@ fail:
     return status;
 }
 
+void clstats__column_results(const cl_uint *out, size_t cols, cl_uint *keys3, bool *missed,
+                             struct column_bracket_report *report)
+{
+    memset(report, 0, sizeof *report);
+    for (size_t c = 0; c < cols; c++) {
+        memcpy(&keys3[3 * c], &out[4 * c], 3 * sizeof *out);
+        missed[c] = out[4 * c + 3] == 0xffffffffu; /* NO_KEY */
+        if (missed[c])
+            report->missed++;
+        else
+            report->listed += out[4 * c + 3];
+    }
+}
+
 /* On GPUs, by default: columns from BRACKET_MIN_ROWS rows take the bracket path
  * (src/select_columns_bracket.c), which reads the matrix once where the radix kernel makes
  * four passes, but whose three launches and sample cost more than shorter columns save (H100:

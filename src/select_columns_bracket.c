@@ -13,7 +13,6 @@
 /* The context's scratch slots (src/select.c uses 0..5, src/select_columns.c 6 and 7). */
 enum { SLOT_BOUNDS = 8, SLOT_COUNTS, SLOT_KEYS, SLOT_RESULTS };
 
-#define NO_KEY 0xffffffffu
 /* The kernels get these as build options. */
 #define BRACKET_SIGMAS 5.0
 #define COLS_PER_GROUP 32
@@ -189,15 +188,7 @@ int clstats__column_bracket(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t 
     if (ms)
         for (int i = 0; i < 3; i++)
             *ms += clstats__event_ms(ev[i]);
-    memset(report, 0, sizeof *report);
-    for (size_t c = 0; c < cols; c++) {
-        memcpy(&keys3[3 * c], &out[4 * c], 3 * sizeof *out);
-        missed[c] = out[4 * c + 3] == NO_KEY;
-        if (missed[c])
-            report->missed++;
-        else
-            report->listed += out[4 * c + 3];
-    }
+    clstats__column_results(out, cols, keys3, missed, report);
     if (debug)
         fprintf(stderr,
                 "column bracket: sample %.4f, count %.4f, finish %.4f ms; %zu slices of %zu rows, "

@@ -14,7 +14,6 @@
  * and 7, src/select_columns_bracket.c 8..11). */
 #define SLOT_REGISTER_RESULTS 12
 
-#define NO_KEY 0xffffffffu
 /* The most keys a work-item holds (the kernel's EACH_KEY names 64; at 64 registers already
  * spill on the H100, and the path is 11% ahead of the radix kernel, bench/RESULTS.md). */
 #define VPT_MAX 64
@@ -123,15 +122,7 @@ int clstats__column_registers(clstats_ctx *ctx, cl_mem buf, size_t offset, size_
                                NULL),
            "clEnqueueReadBuffer(column results)");
     if (ms) *ms += clstats__event_ms(ev);
-    memset(report, 0, sizeof *report);
-    for (size_t c = 0; c < cols; c++) {
-        memcpy(&keys3[3 * c], &out[4 * c], 3 * sizeof *out);
-        missed[c] = out[4 * c + 3] == NO_KEY;
-        if (missed[c])
-            report->missed++;
-        else
-            report->listed += out[4 * c + 3];
-    }
+    clstats__column_results(out, cols, keys3, missed, report);
     if (debug)
         fprintf(stderr,
                 "column registers: %.4f ms; %zu keys a work-item, %zu columns open, "

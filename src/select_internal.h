@@ -44,6 +44,12 @@ typedef int (*clstats__column_path)(clstats_ctx *ctx, cl_mem buf, size_t offset,
                                     size_t cols, size_t ld, cl_uint *keys3, bool *missed,
                                     struct column_bracket_report *report, double *ms);
 
+/* A sample path's results, four words a column (the key of rank (nv - 1) / 2, that of rank
+ * nv / 2, the NaN count, and the keys listed or NO_KEY where the column was missed), into
+ * keys3, missed and report. */
+void clstats__column_results(const cl_uint *out, size_t cols, cl_uint *keys3, bool *missed,
+                             struct column_bracket_report *report);
+
 /* Whether the bracket path's buffers and kernels fit this device for the shape. */
 bool clstats__column_bracket_fits(clstats_ctx *ctx, size_t rows, size_t cols);
 

@@ -19,6 +19,10 @@ float *column_cases_matrix(size_t rows, size_t cols, size_t ld, uint64_t salt);
  * even-count option (Check assertions; `what` names the case in a failure). */
 void column_cases_check(const float *m, size_t rows, size_t cols, size_t ld, const char *what);
 
+/* clstats_column_medians_buffer on a 3001 x 45 matrix inside a device buffer, from an element
+ * offset, rows 50 apart, against the reference, bit for bit. */
+void column_cases_check_buffer(const char *what, uint64_t salt);
+
 /* The path itself on m, uploaded: its report, after checking the middle keys and NaN count of
  * every column it did not miss against the reference's sorted column. */
 struct column_bracket_report column_cases_run_path(clstats__column_path path, const float *m,

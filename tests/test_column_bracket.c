@@ -181,22 +181,7 @@ START_TEST(buffer_offset_and_stride)
 {
     if (!path_runs()) return;
     use(&settings[0]);
-    const size_t rows = 3001, cols = 45, ld = 50, off = 77;
-    float *m = column_cases_matrix(rows + 2, ld, ld, 88); /* some slack for the offset */
-    float *got = malloc(cols * sizeof *got), *want = malloc(cols * sizeof *want);
-    ref_column_medians(m + off, rows, cols, ld, CLSTATS_EVEN_MEAN, want);
-    cl_int err;
-    cl_mem buf =
-        clCreateBuffer(clstats_ctx_cl_context(test_ctx()), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
-                       (rows + 2) * ld * sizeof *m, m, &err);
-    ck_assert_int_eq(err, CL_SUCCESS);
-    ck_assert_int_eq(clstats_column_medians_buffer(test_ctx(), buf, off, rows, cols, ld, NULL, got),
-                     CLSTATS_OK);
-    ck_assert_uint_eq(test_compare_bits(got, want, cols, cols, "bracket, buffer at an offset"), 0);
-    clReleaseMemObject(buf);
-    free(got);
-    free(want);
-    free(m);
+    column_cases_check_buffer("bracket, buffer at an offset", 88);
     use_defaults();
 }
 END_TEST
