@@ -196,20 +196,25 @@ void clstats__column_results(const cl_uint *out, size_t cols, cl_uint *keys3, bo
     }
 }
 
-/* On GPUs, by default: columns from BRACKET_MIN_ROWS rows take the bracket path
- * (src/select_columns_bracket.c), which reads the matrix once where the radix kernel makes
- * four passes, but whose three launches and sample cost more than shorter columns save (H100:
- * 32768 x 1000 0.28 ms against 0.43; 10^5 x 1000 0.65 against 3.8, and 3.0x to 1.5x faster
- * from 256 columns down to 10). Columns of REGISTERS_MIN_ROWS rows up to what fits take the
- * one-launch path (src/select_columns_registers.c) where there are REGISTERS_COLS_PER_UNIT
- * columns for every compute unit: with fewer its groups leave the GPU idle (H100, against the
- * radix kernel: 10^4 x 1000 0.076 ms against 0.094, 512 x 1000 0.027 against 0.035, 16384 x
- * 1000 0.168 against 0.189, 10^4 x 512 0.043 against 0.052; 10^4 x 256 even, 10^4 x 100
- * 0.037 against 0.027). bench/RESULTS.md has the measurements.
+/* On GPUs, by default (H100 measurements, kernel ms against the radix kernel, in
+ * bench/RESULTS.md):
+ * - columns from BRACKET_MIN_ROWS rows take the bracket path (src/select_columns_bracket.c),
+ *   which reads the matrix once where the radix kernel makes four passes (32768 x 1000 0.28
+ *   against 0.43; 10^5 x 1000 0.65 against 3.8, and 3.0x to 1.5x faster from 256 columns down
+ *   to 10); so do shorter ones too long for the one-launch path, given a column for every
+ *   compute unit (20000 x 256 0.100 against 0.142; 20000 x 100 0.076 against 0.069);
+ * - columns of REGISTERS_MIN_ROWS rows up to what fits take the one-launch path
+ *   (src/select_columns_registers.c) where there are REGISTERS_COLS_PER_UNIT columns for every
+ *   compute unit (10^4 x 1000 0.076 against 0.094, 512 x 1000 0.027 against 0.035, 10^4 x 512
+ *   0.043 against 0.052; with fewer its groups leave the GPU idle: 10^4 x 256 even, 10^4 x 100
+ *   0.037 against 0.027), or from REGISTERS_ALWAYS_ROWS rows, where the radix kernel no longer
+ *   holds a column in local memory and takes twice as long (12288 x 100 0.041 against 0.048,
+ *   16384 x 256 0.059 against 0.117).
  * CLSTATS_COLUMNS_METHOD=registers|bracket|radix decides instead (tuning, tests). */
 #define BRACKET_MIN_ROWS 32768
 #define REGISTERS_MIN_ROWS 512
 #define REGISTERS_COLS_PER_UNIT 2
+#define REGISTERS_ALWAYS_ROWS 12288
 
 /* The sample path the columns take, or NULL: all to the radix kernel. */
 static clstats__column_path path_wanted(clstats_ctx *ctx, const struct tiling *tl, bool columns)
@@ -222,13 +227,15 @@ static clstats__column_path path_wanted(clstats_ctx *ctx, const struct tiling *t
     if (method && strcmp(method, "bracket") == 0)
         return clstats__column_bracket_fits(ctx, tl->ny, tl->nx) ? clstats__column_bracket : NULL;
     if (ctx->is_cpu) return NULL;
-    if (tl->ny >= BRACKET_MIN_ROWS)
-        return clstats__column_bracket_fits(ctx, tl->ny, tl->nx) ? clstats__column_bracket : NULL;
-    const bool wide = tl->nx >= (size_t)REGISTERS_COLS_PER_UNIT * ctx->compute_units;
-    return tl->ny >= REGISTERS_MIN_ROWS && wide &&
-                   clstats__column_registers_fits(ctx, tl->ny, tl->nx)
-               ? clstats__column_registers
-               : NULL;
+    const size_t rows = tl->ny, cols = tl->nx, units = ctx->compute_units;
+    const bool bracket_fits = clstats__column_bracket_fits(ctx, rows, cols);
+    if (rows >= BRACKET_MIN_ROWS) return bracket_fits ? clstats__column_bracket : NULL;
+    if (clstats__column_registers_fits(ctx, rows, cols))
+        return rows >= REGISTERS_MIN_ROWS &&
+                       (cols >= REGISTERS_COLS_PER_UNIT * units || rows >= REGISTERS_ALWAYS_ROWS)
+                   ? clstats__column_registers
+                   : NULL;
+    return cols >= units && bracket_fits ? clstats__column_bracket : NULL;
 }
 
 /* The median of every tile into out[g], tile g = j ntx + i. `columns`: the tiles are the
