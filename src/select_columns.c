@@ -228,14 +228,15 @@ static clstats__column_path path_wanted(clstats_ctx *ctx, const struct tiling *t
         return clstats__column_bracket_fits(ctx, tl->ny, tl->nx) ? clstats__column_bracket : NULL;
     if (ctx->is_cpu) return NULL;
     const size_t rows = tl->ny, cols = tl->nx, units = ctx->compute_units;
-    const bool bracket_fits = clstats__column_bracket_fits(ctx, rows, cols);
-    if (rows >= BRACKET_MIN_ROWS) return bracket_fits ? clstats__column_bracket : NULL;
-    if (clstats__column_registers_fits(ctx, rows, cols))
+    if (rows < BRACKET_MIN_ROWS && clstats__column_registers_fits(ctx, rows, cols))
         return rows >= REGISTERS_MIN_ROWS &&
                        (cols >= REGISTERS_COLS_PER_UNIT * units || rows >= REGISTERS_ALWAYS_ROWS)
                    ? clstats__column_registers
                    : NULL;
-    return cols >= units && bracket_fits ? clstats__column_bracket : NULL;
+    return (rows >= BRACKET_MIN_ROWS || cols >= units) &&
+                   clstats__column_bracket_fits(ctx, rows, cols)
+               ? clstats__column_bracket
+               : NULL;
 }
 
 /* The median of every tile into out[g], tile g = j ntx + i. `columns`: the tiles are the
