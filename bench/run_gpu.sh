@@ -226,16 +226,21 @@ if has columns; then
     done 2>&1 | tee "$OUT/columns.txt"
 fi
 
+# One path's settings, as `path_tune METHOD NAME=VALUE...` (10^4 x 1000 unless $TUNE_SHAPE),
+# each with the path's own breakdown line.
+path_tune() {
+    local method=$1
+    shift
+    echo "== $*"
+    env CLSTATS_COLUMNS_METHOD=$method CLSTATS_COLUMNS_DEBUG=1 "$@" timeout 60 \
+        ./build/bench/bench_select --device gpu --log2n 10 --reps 30 --methods radix \
+        --columns ${TUNE_SHAPE:-10000x1000} 2>&1 \
+        | grep -E "FAILED|failed|column_medians [0-9]|column $method" | tail -2
+}
+
 if has registers_tune; then
-    # The one-launch path's settings, one at a time from the defaults (10^4 x 1000 unless
-    # $TUNE_SHAPE).
-    rtune() {
-        echo "== $*"
-        env CLSTATS_COLUMNS_METHOD=registers CLSTATS_COLUMNS_DEBUG=1 "$@" timeout 60 \
-            ./build/bench/bench_select --device gpu --log2n 10 --reps 30 --methods radix \
-            --columns ${TUNE_SHAPE:-10000x1000} 2>&1 \
-            | grep -E "FAILED|failed|column_medians [0-9]|column registers" | tail -2
-    }
+    # The one-launch path's settings, one at a time from the defaults.
+    rtune() { path_tune registers "$@"; }
     {
         for v in 1 2 4; do rtune CLSTATS_REGISTERS_COLS=$v CLSTATS_REGISTERS_WG=$((256 * v)); done
         rtune CLSTATS_REGISTERS_COLS=2 CLSTATS_REGISTERS_WG=1024
@@ -246,15 +251,8 @@ if has registers_tune; then
 fi
 
 if has columns_tune; then
-    # The bracket's settings, one at a time from the defaults (10^4 x 1000 unless $TUNE_SHAPE),
-    # each with its kernel-by-kernel breakdown.
-    ctune() {
-        echo "== $*"
-        env CLSTATS_COLUMNS_METHOD=bracket CLSTATS_COLUMNS_DEBUG=1 "$@" timeout 60 \
-            ./build/bench/bench_select --device gpu --log2n 10 --reps 30 --methods radix \
-            --columns ${TUNE_SHAPE:-10000x1000} 2>&1 \
-            | grep -E "FAILED|column_medians [0-9]|column bracket" | tail -2
-    }
+    # The bracket's settings, one at a time from the defaults.
+    ctune() { path_tune bracket "$@"; }
     {
         for v in 256 512 1024 2048; do ctune CLSTATS_COLUMNS_SAMPLE=$v; done
         for v in 32 64 128 256; do ctune CLSTATS_COLUMNS_SAMPLE_WG=$v; done
