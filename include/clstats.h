@@ -223,8 +223,9 @@ int clstats_median_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t n,
  * at matrix[r * ld + c] (ld >= cols), into out[0..cols). NaNs are left out per column (or
  * reported, by nan_policy); a column without a valid value gives NaN; opts->even applies;
  * opts->method is ignored (one work-group per column runs a radix select; on GPUs, columns of
- * 512 to 16384 rows may instead be selected in one launch from registers, and longer ones
- * bracketed by a sample first: each gives the same exact medians). */
+ * 512 to 16384 rows may instead be selected in one launch, from registers or from one pass
+ * over the matrix narrowed by a sample, and longer ones bracketed by a sample first: each
+ * gives the same exact medians). */
 int clstats_column_medians(clstats_ctx *ctx, const float *matrix, size_t rows, size_t cols,
                            size_t ld, const struct clstats_select_options *opts, float *out);
 /* The same on a device buffer (float32, from element `offset`), results to the host. */

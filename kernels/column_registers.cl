@@ -19,10 +19,13 @@
  * MAX_ROUNDS >= 2 + 33 / LOG2_NB (the sample's range, one beside it, and 32-bit keys split
  * LOG2_NB bits a round, one bit more where the two ranks part).
  *
+ * Streamed (-D STREAM, below), the registers hold a larger sample instead, a round -1 narrows
+ * the first range with it, and steps 2 and 3 read the matrix, or the first pass's list.
+ *
  * Build options: -D COLS=columns a group, -D WG=its work-items (COLS ROW_LANES, ROW_LANES a
  * power of two), -D SAMPLE_STRIDE (divides ROW_LANES), -D VPT=keys a work-item holds (rows <=
  * VPT ROW_LANES, VPT <= 64), -D LOG2_NB=log2 of the bins (>= 5), -D SIGMAS, -D LIST_CAP=keys a
- * column's list holds, -D MAX_ROUNDS.
+ * column's list holds, -D MAX_ROUNDS; streamed also -D STREAM=loads in flight, -D PASS_CAP.
  */
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -46,6 +49,58 @@
     F(48) F(49) F(50) F(51) F(52) F(53) F(54) F(55) F(56) F(57) F(58) F(59)                \
     F(60) F(61) F(62) F(63)
 
+/* With -D STREAM=n the group holds no column in registers: it holds a sample of VPT keys a
+ * work-item (rows at random, one in each of VPT ROW_LANES strata), and reads the matrix in
+ * passes, n loads (<= 16) in flight a work-item, so that it can take more columns than its
+ * registers would hold (one memory segment a row, one wave of groups). The sample narrows the
+ * first range to a few per cent of the column, and the first pass counts and also lists the
+ * keys inside it (PASS_CAP a column), so that later rounds read that list and not the matrix
+ * again, unless their range leaves the listed one. F(x, r) sees each key x (NaNs and rows past
+ * the end NO_KEY) of row r; r is 0 for listed keys. */
+#ifdef STREAM
+#define STREAM_LOAD(u)                                                                         \
+    const uint stream_row##u = first_row + u * ROW_LANES;                                      \
+    const uint stream_bits##u = u < STREAM && stream_row##u < rows                             \
+                                    ? m[off + (ulong)stream_row##u * ld + c]                   \
+                                    : CANONICAL_NAN;
+#define STREAM_USE(F, u)                                                                       \
+    if (u < STREAM) {                                                                          \
+        const uint bits = stream_bits##u, r = stream_row##u;                                   \
+        const uint x = bits_nan(bits) ? NO_KEY : key_of_bits(bits);                            \
+        F(x, r)                                                                                \
+    }
+#define STREAMED(F)                                                                            \
+    for (uint first_row = lane; live && first_row < rows; first_row += STREAM * ROW_LANES) {   \
+        STREAM_LOAD(0) STREAM_LOAD(1) STREAM_LOAD(2) STREAM_LOAD(3)                            \
+        STREAM_LOAD(4) STREAM_LOAD(5) STREAM_LOAD(6) STREAM_LOAD(7)                            \
+        STREAM_LOAD(8) STREAM_LOAD(9) STREAM_LOAD(10) STREAM_LOAD(11)                          \
+        STREAM_LOAD(12) STREAM_LOAD(13) STREAM_LOAD(14) STREAM_LOAD(15)                        \
+        STREAM_USE(F, 0) STREAM_USE(F, 1) STREAM_USE(F, 2) STREAM_USE(F, 3)                    \
+        STREAM_USE(F, 4) STREAM_USE(F, 5) STREAM_USE(F, 6) STREAM_USE(F, 7)                    \
+        STREAM_USE(F, 8) STREAM_USE(F, 9) STREAM_USE(F, 10) STREAM_USE(F, 11)                  \
+        STREAM_USE(F, 12) STREAM_USE(F, 13) STREAM_USE(F, 14) STREAM_USE(F, 15)                \
+    }
+/* The keys of a round after the first: the first pass's list, or the matrix again. */
+#define EACH_SOURCE_KEY(F)                                                                     \
+    if (from_list[col]) {                                                                      \
+        const uint listed_keys = min(plisted[col], (uint)PASS_CAP);                            \
+        for (uint i_ = lane; i_ < listed_keys; i_ += ROW_LANES) {                              \
+            const uint x = plist[col][i_], r = 0;                                              \
+            F(x, r)                                                                            \
+        }                                                                                      \
+    } else {                                                                                   \
+        STREAMED(F)                                                                            \
+    }
+#define STREAMS true
+#define HELD_ROW(j) sample_row(j * ROW_LANES + lane, rows, VPT * ROW_LANES)
+#define HELD_REAL(j) true
+#else
+#define EACH_SOURCE_KEY(F)
+#define STREAMS false
+#define HELD_ROW(j) (lane + j * ROW_LANES)
+#define HELD_REAL(j) (lane + j * ROW_LANES < rows)
+#endif
+
 /* Timing probes (CLSTATS_REGISTERS_STOP): stop after phase n, writing x so that it is
  * computed. */
 #ifdef STOP
@@ -59,8 +114,9 @@
 #endif
 
 /* A column's state after a round's step 3: answered, counting again in a narrower range,
- * listing its range, taking the ends of two ranges (the two ranks parted), or left open. */
-enum { DONE, COUNT, LIST, ENDS, FAILED };
+ * listing its range, taking the ends of two ranges (the two ranks parted), or left open; or,
+ * streaming, between the sample's round -1 and the first pass. */
+enum { DONE, COUNT, LIST, ENDS, FAILED, START };
 
 /* Bins of equal width 2^shift from key lo, so that NB of them cover lo .. hi. */
 inline uint shift_for(uint lo, uint hi)
@@ -85,6 +141,12 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
     __local uint inside[COLS], found_chunk[COLS][2], found_bin[COLS][2], found_cum[COLS][2];
     __local uint found_before[COLS][2], lo_upper[COLS], hi_upper[COLS];
     __local uint range_lo[COLS][2], range_hi[COLS][2], range_before[COLS][2], range_count[COLS][2];
+#ifdef STREAM
+    /* The first pass's list: its keys (all of them where plisted <= PASS_CAP), range, and the
+     * count below that range; from_list: this round's range lies inside it. */
+    __local uint plist[COLS][PASS_CAP], plisted[COLS], plo[COLS], phi[COLS], pbelow[COLS];
+    __local uint from_list[COLS];
+#endif
     const uint lid = get_local_id(0), col = lid % COLS, lane = lid / COLS;
     const uint c = get_group_id(0) * COLS + col;
     const bool live = c < cols;
@@ -100,7 +162,7 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
     EACH_KEY(DECLARE)
 #define LOAD(j)                                                                                \
     if (j < VPT) {                                                                             \
-        const uint r = lane + j * ROW_LANES;                                                   \
+        const uint r = HELD_ROW(j);                                                            \
         k##j = live && r < rows ? m[off + (ulong)r * ld + c] : CANONICAL_NAN;                  \
     }
     EACH_KEY(LOAD)
@@ -147,7 +209,7 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
 #define TO_KEY(j)                                                                              \
     if (j < VPT) {                                                                             \
         const bool is_nan = bits_nan(k##j);                                                    \
-        nan += is_nan && live && lane + j * ROW_LANES < rows;                                  \
+        nan += is_nan && live && HELD_REAL(j);                                                 \
         k##j = is_nan ? NO_KEY : key_of_bits(k##j);                                            \
     }
     EACH_KEY(TO_KEY)
@@ -161,22 +223,54 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
     barrier(CLK_LOCAL_MEM_FENCE);
     STOP_HERE(2, lo[col] + probe)
     if (lid < COLS) {
-        const uint nv = live ? rows - nans[lid] : 0;
         shift[lid] = shift_for(lo[lid], hi[lid]);
+        key[lid][0] = key[lid][1] = 0;
+        wanted[lid] = 0;
+#ifdef STREAM
+        /* Round -1 counts the held sample in the small sample's range, for the ends of its
+         * window: SIGMAS standard deviations of its median's rank either side. The column's
+         * ranks and NaN count come with the first pass. */
+        const uint hv = live ? VPT * ROW_LANES - nans[lid] : 0;
+        const uint mid = hv ? (hv - 1) / 2 : 0;
+        const uint d = (uint)(0.5f * SIGMAS * sqrt((float)hv)) + 2;
+        nans[lid] = 0;
+        total[lid] = hv;
+        rank[lid][0] = mid > d ? mid - d : 0;
+        rank[lid][1] = hv ? min(mid + 1 + d, hv - 1) : 0;
+        done[lid][0] = done[lid][1] = 0;
+        state[lid] = hv ? COUNT : DONE;
+        plisted[lid] = from_list[lid] = 0;
+#else
+        const uint nv = live ? rows - nans[lid] : 0;
         total[lid] = nv;
         rank[lid][0] = nv ? (nv - 1) / 2 : 0;
         rank[lid][1] = nv / 2;
-        key[lid][0] = key[lid][1] = 0;
-        wanted[lid] = 0;
         done[lid][0] = done[lid][1] = nv == 0;
         state[lid] = nv ? COUNT : DONE;
+#endif
     }
 
-    for (int round = 0; round < MAX_ROUNDS; round++) {
+    /* Counts and finds of a round are emptied before the next. */
+#ifdef STREAM
+#define BELOW_KNOWN(sc) (from_list[sc] ? pbelow[sc] : 0)
+#else
+#define BELOW_KNOWN(sc) 0
+#endif
+#define EMPTY_COUNTS()                                                                         \
+    for (uint i = lid; i < COLS * NB; i += WG)                                                 \
+        hist[i / NB][i % NB] = 0;                                                              \
+    if (lid < COLS) {                                                                          \
+        below[lid] = BELOW_KNOWN(lid);                                                         \
+        inside[lid] = 0;                                                                       \
+        found_chunk[lid][0] = found_chunk[lid][1] = NCHUNK;                                    \
+        found_bin[lid][0] = found_bin[lid][1] = 0;                                             \
+    }
+
+    for (int round = STREAMS ? -1 : 0; round < MAX_ROUNDS; round++) {
         /* 2. Counts below and in the bins of the range, for the columns still counting (the
          * counts emptied before the first round, and after each). */
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (state[col] == COUNT) {
+        if (state[col] == COUNT || state[col] == START) {
             const uint r_lo = lo[col], r_hi = hi[col], sh = shift[col];
             uint under = 0;
 #define COUNT_KEY(j)                                                                           \
@@ -184,10 +278,49 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
         if (k##j < r_lo) under++;                                                              \
         else if (k##j <= r_hi) atomic_inc(&hist[col][(k##j - r_lo) >> sh]);                    \
     }
-            EACH_KEY(COUNT_KEY)
+            if (!STREAMS || round < 0) {
+                EACH_KEY(COUNT_KEY)
+            } else {
+                /* The first pass also lists the range's keys and counts the NaNs. */
+                uint nan_streamed = 0;
+#define COUNT_SOURCE_KEY(x, r)                                                                 \
+    if (x < r_lo) {                                                                            \
+        under++;                                                                               \
+    } else if (x <= r_hi) {                                                                    \
+        atomic_inc(&hist[col][(x - r_lo) >> sh]);                                              \
+        if (round == 0) {                                                                      \
+            const uint at = atomic_inc(&plisted[col]);                                         \
+            if (at < PASS_CAP) plist[col][at] = x;                                             \
+        }                                                                                      \
+    } else if (round == 0 && x == NO_KEY && r < rows) {                                        \
+        nan_streamed++;                                                                        \
+    }
+                EACH_SOURCE_KEY(COUNT_SOURCE_KEY)
+                if (nan_streamed) atomic_add(&nans[col], nan_streamed);
+            }
             if (under) atomic_add(&below[col], under);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
+#ifdef STREAM
+        /* No barrier in a branch, and no `continue` past one: built that way, round -1 gave
+         * wrong medians on PoCL 3.1 and 6.0, which a printf in the kernel made right. */
+        if (round == 0) { /* the column's ranks, now that its NaNs are counted */
+            if (lid < COLS) {
+                const uint nv = live ? rows - nans[lid] : 0;
+                total[lid] = nv;
+                rank[lid][0] = nv ? (nv - 1) / 2 : 0;
+                rank[lid][1] = nv / 2;
+                done[lid][0] = done[lid][1] = nv == 0;
+                state[lid] = nv ? COUNT : DONE;
+                plo[lid] = lo[lid];
+                phi[lid] = hi[lid];
+                pbelow[lid] = below[lid];
+                from_list[lid] = plisted[lid] <= PASS_CAP;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (round == 0) { STOP_HERE(5, hist[col][lane] + probe) }
+#endif
         STOP_HERE(3, hist[col][lane] + probe)
         /* The bins of the open ranks, in parallel: the chunk sums; each chunk tests whether it
          * holds a rank; each bin of a chunk that does, likewise. */
@@ -229,6 +362,25 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
+#ifdef STREAM
+        /* Round -1 ends here: the first pass's range runs from the bin of the sample window's
+         * lower end to that of its upper end (the small sample's range where an end lies
+         * outside it: the range only steers, and a missed rank costs rounds, not answers). */
+        if (round < 0 && lid < COLS) {
+            if (state[lid] == COUNT) {
+                const uint under = below[lid], in_range = inside[lid], sh = shift[lid];
+                const uint r_lo = lo[lid], r_hi = hi[lid], r0 = rank[lid][0], r1 = rank[lid][1];
+                if (under <= r0 && r0 < under + in_range)
+                    lo[lid] = r_lo + (found_bin[lid][0] << sh);
+                if (under <= r1 && r1 < under + in_range)
+                    hi[lid] = (uint)min((ulong)r_hi,
+                                        (ulong)r_lo + ((ulong)(found_bin[lid][1] + 1) << sh) - 1);
+                shift[lid] = shift_for(lo[lid], hi[lid]);
+            }
+            state[lid] = live ? START : DONE; /* the later steps pass it by */
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+#endif
 
         /* 3. Each open rank's key range [a, b], with the count of keys below it and in it
          * (a work-item a rank, then one a column: few values live beside the keys). */
@@ -287,10 +439,16 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
                 if (need0) key[sc][0] = NO_KEY;
                 if (need1) key[sc][1] = NO_KEY;
             }
+#ifdef STREAM
+            /* The first pass's list serves while the ranges lie inside its own. */
+            const bool ends = state[sc] == ENDS;
+            from_list[sc] = from_list[sc] && plo[sc] <= lo[sc] && hi[sc] <= phi[sc] &&
+                            (!ends || (plo[sc] <= lo_upper[sc] && hi_upper[sc] <= phi[sc]));
+#endif
         }
         barrier(CLK_LOCAL_MEM_FENCE);
 
-        /* Listing: the range's keys from the registers, then each work-item ranks its listed
+        /* Listing: the range's keys from the registers (or the source), then each work-item ranks its listed
          * keys against all, and the one whose run of ties holds an open rank writes it. */
         const bool listing = state[col] == LIST;
         if (listing) {
@@ -300,7 +458,15 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
         const uint at = atomic_inc(&listed[col]);                                              \
         if (at < LIST_CAP) list[col][at] = k##j;                                               \
     }
-            EACH_KEY(LIST_KEY)
+            if (!STREAMS) {
+                EACH_KEY(LIST_KEY)
+            }
+#define LIST_SOURCE_KEY(x, r)                                                                  \
+    if (r_lo <= x && x <= r_hi) {                                                              \
+        const uint at = atomic_inc(&listed[col]);                                              \
+        if (at < LIST_CAP) list[col][at] = x;                                                  \
+    }
+            EACH_SOURCE_KEY(LIST_SOURCE_KEY)
         }
         if (state[col] == ENDS) {
             const uint a0 = lo[col], b0 = hi[col], a1 = lo_upper[col], b1 = hi_upper[col];
@@ -310,18 +476,18 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
         if (a0 <= k##j && k##j <= b0) top = max(top, k##j);                                    \
         if (a1 <= k##j && k##j <= b1) bottom = min(bottom, k##j);                              \
     }
-            EACH_KEY(END_KEYS)
+            if (!STREAMS) {
+                EACH_KEY(END_KEYS)
+            }
+#define END_SOURCE_KEY(x, r)                                                                   \
+    if (a0 <= x && x <= b0) top = max(top, x);                                                 \
+    if (a1 <= x && x <= b1) bottom = min(bottom, x);
+            EACH_SOURCE_KEY(END_SOURCE_KEY)
             if (top) atomic_max(&key[col][0], top);
             if (bottom != NO_KEY) atomic_min(&key[col][1], bottom);
         }
         /* The bins and chunk results are read no more this round: emptied for the next. */
-        for (uint i = lid; i < COLS * NB; i += WG)
-            hist[i / NB][i % NB] = 0;
-        if (lid < COLS) {
-            below[lid] = inside[lid] = 0;
-            found_chunk[lid][0] = found_chunk[lid][1] = NCHUNK;
-            found_bin[lid][0] = found_bin[lid][1] = 0;
-        }
+        EMPTY_COUNTS()
         barrier(CLK_LOCAL_MEM_FENCE);
         const uint n = listed[col];
         for (uint i = lane; listing && n == wanted[col] && i < n; i += ROW_LANES) {
@@ -348,10 +514,11 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         STOP_HERE(4, key[col][0])
+        if (round == 0) { STOP_HERE(6, key[col][0]) }
         if (lid < COLS) listed[lid] = 0;
         bool open = false; /* the same for every work-item: the loop ends for all at once */
         for (int sc = 0; sc < COLS; sc++)
-            open |= state[sc] == COUNT;
+            open |= state[sc] == COUNT || state[sc] == START;
         if (!open) break;
     }
 

@@ -203,6 +203,12 @@ void clstats__column_results(const cl_uint *out, size_t cols, cl_uint *keys3, bo
  *   against 0.43; 10^5 x 1000 0.65 against 3.8, and 3.0x to 1.5x faster from 256 columns down
  *   to 10); so do shorter ones too long for the one-launch path, given a column for every
  *   compute unit (20000 x 256 0.100 against 0.142; 20000 x 100 0.076 against 0.069);
+ * - columns of STREAMED_MIN_ROWS to STREAMED_MAX_ROWS rows take the streamed path where its
+ *   groups of eight (or four) columns fill most compute units in one wave
+ *   (clstats__column_streamed_group; against the registers path: 10^4 x 1000 0.059 against
+ *   0.079, 12288 x 1000 0.070 against 0.103, 4096 x 1000 0.034 against 0.044, 2048 x 1000
+ *   0.028 against 0.033, 10^4 x 700 0.054 against 0.074, 10^4 x 512 in groups of four 0.041
+ *   against 0.045; not 10^4 x 2000, in two waves: 0.155 against 0.147);
  * - columns of REGISTERS_MIN_ROWS rows up to what fits take the one-launch path
  *   (src/select_columns_registers.c) where there are REGISTERS_COLS_PER_UNIT columns for every
  *   compute unit (10^4 x 1000 0.076 against 0.094, 512 x 1000 0.027 against 0.035, 10^4 x 512
@@ -210,8 +216,10 @@ void clstats__column_results(const cl_uint *out, size_t cols, cl_uint *keys3, bo
  *   0.037 against 0.027), or from REGISTERS_ALWAYS_ROWS rows, where the radix kernel no longer
  *   holds a column in local memory and takes twice as long (12288 x 100 0.041 against 0.048,
  *   16384 x 256 0.059 against 0.117).
- * CLSTATS_COLUMNS_METHOD=registers|bracket|radix decides instead (tuning, tests). */
+ * CLSTATS_COLUMNS_METHOD=registers|streamed|bracket|radix decides instead (tuning, tests). */
 #define BRACKET_MIN_ROWS 32768
+#define STREAMED_MIN_ROWS 2048
+#define STREAMED_MAX_ROWS 16384
 #define REGISTERS_MIN_ROWS 512
 #define REGISTERS_COLS_PER_UNIT 2
 #define REGISTERS_ALWAYS_ROWS 12288
@@ -224,10 +232,16 @@ static clstats__column_path path_wanted(clstats_ctx *ctx, const struct tiling *t
     if (method && strcmp(method, "registers") == 0)
         return clstats__column_registers_fits(ctx, tl->ny, tl->nx) ? clstats__column_registers
                                                                    : NULL;
+    if (method && strcmp(method, "streamed") == 0)
+        return clstats__column_streamed_fits(ctx, tl->ny, tl->nx) ? clstats__column_streamed
+                                                                  : NULL;
     if (method && strcmp(method, "bracket") == 0)
         return clstats__column_bracket_fits(ctx, tl->ny, tl->nx) ? clstats__column_bracket : NULL;
     if (ctx->is_cpu) return NULL;
     const size_t rows = tl->ny, cols = tl->nx, units = ctx->compute_units;
+    if (rows >= STREAMED_MIN_ROWS && rows <= STREAMED_MAX_ROWS &&
+        clstats__column_streamed_group(ctx, cols) && clstats__column_streamed_fits(ctx, rows, cols))
+        return clstats__column_streamed;
     if (rows < BRACKET_MIN_ROWS && clstats__column_registers_fits(ctx, rows, cols))
         return rows >= REGISTERS_MIN_ROWS &&
                        (cols >= REGISTERS_COLS_PER_UNIT * units || rows >= REGISTERS_ALWAYS_ROWS)

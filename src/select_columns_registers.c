@@ -1,11 +1,14 @@
 /* select_columns_registers.c - column medians on GPUs in one launch that reads the matrix once
  * (kernels/column_registers.cl), each column's values held in its group's registers: for
  * columns of some thousands of rows, where the radix kernel's transposed copy and the bracket's
- * three launches cost more than the work. Columns it leaves open are reported, and the caller
+ * three launches cost more than the work; or streamed, a sample held in registers and the
+ * matrix read in passes (the first lists what later rounds need), so that a group takes more
+ * columns and the groups run in one wave. Columns it leaves open are reported, and the caller
  * (src/select_columns.c) takes theirs from the radix kernel. */
 #include "internal.h"
 #include "select_internal.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +24,9 @@
 /* How the kernel is built for one matrix shape. */
 struct registers_shape {
     long cols, wg, sample_stride, log2_nb, sigmas, list_cap, max_rounds;
-    size_t vpt;
+    long stream;   /* 0, or the loads in flight of a pass over the matrix (kernel's STREAM) */
+    long pass_cap; /* keys a column the first pass lists, where it streams */
+    size_t vpt;    /* keys a work-item holds: its column's, or where it streams a sample */
 };
 
 static size_t row_lanes(const struct registers_shape *s)
@@ -29,27 +34,62 @@ static size_t row_lanes(const struct registers_shape *s)
     return (size_t)(s->wg / s->cols);
 }
 
+size_t clstats__column_streamed_group(clstats_ctx *ctx, size_t cols)
+{
+    const size_t units = ctx->compute_units;
+    if ((cols + 7) / 8 <= units && 10 * ((cols + 7) / 8) >= 6 * units) return 8;
+    if ((cols + 3) / 4 <= units && 4 * ((cols + 3) / 4) >= 3 * units) return 4;
+    return 0;
+}
+
+/* Sample keys a work-item holds, streaming: enough that the first range, about 2 SIGMAS
+ * sample standard deviations of the median's rank wide, holds some 600 of the column's keys,
+ * well inside the first pass's list (PASS_CAP, 1024), but at most HELD_MOST, past which the
+ * sample's loads cost more than they save (H100, kernel ms, bench/RESULTS.md: at 10^4 rows 12
+ * keys a work-item 0.074, 16 0.054, 20 0.057; at 12288 rows 24 0.12, 32 0.068; at 16384 rows
+ * 32 0.130, 44 0.113, 56 0.16). Where more than 64 would be needed: 0, which does not fit. */
+#define HELD_MOST 44
+static long held_for(size_t rows, long sigmas, size_t lanes)
+{
+    const double per_side = (double)rows * (double)(sigmas ? sigmas : 1) / 600.0;
+    const double keys = ceil(per_side * per_side / (double)lanes);
+    if (keys > VPT_MAX) return 0;
+    const long held = keys <= 8 ? 8 : ((long)keys + 3) / 4 * 4;
+    return held < HELD_MOST ? held : HELD_MOST;
+}
+
 /* The defaults, each tunable by CLSTATS_REGISTERS_<NAME>, are for 10^4 rows on the H100
  * (bench/RESULTS.md). Keys a work-item holds: the rows over the work-items down a column,
- * rounded up to a multiple of 4 (fewer programs to build). */
-static int registers_shape(clstats_ctx *ctx, size_t rows, struct registers_shape *s)
+ * rounded up to a multiple of 4 (fewer programs to build); or, streaming, HELD sample keys.
+ * Streaming, a group takes eight columns (a 32-byte segment of each row), and its local
+ * memory goes mostly to the first pass's lists, so that it has fewer bins. */
+static int registers_shape(clstats_ctx *ctx, size_t rows, size_t cols, bool streamed,
+                           struct registers_shape *s)
 {
-    s->cols = clstats__env_long("CLSTATS_REGISTERS_COLS", 4);
+    const size_t group = clstats__column_streamed_group(ctx, cols);
+    s->cols = clstats__env_long("CLSTATS_REGISTERS_COLS", !streamed ? 4 : group ? (long)group : 8);
     const long wg = (long)ctx->max_work_group < 1024 ? (long)ctx->max_work_group : 1024;
     s->wg = clstats__env_long("CLSTATS_REGISTERS_WG", wg);
     s->sample_stride = clstats__env_long("CLSTATS_REGISTERS_SAMPLE_STRIDE", 4);
-    s->log2_nb = clstats__env_long("CLSTATS_REGISTERS_LOG2_BINS", 10);
-    s->sigmas = clstats__env_long("CLSTATS_REGISTERS_SIGMAS", 4);
-    s->list_cap = clstats__env_long("CLSTATS_REGISTERS_CAP", 256);
+    s->log2_nb = clstats__env_long("CLSTATS_REGISTERS_LOG2_BINS", streamed ? 7 : 10);
+    s->sigmas = clstats__env_long("CLSTATS_REGISTERS_SIGMAS", streamed ? 3 : 4);
+    s->list_cap = clstats__env_long("CLSTATS_REGISTERS_CAP", streamed ? 128 : 256);
     s->max_rounds = clstats__env_long("CLSTATS_REGISTERS_ROUNDS", 8);
+    s->stream = streamed ? clstats__env_long("CLSTATS_REGISTERS_STREAM", 8) : 0;
+    s->pass_cap = clstats__env_long("CLSTATS_REGISTERS_PASS_CAP", 1024);
+    const long held = clstats__env_long(
+        "CLSTATS_REGISTERS_HELD",
+        s->cols > 0 && s->wg >= s->cols ? held_for(rows, s->sigmas, (size_t)(s->wg / s->cols)) : 8);
 #define POW2(x) ((x) > 0 && !((x) & ((x)-1)))
     if (s->cols < 1 || s->wg < 2 * s->cols || s->wg % s->cols || !POW2(s->wg / s->cols) ||
         (size_t)s->wg > ctx->max_work_group || s->sample_stride < 1 ||
         (s->wg / s->cols) % s->sample_stride || s->log2_nb < 5 || s->log2_nb > 12 ||
-        s->sigmas < 0 || s->list_cap < 1 || s->max_rounds < 1)
+        s->sigmas < 0 || s->list_cap < 1 || s->max_rounds < 1 || (streamed && s->stream < 1) ||
+        s->stream > 16 || s->pass_cap < 1 || held < 0 || held > VPT_MAX)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad CLSTATS_REGISTERS_* tuning");
     s->vpt = (rows + row_lanes(s) - 1) / row_lanes(s);
-    s->vpt = (s->vpt + 3) / 4 * 4;
+    /* Streaming with no room for the sample (held 0): VPT_MAX + 1, which does not fit. */
+    s->vpt = s->stream ? (held ? (size_t)held : VPT_MAX + 1) : (s->vpt + 3) / 4 * 4;
     return CLSTATS_OK;
 }
 
@@ -57,23 +97,24 @@ static int registers_shape(clstats_ctx *ctx, size_t rows, struct registers_shape
 static size_t registers_local_bytes(const struct registers_shape *s)
 {
     const size_t nb = (size_t)1 << s->log2_nb;
-    const size_t per_col = row_lanes(s) + nb + nb / 32 + (size_t)s->list_cap + 32;
+    const size_t pass = s->stream ? (size_t)s->pass_cap + 8 : 0;
+    const size_t per_col = row_lanes(s) + nb + nb / 32 + (size_t)s->list_cap + 32 + pass;
     return ((size_t)s->cols * per_col + 16) * sizeof(cl_uint);
 }
 
-bool clstats__column_registers_fits(clstats_ctx *ctx, size_t rows, size_t cols)
+static bool fits(clstats_ctx *ctx, size_t rows, size_t cols, bool streamed)
 {
     struct registers_shape s;
     /* Bad tuning: let the run report it. */
-    if (registers_shape(ctx, rows, &s) != CLSTATS_OK) return true;
+    if (registers_shape(ctx, rows, cols, streamed, &s) != CLSTATS_OK) return true;
     return s.vpt <= VPT_MAX && registers_local_bytes(&s) <= ctx->local_mem && cols <= UINT32_MAX;
 }
 
 #define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg(k, i, sizeof(v), &(v)), "clSetKernelArg")
 
-int clstats__column_registers(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows, size_t cols,
-                              size_t ld, cl_uint *keys3, bool *missed,
-                              struct column_bracket_report *report, double *ms)
+static int run(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows, size_t cols, size_t ld,
+               bool streamed, cl_uint *keys3, bool *missed, struct column_bracket_report *report,
+               double *ms)
 {
     struct registers_shape s;
     cl_program program;
@@ -82,21 +123,24 @@ int clstats__column_registers(clstats_ctx *ctx, cl_mem buf, size_t offset, size_
     cl_event ev = NULL;
     cl_uint *out = NULL;
     const bool debug = getenv("CLSTATS_COLUMNS_DEBUG") != NULL;
-    int status = registers_shape(ctx, rows, &s);
+    int status = registers_shape(ctx, rows, cols, streamed, &s);
     if (status != CLSTATS_OK) return status;
     if (s.vpt > VPT_MAX)
         return clstats__fail(ctx, CLSTATS_ERR_ARG,
                              "columns of %zu rows are too long for %ld "
                              "work-items a column",
                              rows, s.wg / s.cols);
-    char options[256];
+    char options[320], streaming[48] = "";
+    if (s.stream)
+        snprintf(streaming, sizeof streaming, " -D STREAM=%ld -D PASS_CAP=%ld", s.stream,
+                 s.pass_cap);
     const char *stop = getenv("CLSTATS_REGISTERS_STOP"); /* timing probes */
     snprintf(options, sizeof options,
              "-D COLS=%ld -D WG=%ld -D SAMPLE_STRIDE=%ld -D VPT=%zu -D LOG2_NB=%ld -D SIGMAS=%ld "
              "-D LIST_CAP=%ld "
-             "-D MAX_ROUNDS=%ld%s%s",
+             "-D MAX_ROUNDS=%ld%s%s%s",
              s.cols, s.wg, s.sample_stride, s.vpt, s.log2_nb, s.sigmas, s.list_cap, s.max_rounds,
-             stop ? " -D STOP=" : "", stop ? stop : "");
+             streaming, stop ? " -D STOP=" : "", stop ? stop : "");
     if ((status = clstats__program(ctx, "column_registers.cl", options, &program)) ||
         (status = clstats__kernel(ctx, program, "column_registers", &kernel)) ||
         (status = clstats__scratch(ctx, SLOT_REGISTER_RESULTS, cols * 4 * sizeof(cl_uint), &res)))
@@ -125,13 +169,37 @@ int clstats__column_registers(clstats_ctx *ctx, cl_mem buf, size_t offset, size_
     clstats__column_results(out, cols, keys3, missed, report);
     if (debug)
         fprintf(stderr,
-                "column registers: %.4f ms; %zu keys a work-item, %zu columns open, "
+                "column %s: %.4f ms; %zu keys a work-item, %zu columns open, "
                 "%.3f%% listed\n",
-                clstats__event_ms(ev), s.vpt, report->missed,
+                streamed ? "streamed" : "registers", clstats__event_ms(ev), s.vpt, report->missed,
                 100.0 * (double)report->listed / (double)(rows * cols));
 fail:
     if (status != CLSTATS_OK) clFinish(ctx->queue);
     if (ev) clReleaseEvent(ev);
     free(out);
     return status;
+}
+
+bool clstats__column_registers_fits(clstats_ctx *ctx, size_t rows, size_t cols)
+{
+    return fits(ctx, rows, cols, false);
+}
+
+int clstats__column_registers(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows, size_t cols,
+                              size_t ld, cl_uint *keys3, bool *missed,
+                              struct column_bracket_report *report, double *ms)
+{
+    return run(ctx, buf, offset, rows, cols, ld, false, keys3, missed, report, ms);
+}
+
+bool clstats__column_streamed_fits(clstats_ctx *ctx, size_t rows, size_t cols)
+{
+    return fits(ctx, rows, cols, true);
+}
+
+int clstats__column_streamed(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows, size_t cols,
+                             size_t ld, cl_uint *keys3, bool *missed,
+                             struct column_bracket_report *report, double *ms)
+{
+    return run(ctx, buf, offset, rows, cols, ld, true, keys3, missed, report, ms);
 }

@@ -65,6 +65,16 @@ int clstats__column_registers(clstats_ctx *ctx, cl_mem buf, size_t offset, size_
                               size_t ld, cl_uint *keys3, bool *missed,
                               struct column_bracket_report *report, double *ms);
 
+/* The same kernel streaming (src/select_columns_registers.c): a sample held in registers, the
+ * matrix read in passes, so that a group takes eight columns and any number of rows. */
+/* Columns a streamed group takes where the matrix's groups fill most of the GPU's compute units
+ * in one wave (8, or 4), or 0 where they would not. */
+size_t clstats__column_streamed_group(clstats_ctx *ctx, size_t cols);
+bool clstats__column_streamed_fits(clstats_ctx *ctx, size_t rows, size_t cols);
+int clstats__column_streamed(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows, size_t cols,
+                             size_t ld, cl_uint *keys3, bool *missed,
+                             struct column_bracket_report *report, double *ms);
+
 /* The documented means of two middle values (clstats.h: clstats_median). */
 float clstats__mean_f32(float a, float b);
 double clstats__mean_f64(double a, double b);

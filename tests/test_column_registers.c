@@ -1,9 +1,10 @@
-/* test_column_registers.c - the column medians' one-launch path (src/select_columns_registers.c),
- * which GPUs take for columns of some thousands of rows, forced here
- * (CLSTATS_COLUMNS_METHOD=registers) with small groups so that CI's CPU device runs it on small
- * matrices: its medians against the sorting reference bit for bit under several shapes of its
- * kernel, data that takes it through several rounds, columns it leaves open (which must still
- * get the right medians from the radix kernel), and what it reports. */
+/* test_column_registers.c - the column medians' one-launch paths (src/select_columns_registers.c),
+ * registers and streamed, which GPUs take for columns of some thousands of rows, forced here
+ * (CLSTATS_COLUMNS_METHOD=registers|streamed) with small groups so that CI's CPU device runs
+ * them on small matrices: their medians against the sorting reference bit for bit under several
+ * shapes of the kernel, data that takes it through several rounds, first-pass lists that
+ * overflow, columns it leaves open (which must still get the right medians from the radix
+ * kernel), and what it reports. */
 #include "column_cases.h"
 #include "reference_select.h"
 #include "test_util.h"
@@ -14,22 +15,39 @@
 #include <string.h>
 
 /* Settings of the kernel: columns a group, its work-items, sample stride, log2 bins, sigmas,
- * list cap, rounds. */
+ * list cap, rounds; streamed ones also the sample keys a work-item holds, loads in flight and
+ * the first pass's list cap. */
 struct setting {
     const char *cols, *wg, *stride, *log2_bins, *sigmas, *cap, *rounds;
+    const char *held, *stream, *pass_cap; /* NULL: the registers path */
 };
 
 static const struct setting settings[] = {
-    {"4", "256", "4", "10", "4", "256", "8"}, /* the GPU default's shape, smaller groups */
-    {"1", "64", "1", "5", "0", "1", "12"},    /* one column, 32 bins, no margin, lists of one */
-    {"3", "96", "2", "7", "2", "8", "8"},     /* three columns a group, which divide no matrix */
-    {"8", "128", "16", "9", "6", "512", "8"}, /* a sample of one key per column */
+    {"4", "256", "4", "10", "4", "256", "8", NULL, NULL,
+     NULL}, /* the GPU default's shape, smaller groups */
+    {"1", "64", "1", "5", "0", "1", "12", NULL, NULL,
+     NULL}, /* one column, 32 bins, no margin, lists of one */
+    {"3", "96", "2", "7", "2", "8", "8", NULL, NULL,
+     NULL}, /* three columns a group, which divide no matrix */
+    {"8", "128", "16", "9", "6", "512", "8", NULL, NULL, NULL}, /* a sample of one key per column */
+    /* Streamed: the default's shape, smaller, with first-pass lists that often overflow (the
+     * later rounds read the matrix again) ... */
+    {"8", "256", "4", "7", "3", "128", "8", "4", "8", "256"},
+    /* ... one column, lists of one, no margin, so that ranks often miss the first range ... */
+    {"1", "64", "1", "5", "0", "1", "12", "1", "1", "64"},
+    /* ... and three columns a group, whose first-pass lists hold what later rounds need. */
+    {"3", "96", "2", "7", "2", "8", "8", "2", "3", "2048"},
 };
 #define NSETTINGS ((int)(sizeof settings / sizeof settings[0]))
 
 static void use(const struct setting *s)
 {
-    setenv("CLSTATS_COLUMNS_METHOD", "registers", 1);
+    setenv("CLSTATS_COLUMNS_METHOD", s->held ? "streamed" : "registers", 1);
+    if (s->held) {
+        setenv("CLSTATS_REGISTERS_HELD", s->held, 1);
+        setenv("CLSTATS_REGISTERS_STREAM", s->stream, 1);
+        setenv("CLSTATS_REGISTERS_PASS_CAP", s->pass_cap, 1);
+    }
     setenv("CLSTATS_REGISTERS_COLS", s->cols, 1);
     setenv("CLSTATS_REGISTERS_WG", s->wg, 1);
     setenv("CLSTATS_REGISTERS_SAMPLE_STRIDE", s->stride, 1);
@@ -41,7 +59,8 @@ static void use(const struct setting *s)
 
 static void use_defaults(void)
 {
-    const char *names[] = {"COLS", "WG", "SAMPLE_STRIDE", "LOG2_BINS", "SIGMAS", "CAP", "ROUNDS"};
+    const char *names[] = {"COLS", "WG",     "SAMPLE_STRIDE", "LOG2_BINS", "SIGMAS",
+                           "CAP",  "ROUNDS", "HELD",          "STREAM",    "PASS_CAP"};
     char name[64];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(name, sizeof name, "CLSTATS_REGISTERS_%s", names[i]);
@@ -50,10 +69,23 @@ static void use_defaults(void)
     unsetenv("CLSTATS_COLUMNS_METHOD");
 }
 
-/* The most rows a setting takes: 64 keys a work-item (src/select_columns_registers.c). */
+/* The most rows a setting takes: 64 keys a work-item (src/select_columns_registers.c), or any
+ * number streamed. */
 static size_t most_rows(const struct setting *s)
 {
-    return 64 * (size_t)(atoi(s->wg) / atoi(s->cols));
+    return s->held ? SIZE_MAX : 64 * (size_t)(atoi(s->wg) / atoi(s->cols));
+}
+
+/* The path a setting forces. */
+static clstats__column_path path_of(const struct setting *s)
+{
+    return s->held ? clstats__column_streamed : clstats__column_registers;
+}
+
+static bool path_fits(const struct setting *s, size_t rows, size_t cols)
+{
+    return s->held ? clstats__column_streamed_fits(test_ctx(), rows, cols)
+                   : clstats__column_registers_fits(test_ctx(), rows, cols);
 }
 
 START_TEST(medians_every_setting)
@@ -66,17 +98,16 @@ START_TEST(medians_every_setting)
         const size_t *sh = shapes[t / NSETTINGS];
         if (sh[0] > most_rows(s)) continue;
         use(s);
-        ck_assert(clstats__column_registers_fits(test_ctx(), sh[0], sh[1]));
+        ck_assert(path_fits(s, sh[0], sh[1]));
         float *m = column_cases_matrix(sh[0], sh[1], sh[2], 60 + t);
         char what[96];
-        snprintf(what, sizeof what, "registers, setting %d, %zu x %zu", t % NSETTINGS, sh[0],
-                 sh[1]);
+        snprintf(what, sizeof what, "%s, setting %d, %zu x %zu", s->held ? "streamed" : "registers",
+                 t % NSETTINGS, sh[0], sh[1]);
         column_cases_check(m, sh[0], sh[1], sh[2], what);
         free(m);
         /* Enough rounds in every setting: no column, hard or not, is left open. */
         m = column_cases_matrix(sh[0], sh[1], sh[1], 60 + t);
-        const struct column_bracket_report rep =
-            column_cases_run_path(clstats__column_registers, m, sh[0], sh[1]);
+        const struct column_bracket_report rep = column_cases_run_path(path_of(s), m, sh[0], sh[1]);
         ck_assert_msg(rep.missed == 0, "%s: %zu columns left open", what, rep.missed);
         free(m);
     }
@@ -84,22 +115,26 @@ START_TEST(medians_every_setting)
 }
 END_TEST
 
+/* The tests below run once a path (Check's loop index _i): 0 registers, 1 streamed. */
+#define PATH_NAME(i) ((i) ? "streamed" : "registers")
+
 /* Normal columns with the default-like setting: every column done in the path, and few keys
- * listed (the bins split a quarter of a column 1024 ways: well under 1% of it). */
+ * listed (the bins split a quarter of a column 1024 ways, or streamed a few per cent of it 128
+ * ways: well under 1% of it). */
 START_TEST(normal_columns_stay_in_the_path)
 {
-    use(&settings[0]);
+    const struct setting *s = &settings[_i ? 4 : 0];
+    use(s);
     const size_t rows = 4096, cols = 40;
     float *m = malloc(rows * cols * sizeof *m);
     struct test_rng r;
     test_rng_seed(&r, test_seed() + 9);
     for (size_t i = 0; i < rows * cols; i++)
         m[i] = (float)test_rng_normal(&r);
-    const struct column_bracket_report rep =
-        column_cases_run_path(clstats__column_registers, m, rows, cols);
-    ck_assert_msg(rep.missed == 0, "%zu columns left open", rep.missed);
-    ck_assert_msg(rep.listed > 0 && rep.listed < 0.01 * (double)(rows * cols), "%llu keys listed",
-                  (unsigned long long)rep.listed);
+    const struct column_bracket_report rep = column_cases_run_path(path_of(s), m, rows, cols);
+    ck_assert_msg(rep.missed == 0, "%s: %zu columns left open", PATH_NAME(_i), rep.missed);
+    ck_assert_msg(rep.listed > 0 && rep.listed < 0.01 * (double)(rows * cols),
+                  "%s: %llu keys listed", PATH_NAME(_i), (unsigned long long)rep.listed);
     free(m);
     use_defaults();
 }
@@ -112,8 +147,9 @@ END_TEST
  * must still be exact. */
 START_TEST(several_rounds)
 {
-    const struct setting narrow = {"1", "64", "1", "5", "0", "1", "12"};
-    use(&narrow);
+    const struct setting narrow[] = {{"1", "64", "1", "5", "0", "1", "12", NULL, NULL, NULL},
+                                     {"1", "64", "1", "5", "0", "1", "12", "1", "2", "64"}};
+    use(&narrow[_i]);
     const size_t rows = 2000, cols = 4;
     float *m = malloc(rows * cols * sizeof *m);
     for (size_t y = 0; y < rows; y++) {
@@ -123,9 +159,31 @@ START_TEST(several_rounds)
         m[y * cols + 3] = y % 2 ? -1e-30f : 1e-30f * (float)y; /* across zero */
     }
     const struct column_bracket_report rep =
-        column_cases_run_path(clstats__column_registers, m, rows, cols);
+        column_cases_run_path(path_of(&narrow[_i]), m, rows, cols);
+    ck_assert_msg(rep.missed == 0, "%s: %zu columns left open", PATH_NAME(_i), rep.missed);
+    column_cases_check(m, rows, cols, cols, PATH_NAME(_i));
+    free(m);
+    use_defaults();
+}
+END_TEST
+
+/* Streamed, lists of at most 8 keys and three rounds: the median's bin after the first pass
+ * holds more, so the second round counts again, in the first pass's list (with the count
+ * below that list's range), and the third lists and ranks. Counted wrong there, the ranks would
+ * leave the list's range, and the rounds would run out. */
+START_TEST(later_rounds_read_the_first_list)
+{
+    const struct setting tight = {"3", "96", "2", "7", "2", "8", "3", "2", "3", "2048"};
+    use(&tight);
+    const size_t rows = 2000, cols = 30;
+    float *m = malloc(rows * cols * sizeof *m);
+    struct test_rng r;
+    test_rng_seed(&r, test_seed() + 13);
+    for (size_t i = 0; i < rows * cols; i++)
+        m[i] = (float)test_rng_normal(&r);
+    const struct column_bracket_report rep =
+        column_cases_run_path(clstats__column_streamed, m, rows, cols);
     ck_assert_msg(rep.missed == 0, "%zu columns left open", rep.missed);
-    column_cases_check(m, rows, cols, cols, "registers, several rounds");
     free(m);
     use_defaults();
 }
@@ -135,14 +193,16 @@ END_TEST
  * radix kernel, so that the public call still gives every median exactly. */
 START_TEST(open_columns_fall_back)
 {
-    const struct setting one_round = {"4", "256", "1", "5", "0", "1", "1"};
-    use(&one_round);
+    const struct setting one_round[] = {{"4", "256", "1", "5", "0", "1", "1", NULL, NULL, NULL},
+                                        {"4", "256", "1", "5", "0", "1", "1", "1", "4", "64"}};
+    use(&one_round[_i]);
     const size_t rows = 3000, cols = 37;
     float *m = column_cases_matrix(rows, cols, cols, 21);
     const struct column_bracket_report rep =
-        column_cases_run_path(clstats__column_registers, m, rows, cols);
-    ck_assert_msg(rep.missed > cols / 2, "only %zu of %zu columns left open", rep.missed, cols);
-    column_cases_check(m, rows, cols, cols, "registers, open columns");
+        column_cases_run_path(path_of(&one_round[_i]), m, rows, cols);
+    ck_assert_msg(rep.missed > cols / 2, "%s: only %zu of %zu columns left open", PATH_NAME(_i),
+                  rep.missed, cols);
+    column_cases_check(m, rows, cols, cols, PATH_NAME(_i));
     free(m);
     use_defaults();
 }
@@ -151,21 +211,33 @@ END_TEST
 /* A matrix inside a device buffer, from an element offset, rows ld apart (ld > cols). */
 START_TEST(buffer_offset_and_stride)
 {
-    use(&settings[0]);
-    column_cases_check_buffer("registers, buffer at an offset", 89);
+    use(&settings[_i ? 4 : 0]);
+    column_cases_check_buffer(PATH_NAME(_i), 89);
     use_defaults();
 }
 END_TEST
 
-/* Columns too long for the path's registers: not taken even when asked for (the radix kernel
- * answers), and the medians are right. */
+/* Columns too long for the path: for the registers, past 64 keys a work-item; streamed, where
+ * the sample that would narrow the first range to some 600 keys needs more than 64 keys a
+ * work-item (5000 rows over 8 work-items a column). Not taken even when asked for (the radix
+ * kernel answers), and the medians are right. */
 START_TEST(too_long_columns_go_elsewhere)
 {
-    use(&settings[1]);
-    const size_t rows = most_rows(&settings[1]) + 1, cols = 3;
-    ck_assert(!clstats__column_registers_fits(test_ctx(), rows, cols));
+    size_t rows = 5000;
+    if (_i) {
+        use_defaults();
+        setenv("CLSTATS_COLUMNS_METHOD", "streamed", 1);
+        setenv("CLSTATS_REGISTERS_COLS", "8", 1);
+        setenv("CLSTATS_REGISTERS_WG", "64", 1);
+        ck_assert(clstats__column_streamed_fits(test_ctx(), 4000, 3));
+    } else {
+        use(&settings[1]);
+        rows = most_rows(&settings[1]) + 1;
+    }
+    const size_t cols = 3;
+    ck_assert(!path_fits(_i ? &settings[4] : &settings[1], rows, cols));
     float *m = column_cases_matrix(rows, cols, cols, 5);
-    column_cases_check(m, rows, cols, cols, "registers refused, radix");
+    column_cases_check(m, rows, cols, cols, PATH_NAME(_i));
     free(m);
     use_defaults();
 }
@@ -189,11 +261,12 @@ int main(void)
     TCase *tc = tcase_create("column_registers");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, medians_every_setting);
-    tcase_add_test(tc, normal_columns_stay_in_the_path);
-    tcase_add_test(tc, several_rounds);
-    tcase_add_test(tc, open_columns_fall_back);
-    tcase_add_test(tc, buffer_offset_and_stride);
-    tcase_add_test(tc, too_long_columns_go_elsewhere);
+    tcase_add_loop_test(tc, normal_columns_stay_in_the_path, 0, 2);
+    tcase_add_loop_test(tc, several_rounds, 0, 2);
+    tcase_add_test(tc, later_rounds_read_the_first_list);
+    tcase_add_loop_test(tc, open_columns_fall_back, 0, 2);
+    tcase_add_loop_test(tc, buffer_offset_and_stride, 0, 2);
+    tcase_add_loop_test(tc, too_long_columns_go_elsewhere, 0, 2);
     tcase_add_test(tc, medium_columns_by_default);
     suite_add_tcase(s, tc);
     return test_run_suite(s);
