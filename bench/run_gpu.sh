@@ -6,8 +6,9 @@
 # select (bench_select beside numpy/cupy/torch), select_ab (this build against an older one,
 # interleaved: was a kernel change a gain?), select_tune (the CLSTATS_SELECT_* and
 # CLSTATS_COLUMNS_* settings swept), columns (column medians by the radix kernel, the
-# one-launch registers path and the bracket, interleaved, per shape), columns_tune (the
-# bracket's settings swept), registers_tune (the one-launch path's settings swept). Expects build/ and .device-libs/ carried (and, for
+# one-launch registers and streamed paths and the bracket, interleaved, per shape), columns_tune (the
+# bracket's settings swept), registers_tune (the one-launch path's settings swept), streamed_tune
+# (the streamed path's). Expects build/ and .device-libs/ carried (and, for
 # select_ab, the older build as $AB_BASE, default build-base/, made by bench/build_base.sh);
 # logs go under $OUT. Extra bench arguments: $FILTER_ARGS, $SELECT_ARGS.
 set -uo pipefail
@@ -205,12 +206,12 @@ if has select_tune; then
 fi
 
 if has columns; then
-    # Column medians by each method ($COL_METHODS), interleaved three times per shape, then each
+    # Column medians by each method ($COL_METHODS), interleaved $COL_ROUNDS (3) times per shape, then each
     # sample path's kernel-by-kernel breakdown (each run first checks its medians against a
     # host sort).
     methods=${COL_METHODS:-radix registers bracket}
     for shape in ${COL_SHAPES:-10000x1000 32768x1000 100000x1000 100000x256 100000x100}; do
-        for round in 1 2 3; do
+        for round in $(seq "${COL_ROUNDS:-3}"); do
             for method in $methods; do
                 echo "== $shape $method, round $round"
                 CLSTATS_COLUMNS_METHOD=$method timeout 120 ./build/bench/bench_select \
@@ -226,15 +227,15 @@ if has columns; then
     done 2>&1 | tee "$OUT/columns.txt"
 fi
 
-# One path's settings, as `path_tune METHOD NAME=VALUE...` (10^4 x 1000 unless $TUNE_SHAPE),
-# each with the path's own breakdown line.
+# One path's settings, as `path_tune METHOD NAME=VALUE...` (10^4 x 1000 unless $TUNE_SHAPE,
+# build/ unless $TUNE_BUILD), each with the path's own breakdown line.
 path_tune() {
     local method=$1
     shift
     echo "== $*"
     env CLSTATS_COLUMNS_METHOD=$method CLSTATS_COLUMNS_DEBUG=1 "$@" timeout 60 \
-        ./build/bench/bench_select --device gpu --log2n 10 --reps 30 --methods radix \
-        --columns ${TUNE_SHAPE:-10000x1000} 2>&1 \
+        ./${TUNE_BUILD:-build}/bench/bench_select --device gpu --log2n 10 --reps 30 \
+        --methods radix --columns ${TUNE_SHAPE:-10000x1000} 2>&1 \
         | grep -E "FAILED|failed|column_medians [0-9]|column $method" | tail -2
 }
 
@@ -248,6 +249,28 @@ if has registers_tune; then
         for v in 2 3 4 6; do rtune CLSTATS_REGISTERS_SIGMAS=$v; done
         for v in 32 64 256 1024; do rtune CLSTATS_REGISTERS_CAP=$v; done
     } 2>&1 | tee "$OUT/registers_tune.txt"
+fi
+
+if has streamed_tune; then
+    # The streamed path's settings ($STREAM_SETS: space-separated, each NAME=VALUE,NAME=VALUE):
+    # each one's registers and spills (ptxas), then all interleaved three times with the
+    # streamed and registers paths' defaults (and $AB_BASE's registers path where it is built).
+    sets=${STREAM_SETS:-"CLSTATS_REGISTERS_HELD=16 CLSTATS_REGISTERS_HELD=32"}
+    {
+        for set in $sets; do
+            echo "== ptxas, ${set//,/ }"
+            env ${set//,/ } CLSTATS_COLUMNS_METHOD=streamed CLSTATS_BUILD_LOG=1 \
+                CLSTATS_BUILD_OPTIONS=-cl-nv-verbose CLSTATS_CACHE_DIR=$(mktemp -d) timeout 60 \
+                ./build/bench/bench_select --device gpu --log2n 10 --reps 1 --methods radix \
+                --columns ${TUNE_SHAPE:-10000x1000} 2>&1 | grep -iE "ptxas|used|spill|stack"
+        done
+        base=${AB_BASE:-build-base}
+        for round in 1 2 3; do
+            [[ -x $base/bench/bench_select ]] && TUNE_BUILD=$base path_tune registers BASE=1
+            path_tune registers REGISTERS=1
+            for set in DEFAULT=1 $sets; do path_tune streamed ${set//,/ }; done
+        done
+    } 2>&1 | tee "$OUT/streamed_tune.txt"
 fi
 
 if has columns_tune; then
