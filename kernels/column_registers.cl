@@ -222,6 +222,14 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
 #endif
     barrier(CLK_LOCAL_MEM_FENCE);
     STOP_HERE(2, lo[col] + probe)
+    /* Column lid's total and middle ranks, once its NaNs are counted. */
+#define SET_RANKS()                                                                            \
+    const uint nv = live ? rows - nans[lid] : 0;                                               \
+    total[lid] = nv;                                                                           \
+    rank[lid][0] = nv ? (nv - 1) / 2 : 0;                                                      \
+    rank[lid][1] = nv / 2;                                                                     \
+    done[lid][0] = done[lid][1] = nv == 0;                                                     \
+    state[lid] = nv ? COUNT : DONE;
     if (lid < COLS) {
         shift[lid] = shift_for(lo[lid], hi[lid]);
         key[lid][0] = key[lid][1] = 0;
@@ -241,12 +249,7 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
         state[lid] = hv ? COUNT : DONE;
         plisted[lid] = from_list[lid] = 0;
 #else
-        const uint nv = live ? rows - nans[lid] : 0;
-        total[lid] = nv;
-        rank[lid][0] = nv ? (nv - 1) / 2 : 0;
-        rank[lid][1] = nv / 2;
-        done[lid][0] = done[lid][1] = nv == 0;
-        state[lid] = nv ? COUNT : DONE;
+        SET_RANKS()
 #endif
     }
 
@@ -306,12 +309,7 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
          * wrong medians on PoCL 3.1 and 6.0, which a printf in the kernel made right. */
         if (round == 0) { /* the column's ranks, now that its NaNs are counted */
             if (lid < COLS) {
-                const uint nv = live ? rows - nans[lid] : 0;
-                total[lid] = nv;
-                rank[lid][0] = nv ? (nv - 1) / 2 : 0;
-                rank[lid][1] = nv / 2;
-                done[lid][0] = done[lid][1] = nv == 0;
-                state[lid] = nv ? COUNT : DONE;
+                SET_RANKS()
                 plo[lid] = lo[lid];
                 phi[lid] = hi[lid];
                 pbelow[lid] = below[lid];

@@ -39,6 +39,17 @@ float *column_cases_matrix(size_t rows, size_t cols, size_t ld, uint64_t salt)
     return m;
 }
 
+float *column_cases_normal(size_t rows, size_t cols, uint64_t salt)
+{
+    float *m = malloc(rows * cols * sizeof *m);
+    ck_assert_ptr_nonnull(m);
+    struct test_rng r;
+    test_rng_seed(&r, test_seed() + salt);
+    for (size_t i = 0; i < rows * cols; i++)
+        m[i] = (float)test_rng_normal(&r);
+    return m;
+}
+
 void column_cases_check(const float *m, size_t rows, size_t cols, size_t ld, const char *what)
 {
     float *got = malloc(cols * sizeof *got), *want = malloc(cols * sizeof *want);

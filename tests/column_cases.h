@@ -15,6 +15,9 @@
  * reverse sorted, a quarter 1e30. */
 float *column_cases_matrix(size_t rows, size_t cols, size_t ld, uint64_t salt);
 
+/* A rows x cols matrix (free() it) of standard normal values from the suite's seed + salt. */
+float *column_cases_normal(size_t rows, size_t cols, uint64_t salt);
+
 /* clstats_column_medians on the matrix against the reference, bit for bit, under every
  * even-count option (Check assertions; `what` names the case in a failure). */
 void column_cases_check(const float *m, size_t rows, size_t cols, size_t ld, const char *what);

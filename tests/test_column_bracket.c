@@ -90,11 +90,7 @@ START_TEST(bracket_holds_and_is_narrow)
     if (!path_runs()) return;
     use(&(struct setting){"256", "64", "32", "8", "128", "256", "128"});
     const size_t rows = 4096, cols = 40;
-    float *m = malloc(rows * cols * sizeof *m);
-    struct test_rng r;
-    test_rng_seed(&r, test_seed() + 7);
-    for (size_t i = 0; i < rows * cols; i++)
-        m[i] = (float)test_rng_normal(&r);
+    float *m = column_cases_normal(rows, cols, 7);
     const struct column_bracket_report rep =
         column_cases_run_path(clstats__column_bracket, m, rows, cols);
     const double want = (2.0 * 42 + 2) / 256 * (double)(rows * cols);

@@ -126,11 +126,7 @@ START_TEST(normal_columns_stay_in_the_path)
     const struct setting *s = &settings[_i ? 4 : 0];
     use(s);
     const size_t rows = 4096, cols = 40;
-    float *m = malloc(rows * cols * sizeof *m);
-    struct test_rng r;
-    test_rng_seed(&r, test_seed() + 9);
-    for (size_t i = 0; i < rows * cols; i++)
-        m[i] = (float)test_rng_normal(&r);
+    float *m = column_cases_normal(rows, cols, 9);
     const struct column_bracket_report rep = column_cases_run_path(path_of(s), m, rows, cols);
     ck_assert_msg(rep.missed == 0, "%s: %zu columns left open", PATH_NAME(_i), rep.missed);
     ck_assert_msg(rep.listed > 0 && rep.listed < 0.01 * (double)(rows * cols),
@@ -176,11 +172,7 @@ START_TEST(later_rounds_read_the_first_list)
     const struct setting tight = {"3", "96", "2", "7", "2", "8", "3", "2", "3", "2048"};
     use(&tight);
     const size_t rows = 2000, cols = 30;
-    float *m = malloc(rows * cols * sizeof *m);
-    struct test_rng r;
-    test_rng_seed(&r, test_seed() + 13);
-    for (size_t i = 0; i < rows * cols; i++)
-        m[i] = (float)test_rng_normal(&r);
+    float *m = column_cases_normal(rows, cols, 13);
     const struct column_bracket_report rep =
         column_cases_run_path(clstats__column_streamed, m, rows, cols);
     ck_assert_msg(rep.missed == 0, "%zu columns left open", rep.missed);
