@@ -126,6 +126,15 @@ inline uint shift_for(uint lo, uint hi)
     return (uint)max(bits - LOG2_NB, 0);
 }
 
+/* Ranks of the ends of a sample's window among its n keys: SIGMAS standard deviations of its
+ * median's rank either side (that rank is off by about sqrt(n) / 2), and 2 more. */
+inline uint2 window_ranks(uint n)
+{
+    const uint mid = n ? (n - 1) / 2 : 0;
+    const uint d = (uint)(0.5f * SIGMAS * sqrt((float)n)) + 2;
+    return (uint2)(mid > d ? mid - d : 0, n ? min(mid + 1 + d, n - 1) : 0);
+}
+
 /* Group g: columns COLS g .. COLS g + COLS - 1. res[4 c .. 4 c + 3] = key of rank
  * (nv - 1) / 2, key of rank nv / 2, the column's NaN count, and the keys it listed; or that
  * word NO_KEY where the column is left open (nv: its numbers; nv == 0 gives keys 0). */
@@ -187,11 +196,8 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
     if (sampling && sk != NO_KEY) atomic_inc(&numbers[col]);
     barrier(CLK_LOCAL_MEM_FENCE);
     {
-        const uint sv = numbers[col];
-        /* The sample median's rank among sv keys is off by about sqrt(sv) / 2. */
-        const uint mid = sv ? (sv - 1) / 2 : 0;
-        const uint d = (uint)(0.5f * SIGMAS * sqrt((float)sv)) + 2;
-        const uint i_lo = mid > d ? mid - d : 0, i_hi = sv ? min(mid + 1 + d, sv - 1) : 0;
+        const uint2 window = window_ranks(numbers[col]);
+        const uint i_lo = window.x, i_hi = window.y;
         if (sampling && sk != NO_KEY) {
             uint less = 0, most = 0;
             for (uint j = 0; j < SAMPLE; j++) {
@@ -236,16 +242,12 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
         wanted[lid] = 0;
 #ifdef STREAM
         /* Round -1 counts the held sample in the small sample's range, for the ends of its
-         * window: SIGMAS standard deviations of its median's rank either side. The column's
-         * ranks and NaN count come with the first pass. */
+         * window. The column's ranks and NaN count come with the first pass (SET_RANKS). */
         const uint hv = live ? VPT * ROW_LANES - nans[lid] : 0;
-        const uint mid = hv ? (hv - 1) / 2 : 0;
-        const uint d = (uint)(0.5f * SIGMAS * sqrt((float)hv)) + 2;
+        const uint2 window = window_ranks(hv);
         nans[lid] = 0;
-        total[lid] = hv;
-        rank[lid][0] = mid > d ? mid - d : 0;
-        rank[lid][1] = hv ? min(mid + 1 + d, hv - 1) : 0;
-        done[lid][0] = done[lid][1] = 0;
+        rank[lid][0] = window.x;
+        rank[lid][1] = window.y;
         state[lid] = hv ? COUNT : DONE;
         plisted[lid] = from_list[lid] = 0;
 #else
