@@ -254,7 +254,7 @@ fi
 if has streamed_tune; then
     # The streamed path's settings ($STREAM_SETS: space-separated, each NAME=VALUE,NAME=VALUE):
     # each one's registers and spills (ptxas), then all interleaved three times with the
-    # streamed and registers paths' defaults (and $AB_BASE's registers path where it is built).
+    # streamed and registers paths' defaults (and $AB_BASE's streamed path where it is built).
     sets=${STREAM_SETS:-"CLSTATS_REGISTERS_HELD=16 CLSTATS_REGISTERS_HELD=32"}
     {
         for set in $sets; do
@@ -266,7 +266,7 @@ if has streamed_tune; then
         done
         base=${AB_BASE:-build-base}
         for round in 1 2 3; do
-            [[ -x $base/bench/bench_select ]] && TUNE_BUILD=$base path_tune registers BASE=1
+            [[ -x $base/bench/bench_select ]] && TUNE_BUILD=$base path_tune streamed BASE=1
             path_tune registers REGISTERS=1
             for set in DEFAULT=1 $sets; do path_tune streamed ${set//,/ }; done
         done

@@ -19,8 +19,9 @@
  * MAX_ROUNDS >= 2 + 33 / LOG2_NB (the sample's range, one beside it, and 32-bit keys split
  * LOG2_NB bits a round, one bit more where the two ranks part).
  *
- * Streamed (-D STREAM, below), the registers hold a larger sample instead, a round -1 narrows
- * the first range with it, and steps 2 and 3 read the matrix, or the first pass's list.
+ * Streamed (-D STREAM, below), the registers hold the first part of a pass over the matrix
+ * instead, rows spread over the column: a round -1 narrows the first range with that sample,
+ * and steps 2 and 3 take it and read the rest of the matrix, or the first pass's list.
  *
  * Build options: -D COLS=columns a group, -D WG=its work-items (COLS ROW_LANES, ROW_LANES a
  * power of two), -D SAMPLE_STRIDE (divides ROW_LANES), -D VPT=keys a work-item holds (rows <=
@@ -35,42 +36,58 @@
 #define ROW_LANES (WG / COLS) /* work-items down each column */
 #define SAMPLE (ROW_LANES / SAMPLE_STRIDE)
 #define NB (1 << LOG2_NB)
-#define BIN_CHUNK 32
+/* Finding the bin of a rank walks chunk sums, then bins of one chunk: chunks of about
+ * sqrt(NB) bins make both walks short (each step a dependent local load). */
+#define BIN_CHUNK (1 << (LOG2_NB / 2))
 #define NCHUNK (NB / BIN_CHUNK)
 
 /* The keys a work-item holds are scalars k0 .. k(VPT - 1), each step written once per key by
  * EACH_KEY: NVIDIA's compiler kept an array of them in stack memory even with its loops
  * unrolled, and every use became a memory access. VPT <= 64. */
-#define EACH_KEY(F)                                                                        \
-    F(0) F(1) F(2) F(3) F(4) F(5) F(6) F(7) F(8) F(9) F(10) F(11)                          \
-    F(12) F(13) F(14) F(15) F(16) F(17) F(18) F(19) F(20) F(21) F(22) F(23)                \
-    F(24) F(25) F(26) F(27) F(28) F(29) F(30) F(31) F(32) F(33) F(34) F(35)                \
-    F(36) F(37) F(38) F(39) F(40) F(41) F(42) F(43) F(44) F(45) F(46) F(47)                \
-    F(48) F(49) F(50) F(51) F(52) F(53) F(54) F(55) F(56) F(57) F(58) F(59)                \
-    F(60) F(61) F(62) F(63)
+#define EACH_KEY_OF(G, F)                                                                  \
+    G(F, 0) G(F, 1) G(F, 2) G(F, 3) G(F, 4) G(F, 5) G(F, 6) G(F, 7) G(F, 8) G(F, 9)         \
+    G(F, 10) G(F, 11) G(F, 12) G(F, 13) G(F, 14) G(F, 15) G(F, 16) G(F, 17) G(F, 18)        \
+    G(F, 19) G(F, 20) G(F, 21) G(F, 22) G(F, 23) G(F, 24) G(F, 25) G(F, 26) G(F, 27)        \
+    G(F, 28) G(F, 29) G(F, 30) G(F, 31) G(F, 32) G(F, 33) G(F, 34) G(F, 35) G(F, 36)        \
+    G(F, 37) G(F, 38) G(F, 39) G(F, 40) G(F, 41) G(F, 42) G(F, 43) G(F, 44) G(F, 45)        \
+    G(F, 46) G(F, 47) G(F, 48) G(F, 49) G(F, 50) G(F, 51) G(F, 52) G(F, 53) G(F, 54)        \
+    G(F, 55) G(F, 56) G(F, 57) G(F, 58) G(F, 59) G(F, 60) G(F, 61) G(F, 62) G(F, 63)
+#define APPLY(F, j) F(j)
+#define EACH_KEY(F) EACH_KEY_OF(APPLY, F)
 
-/* With -D STREAM=n the group holds no column in registers: it holds a sample of VPT keys a
- * work-item (rows at random, one in each of VPT ROW_LANES strata), and reads the matrix in
- * passes, n loads (<= 16) in flight a work-item, so that it can take more columns than its
- * registers would hold (one memory segment a row, one wave of groups). The sample narrows the
- * first range to a few per cent of the column, and the first pass counts and also lists the
- * keys inside it (PASS_CAP a column), so that later rounds read that list and not the matrix
- * again, unless their range leaves the listed one. F(x, r) sees each key x (NaNs and rows past
- * the end NO_KEY) of row r; r is 0 for listed keys. */
+/* With -D STREAM=n the group holds no column in registers: it reads the matrix in passes, n
+ * loads (<= 16) in flight a work-item, so that it can take more columns than its registers
+ * would hold (one memory segment a row, one wave of groups). A pass takes `steps` steps; in
+ * step t a work-item's load u reads row (lane + ROW_LANES u) steps + t (slot t STREAM + u), so
+ * that every row is read once and each step's rows spread evenly over the whole column. The
+ * first VPT slots are loaded first and held in registers: they are the sample that narrows the
+ * first range to a few per cent of the column, and each pass takes them from there and streams
+ * only the rest. The first pass counts and also lists the keys inside that range (PASS_CAP a
+ * column), so that later rounds read that list and not the matrix again, unless their range
+ * leaves the listed one. F(x, r) sees each key x (NaNs and rows past the end NO_KEY) of row r;
+ * r is 0 for listed keys. */
 #ifdef STREAM
+#define SLOT_ROW(t, u) ((lane + ROW_LANES * (u)) * steps + (t))
 #define STREAM_LOAD(u)                                                                         \
-    const uint stream_row##u = first_row + u * ROW_LANES;                                      \
-    const uint stream_bits##u = u < STREAM && stream_row##u < rows                             \
+    const uint stream_row##u = SLOT_ROW(t, u);                                                 \
+    const bool stream_new##u = u < STREAM && t * STREAM + u >= VPT;                            \
+    const uint stream_bits##u = stream_new##u && stream_row##u < rows                          \
                                     ? m[off + (ulong)stream_row##u * ld + c]                   \
                                     : CANONICAL_NAN;
 #define STREAM_USE(F, u)                                                                       \
-    if (u < STREAM) {                                                                          \
+    if (stream_new##u) {                                                                       \
         const uint bits = stream_bits##u, r = stream_row##u;                                   \
         const uint x = bits_nan(bits) ? NO_KEY : key_of_bits(bits);                            \
         F(x, r)                                                                                \
     }
+#define HELD_SOURCE(F, j)                                                                      \
+    if (j < VPT) {                                                                             \
+        const uint held_x = k##j, held_r = HELD_ROW(j);                                        \
+        F(held_x, held_r)                                                                      \
+    }
 #define STREAMED(F)                                                                            \
-    for (uint first_row = lane; live && first_row < rows; first_row += STREAM * ROW_LANES) {   \
+    EACH_KEY_OF(HELD_SOURCE, F)                                                                \
+    for (uint t = VPT / STREAM; live && t < steps; t++) {                                      \
         STREAM_LOAD(0) STREAM_LOAD(1) STREAM_LOAD(2) STREAM_LOAD(3)                            \
         STREAM_LOAD(4) STREAM_LOAD(5) STREAM_LOAD(6) STREAM_LOAD(7)                            \
         STREAM_LOAD(8) STREAM_LOAD(9) STREAM_LOAD(10) STREAM_LOAD(11)                          \
@@ -80,7 +97,7 @@
         STREAM_USE(F, 8) STREAM_USE(F, 9) STREAM_USE(F, 10) STREAM_USE(F, 11)                  \
         STREAM_USE(F, 12) STREAM_USE(F, 13) STREAM_USE(F, 14) STREAM_USE(F, 15)                \
     }
-/* The keys of a round after the first: the first pass's list, or the matrix again. */
+/* The keys of a round after the first: the first pass's list, or a pass again. */
 #define EACH_SOURCE_KEY(F)                                                                     \
     if (from_list[col]) {                                                                      \
         const uint listed_keys = min(plisted[col], (uint)PASS_CAP);                            \
@@ -92,8 +109,9 @@
         STREAMED(F)                                                                            \
     }
 #define STREAMS true
-#define HELD_ROW(j) sample_row(j * ROW_LANES + lane, rows, VPT * ROW_LANES)
-#define HELD_REAL(j) true
+/* Held slots past the pass's steps (short columns) are no rows. */
+#define HELD_ROW(j) ((j) / STREAM < steps ? SLOT_ROW((j) / STREAM, (j) % STREAM) : rows)
+#define HELD_REAL(j) true /* rows past the end count as NaNs for the sample's size */
 #else
 #define EACH_SOURCE_KEY(F)
 #define STREAMS false
@@ -159,6 +177,9 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
     const uint lid = get_local_id(0), col = lid % COLS, lane = lid / COLS;
     const uint c = get_group_id(0) * COLS + col;
     const bool live = c < cols;
+#ifdef STREAM
+    const uint steps = (rows + ROW_LANES * STREAM - 1) / (ROW_LANES * STREAM);
+#endif
 
     /* The loads first, all of them: the sample's (a row at random in each of SAMPLE strata,
      * from every SAMPLE_STRIDE-th work-item), then the column's keys into registers, so that
@@ -347,10 +368,10 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint i = lane; counting && i < BIN_CHUNK; i += ROW_LANES) {
-            for (int h = 0; h < 2; h++) {
-                const uint ch = found_chunk[col][h], bin = ch * BIN_CHUNK + i;
-                if (ch == NCHUNK) continue;
+        for (uint i = lane; counting && i < 2 * BIN_CHUNK; i += ROW_LANES) {
+            const uint h = i / BIN_CHUNK, ch = found_chunk[col][h];
+            const uint bin = ch * BIN_CHUNK + i % BIN_CHUNK; /* a work-item a bin and rank */
+            if (ch < NCHUNK) {
                 uint cum = found_cum[col][h];
                 for (uint b = ch * BIN_CHUNK; b < bin; b++)
                     cum += hist[col][b];

@@ -98,7 +98,8 @@ static size_t registers_local_bytes(const struct registers_shape *s)
 {
     const size_t nb = (size_t)1 << s->log2_nb;
     const size_t pass = s->stream ? (size_t)s->pass_cap + 8 : 0;
-    const size_t per_col = row_lanes(s) + nb + nb / 32 + (size_t)s->list_cap + 32 + pass;
+    const size_t chunks = nb >> (s->log2_nb / 2);
+    const size_t per_col = row_lanes(s) + nb + chunks + (size_t)s->list_cap + 32 + pass;
     return ((size_t)s->cols * per_col + 16) * sizeof(cl_uint);
 }
 
