@@ -41,6 +41,27 @@
 #define BIN_CHUNK (1 << (LOG2_NB / 2))
 #define NCHUNK (NB / BIN_CHUNK)
 
+/* The word of column c in a row: 32-bit index arithmetic where the host says that the
+ * matrix's indices fit (-D INDEX32), which saves instructions on every load. -D L2_HINT
+ * (NVIDIA, compute capability 8 and later, by the host's choice) asks for 256 bytes about each
+ * load to be brought into L2: a group reads 32 bytes of a row, and its neighbours the rest. */
+#ifdef INDEX32
+#define AT(row) ((uint)off + (row) * (uint)ld + c)
+#else
+#define AT(row) (off + (ulong)(row) * ld + c)
+#endif
+#ifdef L2_HINT
+inline uint load_hinted(__global const uint *p)
+{
+    uint v;
+    asm("ld.global.L2::256B.u32 %0, [%1];" : "=r"(v) : "l"(p));
+    return v;
+}
+#define LOAD_AT(row) load_hinted(m + AT(row))
+#else
+#define LOAD_AT(row) m[AT(row)]
+#endif
+
 /* The keys a work-item holds are scalars k0 .. k(VPT - 1), each step written once per key by
  * EACH_KEY: NVIDIA's compiler kept an array of them in stack memory even with its loops
  * unrolled, and every use became a memory access. VPT <= 64. */
@@ -72,7 +93,7 @@
     const uint stream_row##u = SLOT_ROW(t, u);                                                 \
     const bool stream_new##u = u < STREAM && t * STREAM + u >= VPT;                            \
     const uint stream_bits##u = stream_new##u && stream_row##u < rows                          \
-                                    ? m[off + (ulong)stream_row##u * ld + c]                   \
+                                    ? LOAD_AT(stream_row##u)                                    \
                                     : CANONICAL_NAN;
 #define STREAM_USE(F, u)                                                                       \
     if (stream_new##u) {                                                                       \
@@ -186,14 +207,14 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
      * the sample is ranked while the column's arrive. */
     const bool sampling = lane % SAMPLE_STRIDE == 0;
     const uint si = lane / SAMPLE_STRIDE;
-    const uint sb = sampling && live ? m[off + (ulong)sample_row(si, rows, SAMPLE) * ld + c]
+    const uint sb = sampling && live ? LOAD_AT(sample_row(si, rows, SAMPLE))
                                      : CANONICAL_NAN;
 #define DECLARE(j) uint k##j = NO_KEY;
     EACH_KEY(DECLARE)
 #define LOAD(j)                                                                                \
     if (j < VPT) {                                                                             \
         const uint r = HELD_ROW(j);                                                            \
-        k##j = live && r < rows ? m[off + (ulong)r * ld + c] : CANONICAL_NAN;                  \
+        k##j = live && r < rows ? LOAD_AT(r) : CANONICAL_NAN;                                   \
     }
     EACH_KEY(LOAD)
 

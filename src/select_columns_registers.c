@@ -136,12 +136,17 @@ static int run(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows, size_t 
         snprintf(streaming, sizeof streaming, " -D STREAM=%ld -D PASS_CAP=%ld", s.stream,
                  s.pass_cap);
     const char *stop = getenv("CLSTATS_REGISTERS_STOP"); /* timing probes */
+    /* Every index the kernel forms, off + row ld + col, fits in 32 bits. */
+    const bool index32 = !clstats__env_long("CLSTATS_REGISTERS_INDEX64", 0) &&
+                         (rows == 0 || (rows - 1) * ld + cols + offset <= UINT32_MAX);
+    const bool l2_hint = clstats__env_long("CLSTATS_REGISTERS_L2_HINT", 0);
     snprintf(options, sizeof options,
              "-D COLS=%ld -D WG=%ld -D SAMPLE_STRIDE=%ld -D VPT=%zu -D LOG2_NB=%ld -D SIGMAS=%ld "
              "-D LIST_CAP=%ld "
-             "-D MAX_ROUNDS=%ld%s%s%s",
+             "-D MAX_ROUNDS=%ld%s%s%s%s%s",
              s.cols, s.wg, s.sample_stride, s.vpt, s.log2_nb, s.sigmas, s.list_cap, s.max_rounds,
-             streaming, stop ? " -D STOP=" : "", stop ? stop : "");
+             streaming, index32 ? " -D INDEX32" : "", l2_hint ? " -D L2_HINT" : "",
+             stop ? " -D STOP=" : "", stop ? stop : "");
     if ((status = clstats__program(ctx, "column_registers.cl", options, &program)) ||
         (status = clstats__kernel(ctx, program, "column_registers", &kernel)) ||
         (status = clstats__scratch(ctx, SLOT_REGISTER_RESULTS, cols * 4 * sizeof(cl_uint), &res)))

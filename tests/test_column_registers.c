@@ -60,7 +60,8 @@ static void use(const struct setting *s)
 static void use_defaults(void)
 {
     const char *names[] = {"COLS", "WG",     "SAMPLE_STRIDE", "LOG2_BINS", "SIGMAS",
-                           "CAP",  "ROUNDS", "HELD",          "STREAM",    "PASS_CAP"};
+                           "CAP",  "ROUNDS", "HELD",          "STREAM",    "PASS_CAP",
+                           "INDEX64", "L2_HINT"};
     char name[64];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(name, sizeof name, "CLSTATS_REGISTERS_%s", names[i]);
@@ -201,10 +202,13 @@ START_TEST(open_columns_fall_back)
 END_TEST
 
 /* A matrix inside a device buffer, from an element offset, rows ld apart (ld > cols). */
+/* Loop index _i: the path (_i % 2), and whether the kernel's indices are 32-bit (_i < 2, as
+ * every matrix small enough allows) or 64-bit. */
 START_TEST(buffer_offset_and_stride)
 {
-    use(&settings[_i ? 4 : 0]);
-    column_cases_check_buffer(PATH_NAME(_i), 89);
+    use(&settings[_i % 2 ? 4 : 0]);
+    if (_i >= 2) setenv("CLSTATS_REGISTERS_INDEX64", "1", 1);
+    column_cases_check_buffer(PATH_NAME(_i % 2), 89);
     use_defaults();
 }
 END_TEST
@@ -257,7 +261,7 @@ int main(void)
     tcase_add_loop_test(tc, several_rounds, 0, 2);
     tcase_add_test(tc, later_rounds_read_the_first_list);
     tcase_add_loop_test(tc, open_columns_fall_back, 0, 2);
-    tcase_add_loop_test(tc, buffer_offset_and_stride, 0, 2);
+    tcase_add_loop_test(tc, buffer_offset_and_stride, 0, 4);
     tcase_add_loop_test(tc, too_long_columns_go_elsewhere, 0, 2);
     tcase_add_test(tc, medium_columns_by_default);
     suite_add_tcase(s, tc);
