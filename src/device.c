@@ -162,6 +162,25 @@ static int choose(const struct found_device *found, int n, const char *spec)
     return -1;
 }
 
+/* NVIDIA's compute capability (major) through cl_nv_device_attribute_query; 0 elsewhere. */
+#define COMPUTE_CAPABILITY_MAJOR_NV 0x4000
+static cl_uint nv_compute_major(cl_device_id device)
+{
+    size_t size = 0;
+    cl_uint major = 0;
+    if (clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, 0, NULL, &size) != CL_SUCCESS) return 0;
+    char *extensions = calloc(size + 1, 1);
+    const bool nv =
+        extensions &&
+        clGetDeviceInfo(device, CL_DEVICE_EXTENSIONS, size, extensions, NULL) == CL_SUCCESS &&
+        strstr(extensions, "cl_nv_device_attribute_query");
+    free(extensions);
+    if (!nv || clGetDeviceInfo(device, COMPUTE_CAPABILITY_MAJOR_NV, sizeof major, &major, NULL) !=
+                   CL_SUCCESS)
+        return 0;
+    return major;
+}
+
 int clstats_ctx_create(clstats_ctx **out, const char *device_spec)
 {
     struct found_device found[MAX_DEVICES];
@@ -217,6 +236,7 @@ int clstats_ctx_create(clstats_ctx **out, const char *device_spec)
     clGetDeviceInfo(ctx->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof ctx->compute_units,
                     &ctx->compute_units, NULL);
     ctx->is_cpu = strcmp(found[pick].info.type, "cpu") == 0;
+    ctx->nv_compute_major = nv_compute_major(ctx->device);
     *out = ctx;
     return CLSTATS_OK;
 

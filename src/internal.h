@@ -38,7 +38,8 @@ struct clstats_ctx {
     cl_ulong local_mem;
     cl_uint compute_units;
     bool is_cpu; /* local memory is ordinary memory there, and work-items are loop iterations */
-    double last_kernel_ms; /* kernels of the last call, from profiling events */
+    cl_uint nv_compute_major; /* NVIDIA's compute capability (major), 0 on other devices */
+    double last_kernel_ms;    /* kernels of the last call, from profiling events */
     struct cached_program programs[CTX_PROGRAM_CACHE];
     int n_programs;
     struct scratch_buffer scratch[CTX_SCRATCH];

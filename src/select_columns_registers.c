@@ -24,9 +24,10 @@
 /* How the kernel is built for one matrix shape. */
 struct registers_shape {
     long cols, wg, sample_stride, log2_nb, sigmas, list_cap, max_rounds;
-    long stream;   /* 0, or the loads in flight of a pass over the matrix (kernel's STREAM) */
-    long pass_cap; /* keys a column the first pass lists, where it streams */
-    size_t vpt;    /* keys a work-item holds: its column's, or where it streams a sample */
+    long stream;    /* 0, or the loads in flight of a pass over the matrix (kernel's STREAM) */
+    long pass_cap;  /* keys a column the first pass lists, where it streams */
+    size_t vpt;     /* keys a work-item holds: its column's, or where it streams a sample */
+    size_t sampled; /* of those, the keys round -1 counts (streamed; the rest arrive meanwhile) */
 };
 
 static size_t row_lanes(const struct registers_shape *s)
@@ -90,6 +91,10 @@ static int registers_shape(clstats_ctx *ctx, size_t rows, size_t cols, bool stre
     s->vpt = (rows + row_lanes(s) - 1) / row_lanes(s);
     /* Streaming with no room for the sample (held 0): VPT_MAX + 1, which does not fit. */
     s->vpt = s->stream ? (held ? (size_t)held : VPT_MAX + 1) : (s->vpt + 3) / 4 * 4;
+    s->sampled = s->vpt;
+    /* Streaming, keys loaded ahead of the pass with the sample, that arrive while round -1
+     * counts the sample. */
+    if (s->stream && held) s->vpt += (size_t)clstats__env_long("CLSTATS_REGISTERS_AHEAD", 0);
     return CLSTATS_OK;
 }
 
@@ -131,7 +136,7 @@ static int run(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows, size_t 
                              "columns of %zu rows are too long for %ld "
                              "work-items a column",
                              rows, s.wg / s.cols);
-    char options[320], streaming[48] = "";
+    char options[360], streaming[48] = "";
     if (s.stream)
         snprintf(streaming, sizeof streaming, " -D STREAM=%ld -D PASS_CAP=%ld", s.stream,
                  s.pass_cap);
@@ -139,16 +144,22 @@ static int run(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows, size_t 
     /* Every index the kernel forms, off + row ld + col, fits in 32 bits. */
     const bool index32 = !clstats__env_long("CLSTATS_REGISTERS_INDEX64", 0) &&
                          (rows == 0 || (rows - 1) * ld + cols + offset <= UINT32_MAX);
-    const bool l2_hint = clstats__env_long("CLSTATS_REGISTERS_L2_HINT", 0);
-    snprintf(options, sizeof options,
-             "-D COLS=%ld -D WG=%ld -D SAMPLE_STRIDE=%ld -D VPT=%zu -D LOG2_NB=%ld -D SIGMAS=%ld "
-             "-D LIST_CAP=%ld "
-             "-D MAX_ROUNDS=%ld%s%s%s%s%s",
-             s.cols, s.wg, s.sample_stride, s.vpt, s.log2_nb, s.sigmas, s.list_cap, s.max_rounds,
-             streaming, index32 ? " -D INDEX32" : "", l2_hint ? " -D L2_HINT" : "",
-             stop ? " -D STOP=" : "", stop ? stop : "");
-    if ((status = clstats__program(ctx, "column_registers.cl", options, &program)) ||
-        (status = clstats__kernel(ctx, program, "column_registers", &kernel)) ||
+    /* NVIDIA from compute capability 8 takes a fetch-size hint on loads (inline PTX); a
+     * driver that refuses it gets the plain loads. CLSTATS_REGISTERS_L2_HINT=0/1 decides. */
+    const char *hint = getenv("CLSTATS_REGISTERS_L2_HINT");
+    bool l2_hint = hint && *hint ? strcmp(hint, "0") != 0 : ctx->nv_compute_major >= 8;
+    for (;;) {
+        snprintf(options, sizeof options,
+                 "-D COLS=%ld -D WG=%ld -D SAMPLE_STRIDE=%ld -D VPT=%zu -D SAMPLED=%zu "
+                 "-D LOG2_NB=%ld -D SIGMAS=%ld -D LIST_CAP=%ld -D MAX_ROUNDS=%ld%s%s%s%s%s",
+                 s.cols, s.wg, s.sample_stride, s.vpt, s.sampled, s.log2_nb, s.sigmas, s.list_cap,
+                 s.max_rounds, streaming, index32 ? " -D INDEX32" : "",
+                 l2_hint ? " -D L2_HINT" : "", stop ? " -D STOP=" : "", stop ? stop : "");
+        status = clstats__program(ctx, "column_registers.cl", options, &program);
+        if (status != CLSTATS_ERR_BUILD || !l2_hint) break;
+        l2_hint = false;
+    }
+    if (status || (status = clstats__kernel(ctx, program, "column_registers", &kernel)) ||
         (status = clstats__scratch(ctx, SLOT_REGISTER_RESULTS, cols * 4 * sizeof(cl_uint), &res)))
         return status;
     out = malloc(cols * 4 * sizeof *out);
