@@ -83,27 +83,19 @@ inline uint load_hinted(__global const uint *p)
 /* With -D STREAM=n the group holds no column in registers: it reads the matrix in passes, n
  * loads (<= 16) in flight a work-item, so that it can take more columns than its registers
  * would hold (one memory segment a row, one wave of groups). A pass takes `steps` steps; in
- * step t a work-item's load u reads row (u steps + t) ROW_LANES + lane: every row once, each
- * load a block of ROW_LANES adjacent rows (rows far apart cost the memory more), the blocks of
- * a step spread over the column. The VPT keys a work-item holds are HELD_STEPS whole steps
- * (the last maybe in part) spread evenly among the steps: loaded first, they are the sample
- * that narrows the first range to a few per cent of the column, and each pass takes them from
- * the registers and streams only the rest. The first pass counts and also lists the keys
- * inside that range (PASS_CAP a column), so that later rounds read that list and not the
- * matrix again, unless their range leaves the listed one. F(x, r) sees each key x (NaNs and
- * rows past the end NO_KEY) of row r; r is 0 for listed keys. */
+ * step t a work-item's load u reads row (lane + ROW_LANES u) steps + t (slot t STREAM + u), so
+ * that every row is read once and each step's rows spread evenly over the whole column. The
+ * first VPT slots are loaded first and held in registers: they are the sample that narrows the
+ * first range to a few per cent of the column, and each pass takes them from there and streams
+ * only the rest. The first pass counts and also lists the keys inside that range (PASS_CAP a
+ * column), so that later rounds read that list and not the matrix again, unless their range
+ * leaves the listed one. F(x, r) sees each key x (NaNs and rows past the end NO_KEY) of row r;
+ * r is 0 for listed keys. */
 #ifdef STREAM
-#define HELD_STEPS ((VPT + STREAM - 1) / STREAM)
-#define SLOT_ROW(t, u) (((u) * steps + (t)) * ROW_LANES + lane)
-/* The step of held step i: the middles of HELD_STEPS equal parts of the steps (the first
- * steps, all of them held, where the column has fewer). */
-inline uint held_step(uint i, uint steps)
-{
-    return HELD_STEPS <= steps ? ((2 * i + 1) * steps) / (2 * HELD_STEPS) : i;
-}
+#define SLOT_ROW(t, u) ((lane + ROW_LANES * (u)) * steps + (t))
 #define STREAM_LOAD(u)                                                                         \
     const uint stream_row##u = SLOT_ROW(t, u);                                                 \
-    const bool stream_new##u = u < STREAM && u >= held_here;                                   \
+    const bool stream_new##u = u < STREAM && t * STREAM + u >= VPT;                            \
     const uint stream_bits##u = stream_new##u && stream_row##u < rows                          \
                                     ? LOAD_AT(stream_row##u)                                    \
                                     : CANONICAL_NAN;
@@ -120,10 +112,7 @@ inline uint held_step(uint i, uint steps)
     }
 #define STREAMED(F)                                                                            \
     EACH_KEY_OF(HELD_SOURCE, F)                                                                \
-    for (uint t = 0; live && t < steps; t++) {                                                 \
-        uint held_here = 0; /* this step's slots held in registers */                          \
-        for (uint i = 0; i < HELD_STEPS; i++)                                                  \
-            if (t == held_step(i, steps)) held_here = min((uint)STREAM, VPT - i * STREAM);      \
+    for (uint t = VPT / STREAM; live && t < steps; t++) {                                      \
         STREAM_LOAD(0) STREAM_LOAD(1) STREAM_LOAD(2) STREAM_LOAD(3)                            \
         STREAM_LOAD(4) STREAM_LOAD(5) STREAM_LOAD(6) STREAM_LOAD(7)                            \
         STREAM_LOAD(8) STREAM_LOAD(9) STREAM_LOAD(10) STREAM_LOAD(11)                          \
@@ -146,10 +135,7 @@ inline uint held_step(uint i, uint steps)
     }
 #define STREAMS true
 /* Held slots past the pass's steps (short columns) are no rows. */
-#define HELD_ROW(j)                                                                            \
-    (held_step((j) / STREAM, steps) < steps                                                    \
-         ? SLOT_ROW(held_step((j) / STREAM, steps), (j) % STREAM)                              \
-         : rows)
+#define HELD_ROW(j) ((j) / STREAM < steps ? SLOT_ROW((j) / STREAM, (j) % STREAM) : rows)
 #define HELD_REAL(j) true /* rows past the end count as NaNs for the sample's size */
 #else
 #define EACH_SOURCE_KEY(F)
@@ -508,9 +494,8 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
         }
         barrier(CLK_LOCAL_MEM_FENCE);
 
-        /* Listing: the range's keys from the registers (or the source), then each work-item
-         * ranks its listed keys against all, and the one whose run of ties holds an open rank
-         * writes it. */
+        /* Listing: the range's keys from the registers (or the source), then each work-item ranks its listed
+         * keys against all, and the one whose run of ties holds an open rank writes it. */
         const bool listing = state[col] == LIST;
         if (listing) {
             const uint r_lo = lo[col], r_hi = hi[col];
