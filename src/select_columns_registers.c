@@ -45,17 +45,18 @@ size_t clstats__column_streamed_group(clstats_ctx *ctx, size_t cols)
 
 /* Sample keys a work-item holds, streaming: enough that the first range, about 2 SIGMAS
  * sample standard deviations of the median's rank wide, holds some 600 of the column's keys,
- * well inside the first pass's list (PASS_CAP, 1024), but at most HELD_MOST, past which the
- * sample's loads cost more than they save (H100, kernel ms, bench/RESULTS.md: at 10^4 rows 12
- * keys a work-item 0.074, 16 0.054, 20 0.057; at 12288 rows 24 0.12, 32 0.068; at 16384 rows
- * 32 0.130, 44 0.113, 56 0.16). Where more than 64 would be needed: 0, which does not fit. */
+ * well inside the first pass's list (PASS_CAP, 1024), rounded to whole steps of the pass (8
+ * loads), but at most HELD_MOST, past which the sample's loads cost more than they save (H100,
+ * kernel ms, bench/RESULTS.md: at 10^4 rows 16 keys a work-item 0.049-0.051, 20 0.050-0.055;
+ * at 12288 rows 24 0.12, 32 0.068; at 16384 rows 32 0.130, 44 0.113, 56 0.16). Where more
+ * than 64 would be needed: 0, which does not fit. */
 #define HELD_MOST 44
 static long held_for(size_t rows, long sigmas, size_t lanes)
 {
     const double per_side = (double)rows * (double)(sigmas ? sigmas : 1) / 600.0;
-    const double keys = ceil(per_side * per_side / (double)lanes);
+    const double keys = per_side * per_side / (double)lanes;
     if (keys > VPT_MAX) return 0;
-    const long held = keys <= 8 ? 8 : ((long)keys + 3) / 4 * 4;
+    const long held = keys <= 8 ? 8 : (long)(keys / 8 + 0.5) * 8;
     return held < HELD_MOST ? held : HELD_MOST;
 }
 
