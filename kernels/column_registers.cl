@@ -185,7 +185,8 @@ __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong ld,
                  __global uint *res)
 {
-    __local uint sample[COLS * (SAMPLE + 1)], hist[COLS][NB], sums[COLS][NCHUNK];
+    /* hist[bin][column]: a warp's work-items, on COLS columns, count into COLS banks apart. */
+    __local uint sample[COLS * (SAMPLE + 1)], hist[NB][COLS], sums[COLS][NCHUNK];
     __local uint list[COLS][LIST_CAP];
     __local uint numbers[COLS], nans[COLS], below[COLS], listed[COLS], state[COLS];
     __local uint lo[COLS], hi[COLS], shift[COLS], base[COLS], wanted[COLS], total[COLS];
@@ -224,7 +225,7 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
 
     /* Meanwhile: empty counts, and every key the range until the sample says otherwise. */
     for (uint i = lid; i < COLS * NB; i += WG)
-        hist[i / NB][i % NB] = 0;
+        hist[i % NB][i / NB] = 0;
     if (lid < COLS) {
         numbers[lid] = nans[lid] = below[lid] = listed[lid] = inside[lid] = 0;
         found_chunk[lid][0] = found_chunk[lid][1] = NCHUNK; /* none */
@@ -309,7 +310,7 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
 #endif
 #define EMPTY_COUNTS()                                                                         \
     for (uint i = lid; i < COLS * NB; i += WG)                                                 \
-        hist[i / NB][i % NB] = 0;                                                              \
+        hist[i % NB][i / NB] = 0;                                                              \
     if (lid < COLS) {                                                                          \
         below[lid] = BELOW_KNOWN(lid);                                                         \
         inside[lid] = 0;                                                                       \
@@ -327,7 +328,7 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
 #define COUNT_KEY(j)                                                                           \
     if (j < SAMPLED) {                                                                         \
         if (k##j < r_lo) under++;                                                              \
-        else if (k##j <= r_hi) atomic_inc(&hist[col][(k##j - r_lo) >> sh]);                    \
+        else if (k##j <= r_hi) atomic_inc(&hist[(k##j - r_lo) >> sh][col]);                    \
     }
             if (!STREAMS || round < 0) {
                 EACH_KEY(COUNT_KEY)
@@ -338,7 +339,7 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
     if (x < r_lo) {                                                                            \
         under++;                                                                               \
     } else if (x <= r_hi) {                                                                    \
-        atomic_inc(&hist[col][(x - r_lo) >> sh]);                                              \
+        atomic_inc(&hist[(x - r_lo) >> sh][col]);                                              \
         if (round == 0) {                                                                      \
             const uint at = atomic_inc(&plisted[col]);                                         \
             if (at < PASS_CAP) plist[col][at] = x;                                             \
@@ -365,16 +366,16 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        if (round == 0) { STOP_HERE(5, hist[col][lane] + probe) }
+        if (round == 0) { STOP_HERE(5, hist[lane % NB][col] + probe) }
 #endif
-        STOP_HERE(3, hist[col][lane] + probe)
+        STOP_HERE(3, hist[lane % NB][col] + probe)
         /* The bins of the open ranks, in parallel: the chunk sums; each chunk tests whether it
          * holds a rank; each bin of a chunk that does, likewise. */
         for (uint i = lid; i < COLS * NCHUNK; i += WG) {
-            const uint sc = i / NCHUNK, ch = i % NCHUNK;
+            const uint sc = i % COLS, ch = i / COLS; /* a warp's reads in several banks */
             uint sum = 0;
             for (uint b = ch * BIN_CHUNK; b < (ch + 1) * BIN_CHUNK; b++)
-                sum += hist[sc][b];
+                sum += hist[b][sc];
             sums[sc][ch] = sum;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -399,9 +400,9 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
             if (ch < NCHUNK) {
                 uint cum = found_cum[col][h];
                 for (uint b = ch * BIN_CHUNK; b < bin; b++)
-                    cum += hist[col][b];
+                    cum += hist[b][col];
                 const uint r = rank[col][h] - below[col];
-                if (cum <= r && r < cum + hist[col][bin]) {
+                if (cum <= r && r < cum + hist[bin][col]) {
                     found_bin[col][h] = bin;
                     found_before[col][h] = cum;
                 }
@@ -449,7 +450,7 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
                 a = r_lo + (bin << sh);
                 b = (uint)min((ulong)r_hi, (ulong)a + ((1ul << sh) - 1));
                 range_before[sc][h] = under + found_before[sc][h];
-                range_count[sc][h] = hist[sc][bin];
+                range_count[sc][h] = hist[bin][sc];
             }
             range_lo[sc][h] = a;
             range_hi[sc][h] = b;
