@@ -158,9 +158,8 @@ inline uint load_hinted(__global const uint *p)
 
 /* A column's state after a round's step 3: answered, counting again in a narrower range,
  * listing its range, taking the ends of two ranges (the two ranks parted), or left open; or,
- * streaming, between the sample's round -1 and the first pass, or counting the first pass's
- * range again where its list overflowed. */
-enum { DONE, COUNT, LIST, ENDS, FAILED, START, RECOUNT };
+ * streaming, between the sample's round -1 and the first pass. */
+enum { DONE, COUNT, LIST, ENDS, FAILED, START };
 
 /* Bins of equal width 2^shift from key lo, so that NB of them cover lo .. hi. */
 inline uint shift_for(uint lo, uint hi)
@@ -334,19 +333,17 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
             if (!STREAMS || round < 0) {
                 EACH_KEY(COUNT_KEY)
             } else {
-                /* The first pass lists the range's keys instead (counted into the bins
-                 * from the list, below), and counts the NaNs. */
+                /* The first pass lists the range's keys instead, counting into the bins
+                 * only those past its cap (the listed ones are counted from the list, below),
+                 * and counts the NaNs. */
                 uint nan_streamed = 0;
 #define COUNT_SOURCE_KEY(x, r)                                                                 \
     if (x < r_lo) {                                                                            \
         under++;                                                                               \
     } else if (x <= r_hi) {                                                                    \
-        if (round == 0) {                                                                      \
-            const uint at = atomic_inc(&plisted[col]);                                         \
-            if (at < PASS_CAP) plist[col][at] = x;                                             \
-        } else {                                                                               \
-            atomic_inc(&hist[(x - r_lo) >> sh][col]);                                          \
-        }                                                                                      \
+        const uint at = round == 0 ? atomic_inc(&plisted[col]) : PASS_CAP;                     \
+        if (at < PASS_CAP) plist[col][at] = x;                                                 \
+        else atomic_inc(&hist[(x - r_lo) >> sh][col]);                                         \
     } else if (round == 0 && x == NO_KEY && r < rows) {                                        \
         nan_streamed++;                                                                        \
     }
@@ -366,14 +363,12 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
                 phi[lid] = hi[lid];
                 pbelow[lid] = below[lid];
                 from_list[lid] = plisted[lid] <= PASS_CAP;
-                /* A list that overflowed cannot give the bins: count again, reading. */
-                if (state[lid] == COUNT && !from_list[lid]) state[lid] = RECOUNT;
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        /* The first pass's bins, from its list: fewer work-items diverge into counting in the
-         * pass, where few of the keys a warp reads at once are in the range, but some almost
-         * always are. */
+        /* The first pass's bins of the listed keys, from its list: fewer work-items diverge
+         * into counting in the pass, where few of the keys a warp reads at once are in the
+         * range, but some almost always are. */
         if (round == 0 && state[col] == COUNT) {
             const uint r_lo = lo[col], sh = shift[col], n = min(plisted[col], (uint)PASS_CAP);
             for (uint i = lane; i < n; i += ROW_LANES)
@@ -567,7 +562,6 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
         barrier(CLK_LOCAL_MEM_FENCE);
         /* A list that does not hold the range's count leaves the column open for good. */
         if (lid < COLS && state[lid] == ENDS) state[lid] = DONE;
-        if (lid < COLS && state[lid] == RECOUNT) state[lid] = COUNT;
         if (lid < COLS && state[lid] == LIST) {
             const bool whole = listed[lid] == wanted[lid];
             done[lid][0] |= whole;
