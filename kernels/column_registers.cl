@@ -336,18 +336,16 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
                 /* The first pass lists the range's keys instead, counting into the bins
                  * only those past its cap (the listed ones are counted from the list, below),
                  * and counts the NaNs. */
-                /* Without branches but the rare one into the range: a warp's keys below
-                 * and above it would otherwise take turns. NaNs (NO_KEY) lie above every
-                 * range, and ranges are never empty (lo <= hi). */
                 uint nan_streamed = 0;
-                const uint span = r_hi - r_lo, first = round == 0;
 #define COUNT_SOURCE_KEY(x, r)                                                                 \
-    under += x < r_lo;                                                                         \
-    nan_streamed += first & (x == NO_KEY) & (r < rows);                                        \
-    if (x - r_lo <= span) {                                                                    \
-        const uint at = first ? atomic_inc(&plisted[col]) : PASS_CAP;                          \
+    if (x < r_lo) {                                                                            \
+        under++;                                                                               \
+    } else if (x <= r_hi) {                                                                    \
+        const uint at = round == 0 ? atomic_inc(&plisted[col]) : PASS_CAP;                     \
         if (at < PASS_CAP) plist[col][at] = x;                                                 \
         else atomic_inc(&hist[(x - r_lo) >> sh][col]);                                         \
+    } else if (round == 0 && x == NO_KEY && r < rows) {                                        \
+        nan_streamed++;                                                                        \
     }
                 EACH_SOURCE_KEY(COUNT_SOURCE_KEY)
                 if (nan_streamed) atomic_add(&nans[col], nan_streamed);
