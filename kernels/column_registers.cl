@@ -26,8 +26,7 @@
  * Build options: -D COLS=columns a group, -D WG=its work-items (COLS ROW_LANES, ROW_LANES a
  * power of two), -D SAMPLE_STRIDE (divides ROW_LANES), -D VPT=keys a work-item holds (rows <=
  * VPT ROW_LANES, VPT <= 64), -D LOG2_NB=log2 of the bins (>= 5), -D SIGMAS, -D LIST_CAP=keys a
- * column's list holds, -D MAX_ROUNDS; streamed also -D STREAM=loads in flight, -D PASS_CAP,
- * -D SAMPLED=the held keys round -1 counts (the others are loaded ahead of the pass).
+ * column's list holds, -D MAX_ROUNDS; streamed also -D STREAM=loads in flight, -D PASS_CAP.
  */
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -35,9 +34,6 @@
 #include "sample_rows.cl"
 
 #define ROW_LANES (WG / COLS) /* work-items down each column */
-#ifndef SAMPLED
-#define SAMPLED VPT
-#endif
 #define SAMPLE (ROW_LANES / SAMPLE_STRIDE)
 #define NB (1 << LOG2_NB)
 /* Finding the bin of a rank walks chunk sums, then bins of one chunk: chunks of about
@@ -262,7 +258,7 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
 #define TO_KEY(j)                                                                              \
     if (j < VPT) {                                                                             \
         const bool is_nan = bits_nan(k##j);                                                    \
-        nan += is_nan && live && HELD_REAL(j) && j < SAMPLED;                                  \
+        nan += is_nan && live && HELD_REAL(j);                                                 \
         k##j = is_nan ? NO_KEY : key_of_bits(k##j);                                            \
     }
     EACH_KEY(TO_KEY)
@@ -290,7 +286,7 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
 #ifdef STREAM
         /* Round -1 counts the held sample in the small sample's range, for the ends of its
          * window. The column's ranks and NaN count come with the first pass (SET_RANKS). */
-        const uint hv = live ? SAMPLED * ROW_LANES - nans[lid] : 0;
+        const uint hv = live ? VPT * ROW_LANES - nans[lid] : 0;
         const uint2 window = window_ranks(hv);
         nans[lid] = 0;
         rank[lid][0] = window.x;
@@ -326,7 +322,7 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
             const uint r_lo = lo[col], r_hi = hi[col], sh = shift[col];
             uint under = 0;
 #define COUNT_KEY(j)                                                                           \
-    if (j < SAMPLED) {                                                                         \
+    if (j < VPT) {                                                                             \
         if (k##j < r_lo) under++;                                                              \
         else if (k##j <= r_hi) atomic_inc(&hist[(k##j - r_lo) >> sh][col]);                    \
     }

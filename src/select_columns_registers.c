@@ -24,10 +24,9 @@
 /* How the kernel is built for one matrix shape. */
 struct registers_shape {
     long cols, wg, sample_stride, log2_nb, sigmas, list_cap, max_rounds;
-    long stream;    /* 0, or the loads in flight of a pass over the matrix (kernel's STREAM) */
-    long pass_cap;  /* keys a column the first pass lists, where it streams */
-    size_t vpt;     /* keys a work-item holds: its column's, or where it streams a sample */
-    size_t sampled; /* of those, the keys round -1 counts (streamed; the rest arrive meanwhile) */
+    long stream;   /* 0, or the loads in flight of a pass over the matrix (kernel's STREAM) */
+    long pass_cap; /* keys a column the first pass lists, where it streams */
+    size_t vpt;    /* keys a work-item holds: its column's, or where it streams a sample */
 };
 
 static size_t row_lanes(const struct registers_shape *s)
@@ -92,10 +91,6 @@ static int registers_shape(clstats_ctx *ctx, size_t rows, size_t cols, bool stre
     s->vpt = (rows + row_lanes(s) - 1) / row_lanes(s);
     /* Streaming with no room for the sample (held 0): VPT_MAX + 1, which does not fit. */
     s->vpt = s->stream ? (held ? (size_t)held : VPT_MAX + 1) : (s->vpt + 3) / 4 * 4;
-    s->sampled = s->vpt;
-    /* Streaming, keys loaded ahead of the pass with the sample, that arrive while round -1
-     * counts the sample. */
-    if (s->stream && held) s->vpt += (size_t)clstats__env_long("CLSTATS_REGISTERS_AHEAD", 0);
     return CLSTATS_OK;
 }
 
@@ -151,9 +146,9 @@ static int run(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows, size_t 
     bool l2_hint = hint && *hint ? strcmp(hint, "0") != 0 : ctx->nv_compute_major >= 8;
     for (;;) {
         snprintf(options, sizeof options,
-                 "-D COLS=%ld -D WG=%ld -D SAMPLE_STRIDE=%ld -D VPT=%zu -D SAMPLED=%zu "
+                 "-D COLS=%ld -D WG=%ld -D SAMPLE_STRIDE=%ld -D VPT=%zu "
                  "-D LOG2_NB=%ld -D SIGMAS=%ld -D LIST_CAP=%ld -D MAX_ROUNDS=%ld%s%s%s%s%s",
-                 s.cols, s.wg, s.sample_stride, s.vpt, s.sampled, s.log2_nb, s.sigmas, s.list_cap,
+                 s.cols, s.wg, s.sample_stride, s.vpt, s.log2_nb, s.sigmas, s.list_cap,
                  s.max_rounds, streaming, index32 ? " -D INDEX32" : "",
                  l2_hint ? " -D L2_HINT" : "", stop ? " -D STOP=" : "", stop ? stop : "");
         status = clstats__program(ctx, "column_registers.cl", options, &program);

@@ -15,29 +15,28 @@
 #include <string.h>
 
 /* Settings of the kernel: columns a group, its work-items, sample stride, log2 bins, sigmas,
- * list cap, rounds; streamed ones also the sample keys a work-item holds, loads in flight, the
- * first pass's list cap and the keys loaded ahead beside the sample. */
+ * list cap, rounds; streamed ones also the sample keys a work-item holds, loads in flight and
+ * the first pass's list cap. */
 struct setting {
     const char *cols, *wg, *stride, *log2_bins, *sigmas, *cap, *rounds;
-    const char *held, *stream, *pass_cap, *ahead; /* NULL: the registers path */
+    const char *held, *stream, *pass_cap; /* NULL: the registers path */
 };
 
 static const struct setting settings[] = {
-    {"4", "256", "4", "10", "4", "256", "8", NULL, NULL, NULL,
+    {"4", "256", "4", "10", "4", "256", "8", NULL, NULL,
      NULL}, /* the GPU default's shape, smaller groups */
-    {"1", "64", "1", "5", "0", "1", "12", NULL, NULL, NULL,
+    {"1", "64", "1", "5", "0", "1", "12", NULL, NULL,
      NULL}, /* one column, 32 bins, no margin, lists of one */
-    {"3", "96", "2", "7", "2", "8", "8", NULL, NULL, NULL,
+    {"3", "96", "2", "7", "2", "8", "8", NULL, NULL,
      NULL}, /* three columns a group, which divide no matrix */
-    {"8", "128", "16", "9", "6", "512", "8", NULL, NULL, NULL,
-     NULL}, /* a sample of one key per column */
+    {"8", "128", "16", "9", "6", "512", "8", NULL, NULL, NULL}, /* a sample of one key per column */
     /* Streamed: the default's shape, smaller, with first-pass lists that often overflow (the
      * later rounds read the matrix again) ... */
-    {"8", "256", "4", "7", "3", "128", "8", "4", "8", "256", "5"},
+    {"8", "256", "4", "7", "3", "128", "8", "4", "8", "256"},
     /* ... one column, lists of one, no margin, so that ranks often miss the first range ... */
-    {"1", "64", "1", "5", "0", "1", "12", "1", "1", "64", "0"},
+    {"1", "64", "1", "5", "0", "1", "12", "1", "1", "64"},
     /* ... and three columns a group, whose first-pass lists hold what later rounds need. */
-    {"3", "96", "2", "7", "2", "8", "8", "2", "3", "2048", "2"},
+    {"3", "96", "2", "7", "2", "8", "8", "2", "3", "2048"},
 };
 #define NSETTINGS ((int)(sizeof settings / sizeof settings[0]))
 
@@ -48,7 +47,6 @@ static void use(const struct setting *s)
         setenv("CLSTATS_REGISTERS_HELD", s->held, 1);
         setenv("CLSTATS_REGISTERS_STREAM", s->stream, 1);
         setenv("CLSTATS_REGISTERS_PASS_CAP", s->pass_cap, 1);
-        setenv("CLSTATS_REGISTERS_AHEAD", s->ahead ? s->ahead : "0", 1);
     }
     setenv("CLSTATS_REGISTERS_COLS", s->cols, 1);
     setenv("CLSTATS_REGISTERS_WG", s->wg, 1);
@@ -63,7 +61,7 @@ static void use_defaults(void)
 {
     const char *names[] = {"COLS",    "WG",      "SAMPLE_STRIDE", "LOG2_BINS", "SIGMAS",
                            "CAP",     "ROUNDS",  "HELD",          "STREAM",    "PASS_CAP",
-                           "INDEX64", "L2_HINT", "AHEAD"};
+                           "INDEX64", "L2_HINT"};
     char name[64];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         snprintf(name, sizeof name, "CLSTATS_REGISTERS_%s", names[i]);
@@ -146,8 +144,8 @@ END_TEST
  * must still be exact. */
 START_TEST(several_rounds)
 {
-    const struct setting narrow[] = {{"1", "64", "1", "5", "0", "1", "12", NULL, NULL, NULL, NULL},
-                                     {"1", "64", "1", "5", "0", "1", "12", "1", "2", "64", "1"}};
+    const struct setting narrow[] = {{"1", "64", "1", "5", "0", "1", "12", NULL, NULL, NULL},
+                                     {"1", "64", "1", "5", "0", "1", "12", "1", "2", "64"}};
     use(&narrow[_i]);
     const size_t rows = 2000, cols = 4;
     float *m = malloc(rows * cols * sizeof *m);
@@ -172,7 +170,7 @@ END_TEST
  * leave the list's range, and the rounds would run out. */
 START_TEST(later_rounds_read_the_first_list)
 {
-    const struct setting tight = {"3", "96", "2", "7", "2", "8", "3", "2", "3", "2048", "3"};
+    const struct setting tight = {"3", "96", "2", "7", "2", "8", "3", "2", "3", "2048"};
     use(&tight);
     const size_t rows = 2000, cols = 30;
     float *m = column_cases_normal(rows, cols, 13);
@@ -188,9 +186,8 @@ END_TEST
  * radix kernel, so that the public call still gives every median exactly. */
 START_TEST(open_columns_fall_back)
 {
-    const struct setting one_round[] = {
-        {"4", "256", "1", "5", "0", "1", "1", NULL, NULL, NULL, NULL},
-        {"4", "256", "1", "5", "0", "1", "1", "1", "4", "64", "0"}};
+    const struct setting one_round[] = {{"4", "256", "1", "5", "0", "1", "1", NULL, NULL, NULL},
+                                        {"4", "256", "1", "5", "0", "1", "1", "1", "4", "64"}};
     use(&one_round[_i]);
     const size_t rows = 3000, cols = 37;
     float *m = column_cases_matrix(rows, cols, cols, 21);
