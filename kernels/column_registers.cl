@@ -83,9 +83,10 @@ inline uint load_hinted(__global const uint *p)
  * that every row is read once and each step's rows spread evenly over the whole column. The
  * first VPT slots are loaded first and held in registers: they are the sample that narrows the
  * first range to a few per cent of the column, and each pass takes them from there and streams
- * only the rest. The first pass counts and also lists the keys inside that range (PASS_CAP a
- * column), so that later rounds read that list and not the matrix again, unless their range
- * leaves the listed one. F(x, r) sees each key x (NaNs and rows past the end NO_KEY) of row r;
+ * only the rest. The first pass counts below that range and lists the keys inside it
+ * (PASS_CAP a column; its bins are counted from the list afterwards, and from the keys past the
+ * cap as they come), so that later rounds read that list and not the matrix again, unless their
+ * range leaves the listed one. F(x, r) sees each key x (NaNs and rows past the end NO_KEY) of row r;
  * r is 0 for listed keys. */
 #ifdef STREAM
 #define SLOT_ROW(t, u) ((lane + ROW_LANES * (u)) * steps + (t))
