@@ -84,10 +84,10 @@ inline uint load_hinted(__global const uint *p)
  * first VPT slots are loaded first and held in registers: they are the sample that narrows the
  * first range to a few per cent of the column, and each pass takes them from there and streams
  * only the rest. The first pass counts below that range and lists the keys inside it
- * (PASS_CAP a column; its bins are counted from the list afterwards, and from the keys past the
- * cap as they come), so that later rounds read that list and not the matrix again, unless their
- * range leaves the listed one. F(x, r) sees each key x (NaNs and rows past the end NO_KEY) of row r;
- * r is 0 for listed keys. */
+ * (PASS_CAP a column; its bins are counted from the list afterwards, and from the keys past
+ * the cap as they come), so that later rounds read that list and not the matrix again, unless
+ * their range leaves the listed one. F(x, r) sees each key x (NaNs and rows past the end
+ * NO_KEY) of row r; r is 0 for listed keys. */
 #ifdef STREAM
 #define SLOT_ROW(t, u) ((lane + ROW_LANES * (u)) * steps + (t))
 #define STREAM_LOAD(u)                                                                         \
@@ -501,8 +501,9 @@ column_registers(__global const uint *m, ulong off, uint rows, uint cols, ulong 
         }
         barrier(CLK_LOCAL_MEM_FENCE);
 
-        /* Listing: the range's keys from the registers (or the source), then each work-item ranks its listed
-         * keys against all, and the one whose run of ties holds an open rank writes it. */
+        /* Listing: the range's keys from the registers (or the source), then each work-item
+         * ranks its listed keys against all, and the one whose run of ties holds an open rank
+         * writes it. */
         const bool listing = state[col] == LIST;
         if (listing) {
             const uint r_lo = lo[col], r_hi = hi[col];

@@ -39,6 +39,7 @@ struct clstats_ctx {
     cl_uint compute_units;
     bool is_cpu; /* local memory is ordinary memory there, and work-items are loop iterations */
     cl_uint nv_compute_major; /* NVIDIA's compute capability (major), 0 on other devices */
+    bool load_hint_refused;   /* the driver would not build the kernels' L2 load hint */
     double last_kernel_ms;    /* kernels of the last call, from profiling events */
     struct cached_program programs[CTX_PROGRAM_CACHE];
     int n_programs;

@@ -141,9 +141,11 @@ static int run(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows, size_t 
     const bool index32 = !clstats__env_long("CLSTATS_REGISTERS_INDEX64", 0) &&
                          (rows == 0 || (rows - 1) * ld + cols + offset <= UINT32_MAX);
     /* NVIDIA from compute capability 8 takes a fetch-size hint on loads (inline PTX); a
-     * driver that refuses it gets the plain loads. CLSTATS_REGISTERS_L2_HINT=0/1 decides. */
+     * driver that refuses it gets the plain loads, then and on every later call, without a
+     * failing build each time. CLSTATS_REGISTERS_L2_HINT=0/1 decides. */
     const char *hint = getenv("CLSTATS_REGISTERS_L2_HINT");
-    bool l2_hint = hint && *hint ? strcmp(hint, "0") != 0 : ctx->nv_compute_major >= 8;
+    bool l2_hint = hint && *hint ? strcmp(hint, "0") != 0
+                                 : ctx->nv_compute_major >= 8 && !ctx->load_hint_refused;
     for (;;) {
         snprintf(options, sizeof options,
                  "-D COLS=%ld -D WG=%ld -D SAMPLE_STRIDE=%ld -D VPT=%zu "
@@ -154,6 +156,7 @@ static int run(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows, size_t 
         status = clstats__program(ctx, "column_registers.cl", options, &program);
         if (status != CLSTATS_ERR_BUILD || !l2_hint) break;
         l2_hint = false;
+        ctx->load_hint_refused = true;
     }
     if (status || (status = clstats__kernel(ctx, program, "column_registers", &kernel)) ||
         (status = clstats__scratch(ctx, SLOT_REGISTER_RESULTS, cols * 4 * sizeof(cl_uint), &res)))
