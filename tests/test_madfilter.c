@@ -419,6 +419,26 @@ START_TEST(bad_inputs_give_one_line_and_an_exit_code)
     fp = fopen(tmp("claims.fits.gz"), "wb");
     fwrite(claims, 1, sizeof claims, fp);
     fclose(fp);
+    /* The same under the name cfitsio tries when hidden.fits itself is missing. */
+    fp = fopen(tmp("hidden.fits.gz"), "wb");
+    fwrite(claims, 1, sizeof claims, fp);
+    fclose(fp);
+    /* Above 10000 bytes cfitsio adds 4 GiB to a trailer smaller than the file. */
+    unsigned char grown[10004] = {0x1f, 0x8b, 8};
+    grown[10000] = 100;
+    fp = fopen(tmp("grown.fits.gz"), "wb");
+    fwrite(grown, 1, sizeof grown, fp);
+    fclose(fp);
+    /* A zip whose local header claims 2.5 GiB at byte 22 (what the fuzzer found), and one too
+     * short to hold the claim, where cfitsio would size its buffer from bytes it never read. */
+    unsigned char zip[30] = {'P', 'K', 3, 4};
+    zip[22] = 0x00, zip[23] = 0x01, zip[24] = 0xfb, zip[25] = 0x9d;
+    fp = fopen(tmp("claims.zip"), "wb");
+    fwrite(zip, 1, sizeof zip, fp);
+    fclose(fp);
+    fp = fopen(tmp("short.zip"), "wb");
+    fwrite(zip, 1, 20, fp);
+    fclose(fp);
     unsigned short grey[64 * 64] = {0};
     write_png(tmp("grey64.png"), 64, 64, PNG_COLOR_TYPE_GRAY, 8, grey);
     fp = fopen(tmp("exists.fits"), "w");
@@ -469,7 +489,11 @@ START_TEST(bad_inputs_give_one_line_and_an_exit_code)
         {{"good.fits", "o.fits"}, {"--max-memory", "-5M"}, 2, "--max-memory needs a size"},
         {{"good.fits", "o.fits"}, {"--max-memory", "100"}, 1, "cannot hold one strip"},
         {{"grey64.png", "o.fits"}, {"--max-memory", "8K"}, 1, "PNG: read whole"},
-        {{"claims.fits.gz", "o.fits"}, {NULL}, 1, "gzip-compressed and cfitsio unpacks it whole"},
+        {{"claims.fits.gz", "o.fits"}, {NULL}, 1, "4095 MiB, more than the memory cap"},
+        {{"hidden.fits", "o.fits"}, {NULL}, 1, "hidden.fits.gz is compressed and cfitsio unpacks"},
+        {{"grown.fits.gz", "o.fits"}, {NULL}, 1, "4096 MiB, more than the memory cap"},
+        {{"claims.zip", "o.fits"}, {NULL}, 1, "2527 MiB, more than the memory cap"},
+        {{"short.zip", "o.fits"}, {NULL}, 1, "too short to say how large"},
         {{"good.fits", "good.fits"}, {"-o", "{}.fits"}, 2, "would both write"},
         {{"good.fits", "text.fits"}, {"-o", "plain.fits"}, 2, "a directory or a pattern"},
         {{"good.fits", "text.fits"},

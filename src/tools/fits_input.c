@@ -54,28 +54,6 @@ static bool looks_like_fits(const char *path)
             (head[0] == 'B' && head[1] == 'Z') || (head[0] == 'P' && head[1] == 'K'));
 }
 
-/* cfitsio unpacks a gzip input whole into memory, sizing the buffer from the gzip trailer (the
- * length modulo 4 GiB), whatever the file's few bytes hold: refused here beyond the cap. */
-static int check_gzip_size(const char *name, uint64_t max_bytes, char *err, size_t errlen)
-{
-    char root[FLEN_FILENAME];
-    fits_io_rootname(name, root, sizeof root);
-    FILE *fp = root[0] && strcmp(root, "-") != 0 ? fopen(root, "rb") : NULL;
-    if (!fp) return 0;
-    unsigned char head[2] = {0}, tail[4] = {0};
-    bool gzip = fread(head, 1, 2, fp) == 2 && head[0] == 0x1f && head[1] == 0x8b &&
-                fseek(fp, -4, SEEK_END) == 0 && fread(tail, 1, 4, fp) == 4;
-    fclose(fp);
-    uint64_t size = tail[0] | (uint64_t)tail[1] << 8 | (uint64_t)tail[2] << 16 |
-                    (uint64_t)tail[3] << 24;
-    if (!gzip || size <= max_bytes) return 0;
-    snprintf(err, errlen,
-             "%s is gzip-compressed and cfitsio unpacks it whole in memory: %llu MiB, more than "
-             "the memory cap of %llu MiB (--max-memory); gunzip it first, or raise the cap",
-             root, (unsigned long long)(size >> 20), (unsigned long long)(max_bytes >> 20));
-    return -1;
-}
-
 /* Why fits_open_image failed, in the words an astronomer would use. */
 static void describe_open(int status, const char *name, char *err, size_t errlen)
 {
@@ -219,7 +197,7 @@ int fits_io_open(const char *name, bool refuse_cubes, uint64_t max_bytes, struct
     LONGLONG naxes[9] = {0};
     memset(img, 0, sizeof *img);
     img->name = name;
-    if (check_gzip_size(name, max_bytes, err, errlen) != 0) return -1;
+    if (fits_check_unpacked_size(name, max_bytes, err, errlen) != 0) return -1;
 
     if (fits_open_image(&f, name, READONLY, &status)) {
         describe_open(status, name, err, errlen);
