@@ -387,6 +387,23 @@ static void read_png_grey16(const char *path, int nx, int ny, unsigned *grey)
     fclose(fp);
 }
 
+/* Writes an 80-byte card `name` = `value` (unquoted, blank-padded) at byte `at` of a file, or
+ * over the first card named `name` when `at` is negative: values FITS does not allow. */
+static void put_card(const char *path, long at, const char *name, const char *value)
+{
+    char card[81];
+    snprintf(card, sizeof card, "%-8.8s= %-70.70s", name, value);
+    FILE *fp = fopen(path, "r+b");
+    ck_assert_ptr_nonnull(fp);
+    char old[80];
+    for (long pos = 0; at < 0 && fread(old, 1, 80, fp) == 80; pos += 80)
+        if (memcmp(old, card, 8) == 0) at = pos;
+    ck_assert_msg(at >= 0, "%s has no %s card", path, name);
+    ck_assert_int_eq(fseek(fp, at, SEEK_SET), 0);
+    ck_assert_int_eq(fwrite(card, 1, 80, fp), 80);
+    fclose(fp);
+}
+
 START_TEST(bad_inputs_give_one_line_and_an_exit_code)
 {
     const float img[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
@@ -409,13 +426,41 @@ START_TEST(bad_inputs_give_one_line_and_an_exit_code)
     fits_create_tbl(f, BINARY_TBL, 3, 1, ttype, tform, NULL, "EVENTS", &status);
     fits_write_col(f, TFLOAT, 1, 1, 1, 3, zeros, &status);
     fits_close_file(f, &status);
+    /* The table again, after an image extension, with TTYPE1 made an unquoted value that fills
+     * its card: cfitsio 4.2 copies it one byte past its 70-byte field (the fuzzer found it). */
+    long n2[2] = {4, 3};
+    fits_create_file(&f, tmp("ttype.fits"), &status);
+    fits_create_img(f, FLOAT_IMG, 0, NULL, &status);
+    fits_create_img(f, FLOAT_IMG, 2, n2, &status);
+    fits_write_img(f, TFLOAT, 1, 12, zeros, &status);
+    fits_create_tbl(f, BINARY_TBL, 3, 1, ttype, tform, NULL, "EVENTS", &status);
+    fits_write_col(f, TFLOAT, 1, 1, 1, 3, zeros, &status);
+    fits_close_file(f, &status);
     fits_check(status, "writing the bad inputs");
+    char filled[71];
+    memset(filled, 'Q', 70);
+    filled[70] = '\0';
+    put_card(tmp("ttype.fits"), -1, "TTYPE1", filled);
+    /* An unquoted TTYPE1 that does not fill its card is cfitsio's to judge, not the screen's. */
+    fits_create_file(&f, tmp("ttype_short.fits"), &status);
+    fits_create_tbl(f, BINARY_TBL, 3, 1, ttype, tform, NULL, "EVENTS", &status);
+    fits_close_file(f, &status);
+    fits_check(status, "writing the bad inputs");
+    memset(filled, 'Q', 69);
+    filled[69] = ' ';
+    put_card(tmp("ttype_short.fits"), -1, "TTYPE1", filled);
+    fits_create_file(&f, tmp("ttype_quoted.fits"), &status);
+    fits_create_tbl(f, BINARY_TBL, 3, 1, ttype, tform, NULL, "EVENTS", &status);
+    fits_close_file(f, &status);
+    fits_check(status, "writing the bad inputs");
+    filled[0] = filled[69] = '\''; /* quoted, 68 characters: as long as FITS allows */
+    put_card(tmp("ttype_quoted.fits"), -1, "TTYPE1", filled);
     unsigned short rgb[2 * 2 * 3] = {255, 0, 0, 0, 255, 0, 0, 0, 255, 9, 9, 9};
     write_png(tmp("colour.png"), 2, 2, PNG_COLOR_TYPE_RGB, 8, rgb);
     FILE *fp;
     /* A gzip file whose trailer claims 4 GiB: cfitsio would allocate that before unpacking. */
-    const unsigned char claims[24] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 1, 2, 3, 4,
-                                      5,    6,    0, 0, 0, 0, 0xf0, 0xff, 0xff, 0xff};
+    const unsigned char claims[24] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0,    3,    1,    2,
+                                      3,    4,    5, 6, 0, 0, 0, 0, 0xf0, 0xff, 0xff, 0xff};
     fp = fopen(tmp("claims.fits.gz"), "wb");
     fwrite(claims, 1, sizeof claims, fp);
     fclose(fp);
@@ -494,6 +539,9 @@ START_TEST(bad_inputs_give_one_line_and_an_exit_code)
         {{"grown.fits.gz", "o.fits"}, {NULL}, 1, "4096 MiB, more than the memory cap"},
         {{"claims.zip", "o.fits"}, {NULL}, 1, "2527 MiB, more than the memory cap"},
         {{"short.zip", "o.fits"}, {NULL}, 1, "too short to say how large"},
+        {{"ttype.fits", "o.fits"}, {NULL}, 1, "HDU 3 has a table column name (TTYPE1) that is not"},
+        {{"ttype_short.fits", "o.fits"}, {NULL}, 1, "holds a table"},
+        {{"ttype_quoted.fits", "o.fits"}, {NULL}, 1, "holds a table"},
         {{"good.fits", "good.fits"}, {"-o", "{}.fits"}, 2, "would both write"},
         {{"good.fits", "text.fits"}, {"-o", "plain.fits"}, 2, "a directory or a pattern"},
         {{"good.fits", "text.fits"},
@@ -545,6 +593,32 @@ START_TEST(bad_inputs_give_one_line_and_an_exit_code)
     r = run(tmp("good.fits"), tmp("o.fits"), NULL);
     unsetenv("CLSTATS_DEVICE");
     check_one_line_error(r, 1, "device-from-environment", "CLSTATS_DEVICE");
+}
+END_TEST
+
+START_TEST(header_screen_reads_headers_not_pixels)
+{
+    /* Pixels whose bytes spell the card the screen refuses, at the start of the data and of its
+     * second block: only a walk that skips each data unit whole, NAXIS1 x NAXIS2 rounded up to
+     * blocks, reads past them as it should. */
+    float *zeros = calloc(720 * 3, sizeof *zeros);
+    write_float_fits(tmp("cardlike.fits"), zeros, 720, 3);
+    free(zeros);
+    fitsfile *f;
+    int status = 0;
+    LONGLONG header, data, end;
+    fits_open_file(&f, tmp("cardlike.fits"), READONLY, &status);
+    fits_get_hduaddrll(f, &header, &data, &end, &status);
+    fits_close_file(f, &status);
+    fits_check(status, "reading cardlike.fits");
+    ck_assert_int_eq(end - data, 3 * 2880);
+    char filled[71];
+    memset(filled, 'Q', 70);
+    filled[70] = '\0';
+    put_card(tmp("cardlike.fits"), (long)data, "TTYPE1", filled);
+    put_card(tmp("cardlike.fits"), (long)data + 2880, "TTYPE1", filled);
+    ck_run_ok(run(tmp("cardlike.fits"), tmp("cardlike_out.fits"), "--maps", "median", "-w", "1",
+                  "-q", NULL));
 }
 END_TEST
 
@@ -697,6 +771,7 @@ int main(void)
     tcase_add_test(tc, existing_output_is_refused_unless_asked);
     tcase_add_test(tc, failure_leaves_no_temporary_file);
     tcase_add_test(tc, bad_inputs_give_one_line_and_an_exit_code);
+    tcase_add_test(tc, header_screen_reads_headers_not_pixels);
     tcase_add_test(tc, every_bitpix_is_read_as_float);
     tcase_add_test(tc, png_in_and_out);
     tcase_add_test(tc, gzip_output_by_name);

@@ -197,7 +197,7 @@ int fits_io_open(const char *name, bool refuse_cubes, uint64_t max_bytes, struct
     LONGLONG naxes[9] = {0};
     memset(img, 0, sizeof *img);
     img->name = name;
-    if (fits_check_unpacked_size(name, max_bytes, err, errlen) != 0) return -1;
+    if (fits_preflight(name, max_bytes, err, errlen) != 0) return -1;
 
     if (fits_open_image(&f, name, READONLY, &status)) {
         describe_open(status, name, err, errlen);

@@ -13,7 +13,7 @@
 /* Opens the image HDU that name selects (cfitsio extended syntax), checks its shape and reads
  * its header cards; pixels are read later with fits_io_read_rows. NAXIS 2 is an image; NAXIS 3 a
  * cube, filtered plane by plane unless refuse_cubes; any axis past the third must have length 1.
- * A compressed file that claims to unpack to more than max_bytes is refused first.
+ * Inputs that fits_preflight refuses are refused first.
  * Returns 0, or -1 with one line in err. */
 int fits_io_open(const char *name, bool refuse_cubes, uint64_t max_bytes, struct tool_image *img,
                  char *err, size_t errlen);
@@ -25,10 +25,11 @@ int fits_io_read_rows(struct tool_image *img, size_t plane, size_t row0, size_t 
 /* Closes the input file; harmless when not open. */
 void fits_io_close(struct tool_image *img);
 
-/* Refuses a compressed input (under its name, or name.gz and the other names cfitsio tries)
- * whose own bytes claim more than max_bytes unpacked, or are too short to claim a size: cfitsio
- * would allocate that claim before unpacking (fits_unpacked_size.c). Returns 0, or -1 with err. */
-int fits_check_unpacked_size(const char *name, uint64_t max_bytes, char *err, size_t errlen);
+/* Reads first what cfitsio 4.2 would trust unchecked in the file that name opens (or name.gz
+ * and the other names cfitsio tries): refuses a compressed file that claims more than max_bytes
+ * unpacked, or is too short to claim a size, and a file with a header that would make cfitsio
+ * abort (fits_preflight.c). Returns 0, or -1 with one line in err. */
+int fits_preflight(const char *name, uint64_t max_bytes, char *err, size_t errlen);
 
 /* The file name in a cfitsio name ("in.fits" of "in.fits[SCI]"), or "" if it has none. */
 void fits_io_rootname(const char *name, char *root, size_t len);

@@ -1,0 +1,210 @@
+/* fits_preflight.c - the few bytes of an input that cfitsio 4.2 trusts before it checks them,
+ * read here first so that a damaged or hostile file gets a clear error instead of cfitsio
+ * allocating gigabytes or aborting:
+ * - a compressed input (gzip, zip, compress, pack, bzip2) is unpacked whole into memory, and for
+ *   gzip and zip cfitsio allocates the size the file's own bytes claim before unpacking;
+ * - a table's TTYPEn value that is unquoted and fills its card is copied into a 70-byte field
+ *   with strcpy: one byte over, which glibc's fortified strcpy turns into an abort. cfitsio
+ *   parses the table headers it passes on the way to the image (an empty primary HDU, or
+ *   'in.fits[SCI]'), so every header of the file is screened. */
+#include "fits_io.h"
+
+#include <fitsio.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BLOCK 2880
+#define CARD 80
+
+/* cfitsio looks for these when the name itself does not open (in.fits -> in.fits.gz). */
+static const char *const suffixes[] = {"", ".gz", ".bz2", ".Z", ".z", ".zip", "-z", "-gz"};
+
+static FILE *open_as_cfitsio_would(const char *root, char *path, size_t len)
+{
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        snprintf(path, len, "%s%s", root, suffixes[i]);
+        FILE *fp = fopen(path, "rb");
+        if (fp) return fp;
+    }
+    return NULL;
+}
+
+static uint64_t little_endian_u32(const unsigned char *b)
+{
+    return b[0] | (uint64_t)b[1] << 8 | (uint64_t)b[2] << 16 | (uint64_t)b[3] << 24;
+}
+
+static bool is_compressed(const unsigned char *h)
+{
+    return (h[0] == 0x1f && (h[1] == 0x8b || h[1] == 0x9d || h[1] == 0x1e || h[1] == 0xa0)) ||
+           (h[0] == 'P' && h[1] == 'K') || (h[0] == 'B' && h[1] == 'Z');
+}
+
+/* The bytes cfitsio allocates before unpacking; 0 when it sizes the buffer from the file's
+ * length instead (compress, pack, bzip2). -1 when the claim itself is missing: cfitsio would
+ * then size the buffer from bytes it never read. */
+static int64_t claimed_size(FILE *fp, const unsigned char *head)
+{
+    unsigned char field[4];
+    if (fseek(fp, 0, SEEK_END) != 0) return 0;
+    const long length = ftell(fp);
+    if (head[0] == 0x1f && head[1] == 0x8b) {
+        /* gzip's trailer holds the length modulo 4 GiB; cfitsio adds 4 GiB until the result is
+         * at least the compressed length, for files above 10000 bytes. */
+        if (fseek(fp, -4, SEEK_END) != 0 || fread(field, 1, 4, fp) != 4) return -1;
+        uint64_t size = little_endian_u32(field);
+        if (length > 10000)
+            while (size < (uint64_t)length)
+                size += UINT64_C(1) << 32;
+        return (int64_t)size;
+    }
+    if (head[0] == 'P' && head[1] == 'K') {
+        /* zip's local header holds the unpacked length at byte 22. */
+        if (fseek(fp, 22, SEEK_SET) != 0 || fread(field, 1, 4, fp) != 4) return -1;
+        return (int64_t)little_endian_u32(field);
+    }
+    return 0;
+}
+
+static int check_unpacked_size(FILE *fp, const char *path, const unsigned char *head,
+                               uint64_t max_bytes, char *err, size_t errlen)
+{
+    const int64_t size = claimed_size(fp, head);
+    if (size < 0) {
+        snprintf(err, errlen,
+                 "%s is compressed but too short to say how large it is unpacked: the file is "
+                 "truncated or damaged",
+                 path);
+        return -1;
+    }
+    if ((uint64_t)size <= max_bytes) return 0;
+    snprintf(err, errlen,
+             "%s is compressed and cfitsio unpacks it whole in memory: %llu MiB, more than the "
+             "memory cap of %llu MiB (--max-memory); unpack it first, or raise the cap",
+             path, (unsigned long long)(size >> 20), (unsigned long long)(max_bytes >> 20));
+    return -1;
+}
+
+/* What a header says about the size of its data unit. */
+struct layout {
+    long long bitpix, naxis, pcount, gcount;
+    long long axes[1000]; /* NAXISn, -1 where the header has none */
+    bool groups;
+};
+
+/* The integer after "= " in cols 11-80, as cfitsio reads a fixed-format value. */
+static bool card_integer(const char *card, long long *value)
+{
+    char field[CARD - 9];
+    memcpy(field, card + 10, CARD - 10);
+    field[CARD - 10] = '\0';
+    char *end;
+    *value = strtoll(field, &end, 10);
+    return end != field;
+}
+
+static void note_layout(const char *card, struct layout *l)
+{
+    long long v;
+    char *end;
+    if (memcmp(card + 8, "= ", 2) != 0) return;
+    if (memcmp(card, "BITPIX  ", 8) == 0 && card_integer(card, &v))
+        l->bitpix = v;
+    else if (memcmp(card, "NAXIS   ", 8) == 0 && card_integer(card, &v))
+        l->naxis = v;
+    else if (memcmp(card, "PCOUNT  ", 8) == 0 && card_integer(card, &v))
+        l->pcount = v;
+    else if (memcmp(card, "GCOUNT  ", 8) == 0 && card_integer(card, &v))
+        l->gcount = v;
+    else if (memcmp(card, "GROUPS  ", 8) == 0)
+        l->groups = memchr(card + 10, 'T', 70) != NULL;
+    else if (memcmp(card, "NAXIS", 5) == 0 && card_integer(card, &v)) {
+        char digits[4] = {card[5], card[6], card[7], '\0'};
+        const long n = strtol(digits, &end, 10);
+        if (end != digits && (*end == ' ' || *end == '\0') && n >= 1 && n < 1000) l->axes[n] = v;
+    }
+}
+/* An unquoted value token of 70 characters: cols 11-80 with no blank or '/'. */
+static bool overflows_ttype(const char *card)
+{
+    if (memcmp(card, "TTYPE", 5) != 0 || memcmp(card + 8, "= ", 2) != 0) return false;
+    if (card[10] == '\'') return false;
+    for (int i = 10; i < CARD; i++)
+        if (card[i] == ' ' || card[i] == '/' || card[i] == '\0') return false;
+    return true;
+}
+
+/* The data unit's length in whole blocks of bytes; -1 when the header does not say. Random
+ * groups (GROUPS = T, NAXIS1 = 0) leave NAXIS1 out of the product. */
+static long long data_bytes(const struct layout *l)
+{
+    if (l->bitpix == 0 || l->naxis < 0 || l->naxis > 999 || l->pcount < 0 || l->gcount < 0)
+        return -1;
+    if (l->naxis == 0) return 0;
+    long long product = 1;
+    for (long long n = 1; n <= l->naxis; n++) {
+        const long long a = l->axes[n];
+        if (a < 0) return -1;
+        if (n == 1 && a == 0 && l->groups) continue;
+        if (a > 0 && product > INT32_MAX * (long long)INT32_MAX / a) return -1;
+        product *= a;
+    }
+    const long long gcount = l->gcount ? l->gcount : 1;
+    if (product + l->pcount > INT32_MAX * (long long)INT32_MAX / 8 / gcount) return -1;
+    const long long bytes = llabs(l->bitpix) / 8 * l->gcount * (l->pcount + product);
+    return (bytes + BLOCK - 1) / BLOCK * BLOCK;
+}
+
+/* Walks the HDUs from the start: each header's cards up to END, then past its data unit. The
+ * walk stops quietly where a header stops making sense; cfitsio's own error takes over there. */
+static int screen_headers(FILE *fp, const char *path, char *err, size_t errlen)
+{
+    char block[BLOCK];
+    long long offset = 0;
+    for (int hdu = 1; hdu <= 100000; hdu++) {
+        struct layout l = {.pcount = 0, .gcount = 1};
+        for (int n = 0; n < 1000; n++)
+            l.axes[n] = -1;
+        bool end = false;
+        while (!end) {
+            if (fseek(fp, (long)offset, SEEK_SET) != 0 || fread(block, 1, BLOCK, fp) != BLOCK)
+                return 0;
+            offset += BLOCK;
+            for (const char *card = block; card < block + BLOCK && !end; card += CARD) {
+                if (overflows_ttype(card)) {
+                    snprintf(err, errlen,
+                             "%s: HDU %d has a table column name (%.*s) that is not a quoted "
+                             "string and fills its card; cfitsio cannot read that header "
+                             "safely. Quote the value, or copy the image HDU out first",
+                             path, hdu, (int)strcspn(card, " ="), card);
+                    return -1;
+                }
+                end = memcmp(card, "END     ", 8) == 0;
+                note_layout(card, &l);
+            }
+        }
+        const long long data = data_bytes(&l);
+        if (data < 0 || data > INT64_MAX - offset) return 0;
+        offset += data;
+    }
+    return 0;
+}
+
+int fits_preflight(const char *name, uint64_t max_bytes, char *err, size_t errlen)
+{
+    char root[FLEN_FILENAME], path[FLEN_FILENAME + 8];
+    fits_io_rootname(name, root, sizeof root);
+    if (!root[0] || strcmp(root, "-") == 0) return 0;
+    FILE *fp = open_as_cfitsio_would(root, path, sizeof path);
+    if (!fp) return 0; /* cfitsio's own error says why it cannot be opened */
+    unsigned char head[2] = {0};
+    int rc = 0;
+    if (fread(head, 1, 2, fp) == 2 && is_compressed(head))
+        rc = check_unpacked_size(fp, path, head, max_bytes, err, errlen);
+    else
+        rc = screen_headers(fp, path, err, errlen);
+    fclose(fp);
+    return rc;
+}
