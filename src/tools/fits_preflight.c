@@ -197,7 +197,13 @@ int fits_preflight(const char *name, uint64_t max_bytes, char *err, size_t errle
     char root[FLEN_FILENAME], path[FLEN_FILENAME + 8];
     fits_io_rootname(name, root, sizeof root);
     if (!root[0] || strcmp(root, "-") == 0) return 0;
-    FILE *fp = open_as_cfitsio_would(root, path, sizeof path);
+    /* The drivers that read a disk file; others (mem://, http://) are left to cfitsio. */
+    const char *file = root;
+    if (strncmp(file, "file://", 7) == 0)
+        file += 7;
+    else if (strncmp(file, "compress://", 11) == 0)
+        file += 11;
+    FILE *fp = open_as_cfitsio_would(file, path, sizeof path);
     if (!fp) return 0; /* cfitsio's own error says why it cannot be opened */
     unsigned char head[2] = {0};
     int rc = 0;
