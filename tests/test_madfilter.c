@@ -404,6 +404,19 @@ static void put_card(const char *path, long at, const char *name, const char *va
     fclose(fp);
 }
 
+/* A table of one empty column whose TTYPE1 card holds `value` as it is. */
+static void write_table_named(const char *path, const char *value)
+{
+    fitsfile *f;
+    int status = 0;
+    char *ttype[1] = {"FLUX"}, *tform[1] = {"E"};
+    fits_create_file(&f, path, &status);
+    fits_create_tbl(f, BINARY_TBL, 0, 1, ttype, tform, NULL, "EVENTS", &status);
+    fits_close_file(f, &status);
+    fits_check(status, path);
+    put_card(path, -1, "TTYPE1", value);
+}
+
 START_TEST(bad_inputs_give_one_line_and_an_exit_code)
 {
     const float img[12] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
@@ -441,20 +454,13 @@ START_TEST(bad_inputs_give_one_line_and_an_exit_code)
     memset(filled, 'Q', 70);
     filled[70] = '\0';
     put_card(tmp("ttype.fits"), -1, "TTYPE1", filled);
-    /* An unquoted TTYPE1 that does not fill its card is cfitsio's to judge, not the screen's. */
-    fits_create_file(&f, tmp("ttype_short.fits"), &status);
-    fits_create_tbl(f, BINARY_TBL, 3, 1, ttype, tform, NULL, "EVENTS", &status);
-    fits_close_file(f, &status);
-    fits_check(status, "writing the bad inputs");
+    /* An unquoted TTYPE1 that does not fill its card is cfitsio's to judge, not the screen's,
+     * and so is a quoted one of 68 characters, as long as FITS allows. */
     memset(filled, 'Q', 69);
     filled[69] = ' ';
-    put_card(tmp("ttype_short.fits"), -1, "TTYPE1", filled);
-    fits_create_file(&f, tmp("ttype_quoted.fits"), &status);
-    fits_create_tbl(f, BINARY_TBL, 3, 1, ttype, tform, NULL, "EVENTS", &status);
-    fits_close_file(f, &status);
-    fits_check(status, "writing the bad inputs");
-    filled[0] = filled[69] = '\''; /* quoted, 68 characters: as long as FITS allows */
-    put_card(tmp("ttype_quoted.fits"), -1, "TTYPE1", filled);
+    write_table_named(tmp("ttype_short.fits"), filled);
+    filled[0] = filled[69] = '\'';
+    write_table_named(tmp("ttype_quoted.fits"), filled);
     unsigned short rgb[2 * 2 * 3] = {255, 0, 0, 0, 255, 0, 0, 0, 255, 9, 9, 9};
     write_png(tmp("colour.png"), 2, 2, PNG_COLOR_TYPE_RGB, 8, rgb);
     FILE *fp;
