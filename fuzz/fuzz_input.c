@@ -6,6 +6,7 @@
 #include "fits_io.h"
 #include "png_io.h"
 
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,13 +17,22 @@
 #define MEMORY_CAP (64u << 20)
 #define MAX_PIXELS (1u << 22) /* a small file may claim a huge image (tile compression) */
 
+/* $FUZZ_INPUT names the file, else a fresh temporary one: tools/fuzz.sh gives a fixed name so
+ * that the name's bytes, which cfitsio compares and libFuzzer learns from, are the same on
+ * every run. */
 static const char *input_file(const uint8_t *data, size_t size)
 {
-    static char path[64];
+    static char path[256];
     static int fd = -1;
     if (fd < 0) {
-        snprintf(path, sizeof path, "/tmp/madfilter-fuzz-XXXXXX");
-        fd = mkstemp(path);
+        const char *fixed = getenv("FUZZ_INPUT");
+        if (fixed && fixed[0]) {
+            snprintf(path, sizeof path, "%s", fixed);
+            fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+        } else {
+            snprintf(path, sizeof path, "/tmp/madfilter-fuzz-XXXXXX");
+            fd = mkstemp(path);
+        }
         if (fd < 0) abort();
     }
     if (ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != (ssize_t)size) abort();

@@ -6,11 +6,27 @@
 # the run stops and this exits non-zero. To keep a crash as a regression test once it is
 # fixed, copy the file into fuzz/regressions/ (tests/meson.build replays that folder).
 # A longer hunt: bash tools/fuzz.sh 3600
+# FUZZ_RUNS=N [FUZZ_SEED=S]: exactly N inputs from libFuzzer seed S (default 1) instead of a time,
+# into a fresh corpus, so that one commit fuzzes the same inputs on every machine: CI runs this
+# way, and .ci/run on a clean clone predicts CI. FUZZ_OUT: the build folder (default build-fuzz).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
-out=build-fuzz
+out=${FUZZ_OUT:-build-fuzz}
 mkdir -p "$out/corpus" "$out/crashes"
+# Same inputs also need the same comparisons to learn from: a fixed input file name, and no
+# address randomisation where setarch may turn it off (stack addresses reach comparisons).
+export FUZZ_INPUT=$out/input
+same=()
+if [[ -n ${FUZZ_RUNS:-} ]]; then
+    limit=(-runs="$FUZZ_RUNS" -seed="${FUZZ_SEED:-1}")
+    grown=$(mktemp -d)
+    trap 'rm -rf "$grown"' EXIT
+    setarch "$(uname -m)" -R true 2>/dev/null && same=(setarch "$(uname -m)" -R)
+else
+    limit=(-max_total_time="$seconds")
+    grown=$out/corpus
+fi
 clang -g -O1 -std=c11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -D_POSIX_C_SOURCE=200809L -DCL_TARGET_OPENCL_VERSION=120 -Iinclude -Isrc/tools \
     $(pkg-config --cflags cfitsio libpng) \
@@ -22,6 +38,6 @@ clang -g -O1 -std=c11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=
 # table's column list from an uninitialised variable when a BINTABLE's NAXIS1 is malformed
 # (heasarc/cfitsio#168, fuzz/regressions/cfitsio-bintable-bad-naxis1.fits): that must read as
 # cfitsio's error, not a crash. -max_len 65536: a few FITS blocks, or any PNG the seeds grow to.
-ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 "$out/fuzz_input" -max_total_time="$seconds" -max_len=65536 \
+ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 "${same[@]}" "$out/fuzz_input" "${limit[@]}" -max_len=65536 \
     -timeout=10 -rss_limit_mb=2048 -artifact_prefix="$out/crashes/" -print_final_stats=1 \
-    "$out/corpus" fuzz/corpus fuzz/regressions
+    "$grown" fuzz/corpus fuzz/regressions

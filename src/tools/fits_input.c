@@ -117,6 +117,9 @@ static int read_cards(fitsfile *f, struct tool_image *img, const char *name, cha
     int nkeys = 0, status = 0;
     /* The "convert" variant shows a tile-compressed image's header as the image's own. */
     if (fits_convert_hdr2str(f, 0, structural, N_STRUCTURAL, &header, &nkeys, &status)) {
+        /* cfitsio 4.2 can fail after it has allocated the string, and leaves it to us. */
+        int ignored = 0;
+        if (header) fits_free_memory(header, &ignored);
         char what[FLEN_FILENAME + 40];
         snprintf(what, sizeof what, "cannot read the header of %s", name);
         fits_io_describe(status, what, err, errlen);

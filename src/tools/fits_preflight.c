@@ -172,7 +172,10 @@ static int screen_headers(FILE *fp, const char *path, char *err, size_t errlen)
             if (fseek(fp, (long)offset, SEEK_SET) != 0 || fread(block, 1, BLOCK, fp) != BLOCK)
                 return 0;
             offset += BLOCK;
-            for (const char *card = block; card < block + BLOCK && !end; card += CARD) {
+            /* An index, not a pointer, walks the block: libFuzzer learns from the operands
+             * of comparisons, and a stack address differs from run to run. */
+            for (int at = 0; at < BLOCK && !end; at += CARD) {
+                const char *card = block + at;
                 if (overflows_ttype(card)) {
                     snprintf(err, errlen,
                              "%s: HDU %d has a table column name (%.*s) that is not a quoted "
