@@ -126,6 +126,7 @@ static void note_layout(const char *card, struct layout *l)
         if (end != digits && (*end == ' ' || *end == '\0') && n >= 1 && n < 1000) l->axes[n] = v;
     }
 }
+
 /* An unquoted value token of 70 characters: cols 11-80 with no blank or '/'. */
 static bool overflows_ttype(const char *card)
 {
@@ -136,24 +137,30 @@ static bool overflows_ttype(const char *card)
     return true;
 }
 
-/* The data unit's length in whole blocks of bytes; -1 when the header does not say. Random
- * groups (GROUPS = T, NAXIS1 = 0) leave NAXIS1 out of the product. */
+/* The data unit's length in whole blocks of bytes; -1 when the header does not say, or says
+ * more than any file holds (2^62 bytes, so that no sum here overflows). Random groups
+ * (GROUPS = T, NAXIS1 = 0) leave NAXIS1 out of the product. */
 static long long data_bytes(const struct layout *l)
 {
-    if (l->bitpix == 0 || l->naxis < 0 || l->naxis > 999 || l->pcount < 0 || l->gcount < 0)
+    const long long limit = 1LL << 62;
+    const long long b = l->bitpix;
+    if (!(b == 8 || b == 16 || b == 32 || b == 64 || b == -32 || b == -64)) return -1;
+    if (l->naxis < 0 || l->naxis > 999 || l->pcount < 0 || l->pcount > limit || l->gcount < 0 ||
+        l->gcount > limit)
         return -1;
     if (l->naxis == 0) return 0;
     long long product = 1;
     for (long long n = 1; n <= l->naxis; n++) {
         const long long a = l->axes[n];
-        if (a < 0) return -1;
+        if (a < 0 || a > limit) return -1;
         if (n == 1 && a == 0 && l->groups) continue;
-        if (a > 0 && product > INT32_MAX * (long long)INT32_MAX / a) return -1;
+        if (a > 0 && product > limit / a) return -1;
         product *= a;
     }
-    const long long gcount = l->gcount ? l->gcount : 1;
-    if (product + l->pcount > INT32_MAX * (long long)INT32_MAX / 8 / gcount) return -1;
-    const long long bytes = llabs(l->bitpix) / 8 * l->gcount * (l->pcount + product);
+    const long long elements = product + l->pcount; /* both <= 2^62 */
+    const long long bytes_per = (b < 0 ? -b : b) / 8;
+    if (l->gcount > 0 && elements > limit / bytes_per / l->gcount) return -1;
+    const long long bytes = bytes_per * l->gcount * elements;
     return (bytes + BLOCK - 1) / BLOCK * BLOCK;
 }
 
