@@ -461,6 +461,14 @@ START_TEST(bad_inputs_give_one_line_and_an_exit_code)
     write_table_named(tmp("ttype_short.fits"), filled);
     filled[0] = filled[69] = '\'';
     write_table_named(tmp("ttype_quoted.fits"), filled);
+    /* A tile-compressed image whose tiles are 0 rows tall: cfitsio 4.2 divides by it. */
+    fits_create_file(&f, tmp("tile0.fits.fz"), &status);
+    fits_set_compression_type(f, RICE_1, &status);
+    fits_create_img(f, FLOAT_IMG, 2, n2, &status);
+    fits_write_img(f, TFLOAT, 1, 12, zeros, &status);
+    fits_close_file(f, &status);
+    fits_check(status, "writing the bad inputs");
+    put_card(tmp("tile0.fits.fz"), -1, "ZTILE2", "0");
     unsigned short rgb[2 * 2 * 3] = {255, 0, 0, 0, 255, 0, 0, 0, 255, 9, 9, 9};
     write_png(tmp("colour.png"), 2, 2, PNG_COLOR_TYPE_RGB, 8, rgb);
     FILE *fp;
@@ -549,6 +557,10 @@ START_TEST(bad_inputs_give_one_line_and_an_exit_code)
         {{"ttype.fits", "o.fits"}, {NULL}, 1, "HDU 3 has a table column name (TTYPE1) that is not"},
         {{"ttype_short.fits", "o.fits"}, {NULL}, 1, "holds a table"},
         {{"ttype_quoted.fits", "o.fits"}, {NULL}, 1, "holds a table"},
+        {{"tile0.fits.fz", "o.fits"},
+         {NULL},
+         1,
+         "HDU 2 is a tile-compressed image with ZTILE2 = 0"},
         {{"good.fits", "good.fits"}, {"-o", "{}.fits"}, 2, "would both write"},
         {{"good.fits", "text.fits"}, {"-o", "plain.fits"}, 2, "a directory or a pattern"},
         {{"good.fits", "text.fits"},

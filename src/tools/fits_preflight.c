@@ -4,9 +4,10 @@
  * - a compressed input (gzip, zip, compress, pack, bzip2) is unpacked whole into memory, and for
  *   gzip and zip cfitsio allocates the size the file's own bytes claim before unpacking;
  * - a table's TTYPEn value that is unquoted and fills its card is copied into a 70-byte field
- *   with strcpy: one byte over, which glibc's fortified strcpy turns into an abort. cfitsio
- *   parses the table headers it passes on the way to the image (an empty primary HDU, or
- *   'in.fits[SCI]'), so every header of the file is screened. */
+ *   with strcpy: one byte over, which glibc's fortified strcpy turns into an abort;
+ * - a tile-compressed image's ZTILEn of 0 is divided by (SIGFPE).
+ * cfitsio parses the headers it passes on the way to the image (an empty primary HDU, or
+ * 'in.fits[SCI]'), so every header of the file is screened. */
 #include "fits_io.h"
 
 #include <fitsio.h>
@@ -92,6 +93,9 @@ struct layout {
     long long bitpix, naxis, pcount, gcount;
     long long axes[1000]; /* NAXISn, -1 where the header has none */
     bool groups;
+    bool zimage;    /* ZIMAGE = T: a tile-compressed image */
+    int tile_axis;  /* n of a ZTILEn below 1 (0: none), which cfitsio divides by */
+    long long tile; /* that ZTILEn's value */
 };
 
 /* The integer after "= " in cols 11-80, as cfitsio reads a fixed-format value. */
@@ -105,10 +109,18 @@ static bool card_integer(const char *card, long long *value)
     return end != field;
 }
 
+/* n of a keyword NAXISn or ZTILEn (five letters, then 1 to 999), or 0. */
+static int axis_number(const char *card)
+{
+    char digits[4] = {card[5], card[6], card[7], '\0'}, *end;
+    const long n = strtol(digits, &end, 10);
+    return end != digits && (*end == ' ' || *end == '\0') && n >= 1 && n < 1000 ? (int)n : 0;
+}
+
 static void note_layout(const char *card, struct layout *l)
 {
     long long v;
-    char *end;
+    int n;
     if (memcmp(card + 8, "= ", 2) != 0) return;
     if (memcmp(card, "BITPIX  ", 8) == 0 && card_integer(card, &v))
         l->bitpix = v;
@@ -120,11 +132,15 @@ static void note_layout(const char *card, struct layout *l)
         l->gcount = v;
     else if (memcmp(card, "GROUPS  ", 8) == 0)
         l->groups = memchr(card + 10, 'T', 70) != NULL;
-    else if (memcmp(card, "NAXIS", 5) == 0 && card_integer(card, &v)) {
-        char digits[4] = {card[5], card[6], card[7], '\0'};
-        const long n = strtol(digits, &end, 10);
-        if (end != digits && (*end == ' ' || *end == '\0') && n >= 1 && n < 1000) l->axes[n] = v;
-    }
+    else if (memcmp(card, "ZIMAGE  ", 8) == 0)
+        l->zimage = memchr(card + 10, 'T', 70) != NULL;
+    else if (memcmp(card, "ZTILE", 5) == 0 && card_integer(card, &v) && v < 1 && !l->tile_axis &&
+             (n = axis_number(card)) > 0) {
+        l->tile_axis = n;
+        l->tile = v;
+    } else if (memcmp(card, "NAXIS", 5) == 0 && card_integer(card, &v) &&
+               (n = axis_number(card)) > 0)
+        l->axes[n] = v;
 }
 
 /* An unquoted value token of 70 characters: cols 11-80 with no blank or '/'. */
@@ -194,6 +210,14 @@ static int screen_headers(FILE *fp, const char *path, char *err, size_t errlen)
                 end = memcmp(card, "END     ", 8) == 0;
                 note_layout(card, &l);
             }
+        }
+        if (l.zimage && l.tile_axis) {
+            snprintf(err, errlen,
+                     "%s: HDU %d is a tile-compressed image with ZTILE%d = %lld; tiles must be "
+                     "at least 1 pixel, and cfitsio cannot read that header safely (it divides "
+                     "by the tile size)",
+                     path, hdu, l.tile_axis, l.tile);
+            return -1;
         }
         const long long data = data_bytes(&l);
         if (data < 0 || data > INT64_MAX - offset) return 0;
