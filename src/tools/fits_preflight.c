@@ -98,59 +98,122 @@ struct layout {
     long long tile; /* that ZTILEn's value */
 };
 
-/* The integer after "= " in cols 11-80, as cfitsio reads a fixed-format value. */
-static bool card_integer(const char *card, long long *value)
-{
-    char field[CARD - 9];
-    memcpy(field, card + 10, CARD - 10);
-    field[CARD - 10] = '\0';
-    char *end;
-    *value = strtoll(field, &end, 10);
-    return end != field;
-}
+/* A card as cfitsio 4.2 reads it: the keyword is the text before the first '=' (cfitsio 4
+ * takes names longer than 8 characters that way), the value's first token follows the '=' and
+ * any blanks, up to a blank or '/'. Commentary cards and cards without '=' have no value. */
+struct card_view {
+    char name[CARD + 1];
+    const char *token;
+    int len;
+};
 
-/* n of a keyword NAXISn or ZTILEn (five letters, then 1 to 999), or 0. */
-static int axis_number(const char *card)
+static bool view_card(const char *card, struct card_view *v)
 {
-    char digits[4] = {card[5], card[6], card[7], '\0'}, *end;
-    const long n = strtol(digits, &end, 10);
-    return end != digits && (*end == ' ' || *end == '\0') && n >= 1 && n < 1000 ? (int)n : 0;
-}
-
-static void note_layout(const char *card, struct layout *l)
-{
-    long long v;
-    int n;
-    if (memcmp(card + 8, "= ", 2) != 0) return;
-    if (memcmp(card, "BITPIX  ", 8) == 0 && card_integer(card, &v))
-        l->bitpix = v;
-    else if (memcmp(card, "NAXIS   ", 8) == 0 && card_integer(card, &v))
-        l->naxis = v;
-    else if (memcmp(card, "PCOUNT  ", 8) == 0 && card_integer(card, &v))
-        l->pcount = v;
-    else if (memcmp(card, "GCOUNT  ", 8) == 0 && card_integer(card, &v))
-        l->gcount = v;
-    else if (memcmp(card, "GROUPS  ", 8) == 0)
-        l->groups = memchr(card + 10, 'T', 70) != NULL;
-    else if (memcmp(card, "ZIMAGE  ", 8) == 0)
-        l->zimage = memchr(card + 10, 'T', 70) != NULL;
-    else if (memcmp(card, "ZTILE", 5) == 0 && card_integer(card, &v) && v < 1 && !l->tile_axis &&
-             (n = axis_number(card)) > 0) {
-        l->tile_axis = n;
-        l->tile = v;
-    } else if (memcmp(card, "NAXIS", 5) == 0 && card_integer(card, &v) &&
-               (n = axis_number(card)) > 0)
-        l->axes[n] = v;
-}
-
-/* An unquoted value token of 70 characters: cols 11-80 with no blank or '/'. */
-static bool overflows_ttype(const char *card)
-{
-    if (memcmp(card, "TTYPE", 5) != 0 || memcmp(card + 8, "= ", 2) != 0) return false;
-    if (card[10] == '\'') return false;
-    for (int i = 10; i < CARD; i++)
-        if (card[i] == ' ' || card[i] == '/' || card[i] == '\0') return false;
+    if (memcmp(card, "COMMENT ", 8) == 0 || memcmp(card, "HISTORY ", 8) == 0 ||
+        memcmp(card, "        ", 8) == 0 || memcmp(card, "CONTINUE", 8) == 0)
+        return false;
+    const char *eq = memchr(card, '=', CARD);
+    if (!eq || eq == card) return false;
+    int n = (int)(eq - card);
+    while (n > 0 && card[n - 1] == ' ')
+        n--;
+    for (int i = 0; i < n; i++) /* printable: the name may reach an error message */
+        v->name[i] = card[i] >= ' ' && card[i] <= '~' ? card[i] : '?';
+    v->name[n] = '\0';
+    int at = (int)(eq - card) + 1;
+    while (at < CARD && card[at] == ' ')
+        at++;
+    v->token = card + at;
+    v->len = 0;
+    while (at + v->len < CARD && card[at + v->len] != ' ' && card[at + v->len] != '/')
+        v->len++;
     return true;
+}
+
+/* The token as an integer, as cfitsio reads a whole-number keyword. */
+static bool token_integer(const struct card_view *v, long long *value)
+{
+    if (v->len < 1) return false;
+    char text[CARD + 1], *end;
+    memcpy(text, v->token, (size_t)v->len);
+    text[v->len] = '\0';
+    *value = strtoll(text, &end, 10);
+    return end != text;
+}
+
+/* n of a keyword such as NAXISn or ZTILEn (prefix, then 1 to 999), or 0. */
+static int axis_number(const char *name, const char *prefix)
+{
+    const size_t p = strlen(prefix);
+    if (strncmp(name, prefix, p) != 0 || name[p] < '1' || name[p] > '9') return 0;
+    char *end;
+    const long n = strtol(name + p, &end, 10);
+    return *end == '\0' && n >= 1 && n < 1000 ? (int)n : 0;
+}
+
+static bool is_logical_true(const struct card_view *v)
+{
+    return v->len >= 1 && v->token[0] == 'T';
+}
+
+static void note_layout(const struct card_view *v, struct layout *l)
+{
+    long long x;
+    int n;
+    if (!token_integer(v, &x)) {
+        if (strcmp(v->name, "GROUPS") == 0) l->groups = is_logical_true(v);
+        if (strcmp(v->name, "ZIMAGE") == 0) l->zimage = is_logical_true(v);
+        return;
+    }
+    if (strcmp(v->name, "BITPIX") == 0)
+        l->bitpix = x;
+    else if (strcmp(v->name, "NAXIS") == 0)
+        l->naxis = x;
+    else if (strcmp(v->name, "PCOUNT") == 0)
+        l->pcount = x;
+    else if (strcmp(v->name, "GCOUNT") == 0)
+        l->gcount = x;
+    else if ((n = axis_number(v->name, "NAXIS")) > 0)
+        l->axes[n] = x;
+    else if ((n = axis_number(v->name, "ZTILE")) > 0 && x < 1 && !l->tile_axis) {
+        l->tile_axis = n;
+        l->tile = x;
+    }
+}
+
+/* Whether a token reads as a number (FITS writes exponents with E or D). */
+static bool is_number(const char *token, int len)
+{
+    char text[CARD + 1];
+    if (len < 1) return false;
+    for (int i = 0; i < len; i++)
+        text[i] = token[i] == 'D' || token[i] == 'd' ? 'E' : token[i];
+    text[len] = '\0';
+    char *end;
+    strtod(text, &end);
+    return end == text + len;
+}
+
+/* Keywords cfitsio reads as numbers on its way to an image. A value that is not one sends
+ * cfitsio 4.2 into an error path that can overflow its message buffer (ffc2j) or leaves a
+ * tile size of 0 that it divides by; so such a card is refused before cfitsio sees it. */
+static bool read_as_number(const char *name)
+{
+    static const char *const exact[] = {"BITPIX", "NAXIS",   "PCOUNT", "GCOUNT",  "TFIELDS",
+                                        "THEAP",  "ZBITPIX", "ZNAXIS", "ZPCOUNT", "ZGCOUNT"};
+    for (size_t i = 0; i < sizeof exact / sizeof exact[0]; i++)
+        if (strcmp(name, exact[i]) == 0) return true;
+    return axis_number(name, "NAXIS") || axis_number(name, "ZNAXIS") || axis_number(name, "ZTILE");
+}
+
+/* Why cfitsio 4.2 cannot read this card safely, or NULL. A TTYPEn value that is unquoted and
+ * 70 characters or more overflows its 70-byte field. */
+static const char *unsafe_card(const struct card_view *v)
+{
+    if (axis_number(v->name, "TTYPE") && v->len >= 70 && v->token[0] != '\'')
+        return "is a column name that is not a quoted string and fills its card";
+    if (read_as_number(v->name) && !is_number(v->token, v->len)) return "does not hold a number";
+    return NULL;
 }
 
 /* The data unit's length in whole blocks of bytes; -1 when the header does not say, or says
@@ -160,11 +223,11 @@ static long long data_bytes(const struct layout *l)
 {
     const long long limit = 1LL << 62;
     const long long b = l->bitpix;
+    if (l->naxis == 0) return 0;
     if (!(b == 8 || b == 16 || b == 32 || b == 64 || b == -32 || b == -64)) return -1;
     if (l->naxis < 0 || l->naxis > 999 || l->pcount < 0 || l->pcount > limit || l->gcount < 0 ||
         l->gcount > limit)
         return -1;
-    if (l->naxis == 0) return 0;
     long long product = 1;
     for (long long n = 1; n <= l->naxis; n++) {
         const long long a = l->axes[n];
@@ -180,8 +243,9 @@ static long long data_bytes(const struct layout *l)
     return (bytes + BLOCK - 1) / BLOCK * BLOCK;
 }
 
-/* Walks the HDUs from the start: each header's cards up to END, then past its data unit. The
- * walk stops quietly where a header stops making sense; cfitsio's own error takes over there. */
+/* Walks the HDUs from the start: each header's cards up to END, then past its data unit. A
+ * header cut short by the end of the file is still screened (cfitsio reads what is there).
+ * The walk stops quietly where a header stops making sense; cfitsio's own error takes over. */
 static int screen_headers(FILE *fp, const char *path, char *err, size_t errlen)
 {
     char block[BLOCK];
@@ -191,24 +255,27 @@ static int screen_headers(FILE *fp, const char *path, char *err, size_t errlen)
         for (int n = 0; n < 1000; n++)
             l.axes[n] = -1;
         bool end = false;
-        while (!end) {
-            if (fseek(fp, (long)offset, SEEK_SET) != 0 || fread(block, 1, BLOCK, fp) != BLOCK)
-                return 0;
+        size_t got = BLOCK;
+        while (!end && got == BLOCK) {
+            got = fseek(fp, (long)offset, SEEK_SET) == 0 ? fread(block, 1, BLOCK, fp) : 0;
             offset += BLOCK;
             /* An index, not a pointer, walks the block: libFuzzer learns from the operands
              * of comparisons, and a stack address differs from run to run. */
-            for (int at = 0; at < BLOCK && !end; at += CARD) {
+            for (size_t at = 0; at + CARD <= got && !end; at += CARD) {
                 const char *card = block + at;
-                if (overflows_ttype(card)) {
+                struct card_view v;
+                const bool has_value = view_card(card, &v);
+                const char *why = has_value ? unsafe_card(&v) : NULL;
+                if (why) {
                     snprintf(err, errlen,
-                             "%s: HDU %d has a table column name (%.*s) that is not a quoted "
-                             "string and fills its card; cfitsio cannot read that header "
-                             "safely. Quote the value, or copy the image HDU out first",
-                             path, hdu, (int)strcspn(card, " ="), card);
+                             "%s: HDU %d: %s %s; cfitsio cannot read that header safely, so the "
+                             "file is refused (repair the card, or copy the image HDU out with "
+                             "another tool)",
+                             path, hdu, v.name, why);
                     return -1;
                 }
                 end = memcmp(card, "END     ", 8) == 0;
-                note_layout(card, &l);
+                if (has_value) note_layout(&v, &l);
             }
         }
         if (l.zimage && l.tile_axis) {
@@ -219,6 +286,7 @@ static int screen_headers(FILE *fp, const char *path, char *err, size_t errlen)
                      path, hdu, l.tile_axis, l.tile);
             return -1;
         }
+        if (!end) return 0;
         const long long data = data_bytes(&l);
         if (data < 0 || data > INT64_MAX - offset) return 0;
         offset += data;
