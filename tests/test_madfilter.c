@@ -486,6 +486,15 @@ START_TEST(bad_inputs_give_one_line_and_an_exit_code)
     fits_close_file(f, &status);
     fits_check(status, "writing the bad inputs");
     put_card(tmp("tile_nan.fits.fz"), -1, "ZTILE1", "%");
+    /* A Rice block size of 0, which no screen names: cfitsio divides by it while it opens the
+     * header, and only the probe in a child process stands between that and madfilter. */
+    fits_create_file(&f, tmp("rice0.fits.fz"), &status);
+    fits_set_compression_type(f, RICE_1, &status);
+    fits_create_img(f, FLOAT_IMG, 2, n2, &status);
+    fits_write_img(f, TFLOAT, 1, 12, zeros, &status);
+    fits_close_file(f, &status);
+    fits_check(status, "writing the bad inputs");
+    put_card(tmp("rice0.fits.fz"), -1, "ZVAL1", "0");
     /* The bad TTYPE behind an image whose NAXIS1 is written as cfitsio 4 also reads it, '='
      * after a blank: the screen must read it so too, to step over the image's three blocks. */
     long wide[2] = {720, 3};
@@ -596,6 +605,7 @@ START_TEST(bad_inputs_give_one_line_and_an_exit_code)
          1,
          "HDU 2 is a tile-compressed image with ZTILE2 = 0"},
         {{"tile_nan.fits.fz", "o.fits"}, {NULL}, 1, "HDU 2: ZTILE1 does not hold a number"},
+        {{"rice0.fits.fz", "o.fits"}, {NULL}, 1, "cfitsio crashed reading its headers"},
         {{"longname.fits", "o.fits"}, {NULL}, 1, "HDU 2: TTYPE1 is a column name that is not"},
         {{"good.fits", "good.fits"}, {"-o", "{}.fits"}, 2, "would both write"},
         {{"good.fits", "text.fits"}, {"-o", "plain.fits"}, 2, "a directory or a pattern"},

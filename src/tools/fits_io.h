@@ -31,6 +31,11 @@ void fits_io_close(struct tool_image *img);
  * abort (fits_preflight.c). Returns 0, or -1 with one line in err. */
 int fits_preflight(const char *name, uint64_t max_bytes, char *err, size_t errlen);
 
+/* Opens the headers of name (the disk file path) with cfitsio in a child process, as
+ * fits_io_open would, and refuses the file if cfitsio crashes there (fits_probe.c). Returns 0,
+ * also when no child can be made, or -1 with one line in err. */
+int fits_probe_headers(const char *name, const char *path, char *err, size_t errlen);
+
 /* The file name in a cfitsio name ("in.fits" of "in.fits[SCI]"), or "" if it has none. */
 void fits_io_rootname(const char *name, char *root, size_t len);
 

@@ -314,5 +314,7 @@ int fits_preflight(const char *name, uint64_t max_bytes, char *err, size_t errle
     else
         rc = screen_headers(fp, path, err, errlen);
     fclose(fp);
+    /* Compressed inputs are not probed: the child would unpack the whole file a second time. */
+    if (rc == 0 && !is_compressed(head)) rc = fits_probe_headers(name, path, err, errlen);
     return rc;
 }
