@@ -413,6 +413,22 @@ static void put_card(const char *path, long at, const char *name, const char *va
     replace_card(path, at, card, card);
 }
 
+/* A Rice-compressed 4 x 3 image whose card `name` then holds `value` as it is. */
+static void write_tiled_with(const char *path, const char *name, const char *value)
+{
+    fitsfile *f;
+    int status = 0;
+    long naxes[2] = {4, 3};
+    float zeros[12] = {0};
+    fits_create_file(&f, path, &status);
+    fits_set_compression_type(f, RICE_1, &status);
+    fits_create_img(f, FLOAT_IMG, 2, naxes, &status);
+    fits_write_img(f, TFLOAT, 1, 12, zeros, &status);
+    fits_close_file(f, &status);
+    fits_check(status, path);
+    put_card(path, -1, name, value);
+}
+
 /* A table of one empty column whose TTYPE1 card holds `value` as it is. */
 static void write_table_named(const char *path, const char *value)
 {
@@ -470,31 +486,13 @@ START_TEST(bad_inputs_give_one_line_and_an_exit_code)
     write_table_named(tmp("ttype_short.fits"), filled);
     filled[0] = filled[69] = '\'';
     write_table_named(tmp("ttype_quoted.fits"), filled);
-    /* A tile-compressed image whose tiles are 0 rows tall: cfitsio 4.2 divides by it. */
-    fits_create_file(&f, tmp("tile0.fits.fz"), &status);
-    fits_set_compression_type(f, RICE_1, &status);
-    fits_create_img(f, FLOAT_IMG, 2, n2, &status);
-    fits_write_img(f, TFLOAT, 1, 12, zeros, &status);
-    fits_close_file(f, &status);
-    fits_check(status, "writing the bad inputs");
-    put_card(tmp("tile0.fits.fz"), -1, "ZTILE2", "0");
-    /* Tiles whose size is not a number. */
-    fits_create_file(&f, tmp("tile_nan.fits.fz"), &status);
-    fits_set_compression_type(f, RICE_1, &status);
-    fits_create_img(f, FLOAT_IMG, 2, n2, &status);
-    fits_write_img(f, TFLOAT, 1, 12, zeros, &status);
-    fits_close_file(f, &status);
-    fits_check(status, "writing the bad inputs");
-    put_card(tmp("tile_nan.fits.fz"), -1, "ZTILE1", "%");
-    /* A Rice block size of 0, which no screen names: cfitsio divides by it while it opens the
-     * header, and only the probe in a child process stands between that and madfilter. */
-    fits_create_file(&f, tmp("rice0.fits.fz"), &status);
-    fits_set_compression_type(f, RICE_1, &status);
-    fits_create_img(f, FLOAT_IMG, 2, n2, &status);
-    fits_write_img(f, TFLOAT, 1, 12, zeros, &status);
-    fits_close_file(f, &status);
-    fits_check(status, "writing the bad inputs");
-    put_card(tmp("rice0.fits.fz"), -1, "ZVAL1", "0");
+    /* Tile-compressed images with tiles 0 rows tall, or of no size at all, which cfitsio 4.2
+     * divides by; and a Rice block size of 0, which no screen names: cfitsio divides by it while
+     * it opens the header, and only the probe in a child process stands between that and
+     * madfilter. */
+    write_tiled_with(tmp("tile0.fits.fz"), "ZTILE2", "0");
+    write_tiled_with(tmp("tile_nan.fits.fz"), "ZTILE1", "%");
+    write_tiled_with(tmp("rice0.fits.fz"), "ZVAL1", "0");
     /* The bad TTYPE behind an image whose NAXIS1 is written as cfitsio 4 also reads it, '='
      * after a blank: the screen must read it so too, to step over the image's three blocks. */
     long wide[2] = {720, 3};
