@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define BLOCK 2880
 #define CARD 80
@@ -22,12 +23,14 @@
 /* cfitsio looks for these when the name itself does not open (in.fits -> in.fits.gz). */
 static const char *const suffixes[] = {"", ".gz", ".bz2", ".Z", ".z", ".zip", "-z", "-gz"};
 
+/* Only a regular file: a pipe read here would lose its first bytes before cfitsio reads it. */
 static FILE *open_as_cfitsio_would(const char *root, char *path, size_t len)
 {
     for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
         snprintf(path, len, "%s%s", root, suffixes[i]);
-        FILE *fp = fopen(path, "rb");
-        if (fp) return fp;
+        struct stat st;
+        if (stat(path, &st) != 0) continue;
+        return S_ISREG(st.st_mode) ? fopen(path, "rb") : NULL;
     }
     return NULL;
 }
