@@ -5,9 +5,11 @@
  *   gzip and zip cfitsio allocates the size the file's own bytes claim before unpacking;
  * - a table's TTYPEn value that is unquoted and fills its card is copied into a 70-byte field
  *   with strcpy: one byte over, which glibc's fortified strcpy turns into an abort;
- * - a tile-compressed image's ZTILEn of 0 is divided by (SIGFPE).
+ * - a numeric keyword that holds no number takes an error path that overflows (ffc2j), and a
+ *   tile-compressed image's ZTILEn of 0 is divided by (SIGFPE).
  * cfitsio parses the headers it passes on the way to the image (an empty primary HDU, or
- * 'in.fits[SCI]'), so every header of the file is screened. */
+ * 'in.fits[SCI]'), so every header of the file is screened. What the screen does not name,
+ * fits_probe.c catches: the headers are then opened once in a child process. */
 #include "fits_io.h"
 
 #include <fitsio.h>
