@@ -48,10 +48,7 @@ static bool looks_like_fits(const char *path)
     fclose(fp);
     if (n >= 9 && (memcmp(head, "SIMPLE  =", 9) == 0 || memcmp(head, "XTENSION=", 9) == 0))
         return true;
-    /* gzip, Unix compress, pack, bzip2, zip */
-    return n >= 2 &&
-           ((head[0] == 0x1f && (head[1] == 0x8b || head[1] == 0x9d || head[1] == 0x1e)) ||
-            (head[0] == 'B' && head[1] == 'Z') || (head[0] == 'P' && head[1] == 'K'));
+    return n >= 2 && fits_compressed_magic(head);
 }
 
 /* Why fits_open_image failed, in the words an astronomer would use. */
@@ -192,16 +189,15 @@ static int check_shape(const char *name, int naxis, const LONGLONG *naxes, bool 
     return 0;
 }
 
-int fits_io_open(const char *name, bool refuse_cubes, uint64_t max_bytes, struct tool_image *img,
-                 char *err, size_t errlen)
+/* Everything fits_io_open asks of cfitsio before pixels are read. */
+static int open_image(const char *name, bool refuse_cubes, struct tool_image *img, char *err,
+                      size_t errlen)
 {
     fitsfile *f = NULL;
     int status = 0, bitpix = 0, naxis = 0;
     LONGLONG naxes[9] = {0};
     memset(img, 0, sizeof *img);
     img->name = name;
-    if (fits_preflight(name, max_bytes, err, errlen) != 0) return -1;
-
     if (fits_open_image(&f, name, READONLY, &status)) {
         describe_open(status, name, err, errlen);
         /* cfitsio leaves the file open when it is a table (NOT_IMAGE). */
@@ -237,6 +233,33 @@ int fits_io_open(const char *name, bool refuse_cubes, uint64_t max_bytes, struct
 fail:
     image_close(img);
     return -1;
+}
+
+struct open_request {
+    const char *name;
+    bool refuse_cubes;
+};
+
+/* The probe's child opens the image exactly as the parent will. */
+static void open_in_probe(void *arg)
+{
+    const struct open_request *r = arg;
+    struct tool_image img;
+    char err[256];
+    open_image(r->name, r->refuse_cubes, &img, err, sizeof err);
+}
+
+int fits_io_open(const char *name, bool refuse_cubes, uint64_t max_bytes, struct tool_image *img,
+                 char *err, size_t errlen)
+{
+    char probe_path[FLEN_FILENAME + 8];
+    memset(img, 0, sizeof *img);
+    img->name = name;
+    if (fits_preflight(name, max_bytes, probe_path, sizeof probe_path, err, errlen) != 0) return -1;
+    struct open_request request = {name, refuse_cubes};
+    if (probe_path[0] && fits_probe(probe_path, open_in_probe, &request, err, errlen) != 0)
+        return -1;
+    return open_image(name, refuse_cubes, img, err, errlen);
 }
 
 int fits_io_read_rows(struct tool_image *img, size_t plane, size_t row0, size_t rows, float *dst,

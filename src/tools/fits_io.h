@@ -13,7 +13,8 @@
 /* Opens the image HDU that name selects (cfitsio extended syntax), checks its shape and reads
  * its header cards; pixels are read later with fits_io_read_rows. NAXIS 2 is an image; NAXIS 3 a
  * cube, filtered plane by plane unless refuse_cubes; any axis past the third must have length 1.
- * Inputs that fits_preflight refuses are refused first.
+ * Inputs that fits_preflight refuses are refused first; an uncompressed disk file is then
+ * opened once in a child process (fits_probe), and refused if cfitsio crashes there.
  * Returns 0, or -1 with one line in err. */
 int fits_io_open(const char *name, bool refuse_cubes, uint64_t max_bytes, struct tool_image *img,
                  char *err, size_t errlen);
@@ -28,13 +29,18 @@ void fits_io_close(struct tool_image *img);
 /* Reads first what cfitsio 4.2 would trust unchecked in the file that name opens (or name.gz
  * and the other names cfitsio tries): refuses a compressed file that claims more than max_bytes
  * unpacked, or is too short to claim a size, and a file with a header that would make cfitsio
- * abort (fits_preflight.c). Returns 0, or -1 with one line in err. */
-int fits_preflight(const char *name, uint64_t max_bytes, char *err, size_t errlen);
+ * abort (fits_preflight.c). An uncompressed disk file is worth probing (fits_probe): its path
+ * then goes to probe_path, else "". Returns 0, or -1 with one line in err. */
+int fits_preflight(const char *name, uint64_t max_bytes, char *probe_path, size_t probe_len,
+                   char *err, size_t errlen);
 
-/* Opens the headers of name (the disk file path) with cfitsio in a child process, as
- * fits_io_open would, and refuses the file if cfitsio crashes there (fits_probe.c). Returns 0,
- * also when no child can be made, or -1 with one line in err. */
-int fits_probe_headers(const char *name, const char *path, char *err, size_t errlen);
+/* Whether a file's first two bytes are those of a format cfitsio unpacks whole (gzip, zip,
+ * compress, pack, LZH, bzip2). */
+bool fits_compressed_magic(const unsigned char *head);
+
+/* Runs attempt(arg) in a child process, and refuses the file at path if the child crashes
+ * there (fits_probe.c). Returns 0, also when no child can be made, or -1 with one line in err. */
+int fits_probe(const char *path, void (*attempt)(void *arg), void *arg, char *err, size_t errlen);
 
 /* The file name in a cfitsio name ("in.fits" of "in.fits[SCI]"), or "" if it has none. */
 void fits_io_rootname(const char *name, char *root, size_t len);

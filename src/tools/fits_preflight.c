@@ -42,7 +42,7 @@ static uint64_t little_endian_u32(const unsigned char *b)
     return b[0] | (uint64_t)b[1] << 8 | (uint64_t)b[2] << 16 | (uint64_t)b[3] << 24;
 }
 
-static bool is_compressed(const unsigned char *h)
+bool fits_compressed_magic(const unsigned char *h)
 {
     return (h[0] == 0x1f && (h[1] == 0x8b || h[1] == 0x9d || h[1] == 0x1e || h[1] == 0xa0)) ||
            (h[0] == 'P' && h[1] == 'K') || (h[0] == 'B' && h[1] == 'Z');
@@ -299,9 +299,11 @@ static int screen_headers(FILE *fp, const char *path, char *err, size_t errlen)
     return 0;
 }
 
-int fits_preflight(const char *name, uint64_t max_bytes, char *err, size_t errlen)
+int fits_preflight(const char *name, uint64_t max_bytes, char *probe_path, size_t probe_len,
+                   char *err, size_t errlen)
 {
     char root[FLEN_FILENAME], path[FLEN_FILENAME + 8];
+    probe_path[0] = '\0';
     fits_io_rootname(name, root, sizeof root);
     if (!root[0] || strcmp(root, "-") == 0) return 0;
     /* The drivers that read a disk file; others (mem://, http://) are left to cfitsio. */
@@ -313,13 +315,11 @@ int fits_preflight(const char *name, uint64_t max_bytes, char *err, size_t errle
     FILE *fp = open_as_cfitsio_would(file, path, sizeof path);
     if (!fp) return 0; /* cfitsio's own error says why it cannot be opened */
     unsigned char head[2] = {0};
-    int rc = 0;
-    if (fread(head, 1, 2, fp) == 2 && is_compressed(head))
-        rc = check_unpacked_size(fp, path, head, max_bytes, err, errlen);
-    else
-        rc = screen_headers(fp, path, err, errlen);
+    const bool compressed = fread(head, 1, 2, fp) == 2 && fits_compressed_magic(head);
+    const int rc = compressed ? check_unpacked_size(fp, path, head, max_bytes, err, errlen)
+                              : screen_headers(fp, path, err, errlen);
     fclose(fp);
     /* Compressed inputs are not probed: the child would unpack the whole file a second time. */
-    if (rc == 0 && !is_compressed(head)) rc = fits_probe_headers(name, path, err, errlen);
+    if (rc == 0 && !compressed) snprintf(probe_path, probe_len, "%s", path);
     return rc;
 }
