@@ -53,7 +53,8 @@ typedef struct clstats_ctx clstats_ctx;
  *   "auto"    - the first GPU of any platform, else the first CPU, else any device
  *   "gpu", "cpu", "accelerator" - the first device of that type
  *   "P:D"     - device D of platform P, both 0-based indices as clstats_list_devices() gives them
- *   other     - the first device whose "platform / device" name contains it (case-insensitive)
+ *   other     - the first device whose platform name, device name or device version (as
+ *               clstats_list_devices gives them) contains it, case-insensitive: "nvidia", "pocl"
  * On failure *ctx is set to NULL and a detail is in clstats_ctx_message(NULL). */
 int clstats_ctx_create(clstats_ctx **ctx, const char *device_spec);
 void clstats_ctx_destroy(clstats_ctx *ctx);

@@ -153,10 +153,12 @@ static int choose(const struct found_device *found, int n, const char *spec)
             if (found[i].info.platform_index == p && found[i].info.device_index == d) return i;
         return -1;
     }
+    /* What clstats_list_devices shows: platform, device and version. Debian's PoCL names its
+     * platform "Portable Computing Language" and says "PoCL" only in its version. */
     for (int i = 0; i < n; i++) {
-        char full[300];
-        snprintf(full, sizeof full, "%s / %s", found[i].info.platform_name,
-                 found[i].info.device_name);
+        char full[400];
+        snprintf(full, sizeof full, "%s / %s / %s", found[i].info.platform_name,
+                 found[i].info.device_name, found[i].info.version);
         if (contains_nocase(full, spec)) return i;
     }
     return -1;
