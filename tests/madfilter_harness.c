@@ -92,6 +92,8 @@ static void slurp(const char *path, char *buf, size_t size)
     unlink(path);
 }
 
+const char *run_stdin;
+
 /* Runs madfilter with the given arguments (NULL-terminated), capturing stdout and stderr. */
 struct result *run(const char *first, ...)
 {
@@ -112,6 +114,7 @@ struct result *run(const char *first, ...)
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (run_stdin) posix_spawn_file_actions_addopen(&fa, 0, run_stdin, O_RDONLY, 0);
     pid_t pid;
     int rc = posix_spawn(&pid, MADFILTER_PATH, &fa, NULL, (char *const *)argv, environ);
     posix_spawn_file_actions_destroy(&fa);
@@ -267,8 +270,8 @@ void library_maps(const float *img, size_t nx, size_t ny, int width, enum clstat
                   float *median, float *mad)
 {
     const size_t bytes = nx * ny * sizeof(float), msg_size = 512;
-    char *shared = mmap(NULL, 2 * bytes + msg_size, PROT_READ | PROT_WRITE,
-                        MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    char *shared =
+        mmap(NULL, 2 * bytes + msg_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     ck_assert_ptr_ne(shared, MAP_FAILED);
     char *msg = shared + 2 * bytes;
     fflush(NULL);
@@ -279,8 +282,9 @@ void library_maps(const float *img, size_t nx, size_t ny, int width, enum clstat
         struct clstats_filter_params p = {.width = width, .boundary = b};
         int status = clstats_ctx_create(&ctx, NULL);
         if (status == CLSTATS_OK)
-            status = clstats_median_filter(ctx, img, nx, ny, nx, &p, median ? (float *)shared : NULL,
-                                           mad ? (float *)(shared + bytes) : NULL);
+            status =
+                clstats_median_filter(ctx, img, nx, ny, nx, &p, median ? (float *)shared : NULL,
+                                      mad ? (float *)(shared + bytes) : NULL);
         snprintf(msg, msg_size, "%s", status == CLSTATS_OK ? "" : clstats_ctx_message(ctx));
         clstats_ctx_destroy(ctx);
         _exit(status == CLSTATS_OK ? 0 : 1);
@@ -301,8 +305,9 @@ void file_bytes(const char *path, char *buf, size_t size, size_t *n)
     fclose(f);
 }
 
-static const char *const shim_settings[] = {"OPENCL_SHIM_DEVICE_MEMORY", "OPENCL_SHIM_MAX_BUFFER",
-                                            "OPENCL_SHIM_LOSE_AFTER", "OPENCL_SHIM_REPORT"};
+static const char *const shim_settings[] = {"OPENCL_SHIM_RAISE", "OPENCL_SHIM_DEVICE_MEMORY",
+                                            "OPENCL_SHIM_MAX_BUFFER", "OPENCL_SHIM_LOSE_AFTER",
+                                            "OPENCL_SHIM_REPORT"};
 
 void shim_set(const char *name, const char *value)
 {

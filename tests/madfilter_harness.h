@@ -29,8 +29,9 @@ struct result {
 };
 
 /* Runs madfilter with the given arguments (NULL-terminated), capturing stdout and stderr; the
- * result lives until the next call. */
+ * result lives until the next call. Its standard input is run_stdin when that names a file. */
 struct result *run(const char *first, ...);
+extern const char *run_stdin;
 
 /* The run succeeded; `call` is evaluated once (a second run would hide what the first said). */
 #define ck_run_ok(call)                                                                            \

@@ -7,10 +7,13 @@
  *                                (CL_MEM_OBJECT_ALLOCATION_FAILURE)
  *   OPENCL_SHIM_LOSE_AFTER=N     kernel launches after the Nth fail with CL_OUT_OF_RESOURCES, as
  *                                on a GPU that fell off the bus
+ *   OPENCL_SHIM_RAISE=SIG        the first kernel launch raises signal SIG in the process, as a
+ *                                hangup or Ctrl-C in the middle of a run would
  *   OPENCL_SHIM_REPORT=FILE      at exit "contexts C builds B launches L" is written to FILE */
 #define _GNU_SOURCE
 #include <CL/cl.h>
 #include <dlfcn.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -69,6 +72,8 @@ cl_int clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel, cl_uint 
     if (!next) next = real("clEnqueueNDRangeKernel");
     long long lose_after = setting("OPENCL_SHIM_LOSE_AFTER");
     if (lose_after >= 0 && launches >= lose_after) return CL_OUT_OF_RESOURCES;
+    long long sig = setting("OPENCL_SHIM_RAISE");
+    if (sig > 0 && launches == 0) raise((int)sig);
     launches++;
     return next(queue, kernel, dims, offset, global, local, n_wait, wait, event);
 }

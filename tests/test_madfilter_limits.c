@@ -9,10 +9,12 @@
 #include <fitsio.h>
 #include <math.h>
 #include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -296,6 +298,97 @@ START_TEST(several_inputs_share_one_context_and_program)
 }
 END_TEST
 
+/* A FITS header declaring a w x h float32 image, and only `data` bytes of it. */
+static void write_truncated(const char *path, long w, long h, size_t data)
+{
+    char header[2880];
+    memset(header, ' ', sizeof header);
+    const char *cards[] = {"SIMPLE  =                    T",
+                           "BITPIX  =                  -32",
+                           "NAXIS   =                    2",
+                           NULL,
+                           NULL,
+                           "END"};
+    char n1[81], n2[81];
+    snprintf(n1, sizeof n1, "NAXIS1  = %20ld", w);
+    snprintf(n2, sizeof n2, "NAXIS2  = %20ld", h);
+    cards[3] = n1, cards[4] = n2;
+    for (int i = 0; i < 6; i++)
+        memcpy(header + 80 * i, cards[i], strlen(cards[i]));
+    FILE *fp = fopen(path, "wb");
+    ck_assert_ptr_nonnull(fp);
+    fwrite(header, 1, sizeof header, fp);
+    char *zeros = calloc(data, 1);
+    fwrite(zeros, 1, data, fp);
+    free(zeros);
+    fclose(fp);
+}
+
+START_TEST(a_damaged_input_never_fills_the_disk)
+{
+    /* A 1 MB file whose header declares 20000 x 20000 pixels: the first strip cannot be read,
+     * and the abandoned output must go as it is. cfitsio would pad it out to 1.6 GB per map on
+     * closing; a file-size limit of 64 MiB makes that a SIGXFSZ here instead of a full disk. */
+    write_truncated(tmp("claims.fits"), 20000, 20000, 1 << 20);
+    struct rlimit old, cap = {64 << 20, 64 << 20};
+    getrlimit(RLIMIT_FSIZE, &old);
+    cap.rlim_max = old.rlim_max;
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &cap), 0);
+    struct result *r =
+        run(tmp("claims.fits"), tmp("claims_out.fits"), "--max-memory", "256M", NULL);
+    setrlimit(RLIMIT_FSIZE, &old);
+    check_one_line_error(r, 1, "cannot read the pixels", "a truncated data unit");
+    ck_assert(!exists(tmp("claims_out.fits")));
+    ck_assert_int_eq(count_temporaries(), 0);
+}
+END_TEST
+
+START_TEST(an_ignored_hangup_stays_ignored)
+{
+    /* nohup: the parent ignores SIGHUP, and the run must survive one mid-run (the shim raises it
+     * at the first kernel launch, when the output is being written). Without nohup the same
+     * signal ends the run, with no output and no temporaries left. */
+    float *img = image_in("hup.fits", 21);
+    signal(SIGHUP, SIG_IGN);
+    shim_set("OPENCL_SHIM_RAISE", "1"); /* SIGHUP */
+    struct result *r = run(tmp("hup.fits"), tmp("hup_out.fits"), "-w", "5", NULL);
+    signal(SIGHUP, SIG_DFL);
+    ck_run_ok(r);
+    mad_matches_library(tmp("hup_out.fits"), img, 5);
+    r = run(tmp("hup.fits"), tmp("hup_out2.fits"), "-w", "5", NULL);
+    shim_clear();
+    ck_assert_msg(r->code == -1, "a hangup did not end the run (exit %d)", r->code);
+    ck_assert(!exists(tmp("hup_out2.fits")));
+    ck_assert_int_eq(count_temporaries(), 0);
+    free(img);
+}
+END_TEST
+
+START_TEST(a_full_disk_names_the_output_and_the_reason)
+{
+    /* A file-size limit with SIGXFSZ ignored: writes fail with EFBIG, as on a full disk. The
+     * error names the file asked for (not the temporary one) and the system's reason. */
+    float *img = random_image(300, 200, 22); /* noise: its PNG is far beyond the limit */
+    write_float_fits(tmp("full_disk.fits"), img, 300, 200);
+    free(img);
+    struct rlimit old, cap = {4096, 4096};
+    getrlimit(RLIMIT_FSIZE, &old);
+    cap.rlim_max = old.rlim_max;
+    signal(SIGXFSZ, SIG_IGN);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &cap), 0);
+    struct result *fits = run(tmp("full_disk.fits"), tmp("fd_out.fits"), NULL);
+    struct result saved = *fits;
+    struct result *png = run(tmp("full_disk.fits"), tmp("fd_out.png"), NULL);
+    setrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, SIG_DFL);
+    check_one_line_error(&saved, 1, "fd_out.fits: cannot write the output: File too large", "FITS");
+    check_one_line_error(png, 1, "cannot write", "PNG");
+    ck_assert_msg(strstr(png->err, "fd_out.png: File too large") && !strstr(png->err, "tmp-"), "%s",
+                  png->err);
+    ck_assert_int_eq(count_temporaries(), 0);
+}
+END_TEST
+
 static int count_lines_with(const char *text, const char *words)
 {
     int n = 0;
@@ -406,6 +499,9 @@ int main(void)
     tcase_add_test(tc, device_out_of_memory_for_one_row_is_a_clear_error);
     tcase_add_test(tc, a_device_lost_mid_run_leaves_no_partial_output);
     tcase_add_test(tc, cube_planes_are_filtered_on_their_own);
+    tcase_add_test(tc, a_damaged_input_never_fills_the_disk);
+    tcase_add_test(tc, an_ignored_hangup_stays_ignored);
+    tcase_add_test(tc, a_full_disk_names_the_output_and_the_reason);
     tcase_add_test(tc, several_inputs_share_one_context_and_program);
     tcase_add_test(tc, a_failed_input_is_named_and_the_rest_go_on);
     tcase_add_test(tc, progress_is_shown_on_a_terminal_only);

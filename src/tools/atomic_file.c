@@ -20,6 +20,7 @@ static bool handlers_installed;
 static void remove_temporaries(struct atomic_file *af)
 {
     unlink(af->tmp_path);
+    unlink(af->scratch_path);
     rmdir(af->tmp_dir);
 }
 
@@ -41,13 +42,16 @@ static void track(struct atomic_file *af, bool on)
         if (!on && in_progress[i] == af) in_progress[i] = NULL;
     }
     if (on && !handlers_installed) {
-        struct sigaction sa;
+        const int signals[] = {SIGINT, SIGTERM, SIGHUP};
+        struct sigaction sa, old;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = on_signal;
         sigemptyset(&sa.sa_mask);
-        sigaction(SIGINT, &sa, NULL);
-        sigaction(SIGTERM, &sa, NULL);
-        sigaction(SIGHUP, &sa, NULL);
+        /* A signal the parent set to be ignored (nohup, a shell's background job) must stay
+         * ignored: the user asked for the run to survive it. */
+        for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++)
+            if (sigaction(signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+                sigaction(signals[i], &sa, NULL);
         handlers_installed = true;
     }
 }
@@ -76,14 +80,40 @@ int atomic_begin(struct atomic_file *af, const char *dest, char *err, size_t err
         return -1;
     }
     snprintf(af->tmp_path, sizeof af->tmp_path, "%s/%s", af->tmp_dir, base);
+    snprintf(af->scratch_path, sizeof af->scratch_path, "%s/scratch", af->tmp_dir);
     af->active = true;
     track(af, true);
     return 0;
 }
 
+static const char *node_kind(mode_t mode)
+{
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISLNK(mode)) return "a symbolic link";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "not a regular file";
+}
+
+int atomic_check_destination(const char *dest, char *err, size_t errlen)
+{
+    struct stat st;
+    if (lstat(dest, &st) != 0 || S_ISREG(st.st_mode)) return 0;
+    snprintf(err, errlen,
+             "output %s is %s; madfilter writes regular files only, and would replace the %s "
+             "itself: give the name of a file",
+             dest, node_kind(st.st_mode), S_ISLNK(st.st_mode) ? "link" : "node");
+    return -1;
+}
+
 int atomic_commit(struct atomic_file *af, bool overwrite, char *err, size_t errlen)
 {
     int rc = 0;
+    if (overwrite && atomic_check_destination(af->dest, err, errlen) != 0) {
+        rc = -1;
+        goto done;
+    }
     if (!overwrite) {
         /* link() refuses an existing name, so no other process can slip a file in between a
          * check and the rename. Some file systems have no hard links: check, then rename. */

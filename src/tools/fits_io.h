@@ -11,13 +11,14 @@
 #include <stdint.h>
 
 /* Opens the image HDU that name selects (cfitsio extended syntax), checks its shape and reads
- * its header cards; pixels are read later with fits_io_read_rows. NAXIS 2 is an image; NAXIS 3 a
- * cube, filtered plane by plane unless refuse_cubes; any axis past the third must have length 1.
+ * its header cards, BSCALE and BZERO; pixels are read later with fits_io_read_rows. Which shapes
+ * are taken: image.h's enum image_shape. An image section in name is applied by this file, so
+ * float pixels keep their bits.
  * Inputs that fits_preflight refuses are refused first; an uncompressed disk file is then
  * opened once in a child process (fits_probe), and refused if cfitsio crashes there.
  * Returns 0, or -1 with one line in err. */
-int fits_io_open(const char *name, bool refuse_cubes, uint64_t max_bytes, struct tool_image *img,
-                 char *err, size_t errlen);
+int fits_io_open(const char *name, enum image_shape want, uint64_t max_bytes,
+                 struct tool_image *img, char *err, size_t errlen);
 
 /* Rows row0 .. row0 + rows - 1 of one plane, as float32, into dst. Returns 0 or -1 with err. */
 int fits_io_read_rows(struct tool_image *img, size_t plane, size_t row0, size_t rows, float *dst,
@@ -33,6 +34,11 @@ void fits_io_close(struct tool_image *img);
  * then goes to probe_path, else "". Returns 0, or -1 with one line in err. */
 int fits_preflight(const char *name, uint64_t max_bytes, char *probe_path, size_t probe_len,
                    char *err, size_t errlen);
+
+/* The disk file cfitsio reads for name: the file behind a file:// or compress:// prefix, or the
+ * first of root, root.gz and the other names cfitsio tries that exists. False for standard input,
+ * other URL schemes and names that match no file. */
+bool fits_io_disk_file(const char *name, char *path, size_t len);
 
 /* Whether a file's first two bytes are those of a format cfitsio unpacks whole (gzip, zip,
  * compress, pack, LZH, bzip2). */
@@ -57,25 +63,34 @@ struct fits_map {
 
 struct fits_output;
 
-/* Creates path (which must not exist) with one float32 HDU per map, shaped like img (NAXIS 3 for
- * a cube): the first as the primary HDU, the rest as IMAGE extensions, each with img's header
- * cards, the HISTORY lines and DATE, and room for n_late more HISTORY lines. Pixels follow with
- * fits_output_write_rows. Returns 0, or -1 with one line in err. */
-int fits_output_create(struct fits_output **out, const char *path, const struct tool_image *img,
-                       const struct fits_map *maps, int n_maps, const char *const *history,
-                       int n_history, int n_late, char *err, size_t errlen);
+/* Creates path (which must not exist) for one float32 HDU per map, shaped like img (NAXIS 3 for a
+ * cube): the first as the primary HDU, the rest as IMAGE extensions, each with img's header cards
+ * (less DATE, which is the output's own), the HISTORY lines and DATE, and room for n_late more
+ * HISTORY lines of up to 216 characters. Pixels follow with fits_output_write_rows; the file only
+ * ever holds the rows written so far (no zero fill). A name ending in .gz is written to
+ * scratch_path (which must not exist either) and compressed into path by fits_output_finish.
+ * Returns 0, or -1 with one line in err. */
+int fits_output_create(struct fits_output **out, const char *path, const char *scratch_path,
+                       const struct tool_image *img, const struct fits_map *maps, int n_maps,
+                       const char *const *history, int n_history, int n_late, char *err,
+                       size_t errlen);
 
-/* Writes rows row0 .. row0 + rows - 1 of one plane of map number `map`. */
+/* Writes rows row0 .. row0 + rows - 1 of one plane of map number `map`; each map's rows must come
+ * in order, each once (so the checksums count every pixel once). */
 int fits_output_write_rows(struct fits_output *out, int map, size_t plane, size_t row0, size_t rows,
                            const float *data, char *err, size_t errlen);
 
-/* Adds the late HISTORY lines (at most the n_late given at creation) to every HDU, writes the
- * checksums and closes the file (a .gz name is compressed now). Frees out either way.
- * Returns 0, or -1 with one line in err. */
+/* Writes every header, with the late HISTORY lines (at most the n_late given at creation),
+ * DATASUM and CHECKSUM, and closes the file (a .gz output is compressed now). Every map must be
+ * complete. Frees out either way; on failure the file is removed. Returns 0, or -1 with one line
+ * in err. */
 int fits_output_finish(struct fits_output *out, const char *const *late, int n_late, char *err,
                        size_t errlen);
 
-/* Closes and frees without caring for errors (the file is about to be removed). */
+/* Closes, removes what was written (never completing it) and frees; harmless on NULL. */
 void fits_output_abort(struct fits_output *out);
+
+/* Whether an output name asks for gzip compression (ends in .gz). */
+bool fits_output_is_gzip(const char *path);
 
 #endif

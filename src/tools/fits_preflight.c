@@ -25,16 +25,40 @@
 /* cfitsio looks for these when the name itself does not open (in.fits -> in.fits.gz). */
 static const char *const suffixes[] = {"", ".gz", ".bz2", ".Z", ".z", ".zip", "-z", "-gz"};
 
-/* Only a regular file: a pipe read here would lose its first bytes before cfitsio reads it. */
-static FILE *open_as_cfitsio_would(const char *root, char *path, size_t len)
+/* The first of root and the names cfitsio falls back to that exists, into path. */
+static bool find_as_cfitsio_would(const char *root, char *path, size_t len, struct stat *st)
 {
     for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
         snprintf(path, len, "%s%s", root, suffixes[i]);
-        struct stat st;
-        if (stat(path, &st) != 0) continue;
-        return S_ISREG(st.st_mode) ? fopen(path, "rb") : NULL;
+        if (stat(path, st) == 0) return true;
     }
-    return NULL;
+    return false;
+}
+
+bool fits_io_disk_file(const char *name, char *path, size_t len)
+{
+    char root[FLEN_FILENAME];
+    struct stat st;
+    fits_io_rootname(name, root, sizeof root);
+    if (!root[0] || strcmp(root, "-") == 0) return false;
+    /* The drivers that read a disk file; others (mem://, http://) are left to cfitsio. */
+    const char *file = root;
+    if (strncmp(file, "file://", 7) == 0)
+        file += 7;
+    else if (strncmp(file, "compress://", 11) == 0)
+        file += 11;
+    else if (strstr(file, "://"))
+        return false;
+    return find_as_cfitsio_would(file, path, len, &st);
+}
+
+/* Only a regular file: a pipe read here would lose its first bytes before cfitsio reads it. */
+static FILE *open_as_cfitsio_would(const char *name, char *path, size_t len)
+{
+    struct stat st;
+    if (!fits_io_disk_file(name, path, len) || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return NULL;
+    return fopen(path, "rb");
 }
 
 static uint64_t little_endian_u32(const unsigned char *b)
@@ -302,17 +326,9 @@ static int screen_headers(FILE *fp, const char *path, char *err, size_t errlen)
 int fits_preflight(const char *name, uint64_t max_bytes, char *probe_path, size_t probe_len,
                    char *err, size_t errlen)
 {
-    char root[FLEN_FILENAME], path[FLEN_FILENAME + 8];
+    char path[FLEN_FILENAME + 8];
     probe_path[0] = '\0';
-    fits_io_rootname(name, root, sizeof root);
-    if (!root[0] || strcmp(root, "-") == 0) return 0;
-    /* The drivers that read a disk file; others (mem://, http://) are left to cfitsio. */
-    const char *file = root;
-    if (strncmp(file, "file://", 7) == 0)
-        file += 7;
-    else if (strncmp(file, "compress://", 11) == 0)
-        file += 11;
-    FILE *fp = open_as_cfitsio_would(file, path, sizeof path);
+    FILE *fp = open_as_cfitsio_would(name, path, sizeof path);
     if (!fp) return 0; /* cfitsio's own error says why it cannot be opened */
     unsigned char head[2] = {0};
     const bool compressed = fread(head, 1, 2, fp) == 2 && fits_compressed_magic(head);

@@ -7,6 +7,24 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+
+struct atomic_file;
+
+/* Which shapes a program takes: madfilter 2-D images and cubes of them (or only images, with
+ * --cube refuse), imstats any shape, a 1-D image being one row, every axis past the second
+ * counting planes, and an empty image (NAXIS 0, or an axis of length 0) having no pixel. */
+enum image_shape { SHAPE_PLANES, SHAPE_NO_CUBES, SHAPE_ANY };
+
+/* The part of a FITS image that a cfitsio image section ('in.fits[1:100,*:2]', '[-*,*]')
+ * selects, read by fits_input.c itself so that float pixels keep their bits (cfitsio would copy
+ * the section through its null checks). Axis a of the selection holds source pixels
+ * first[a] + i * step[a] (1-based), i < length[a]; a negative step runs backwards. */
+struct image_section {
+    bool active;
+    int naxis;
+    long long first[9], step[9], length[9];
+};
 
 struct tool_image {
     const char *name; /* as the user gave it, for messages */
@@ -18,7 +36,20 @@ struct tool_image {
     float *data;     /* PNG: nx * ny values, row 0 at the bottom; NULL for FITS */
     void *fits;      /* FITS: the open cfitsio file (fitsfile *); NULL for PNG */
     bool raw_floats; /* FITS float pixels: read bit for bit, with no null check */
+    int naxis;       /* FITS: axes of the image (or section), and their lengths */
+    long long axes[9];
+    struct image_section section;
+    char notice[512];          /* what the caller should say, "" when nothing: a header copied
+                                  only in part, say */
+    struct atomic_file *spool; /* a piped input copied to a temporary file, removed on close */
 };
+
+/* Opens INPUT as madfilter and imstats take it: a PNG by its signature, else FITS through
+ * cfitsio's extended syntax (fits_io_open). A piped input (a FIFO, '-' for standard input, or a
+ * shell's <(...)) is first copied into a temporary file of up to max_bytes, because neither the
+ * PNG check nor cfitsio can read a stream's start twice. Returns 0, or -1 with one line in err. */
+int image_open(const char *name, enum image_shape want, uint64_t max_bytes, struct tool_image *img,
+               char *err, size_t errlen);
 
 /* Reads rows row0 .. row0 + rows - 1 of one plane into dst (rows * nx values). Returns 0, or -1
  * with one line in err. */

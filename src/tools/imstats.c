@@ -1,34 +1,38 @@
 /* imstats.c - the imstats command: robust statistics of a whole FITS (or PNG) image, computed
  * exactly on an OpenCL device by libclstats: count, median, MAD and sigma (1.4826 MAD),
  * percentiles, and sigma-clipped mean, median and standard deviation as astropy's
- * sigma_clipped_stats defines them. NaN and BLANK pixels are missing data and left out.
+ * sigma_clipped_stats defines them. NaN and BLANK pixels are missing data and left out. Every
+ * statistic follows the peer users know, NaN included: numpy for the median, MAD and
+ * percentiles, astropy for the clipped statistics.
  *
  *   imstats [-p 5,25,75,95] [--sigma 3] [--maxiters 5] [-d DEVICE] IMAGE
  * Prints one "name = value" line per statistic (values with 9 significant digits, enough to
  * give a float32 back exactly). */
+#include "cli.h"
 #include "clstats.h"
-#include "fits_io.h"
-#include "png_io.h"
+#include "image.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_PERCENTILES 32
-
 static const char usage[] =
     "Usage: imstats [OPTIONS] IMAGE\n"
     "\n"
     "Robust statistics of a FITS image (any HDU cfitsio's syntax selects, e.g. 'in.fits[SCI]';\n"
-    "a cube counts all its planes) or an 8/16-bit greyscale PNG, computed exactly on an OpenCL\n"
-    "device. NaN and BLANK pixels are missing data and left out.\n"
+    "every pixel of a 1-D image, a cube or more axes counts) or an 8/16-bit greyscale PNG,\n"
+    "computed exactly on an OpenCL device. NaN and BLANK pixels are missing data and left out.\n"
+    "IMAGE may be '-' (standard input) or a pipe.\n"
     "\n"
     "Prints: n (valid pixels), missing, median, mad (median of |x - median|), sigma\n"
-    "(1.4826 mad), one pNN line per percentile (numpy's default 'linear' definition), and\n"
+    "(1.4826 mad), one pQ line per percentile (numpy's default 'linear' definition), and\n"
     "clipped_mean, clipped_median, clipped_std, clipped_n: astropy's sigma_clipped_stats with\n"
-    "cenfunc median and stdfunc std (ddof 0): values further than SIGMA standard deviations\n"
-    "from the median are left out, and again, until none is or MAXITERS rounds have run.\n"
+    "cenfunc median and stdfunc std (ddof 0): infinite values are left out first, then values\n"
+    "further than SIGMA standard deviations from the median, again, until none is or MAXITERS\n"
+    "rounds have run. Where numpy or astropy give NaN, so does imstats (no valid pixel, an\n"
+    "infinite median, every value clipped; |inf - inf| is NaN and left out of the MAD, as\n"
+    "numpy's nanmedian leaves it out), and the exit status is still 0.\n"
     "\n"
     "Options:\n"
     "  -p, --percentiles LIST  comma-separated, each in [0, 100] (default 5,25,75,95)\n"
@@ -36,6 +40,7 @@ static const char usage[] =
     "      --maxiters N        clipping rounds at most (default 5; 0: until none is clipped)\n"
     "  -d, --device SPEC       OpenCL device, as madfilter --device (default $CLSTATS_DEVICE,\n"
     "                          else auto)\n"
+    "  -q, --quiet             no notes on stderr (errors are still shown)\n"
     "  -h, --help              show this and exit\n"
     "  -V, --version           show the version and exit\n"
     "\n"
@@ -43,98 +48,114 @@ static const char usage[] =
 
 struct stats_options {
     const char *input, *device;
-    double q[MAX_PERCENTILES];
+    double *q;
     size_t nq;
     double sigma;
     int maxiters;
+    bool quiet, help, version;
 };
 
-static int usage_error(const char *fmt, const char *arg)
-{
-    fputs("imstats: ", stderr);
-    fprintf(stderr, fmt, arg);
-    fputs(" (imstats --help)\n", stderr);
-    return 2;
-}
+enum { OPT_PERCENTILES, OPT_SIGMA, OPT_MAXITERS, OPT_DEVICE, OPT_QUIET, OPT_HELP, OPT_VERSION };
+
+static const struct cli_option specs[] = {
+    {OPT_PERCENTILES, "percentiles", 'p', true},
+    {OPT_SIGMA, "sigma", 0, true},
+    {OPT_MAXITERS, "maxiters", 0, true},
+    {OPT_DEVICE, "device", 'd', true},
+    {OPT_QUIET, "quiet", 'q', false},
+    {OPT_HELP, "help", 'h', false},
+    {OPT_VERSION, "version", 'V', false},
+};
 
 static int parse_percentiles(const char *text, struct stats_options *o)
 {
-    o->nq = 0;
-    const char *p = text;
-    while (*p) {
-        char *end;
-        double v = strtod(p, &end);
-        if (end == p || !(v >= 0.0 && v <= 100.0) || o->nq == MAX_PERCENTILES) return -1;
-        o->q[o->nq++] = v;
-        if (*end == ',')
-            end++;
-        else if (*end != '\0')
-            return -1;
-        p = end;
+    size_t n = 1;
+    for (const char *p = text; *p; p++)
+        n += *p == ',';
+    double *q = malloc(n * sizeof *q);
+    if (!q) return cli_usage_error("out of memory");
+    size_t nq = 0;
+    char *copy = strdup(text);
+    bool ok = copy != NULL;
+    for (char *item = copy, *next; ok && item; item = next) {
+        next = strchr(item, ',');
+        if (next) *next++ = '\0';
+        ok = cli_number(item, &q[nq]) && q[nq] >= 0.0 && q[nq] <= 100.0;
+        nq++;
     }
-    return o->nq ? 0 : -1;
+    free(copy);
+    if (!ok) {
+        free(q);
+        return cli_usage_error("--percentiles needs a list of numbers in [0, 100], not \"%s\"",
+                               text);
+    }
+    free(o->q);
+    o->q = q;
+    o->nq = nq;
+    return EXIT_OK;
 }
 
-static int parse_args(int argc, char **argv, struct stats_options *o)
+static int apply(void *user, int id, const char *v)
+{
+    struct stats_options *o = user;
+    double x;
+    switch (id) {
+    case OPT_PERCENTILES:
+        return parse_percentiles(v, o);
+    case OPT_SIGMA:
+        if (!cli_number(v, &x) || !(x > 0.0) || isinf(x))
+            return cli_usage_error("--sigma needs a positive number, not \"%s\"", v);
+        o->sigma = x;
+        return EXIT_OK;
+    case OPT_MAXITERS:
+        if (!cli_number(v, &x) || x < 0 || x > 1000000 || x != floor(x))
+            return cli_usage_error("--maxiters needs a whole number from 0, not \"%s\"", v);
+        o->maxiters = (int)x;
+        return EXIT_OK;
+    case OPT_DEVICE:
+        if (!v[0]) return cli_usage_error("--device needs a device spec");
+        o->device = v;
+        return EXIT_OK;
+    case OPT_QUIET:
+        o->quiet = true;
+        return EXIT_OK;
+    case OPT_HELP:
+        o->help = true;
+        return EXIT_OK;
+    case OPT_VERSION:
+        o->version = true;
+        return EXIT_OK;
+    }
+    return EXIT_OK;
+}
+
+static int parse_args(int argc, char **argv, struct stats_options *o, const char **names)
 {
     memset(o, 0, sizeof *o);
-    parse_percentiles("5,25,75,95", o);
     o->sigma = 3.0;
     o->maxiters = 5;
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
-            fputs(usage, stdout);
-            exit(0);
-        } else if (strcmp(a, "-V") == 0 || strcmp(a, "--version") == 0) {
-            printf("imstats %s (libclstats %s)\n", CLSTATS_VERSION, CLSTATS_VERSION);
-            exit(0);
-        } else if (strcmp(a, "-p") == 0 || strcmp(a, "--percentiles") == 0) {
-            if (!v || parse_percentiles(v, o) != 0)
-                return usage_error("%s needs a list of percentiles in [0, 100]", a);
-            i++;
-        } else if (strcmp(a, "--sigma") == 0) {
-            char *end;
-            o->sigma = v ? strtod(v, &end) : -1.0;
-            if (!v || *end || !(o->sigma > 0.0) || isinf(o->sigma))
-                return usage_error("%s needs a positive number", a);
-            i++;
-        } else if (strcmp(a, "--maxiters") == 0) {
-            char *end;
-            long n = v ? strtol(v, &end, 10) : -1;
-            if (!v || *end || n < 0 || n > 1000000)
-                return usage_error("%s needs a whole number from 0", a);
-            o->maxiters = (int)n;
-            i++;
-        } else if (strcmp(a, "-d") == 0 || strcmp(a, "--device") == 0) {
-            if (!v || !*v) return usage_error("%s needs a device spec", a);
-            o->device = v;
-            i++;
-        } else if (a[0] == '-' && a[1] != '\0') {
-            return usage_error("unknown option %s", a);
-        } else if (o->input) {
-            return usage_error("one image at a time (%s is a second)", a);
-        } else {
-            o->input = a;
-        }
-    }
-    if (!o->input) return usage_error("%s", "no image given");
-    return 0;
+    int n = 0;
+    int rc = parse_percentiles("5,25,75,95", o);
+    if (rc == EXIT_OK)
+        rc = cli_parse("imstats", argc, argv, specs, sizeof specs / sizeof specs[0], apply, o,
+                       names, &n);
+    if (rc != EXIT_OK || o->help || o->version) return rc;
+    if (n == 0) return cli_usage_error("no image given");
+    if (n > 1) return cli_usage_error("one image at a time (%s is a second)", names[1]);
+    o->input = names[0];
+    return EXIT_OK;
 }
 
 /* Every pixel of every plane, NaN where missing; NULL after a message. */
 static float *read_all(const struct stats_options *o, size_t *n)
 {
-    struct tool_image img = {0};
+    struct tool_image img;
     char err[1024];
-    const uint64_t no_limit = UINT64_MAX;
-    int rc = png_io_is_png(o->input)
-                 ? png_io_read(o->input, (size_t)-1, &img, err, sizeof err)
-                 : fits_io_open(o->input, false, no_limit, &img, err, sizeof err);
-    if (rc != 0) {
+    if (image_open(o->input, SHAPE_ANY, UINT64_MAX, &img, err, sizeof err) != 0) {
         fprintf(stderr, "imstats: %s\n", err);
         return NULL;
     }
+    if (img.notice[0] && !o->quiet) fprintf(stderr, "imstats: note: %s\n", img.notice);
     const size_t plane = img.nx * img.ny;
     *n = plane * img.planes;
     float *data = malloc((*n ? *n : 1) * sizeof *data);
@@ -143,7 +164,7 @@ static float *read_all(const struct stats_options *o, size_t *n)
         image_close(&img);
         return NULL;
     }
-    for (size_t p = 0; p < img.planes; p++) {
+    for (size_t p = 0; p < img.planes && plane > 0; p++) {
         if (image_read_rows(&img, p, 0, img.ny, data + p * plane, err, sizeof err) != 0) {
             fprintf(stderr, "imstats: %s\n", err);
             free(data);
@@ -155,33 +176,41 @@ static float *read_all(const struct stats_options *o, size_t *n)
     return data;
 }
 
-static int library_error(clstats_ctx *ctx, int status)
+/* The median of the non-NaN values, NaN when there is none (numpy's nanmedian). */
+static int nan_median(clstats_ctx *ctx, const float *x, size_t n, uint64_t *nan_count, float *out)
 {
-    fprintf(stderr, "imstats: %s: %s\n", clstats_strerror(status), clstats_ctx_message(ctx));
-    return 1;
+    struct clstats_select_options so = {.nan_count = nan_count};
+    int status = clstats_median(ctx, x, n, &so, out);
+    if (status == CLSTATS_ERR_EMPTY) {
+        *out = NAN;
+        return CLSTATS_OK;
+    }
+    return status;
 }
 
 /* Sigma clipping as astropy.stats.sigma_clipped_stats (cenfunc median, stdfunc std): work holds
- * the data, clipped values become NaN there, so the device's median leaves them out. */
+ * the data with every value that is not finite already NaN (astropy masks them first); clipped
+ * values become NaN there too, so the device's median leaves them out. NaN statistics and
+ * kept = 0 when nothing is left. */
 static int clipped_stats(clstats_ctx *ctx, float *work, size_t n, const struct stats_options *o,
                          double *mean, double *median, double *std, size_t *kept)
 {
     for (int iter = 0; o->maxiters == 0 || iter <= o->maxiters; iter++) {
         float med;
-        int status = clstats_median(ctx, work, n, NULL, &med);
+        int status = nan_median(ctx, work, n, NULL, &med);
         if (status != CLSTATS_OK) return status;
         double sum = 0.0, sumsq = 0.0;
         size_t count = 0;
         for (size_t i = 0; i < n; i++)
             if (!isnan(work[i])) count++, sum += work[i];
-        const double m = sum / (double)count;
+        const double m = count ? sum / (double)count : NAN;
         for (size_t i = 0; i < n; i++)
             if (!isnan(work[i])) sumsq += (work[i] - m) * (work[i] - m);
         *mean = m;
         *median = med;
-        *std = sqrt(sumsq / (double)count);
+        *std = count ? sqrt(sumsq / (double)count) : NAN;
         *kept = count;
-        if (o->maxiters && iter == o->maxiters) break;
+        if (count == 0 || (o->maxiters && iter == o->maxiters)) break;
         /* astropy clips against float64 bounds and stops when a round clips nothing. */
         const double lo = (double)med - o->sigma * *std, hi = (double)med + o->sigma * *std;
         size_t clipped = 0;
@@ -196,72 +225,98 @@ static int clipped_stats(clstats_ctx *ctx, float *work, size_t n, const struct s
     return CLSTATS_OK;
 }
 
+/* The shortest text that reads back as q, so two different percentiles never share a label. */
+static void percentile_label(double q, char *label, size_t len)
+{
+    for (int digits = 1; digits <= 17; digits++) {
+        snprintf(label, len, "p%.*g", digits, q);
+        if (strtod(label + 1, NULL) == q) return;
+    }
+}
+
+struct results {
+    uint64_t missing;
+    float median, mad, *pct;
+    double cmean, cmedian, cstd;
+    size_t kept;
+};
+
+static int compute(clstats_ctx *ctx, const float *data, size_t n, const struct stats_options *o,
+                   struct results *r)
+{
+    int status = nan_median(ctx, data, n, &r->missing, &r->median);
+    if (status != CLSTATS_OK) return status;
+    if (r->missing < n) {
+        status = clstats_percentiles(ctx, data, n, o->q, o->nq, NULL, r->pct);
+        if (status != CLSTATS_OK) return status;
+    } else {
+        for (size_t i = 0; i < o->nq; i++)
+            r->pct[i] = NAN;
+    }
+    float *work = malloc((n ? n : 1) * sizeof *work);
+    if (!work) return CLSTATS_ERR_NOMEM;
+    /* MAD: numpy's nanmedian of |x - median|, where inf - inf is NaN and so left out. */
+    for (size_t i = 0; i < n; i++)
+        work[i] = fabsf(data[i] - r->median);
+    status = nan_median(ctx, work, n, NULL, &r->mad);
+    if (status == CLSTATS_OK) {
+        for (size_t i = 0; i < n; i++)
+            work[i] = isfinite(data[i]) ? data[i] : NAN;
+        status = clipped_stats(ctx, work, n, o, &r->cmean, &r->cmedian, &r->cstd, &r->kept);
+    }
+    free(work);
+    return status;
+}
+
 int main(int argc, char **argv)
 {
     struct stats_options o;
-    int rc = parse_args(argc, argv, &o);
-    if (rc != 0) return rc;
+    const char **names = calloc((size_t)argc + 1, sizeof *names);
+    int rc = names ? parse_args(argc, argv, &o, names) : EXIT_RUNTIME;
+    if (rc != EXIT_OK || o.help || o.version) {
+        if (rc == EXIT_OK && o.help) fputs(usage, stdout);
+        if (rc == EXIT_OK && o.version)
+            printf("imstats %s (libclstats %s)\n", CLSTATS_VERSION, CLSTATS_VERSION);
+        free(o.q);
+        free(names);
+        return rc;
+    }
     size_t n = 0;
-    float *data = read_all(&o, &n);
-    if (!data) return 1;
-
     clstats_ctx *ctx = NULL;
+    struct results r = {.pct = malloc((o.nq ? o.nq : 1) * sizeof(float))};
+    float *data = r.pct ? read_all(&o, &n) : NULL;
+    if (!data) {
+        rc = EXIT_RUNTIME;
+        goto done;
+    }
     int status = clstats_ctx_create(&ctx, o.device);
+    if (status == CLSTATS_OK) status = compute(ctx, data, n, &o, &r);
     if (status != CLSTATS_OK) {
-        fprintf(stderr, "imstats: %s: %s\n", clstats_strerror(status), clstats_ctx_message(NULL));
-        free(data);
-        return 1;
-    }
-    float med = NAN, mad = NAN, pct[MAX_PERCENTILES];
-    uint64_t missing = 0;
-    struct clstats_select_options so = {.nan_count = &missing};
-    status = clstats_median(ctx, data, n, &so, &med);
-    if (status == CLSTATS_ERR_EMPTY) {
-        fprintf(stderr, "imstats: %s has no valid pixel\n", o.input);
-        rc = 1;
-        goto done;
-    }
-    if (status == CLSTATS_OK) status = clstats_percentiles(ctx, data, n, o.q, o.nq, NULL, pct);
-    if (status != CLSTATS_OK) {
-        rc = library_error(ctx, status);
-        goto done;
-    }
-    /* MAD: the median of |x - median| over the valid pixels (as madfilter: 0 where x == m). */
-    float *work = malloc((n ? n : 1) * sizeof *work);
-    if (!work) {
-        fprintf(stderr, "imstats: no memory\n");
-        rc = 1;
-        goto done;
-    }
-    for (size_t i = 0; i < n; i++)
-        work[i] = data[i] == med ? 0.0f : fabsf(data[i] - med);
-    status = clstats_median(ctx, work, n, NULL, &mad);
-    double cmean = NAN, cmedian = NAN, cstd = NAN;
-    size_t kept = 0;
-    if (status == CLSTATS_OK) {
-        memcpy(work, data, n * sizeof *work);
-        status = clipped_stats(ctx, work, n, &o, &cmean, &cmedian, &cstd, &kept);
-    }
-    free(work);
-    if (status != CLSTATS_OK) {
-        rc = library_error(ctx, status);
+        fprintf(stderr, "imstats: %s: %s\n", clstats_strerror(status), clstats_ctx_message(ctx));
+        rc = EXIT_RUNTIME;
         goto done;
     }
     printf("image = %s\n", o.input);
     printf("device = %s\n", clstats_ctx_device_name(ctx));
-    printf("n = %llu\n", (unsigned long long)(n - missing));
-    printf("missing = %llu\n", (unsigned long long)missing);
-    printf("median = %.9g\n", med);
-    printf("mad = %.9g\n", mad);
-    printf("sigma = %.9g\n", 1.4826 * mad);
-    for (size_t i = 0; i < o.nq; i++)
-        printf("p%g = %.9g\n", o.q[i], pct[i]);
-    printf("clipped_mean = %.17g\n", cmean);
-    printf("clipped_median = %.9g\n", cmedian);
-    printf("clipped_std = %.17g\n", cstd);
-    printf("clipped_n = %zu\n", kept);
+    printf("n = %llu\n", (unsigned long long)(n - r.missing));
+    printf("missing = %llu\n", (unsigned long long)r.missing);
+    printf("median = %.9g\n", r.median);
+    printf("mad = %.9g\n", r.mad);
+    printf("sigma = %.9g\n", 1.4826 * r.mad);
+    for (size_t i = 0; i < o.nq; i++) {
+        char label[40];
+        percentile_label(o.q[i], label, sizeof label);
+        printf("%s = %.9g\n", label, r.pct[i]);
+    }
+    printf("clipped_mean = %.17g\n", r.cmean);
+    printf("clipped_median = %.9g\n", r.cmedian);
+    printf("clipped_std = %.17g\n", r.cstd);
+    printf("clipped_n = %zu\n", r.kept);
 done:
     clstats_ctx_destroy(ctx);
     free(data);
+    free(r.pct);
+    free(o.q);
+    free(names);
     return rc;
 }

@@ -136,28 +136,19 @@ static void on_notice(void *user, const char *text)
 
 /* ---- One input ----------------------------------------------------------------------------- */
 
-/* Checks that need no computation, so a long run cannot fail at its very end for them. */
+/* Checks that need no computation, so a long run cannot fail at its very end for them. Whether
+ * an output is an input of the run was settled by outputs_plan before any input was read. */
 static int check_outputs(struct job *j)
 {
     const struct options *o = &j->s->opt;
     char err[512];
-    char in_root[4096] = "";
-    struct stat in_st, st;
-    if (png_io_is_png(j->input))
-        snprintf(in_root, sizeof in_root, "%s", j->input);
-    else
-        fits_io_rootname(j->input, in_root, sizeof in_root);
-    bool have_in = in_root[0] && stat(in_root, &in_st) == 0;
-
+    struct stat st;
     const char *outs[2] = {j->output, j->png_output};
     for (int i = 0; i < 2; i++) {
-        if (!outs[i]) continue;
-        if (stat(outs[i], &st) == 0) {
-            if (have_in && st.st_dev == in_st.st_dev && st.st_ino == in_st.st_ino)
-                return error("output %s is the input file; choose another name", outs[i]);
-            if (S_ISDIR(st.st_mode)) return error("output %s is a directory", outs[i]);
-            if (!o->overwrite) return error("%s exists (use --overwrite to replace it)", outs[i]);
-        }
+        if (!outs[i] || lstat(outs[i], &st) != 0) continue;
+        if (S_ISDIR(st.st_mode)) return error("output %s is a directory", outs[i]);
+        if (atomic_check_destination(outs[i], err, sizeof err) != 0) return error("%s", err);
+        if (!o->overwrite) return error("%s exists (use --overwrite to replace it)", outs[i]);
     }
     if (j->output && atomic_begin(&j->out_file, j->output, err, sizeof err) != 0)
         return error("%s", err);
@@ -170,11 +161,10 @@ static int open_input(struct job *j)
 {
     char err[1024];
     const struct options *o = &j->s->opt;
-    int rc =
-        png_io_is_png(j->input)
-            ? png_io_read(j->input, o->max_memory, &j->image, err, sizeof err)
-            : fits_io_open(j->input, o->refuse_cubes, o->max_memory, &j->image, err, sizeof err);
-    if (rc != 0) return error("%s", err);
+    if (image_open(j->input, o->refuse_cubes ? SHAPE_NO_CUBES : SHAPE_PLANES, o->max_memory,
+                   &j->image, err, sizeof err) != 0)
+        return error("%s", err);
+    if (j->image.notice[0] && !o->quiet) error("note: %s", j->image.notice);
     if (j->image.planes > 1 && (j->png_only || j->png_output))
         return error("%s is a cube of %zu planes and a PNG holds one: write FITS, or select a "
                      "plane, e.g. 'cube.fits[*,*,1:1]'",
@@ -286,8 +276,8 @@ static int create_fits_output(struct job *j)
         maps[i].unitless = o->maps[i] == MAP_SNR;
     }
     /* One late line: the count of missing pixels, known once every strip is read. */
-    if (fits_output_create(&j->fits, j->out_file.tmp_path, &j->image, maps, o->n_maps, history, nh,
-                           1, err, sizeof err) != 0)
+    if (fits_output_create(&j->fits, j->out_file.tmp_path, j->out_file.scratch_path, &j->image,
+                           maps, o->n_maps, history, nh, 1, err, sizeof err) != 0)
         return error("%s: %s", j->output, err);
     return EXIT_OK;
 }
@@ -302,10 +292,14 @@ static int take_strip(void *user, const struct strip *st, char *err, size_t errl
     if (j->snr) maps_snr(st->pixels, st->median, j->sigma, n, j->snr);
     const float *data[MAP_KINDS] = {
         [MAP_MAD] = st->mad, [MAP_MEDIAN] = st->median, [MAP_SIGMA] = j->sigma, [MAP_SNR] = j->snr};
-    for (int i = 0; j->fits && i < o->n_maps; i++)
-        if (fits_output_write_rows(j->fits, i, st->plane, st->row0, st->rows, data[o->maps[i]], err,
-                                   errlen) != 0)
+    for (int i = 0; j->fits && i < o->n_maps; i++) {
+        char why[512];
+        if (fits_output_write_rows(j->fits, i, st->plane, st->row0, st->rows, data[o->maps[i]], why,
+                                   sizeof why) != 0) {
+            snprintf(err, errlen, "%s: %s", j->output, why);
             return -1;
+        }
+    }
     if (j->png_map)
         memcpy(j->png_map + st->row0 * j->image.nx, data[o->maps[0]], n * sizeof(float));
     return 0;
@@ -357,11 +351,11 @@ static int write_outputs(struct job *j)
              map_extname(o->maps[0]), j->input, o->width, o->width,
              clstats_boundary_name(o->boundary));
     const size_t nx = j->image.nx, ny = j->image.ny;
-    if (j->png_only &&
-        png_io_write(j->out_file.tmp_path, j->png_map, nx, ny, description, err, sizeof err) != 0)
+    if (j->png_only && png_io_write(j->out_file.tmp_path, j->output, j->png_map, nx, ny,
+                                    description, err, sizeof err) != 0)
         return error("%s", err);
-    if (j->png_output && png_io_write(j->preview_file.tmp_path, j->png_map, nx, ny, description,
-                                      err, sizeof err) != 0)
+    if (j->png_output && png_io_write(j->preview_file.tmp_path, j->png_output, j->png_map, nx, ny,
+                                      description, err, sizeof err) != 0)
         return error("%s", err);
 
     /* Both outputs are complete before either is moved into place. */

@@ -142,42 +142,28 @@ void options_print_help(FILE *f)
     fputs(manual, f);
 }
 
-static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("madfilter: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputs(" (see madfilter --help)\n", stderr);
-    va_end(ap);
-    return EXIT_USAGE;
-}
-
 static int parse_width(const char *text, int *out)
 {
     char *end;
     errno = 0;
     long w = strtol(text, &end, 10);
     if (end == text || *end != '\0' || errno == ERANGE || w < 1 || w > CLSTATS_MAX_WIDTH)
-        return usage_error("window width must be an odd number from 1 to %d, not \"%s\"",
-                           CLSTATS_MAX_WIDTH, text);
+        return cli_usage_error("window width must be an odd number from 1 to %d, not \"%s\"",
+                               CLSTATS_MAX_WIDTH, text);
     if (w % 2 == 0)
-        return usage_error("window width %ld is even: it must be odd so the window has a centre",
-                           w);
+        return cli_usage_error(
+            "window width %ld is even: it must be odd so the window has a centre", w);
     *out = (int)w;
     return EXIT_OK;
 }
 
+/* scipy casts cval to the image's dtype: a subnormal stays one, beyond float32's range it
+ * becomes an infinity. */
 static int parse_cval(const char *text, float *out)
 {
-    char *end;
-    errno = 0;
-    float v = strtof(text, &end);
-    if (end == text || *end != '\0' || errno == ERANGE)
-        return usage_error("--cval needs a number, not \"%s\"", text);
-    *out = v;
+    double v;
+    if (!cli_number(text, &v)) return cli_usage_error("--cval needs a number, not \"%s\"", text);
+    *out = (float)v;
     return EXIT_OK;
 }
 
@@ -200,7 +186,7 @@ static int parse_size(const char *text, uint64_t *out)
     }
     if (end == text || !isdigit((unsigned char)text[0]) || *end != '\0' || errno == ERANGE ||
         v == 0 || (shift && v > (UINT64_MAX >> shift)))
-        return usage_error("--max-memory needs a size such as 512M or 4G, not \"%s\"", text);
+        return cli_usage_error("--max-memory needs a size such as 512M or 4G, not \"%s\"", text);
     *out = (uint64_t)v << shift;
     return EXIT_OK;
 }
@@ -222,14 +208,7 @@ enum option_id {
     OPT_VERSION,
 };
 
-struct option_spec {
-    enum option_id id;
-    const char *name;
-    char letter; /* 0: long form only */
-    bool has_value;
-};
-
-static const struct option_spec specs[] = {
+static const struct cli_option specs[] = {
     {OPT_OUTPUT, "output", 'o', true},
     {OPT_MAX_MEMORY, "max-memory", 0, true},
     {OPT_CUBE, "cube", 0, true},
@@ -247,8 +226,9 @@ static const struct option_spec specs[] = {
 };
 #define N_SPECS (sizeof specs / sizeof specs[0])
 
-static int apply(struct options *o, enum option_id id, const char *value)
+static int apply(void *user, int id, const char *value)
 {
+    struct options *o = user;
     char err[200];
     int n;
     switch (id) {
@@ -260,21 +240,21 @@ static int apply(struct options *o, enum option_id id, const char *value)
         return parse_size(value, &o->max_memory);
     case OPT_CUBE:
         if (strcmp(value, "planes") != 0 && strcmp(value, "refuse") != 0)
-            return usage_error("--cube takes planes or refuse, not \"%s\"", value);
+            return cli_usage_error("--cube takes planes or refuse, not \"%s\"", value);
         o->refuse_cubes = strcmp(value, "refuse") == 0;
         return EXIT_OK;
     case OPT_WIDTH:
         return parse_width(value, &o->width);
     case OPT_MAPS:
         n = maps_parse(value, o->maps, err, sizeof err);
-        if (n < 0) return usage_error("%s", err);
+        if (n < 0) return cli_usage_error("%s", err);
         o->n_maps = n;
         return EXIT_OK;
     case OPT_BOUNDARY:
         if (clstats_boundary_from_name(value, &o->boundary) != CLSTATS_OK)
-            return usage_error("unknown boundary mode \"%s\" (reflect, mirror, nearest, "
-                               "constant or wrap)",
-                               value);
+            return cli_usage_error("unknown boundary mode \"%s\" (reflect, mirror, nearest, "
+                                   "constant or wrap)",
+                                   value);
         return EXIT_OK;
     case OPT_CVAL:
         o->cval_given = true;
@@ -282,7 +262,7 @@ static int apply(struct options *o, enum option_id id, const char *value)
     case OPT_DEVICE:
         /* The library would take "" for auto; on a command line it is an unset variable. */
         if (value[0] == '\0')
-            return usage_error("--device needs a device spec (auto, gpu, cpu, P:D or a name)");
+            return cli_usage_error("--device needs a device spec (auto, gpu, cpu, P:D or a name)");
         o->device = value;
         return EXIT_OK;
     case OPT_LIST_DEVICES:
@@ -307,46 +287,22 @@ static int apply(struct options *o, enum option_id id, const char *value)
     return EXIT_OK;
 }
 
-/* The spec an argument names, and where its attached value starts ("--width=11", "-w11"). */
-static const struct option_spec *lookup(const char *arg, const char **attached)
-{
-    *attached = NULL;
-    if (arg[1] == '-') {
-        const char *name = arg + 2, *eq = strchr(name, '=');
-        size_t len = eq ? (size_t)(eq - name) : strlen(name);
-        for (size_t i = 0; i < N_SPECS; i++) {
-            if (strlen(specs[i].name) == len && strncmp(specs[i].name, name, len) == 0) {
-                if (eq) *attached = eq + 1;
-                return &specs[i];
-            }
-        }
-        return NULL;
-    }
-    for (size_t i = 0; i < N_SPECS; i++) {
-        if (specs[i].letter && specs[i].letter == arg[1]) {
-            if (arg[2] != '\0') *attached = arg + 2;
-            return &specs[i];
-        }
-    }
-    return NULL;
-}
-
 /* Splits the file names: with -o every one is an input; without, INPUT [OUTPUT]. */
 static int assign_files(struct options *o, const char **names, int n)
 {
-    if (n == 0) return usage_error("no input file given");
+    if (n == 0) return cli_usage_error("no input file given");
     if (o->output_option) {
         o->inputs = names;
         o->n_inputs = n;
         if (n > 1 && o->png_output && !strstr(o->png_output, "{}"))
-            return usage_error("with several inputs --png needs a pattern with {}, not \"%s\"",
-                               o->png_output);
+            return cli_usage_error("with several inputs --png needs a pattern with {}, not \"%s\"",
+                                   o->png_output);
         return EXIT_OK;
     }
     if (n > 2)
-        return usage_error("too many arguments (\"%s\"); several inputs need -o DIR or -o "
-                           "PATTERN",
-                           names[2]);
+        return cli_usage_error("too many arguments (\"%s\"); several inputs need -o DIR or -o "
+                               "PATTERN",
+                               names[2]);
     o->inputs = names;
     o->n_inputs = 1;
     o->output_target = n == 2 ? names[1] : NULL;
@@ -364,49 +320,27 @@ int options_parse(int argc, char **argv, struct options *o)
 
     /* argv outlives the options, so file names are kept as pointers into it. */
     o->names = calloc((size_t)argc, sizeof *o->names);
-    if (!o->names) return usage_error("out of memory");
+    if (!o->names) return cli_usage_error("out of memory");
     int n_names = 0;
-    bool options_done = false;
-    for (int i = 1; i < argc; i++) {
-        const char *arg = argv[i];
-        /* "-" alone is a file name (cfitsio reads stdin), not an option. */
-        if (options_done || arg[0] != '-' || arg[1] == '\0') {
-            o->names[n_names++] = arg;
-            continue;
-        }
-        if (strcmp(arg, "--") == 0) {
-            options_done = true;
-            continue;
-        }
-        const char *value;
-        const struct option_spec *s = lookup(arg, &value);
-        if (!s) return usage_error("unknown option \"%s\"", arg);
-        if (s->has_value && !value) {
-            if (i + 1 >= argc) return usage_error("option \"%s\" needs a value", arg);
-            value = argv[++i];
-        } else if (!s->has_value && value) {
-            return usage_error("option \"%s\" takes no value", arg);
-        }
-        int rc = apply(o, s->id, value);
-        if (rc != EXIT_OK) return rc;
-    }
+    int rc = cli_parse("madfilter", argc, argv, specs, N_SPECS, apply, o, o->names, &n_names);
+    if (rc != EXIT_OK) return rc;
 
     if (o->help || o->version || o->list_devices) return EXIT_OK;
     if (o->cval_given && o->boundary != CLSTATS_BOUNDARY_CONSTANT)
-        return usage_error("--cval applies only to --boundary constant (the boundary is %s)",
-                           clstats_boundary_name(o->boundary));
-    int rc = assign_files(o, o->names, n_names);
+        return cli_usage_error("--cval applies only to --boundary constant (the boundary is %s)",
+                               clstats_boundary_name(o->boundary));
+    rc = assign_files(o, o->names, n_names);
     if (rc != EXIT_OK) return rc;
-    if (!o->output_target && !o->png_output) return usage_error("no output file given");
+    if (!o->output_target && !o->png_output) return cli_usage_error("no output file given");
     if (o->output_target && o->output_target[0] == '!') {
         o->output_target++;
         o->overwrite = true;
     }
     if (o->output_target && o->output_target[0] == '\0')
-        return usage_error("the output file name is empty");
+        return cli_usage_error("the output file name is empty");
     if ((o->output_target && strcmp(o->output_target, "-") == 0) ||
         (o->png_output && strcmp(o->png_output, "-") == 0))
-        return usage_error("writing to standard output is not supported: give a file name");
+        return cli_usage_error("writing to standard output is not supported: give a file name");
     return EXIT_OK;
 }
 

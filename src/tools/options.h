@@ -3,6 +3,7 @@
 #ifndef MADFILTER_OPTIONS_H
 #define MADFILTER_OPTIONS_H
 
+#include "cli.h"
 #include "clstats.h"
 #include "maps.h"
 
@@ -13,9 +14,6 @@
 #define MADFILTER_DEFAULT_WIDTH 11
 /* --max-memory's default: strips of a large image stay within it. */
 #define MADFILTER_DEFAULT_MAX_MEMORY (1ULL << 30)
-
-/* Exit codes, as --help documents them. */
-enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
 struct options {
     const char **inputs; /* as given: may carry cfitsio syntax such as "in.fits[SCI]" */

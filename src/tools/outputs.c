@@ -1,14 +1,17 @@
 /* outputs.c - where each input's maps go: OUTPUT and the --png file as given for one input, or
  * derived from -o's directory or pattern for several, and every name checked before the first
- * input is read, so that a batch never stops halfway for a name. Names take the memory their
- * length needs: a night's thousands of inputs are fine. */
+ * input is read, so that a batch never stops halfway for a name and no output replaces an input.
+ * Names take the memory their length needs: a night's thousands of inputs are fine. */
 #include "outputs.h"
+#include "fits_io.h"
 #include "paths.h"
 
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 /* Room for one derived file name while it is made. */
 #define NAME_LEN (PATH_MAX + 256)
@@ -51,7 +54,13 @@ static int name_outputs(const struct options *o, struct output_names *n)
                         o->inputs[i]);
                 return EXIT_USAGE;
             }
-            if (!(n->names[2 * i + k] = strdup(name))) return out_of_memory();
+            /* Outputs are plain files: cfitsio's file:// prefix is accepted, other schemes not. */
+            const char *file = strncmp(name, "file://", 7) == 0 ? name + 7 : name;
+            if (strstr(file, "://")) {
+                fprintf(stderr, "madfilter: output \"%s\" is a URL; outputs are files\n", name);
+                return EXIT_USAGE;
+            }
+            if (!(n->names[2 * i + k] = strdup(file))) return out_of_memory();
         }
     }
     return EXIT_OK;
@@ -99,6 +108,24 @@ static int check_collisions(const struct options *o, const struct output_names *
     return rc;
 }
 
+/* Names cfitsio would have compressed on writing; madfilter writes FITS, or gzip for .gz. */
+static const char *unwritten_compression(const char *name)
+{
+    static const char *const suffixes[] = {".fz", ".Z", ".bz2", ".zip"};
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++)
+        if (path_has_suffix(name, suffixes[i])) return suffixes[i];
+    return NULL;
+}
+
+/* The longest file name the output's directory takes, or -1 when it cannot say. */
+static long name_max(const char *path)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) + 1 : 1, slash ? path : ".");
+    return pathconf(dir, _PC_NAME_MAX);
+}
+
 /* Checks on names alone, for every output at once. */
 static int check_names(const struct options *o, const struct output_names *n)
 {
@@ -121,15 +148,77 @@ static int check_names(const struct options *o, const struct output_names *n)
                     name);
             return EXIT_USAGE;
         }
+        const char *packed = png ? NULL : unwritten_compression(name);
+        if (packed) {
+            fprintf(stderr,
+                    "madfilter: output \"%s\": madfilter writes FITS (gzip-compressed when the "
+                    "name ends in .gz), not %s files; write .fits and compress it afterwards%s\n",
+                    name, packed, strcmp(packed, ".fz") == 0 ? " (fpack)" : "");
+            return EXIT_USAGE;
+        }
+        const char *slash = strrchr(name, '/');
+        const size_t base = strlen(slash ? slash + 1 : name);
+        const long most = name_max(name);
+        if (most > 0 && base > (size_t)most) {
+            fprintf(stderr,
+                    "madfilter: output name \"%s\" is too long: its last part has %zu bytes, "
+                    "and the file system takes %ld\n",
+                    name, base, most);
+            return EXIT_USAGE;
+        }
     }
     return check_collisions(o, n);
+}
+
+/* The file an input is read from (the one cfitsio opens, through file:// or the .gz it falls
+ * back to), when it exists. */
+static bool input_file(const char *input, struct stat *st)
+{
+    char path[PATH_MAX + 16];
+    if (stat(input, st) == 0 && S_ISREG(st->st_mode)) return true;
+    return fits_io_disk_file(input, path, sizeof path) && stat(path, st) == 0 &&
+           S_ISREG(st->st_mode);
+}
+
+/* No output may be a file that an input of the run reads: renaming the output into place would
+ * destroy the input, before it is read when it comes later in a batch. Checked on the files
+ * themselves, so every spelling (links, "..", file://, a .gz that cfitsio opens for a missing
+ * name) is caught. */
+static int check_inputs(const struct options *o, const struct output_names *n)
+{
+    struct stat *in = calloc((size_t)o->n_inputs, sizeof *in);
+    bool *have = calloc((size_t)o->n_inputs, sizeof *have);
+    int rc = in && have ? EXIT_OK : out_of_memory();
+    for (int i = 0; rc == EXIT_OK && i < o->n_inputs; i++)
+        have[i] = input_file(o->inputs[i], &in[i]);
+    for (int k = 0; rc == EXIT_OK && k < 2 * n->count; k++) {
+        struct stat st;
+        if (!n->names[k] || stat(n->names[k], &st) != 0) continue;
+        for (int i = 0; i < o->n_inputs; i++) {
+            if (!have[i] || in[i].st_dev != st.st_dev || in[i].st_ino != st.st_ino) continue;
+            if (i == k / 2)
+                fprintf(stderr, "madfilter: %s%soutput %s is the input file; choose another name\n",
+                        n->batch ? o->inputs[i] : "", n->batch ? ": " : "", n->names[k]);
+            else
+                fprintf(stderr,
+                        "madfilter: output %s of input %s is input %s of this run; nothing was "
+                        "written: choose output names that are not inputs\n",
+                        n->names[k], o->inputs[k / 2], o->inputs[i]);
+            rc = EXIT_RUNTIME;
+            break;
+        }
+    }
+    free(in);
+    free(have);
+    return rc;
 }
 
 int outputs_plan(const struct options *o, struct output_names *n)
 {
     memset(n, 0, sizeof *n);
     int rc = name_outputs(o, n);
-    return rc == EXIT_OK ? check_names(o, n) : rc;
+    if (rc == EXIT_OK) rc = check_names(o, n);
+    return rc == EXIT_OK ? check_inputs(o, n) : rc;
 }
 
 const char *outputs_file(const struct output_names *n, int input)

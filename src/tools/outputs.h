@@ -15,8 +15,8 @@ struct output_names {
     bool batch;   /* several inputs, or -o DIR / PATTERN: each message names its input */
 };
 
-/* Names and checks every output. Returns EXIT_OK, or EXIT_USAGE (EXIT_RUNTIME when out of
- * memory) after printing one line. */
+/* Names and checks every output. Returns EXIT_OK, or EXIT_USAGE after printing one line, or
+ * EXIT_RUNTIME (an output is a file some input reads, or no memory) after one line. */
 int outputs_plan(const struct options *o, struct output_names *n);
 
 /* An input's OUTPUT and --png file; NULL for none. */

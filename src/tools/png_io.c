@@ -3,12 +3,14 @@
 #include "png_io.h"
 #include "clstats.h"
 
+#include <errno.h>
 #include <math.h>
 #include <png.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 struct png_job {
     FILE *fp;
@@ -51,6 +53,9 @@ static void job_free(struct png_job *job, bool reading)
 bool png_io_is_png(const char *path)
 {
     unsigned char sig[8];
+    struct stat st;
+    /* A stream's bytes read here would be gone for the real reader (image_open copies pipes). */
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) return false;
     FILE *fp = fopen(path, "rb");
     if (!fp) return false;
     bool is_png = fread(sig, 1, 8, fp) == 8 && png_sig_cmp(sig, 0, 8) == 0;
@@ -183,8 +188,21 @@ static unsigned grey_level(float v, double lo, double hi)
     return (unsigned)lround(g);
 }
 
-int png_io_write(const char *path, const float *data, size_t nx, size_t ny, const char *description,
-                 char *err, size_t errlen)
+/* libpng's own writer says only "Write Error": this one keeps the system's reason. */
+static void write_data(png_structp png, png_bytep data, size_t length)
+{
+    struct png_job *job = png_get_io_ptr(png);
+    if (fwrite(data, 1, length, job->fp) != length) png_error(png, strerror(errno));
+}
+
+static void flush_data(png_structp png)
+{
+    struct png_job *job = png_get_io_ptr(png);
+    if (fflush(job->fp) != 0) png_error(png, strerror(errno));
+}
+
+int png_io_write(const char *path, const char *shown, const float *data, size_t nx, size_t ny,
+                 const char *description, char *err, size_t errlen)
 {
     struct png_job *job = NULL;
     double lo = 0, hi = 0;
@@ -201,13 +219,13 @@ int png_io_write(const char *path, const float *data, size_t nx, size_t ny, cons
 
     job = calloc(1, sizeof *job);
     if (!job || !(job->fp = fopen(path, "wb"))) {
-        snprintf(err, errlen, "cannot create %s", path);
+        snprintf(err, errlen, "cannot create %s: %s", shown, strerror(errno));
         goto fail;
     }
     job->png = png_create_write_struct(PNG_LIBPNG_VER_STRING, job, on_error, on_warning);
     if (job->png) job->info = png_create_info_struct(job->png);
     if (!job->png || !job->info || alloc_rows(job, nx * 2, ny) != 0) {
-        snprintf(err, errlen, "out of memory writing %s", path);
+        snprintf(err, errlen, "out of memory writing %s", shown);
         goto fail;
     }
     for (size_t y = 0; y < ny; y++) {
@@ -219,10 +237,10 @@ int png_io_write(const char *path, const float *data, size_t nx, size_t ny, cons
         }
     }
     if (setjmp(png_jmpbuf(job->png))) {
-        snprintf(err, errlen, "cannot write %s: %s", path, job->message);
+        snprintf(err, errlen, "cannot write %s: %s", shown, job->message);
         goto fail;
     }
-    png_init_io(job->png, job->fp);
+    png_set_write_fn(job->png, job, write_data, flush_data);
     png_set_IHDR(job->png, job->info, (png_uint_32)nx, (png_uint_32)ny, 16, PNG_COLOR_TYPE_GRAY,
                  PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
     png_text text[3];
@@ -239,10 +257,12 @@ int png_io_write(const char *path, const float *data, size_t nx, size_t ny, cons
     png_write_image(job->png, job->rows);
     png_write_end(job->png, NULL);
     /* A full disk may only show when the last buffer goes out. */
+    errno = 0;
     int write_failed = ferror(job->fp) | fclose(job->fp);
     job->fp = NULL;
     if (write_failed) {
-        snprintf(err, errlen, "cannot write %s", path);
+        snprintf(err, errlen, "cannot write %s: %s", shown,
+                 errno ? strerror(errno) : "write error");
         goto fail;
     }
     job_free(job, false);

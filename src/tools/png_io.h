@@ -7,7 +7,7 @@
 
 #include <stdbool.h>
 
-/* Whether path is a readable file that starts with the PNG signature. */
+/* Whether path is a readable regular file that starts with the PNG signature. */
 bool png_io_is_png(const char *path);
 
 /* Host memory, per pixel at the most, that reading a PNG takes (its rows and the float image)
@@ -22,10 +22,11 @@ bool png_io_is_png(const char *path);
 int png_io_read(const char *path, size_t max_bytes, struct tool_image *img, char *err,
                 size_t errlen);
 
-/* Writes a 16-bit greyscale PNG of data (nx x ny, FITS row order): linear from the 0.5th
+/* Writes a 16-bit greyscale PNG of data (nx x ny, FITS row order) to path: linear from the 0.5th
  * percentile of the finite values (grey 1) to the 99.5th (65535), NaN black (0); description
- * goes into a tEXt chunk. Returns 0, or -1 with one line in err. */
-int png_io_write(const char *path, const float *data, size_t nx, size_t ny, const char *description,
-                 char *err, size_t errlen);
+ * goes into a tEXt chunk. Messages name the file `shown` (the destination of a temporary path).
+ * Returns 0, or -1 with one line in err. */
+int png_io_write(const char *path, const char *shown, const float *data, size_t nx, size_t ny,
+                 const char *description, char *err, size_t errlen);
 
 #endif
