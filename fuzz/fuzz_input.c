@@ -87,6 +87,7 @@ static void read_and_write(struct tool_image *img)
     if (small &&
         fits_output_create(&out, output, scratch, img, &map, 1, history, 1, 1, err, sizeof err))
         out = NULL;
+    if (out) check_disk_usage(0, img, false); /* created: nothing written yet */
     size_t done = 0;
     uint64_t written = 0;
     for (size_t plane = 0; plane < img->planes && done < MAX_PIXELS; plane++) {

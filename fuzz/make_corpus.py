@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """make_corpus.py - writes fuzz/corpus/: small FITS and PNG files of every kind madfilter reads
 or refuses (float and scaled integer images with BLANK, a cube, a 4-D image, extensions, a
-table, tile compression, gzip; greyscale, alpha, 1-bit, interlaced and palette PNGs), the seeds
-tools/fuzz.sh starts from. Needs numpy and astropy; the files are committed, so this only needs
+table, tile compression, gzip; greyscale, alpha, 1-bit, interlaced and palette PNGs; damaged
+data units: a header declaring more pixels than follow, tiles whose compressed bytes are
+garbled), the seeds tools/fuzz.sh starts from. Needs numpy and astropy; the files are committed, so this only needs
 running to change them."""
 import gzip
 import io
@@ -69,6 +70,20 @@ def main():
     seeds["compressed.fits.fz"] = fits_bytes(
         [fits.PrimaryHDU(), fits.CompImageHDU(ints.astype("i2"), compression_type="RICE_1")])
     seeds["float2d.fits.gz"] = gzip.compress(seeds["float2d.fits"], mtime=0)
+    # Damaged data units: the header promises 1024 x 1024 pixels and one block follows; a
+    # 96 x 96 Rice image of noise whose last tiles' bytes are garbled.
+    claims = bytearray(seeds["float2d.fits"][:2880 + 2880])
+    for key, value in ((b"NAXIS1  =", 1024), (b"NAXIS2  =", 1024)):
+        at = claims.index(key)
+        claims[at + 10:at + 30] = b"%20d" % value
+    seeds["truncated_data.fits"] = bytes(claims)
+    noise = rng.integers(-3000, 3000, (96, 96)).astype("i2")
+    packed = bytearray(fits_bytes(
+        [fits.PrimaryHDU(), fits.CompImageHDU(noise, compression_type="RICE_1")]))
+    end = len(packed) - 2880
+    for i in range(end - 2000, end - 100, 7):
+        packed[i] ^= 0x5a
+    seeds["garbled_tiles.fits.fz"] = bytes(packed)
     seeds["grey8.png"] = png_bytes(5, 4, 8, 0, [bytes(range(i * 5, i * 5 + 5)) for i in range(4)])
     seeds["grey16_alpha.png"] = png_bytes(
         3, 2, 16, 4, [struct.pack(">6H", 40000, 65535, 40001, 0, 40002, 65535)] * 2)

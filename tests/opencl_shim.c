@@ -1,6 +1,7 @@
 /* opencl_shim.c - an LD_PRELOAD layer between libclstats and the OpenCL loader for madfilter's
  * end-to-end tests: it plays the devices CI does not have (one with little memory, one whose
- * allocations fail, one lost mid-run) through the real error paths, and counts what was built.
+ * allocations fail, one lost mid-run) through the real error paths, and counts what was built;
+ * it also plays a damaged compressed tile on which cfitsio crashes.
  * Each behaviour is asked for in the environment:
  *   OPENCL_SHIM_DEVICE_MEMORY=N  the device reports N bytes of memory and of largest buffer
  *   OPENCL_SHIM_MAX_BUFFER=N     a buffer of more than N bytes fails, as on a full device
@@ -9,6 +10,8 @@
  *                                on a GPU that fell off the bus
  *   OPENCL_SHIM_RAISE=SIG        the first kernel launch raises signal SIG in the process, as a
  *                                hangup or Ctrl-C in the middle of a run would
+ *   OPENCL_SHIM_CRASH_UNPACKING=S  cfitsio's pixel read (ffgpxvll) dies of SIGSEGV for a file
+ *                                whose name contains S, as on a garbled Rice tile under ASan
  *   OPENCL_SHIM_REPORT=FILE      at exit "contexts C builds B launches L" is written to FILE */
 #define _GNU_SOURCE
 #include <CL/cl.h>
@@ -16,6 +19,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int contexts, builds;
 static long launches;
@@ -98,6 +102,21 @@ cl_int clBuildProgram(cl_program program, cl_uint n, const cl_device_id *devs, c
     if (!next) next = real("clBuildProgram");
     builds++;
     return next(program, n, devs, options, notify, user);
+}
+
+/* cfitsio's fits_read_pixll, long names off: the shim needs no cfitsio headers. */
+int ffgpxvll(void *fptr, int datatype, long long *firstpix, long long nelem, void *nulval,
+             void *array, int *anynul, int *status)
+{
+    static int (*next)(void *, int, long long *, long long, void *, void *, int *, int *);
+    static int (*file_name)(void *, char *, int *);
+    if (!next) next = real("ffgpxvll");
+    if (!file_name) file_name = real("ffflnm");
+    const char *crash = getenv("OPENCL_SHIM_CRASH_UNPACKING");
+    char name[1200] = "";
+    int ignored = 0;
+    if (crash && file_name(fptr, name, &ignored) == 0 && strstr(name, crash)) raise(SIGSEGV);
+    return next(fptr, datatype, firstpix, nelem, nulval, array, anynul, status);
 }
 
 __attribute__((destructor)) static void report(void)

@@ -513,6 +513,20 @@ START_TEST(bad_inputs_give_one_line_and_an_exit_code)
     write_tiled_with(tmp("tile0.fits.fz"), "ZTILE2", "0");
     write_tiled_with(tmp("tile_nan.fits.fz"), "ZTILE1", "%");
     write_tiled_with(tmp("rice0.fits.fz"), "ZVAL1", "0");
+    /* Tiles of 4 x 10^8 pixels, which cfitsio would unpack whole; and a tile whose descriptor
+     * claims 2 GiB of a heap of a few bytes, which cfitsio would allocate before reading. */
+    write_tiled_with(tmp("tile_huge.fits.fz"), "ZTILE2", "100000000");
+    write_tiled_with(tmp("descriptor.fits.fz"), "ZTILE2", "1");
+    LONGLONG head_at, data_at, end_at;
+    fits_open_file(&f, tmp("descriptor.fits.fz[1]"), READONLY, &status);
+    fits_get_hduaddrll(f, &head_at, &data_at, &end_at, &status);
+    fits_close_file(f, &status);
+    fits_check(status, "descriptor.fits.fz");
+    FILE *tiles = fopen(tmp("descriptor.fits.fz"), "r+b");
+    const unsigned char claim[4] = {0x7f, 0xff, 0xff, 0xff}; /* tile 1's length, big-endian */
+    fseek(tiles, (long)data_at, SEEK_SET);
+    fwrite(claim, 1, 4, tiles);
+    fclose(tiles);
     /* The bad TTYPE behind an image whose NAXIS1 is written as cfitsio 4 also reads it, '='
      * after a blank: the screen must read it so too, to step over the image's three blocks. */
     long wide[2] = {720, 3};
@@ -629,6 +643,8 @@ START_TEST(bad_inputs_give_one_line_and_an_exit_code)
          "HDU 2 is a tile-compressed image with ZTILE2 = 0"},
         {{"tile_nan.fits.fz", "o.fits"}, {NULL}, 1, "HDU 2: ZTILE1 does not hold a number"},
         {{"rice0.fits.fz", "o.fits"}, {NULL}, 1, "cfitsio crashed reading its headers"},
+        {{"tile_huge.fits.fz", "o.fits"}, {NULL}, 1, "whose tiles cfitsio unpacks into 3051 MiB"},
+        {{"descriptor.fits.fz", "o.fits"}, {NULL}, 1, "tile 1 claims 2147483647 bytes at byte 0"},
         {{"longname.fits", "o.fits"}, {NULL}, 1, "HDU 2: TTYPE1 is a column name that is not"},
         {{"good.fits", "good.fits"}, {"-o", "{}.fits"}, 2, "would both write"},
         {{"good.fits", "text.fits"}, {"-o", "plain.fits"}, 2, "a directory or a pattern"},

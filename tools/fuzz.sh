@@ -30,7 +30,7 @@ fi
 clang -g -O1 -std=c11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -D_POSIX_C_SOURCE=200809L -DCL_TARGET_OPENCL_VERSION=120 -Iinclude -Isrc/tools \
     $(pkg-config --cflags cfitsio libpng zlib) \
-    fuzz/fuzz_input.c src/tools/fits_input.c src/tools/fits_preflight.c src/tools/fits_probe.c \
+    fuzz/fuzz_input.c src/tools/fits_input.c src/tools/fits_preflight.c src/tools/fits_probe.c src/tools/fits_reader.c \
     src/tools/fits_output.c src/tools/fits_errors.c src/tools/image.c src/tools/png_io.c \
     src/tools/atomic_file.c $(pkg-config --libs cfitsio libpng zlib) -lm -o "$out/fuzz_input"
 # allocator_may_return_null=1: an absurd allocation fails as it does outside ASan (malloc gives

@@ -444,7 +444,13 @@ int fits_io_open(const char *name, enum image_shape want, uint64_t max_bytes,
     struct open_request request = {name, want};
     if (probe_path[0] && fits_probe(probe_path, open_in_probe, &request, err, errlen) != 0)
         return -1;
-    return open_image(name, want, img, err, errlen);
+    if (open_image(name, want, img, err, errlen) != 0) return -1;
+    int status = 0;
+    if (fits_is_compressed_image(img->fits, &status) && fits_reader_start(img, err, errlen) != 0) {
+        image_close(img);
+        return -1;
+    }
+    return 0;
 }
 
 /* The 1-based source pixel of axis a at position i of the selection. */
@@ -508,6 +514,7 @@ static int read_section_rows(struct tool_image *img, size_t plane, size_t row0, 
 int fits_io_read_rows(struct tool_image *img, size_t plane, size_t row0, size_t rows, float *dst,
                       char *err, size_t errlen)
 {
+    if (img->reader) return fits_reader_read(img, plane, row0, rows, dst, err, errlen);
     int status = 0, anynul = 0;
     float nan_null = NAN, no_check = 0.0f;
     float *null = img->raw_floats ? &no_check : &nan_null;
@@ -533,6 +540,7 @@ int fits_io_read_rows(struct tool_image *img, size_t plane, size_t row0, size_t 
 
 void fits_io_close(struct tool_image *img)
 {
+    fits_reader_stop(img);
     if (!img->fits) return;
     int status = 0;
     fits_close_file(img->fits, &status);

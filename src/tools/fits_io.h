@@ -20,9 +20,19 @@
 int fits_io_open(const char *name, enum image_shape want, uint64_t max_bytes,
                  struct tool_image *img, char *err, size_t errlen);
 
-/* Rows row0 .. row0 + rows - 1 of one plane, as float32, into dst. Returns 0 or -1 with err. */
+/* Rows row0 .. row0 + rows - 1 of one plane, as float32, into dst (from the reader process for a
+ * tile-compressed image). Returns 0 or -1 with err. */
 int fits_io_read_rows(struct tool_image *img, size_t plane, size_t row0, size_t rows, float *dst,
                       char *err, size_t errlen);
+
+/* A child process that unpacks a tile-compressed image's pixels and hands them over, so that a
+ * crash in cfitsio's decompressors (a damaged tile) fails the read instead of the program
+ * (fits_reader.c). Start it after the image is open; fits_io_read_rows then asks it; stop
+ * waits for it. Each returns 0, or -1 with one line in err. */
+int fits_reader_start(struct tool_image *img, char *err, size_t errlen);
+int fits_reader_read(struct tool_image *img, size_t plane, size_t row0, size_t rows, float *dst,
+                     char *err, size_t errlen);
+void fits_reader_stop(struct tool_image *img);
 
 /* Closes the input file; harmless when not open. */
 void fits_io_close(struct tool_image *img);

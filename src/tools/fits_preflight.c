@@ -6,7 +6,8 @@
  * - a table's TTYPEn value that is unquoted and fills its card is copied into a 70-byte field
  *   with strcpy: one byte over, which glibc's fortified strcpy turns into an abort;
  * - a numeric keyword that holds no number takes an error path that overflows (ffc2j), and a
- *   tile-compressed image's ZTILEn of 0 is divided by (SIGFPE).
+ *   tile-compressed image's ZTILEn of 0 is divided by (SIGFPE);
+ * - a tile is unpacked whole into memory, however large its ZTILEn make it.
  * cfitsio parses the headers it passes on the way to the image (an empty primary HDU, or
  * 'in.fits[SCI]'), so every header of the file is screened. What the screen does not name,
  * fits_probe.c catches: the headers are then opened once in a child process. */
@@ -122,9 +123,10 @@ struct layout {
     long long bitpix, naxis, pcount, gcount;
     long long axes[1000]; /* NAXISn, -1 where the header has none */
     bool groups;
-    bool zimage;    /* ZIMAGE = T: a tile-compressed image */
-    int tile_axis;  /* n of a ZTILEn below 1 (0: none), which cfitsio divides by */
-    long long tile; /* that ZTILEn's value */
+    bool zimage;                     /* ZIMAGE = T: a tile-compressed image */
+    int tile_axis;                   /* n of a ZTILEn below 1 (0: none), which cfitsio divides by */
+    long long tile;                  /* that ZTILEn's value */
+    long long ztile[10], znaxis[10]; /* ZTILEn and ZNAXISn for n < 10; 0 where absent */
 };
 
 /* A card as cfitsio 4.2 reads it: the keyword is the text before the first '=' (cfitsio 4
@@ -204,7 +206,10 @@ static void note_layout(const struct card_view *v, struct layout *l)
         l->gcount = x;
     else if ((n = axis_number(v->name, "NAXIS")) > 0)
         l->axes[n] = x;
-    else if ((n = axis_number(v->name, "ZTILE")) > 0 && x < 1 && !l->tile_axis) {
+    else if ((n = axis_number(v->name, "ZNAXIS")) > 0 && n < 10)
+        l->znaxis[n] = x;
+    if ((n = axis_number(v->name, "ZTILE")) > 0 && n < 10) l->ztile[n] = x;
+    if ((n = axis_number(v->name, "ZTILE")) > 0 && x < 1 && !l->tile_axis) {
         l->tile_axis = n;
         l->tile = x;
     }
@@ -272,10 +277,23 @@ static long long data_bytes(const struct layout *l)
     return (bytes + BLOCK - 1) / BLOCK * BLOCK;
 }
 
+/* Bytes cfitsio holds to unpack one tile of a tile-compressed image: its pixels (ZTILE1
+ * defaults to the whole row, further axes to 1) at 8 bytes, the widest it unpacks into. */
+static long long tile_bytes(const struct layout *l)
+{
+    long long pixels = 8;
+    for (int n = 1; n < 10; n++) {
+        const long long t = l->ztile[n] > 0 ? l->ztile[n] : n == 1 ? l->znaxis[1] : 1;
+        if (t > 0 && pixels > (1LL << 62) / t) return 1LL << 62;
+        if (t > 0) pixels *= t;
+    }
+    return pixels;
+}
+
 /* Walks the HDUs from the start: each header's cards up to END, then past its data unit. A
  * header cut short by the end of the file is still screened (cfitsio reads what is there).
  * The walk stops quietly where a header stops making sense; cfitsio's own error takes over. */
-static int screen_headers(FILE *fp, const char *path, char *err, size_t errlen)
+static int screen_headers(FILE *fp, const char *path, uint64_t max_bytes, char *err, size_t errlen)
 {
     char block[BLOCK];
     long long offset = 0;
@@ -315,6 +333,13 @@ static int screen_headers(FILE *fp, const char *path, char *err, size_t errlen)
                      path, hdu, l.tile_axis, l.tile);
             return -1;
         }
+        if (l.zimage && (uint64_t)tile_bytes(&l) > max_bytes) {
+            snprintf(err, errlen,
+                     "%s: HDU %d is a tile-compressed image whose tiles cfitsio unpacks into "
+                     "%lld MiB each, more than the memory cap of %llu MiB (--max-memory)",
+                     path, hdu, tile_bytes(&l) >> 20, (unsigned long long)(max_bytes >> 20));
+            return -1;
+        }
         if (!end) return 0;
         const long long data = data_bytes(&l);
         if (data < 0 || data > INT64_MAX - offset) return 0;
@@ -333,7 +358,7 @@ int fits_preflight(const char *name, uint64_t max_bytes, char *probe_path, size_
     unsigned char head[2] = {0};
     const bool compressed = fread(head, 1, 2, fp) == 2 && fits_compressed_magic(head);
     const int rc = compressed ? check_unpacked_size(fp, path, head, max_bytes, err, errlen)
-                              : screen_headers(fp, path, err, errlen);
+                              : screen_headers(fp, path, max_bytes, err, errlen);
     fclose(fp);
     /* Compressed inputs are not probed: the child would unpack the whole file a second time. */
     if (rc == 0 && !compressed) snprintf(probe_path, probe_len, "%s", path);

@@ -42,6 +42,8 @@ struct tool_image {
     char notice[512];          /* what the caller should say, "" when nothing: a header copied
                                   only in part, say */
     struct atomic_file *spool; /* a piped input copied to a temporary file, removed on close */
+    bool reader;               /* a tile-compressed image's pixels come from a child process */
+    int reader_pid, reader_fd; /* (fits_reader.c) */
 };
 
 /* Opens INPUT as madfilter and imstats take it: a PNG by its signature, else FITS through

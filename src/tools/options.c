@@ -1,11 +1,9 @@
-/* options.c - madfilter's command-line parsing and its manual (--help). Hand-written rather than
- * getopt_long so that it builds the same on any C11 system; accepts "-w 11", "-w11",
- * "--width 11" and "--width=11", options before or after the file names, and "--". */
+/* options.c - madfilter's options and its manual (--help); the forms an option may take are
+ * cli.c's, shared with imstats. */
 #include "options.h"
 
 #include <ctype.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -26,10 +24,15 @@ static const char manual[] =
     "        (the compressed image in a .fz file). NAXIS 2 is an image; NAXIS 3 a cube, whose\n"
     "        planes are each filtered on their own (see --cube); further axes must have\n"
     "        length 1. Tables are refused. Or an 8- or 16-bit greyscale PNG, recognised by\n"
-    "        its signature.\n"
+    "        its signature. '-' reads standard input; a pipe ('-', a FIFO, <(...)) is\n"
+    "        copied to a temporary file in $TMPDIR first, up to --max-memory bytes.\n"
+    "        An image section ('[a:b,c:d]', '*', '-*', ':step') is read bit for bit.\n"
     "OUTPUT  The FITS file to write (float32, BITPIX -32). A name ending in .png writes a PNG\n"
     "        of the (single) map instead, see PNG below. A leading '!' means --overwrite, as\n"
-    "        in cfitsio; a name ending in .gz is written gzip-compressed.\n"
+    "        in cfitsio; a name ending in .gz is written gzip-compressed (.fz, .Z, .bz2\n"
+    "        and .zip are refused: write .fits and compress it afterwards). OUTPUT must\n"
+    "        not be a file that an input of the run reads, nor a FIFO, device, directory or\n"
+    "        symbolic link.\n"
     "\n"
     "Options:\n"
     "  -o, --output TARGET  The output, given as an option: a file for one INPUT; for several,\n"
@@ -54,12 +57,14 @@ static const char manual[] =
     "                         wrap        b c d | a b c d | a b c\n"
     "                       Windows wider than the image continue the pattern.\n"
     "      --cval V         The value k beyond the edges for --boundary constant (default 0;\n"
-    "                       with any other boundary --cval is an error).\n"
+    "                       with any other boundary --cval is an error). As in scipy, V\n"
+    "                       is cast to float32: beyond its range it is -inf or inf.\n"
     "                       --cval nan makes the outside missing: edge windows then hold only\n"
     "                       the pixels inside the image.\n"
     "  -d, --device SPEC    OpenCL device: auto (the first GPU, else the first CPU), gpu, cpu,\n"
     "                       accelerator, P:D as --list-devices numbers them, or any part of the\n"
-    "                       \"platform / device\" name. Default: $CLSTATS_DEVICE, else auto.\n"
+    "                       platform, device or version --list-devices shows (nvidia, pocl).\n"
+    "                       Default: $CLSTATS_DEVICE, else auto.\n"
     "      --list-devices   List the OpenCL devices as \"P:D  type  platform / device  version\"\n"
     "                       and exit.\n"
     "      --png FILE       Also write a PNG preview of the first map to FILE.\n"
@@ -71,8 +76,8 @@ static const char manual[] =
     "                       out of memory. PNG inputs and outputs are held whole, within SIZE.\n"
     "                       A compressed input (.gz, .zip, .Z, .bz2) is unpacked whole into\n"
     "                       memory by cfitsio, on top of the strips; a .gz or .zip one that\n"
-    "                       claims more than SIZE unpacked is refused. A .gz output is built\n"
-    "                       whole in memory by cfitsio, beyond SIZE.\n"
+    "                       claims more than SIZE unpacked is refused. A .gz output is written\n"
+    "                       uncompressed next to it first, then compressed.\n"
     "                       (.fz tile-compressed files are read a tile at a time.)\n"
     "      --cube MODE      NAXIS 3 inputs: planes (default) filters each plane on its own and\n"
     "                       writes a cube of maps; refuse makes a cube an error.\n"
@@ -90,7 +95,8 @@ static const char manual[] =
     "  its neighbours (so MEDIAN fills small holes); SNR is NaN there. SNR is also NaN where\n"
     "  sigma is 0 (a flat window has no noise scale to measure a departure against).\n"
     "  Infinite pixels are values, not missing data: they sort to the ends of a window.\n"
-    "  Float pixels are read bit for bit (-0, subnormals and infinities unchanged).\n"
+    "  Float pixels are read bit for bit (-0, subnormals and infinities unchanged), through\n"
+    "  image sections too. BSCALE or BZERO that is not a finite number is an error.\n"
     "\n"
     "FITS output:\n"
     "  One float32 image HDU per map, in --maps order: the first map is the primary HDU, the\n"
@@ -103,7 +109,9 @@ static const char manual[] =
     "  cards record the tool and version, width, boundary, device, maps and input; DATE,\n"
     "  CHECKSUM and DATASUM are written. The file appears only when it is complete: it is\n"
     "  written in a temporary directory next to OUTPUT (madfilter.tmp-XXXXXX, removed on any\n"
-    "  failure or interrupt) and renamed into place.\n"
+    "  failure or interrupt) and renamed into place; it only ever holds the rows computed, so a\n"
+    "  damaged input that fails midway leaves nothing behind. A signal the parent ignores\n"
+    "  (nohup) stays ignored.\n"
     "\n"
     "PNG:\n"
     "  Input: greyscale, 8 or 16 bits (1, 2 and 4 bits are widened); the values are the raw\n"
