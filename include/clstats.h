@@ -115,8 +115,10 @@ struct clstats_filter_params {
 /* Median and MAD of the width x width window around every pixel of a float32 image of
  * nx columns and ny rows, rows `stride` elements apart (stride >= nx).
  * NaN is missing data and is ignored; a window without a valid value gives NaN; an even count
- * of valid values gives the mean of the two middle ones. MAD is the median of |x - m| over the
- * same values, m being that window's median (|x - m| is 0 where x == m, infinities included).
+ * of valid values gives the mean of the two middle ones, by clstats_median's rule (the float
+ * nearest their exact mean: two finite middles never give an infinity). MAD is the median of
+ * |x - m| over the same values, m being that window's median (|x - m| is 0 where x == m,
+ * infinities included).
  * median_out and mad_out (either may be NULL) receive nx*ny values, rows nx apart.
  * Results are exact: the same bits on every device. */
 int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_t ny,
@@ -193,8 +195,9 @@ int clstats_select_kth_f64(clstats_ctx *ctx, const double *data, size_t n, uint6
 
 /* Median of the valid values. For float32 the mean of two middles is
  * (float)(((double)a + (double)b) * 0.5): the float nearest the exact mean, which is numpy's
- * (a + b) / 2 wherever a + b does not overflow; for float64, (a + b) / 2 as numpy computes it,
- * except that a + b never overflows. -inf and +inf as the two middles give NaN, as in numpy. */
+ * (a + b) / 2 wherever a + b does not overflow (the filter's even counts follow the same rule);
+ * for float64, (a + b) / 2 as numpy computes it, except that a + b never overflows. -inf and
+ * +inf as the two middles give NaN, as in numpy. */
 int clstats_median(clstats_ctx *ctx, const float *data, size_t n,
                    const struct clstats_select_options *opts, float *out);
 int clstats_median_f64(clstats_ctx *ctx, const double *data, size_t n,

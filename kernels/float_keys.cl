@@ -3,6 +3,8 @@
 #ifndef FLOAT_KEYS_CL
 #define FLOAT_KEYS_CL
 
+#include "even_mean.h"
+
 #define CANONICAL_NAN 0x7fc00000u
 #define NO_KEY 0xffffffffu /* above every number's key: a NaN's, or none */
 

@@ -171,8 +171,7 @@ float select_median(WINDOW_ARGS, int n, float lo, float hi, float expect, uint k
     float a = value_of(ka);
     if (!need_next) return a;
     if (r + 1 >= c) kb = min_key_above(WINDOW_PASS, khi);
-    /* Equal middles give themselves (no overflow); otherwise (a + b) / 2 in float, as numpy. */
-    return ka == kb ? a : (a + value_of(kb)) * 0.5f;
+    return mean_of_middles(a, value_of(kb));
 }
 
 /* Median and MAD of one pixel's window; NaN where the window has no valid value. */

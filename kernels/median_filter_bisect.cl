@@ -103,9 +103,7 @@ float select_middle(__local const float *tile, int lx, int ly, int use_dev, floa
         }
         kb = c >= r + 2 ? ka : above;
     }
-    if (kb == ka) return a; /* equal middles give themselves: no overflow */
-    const float b = use_dev ? as_float(kb & 0x7fffffffu) : value_of(kb);
-    return (a + b) * 0.5f;
+    return mean_of_middles(a, use_dev ? as_float(kb & 0x7fffffffu) : value_of(kb));
 }
 
 __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void

@@ -255,8 +255,7 @@ float select_middle(__local const uint *base, int use_dev, float m, int n, uint 
         uint below;
         kb = count_keys(base, use_dev, m, km, ka, &below, &next) >= r + 2 ? ka : next;
     }
-    if (kb == ka) return a; /* equal middles give themselves: no overflow */
-    return (a + key_value(kb, use_dev)) * 0.5f;
+    return mean_of_middles(a, key_value(kb, use_dev));
 }
 
 __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void

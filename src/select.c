@@ -3,6 +3,7 @@
  * cutting-plane kernels of kernels/select.cl, which keep their state on the device, and reads
  * back one small state block per call (the cutting plane reads again only if it needs more
  * passes than a batch holds). Column medians live in src/select_columns.c. */
+#include "../kernels/even_mean.h"
 #include "internal.h"
 #include "select_internal.h"
 
@@ -401,9 +402,7 @@ double clstats__value_of_key(uint64_t key, bool f64)
 
 float clstats__mean_f32(float a, float b)
 {
-    /* Double holds a + b exactly enough: rounding twice (53 then 24 bits) is innocuous for a
-     * sum, since 53 >= 2 * 24 + 2 (Figueroa 1995). */
-    float m = (float)(((double)a + (double)b) * 0.5);
+    float m = mean_of_middles(a, b);
     if (isnan(m)) {
         uint32_t nan = 0x7fc00000u;
         memcpy(&m, &nan, sizeof m);

@@ -75,7 +75,8 @@ int clstats__column_streamed(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t
                              size_t ld, cl_uint *keys3, bool *missed,
                              struct column_bracket_report *report, double *ms);
 
-/* The documented means of two middle values (clstats.h: clstats_median). */
+/* The documented means of two middle values (clstats.h: clstats_median), NaN as one NaN; the
+ * float32 mean is kernels/even_mean.h's, which the filter kernels use too. */
 float clstats__mean_f32(float a, float b);
 double clstats__mean_f64(double a, double b);
 

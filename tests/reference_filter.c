@@ -59,11 +59,10 @@ static float median_of(float *v, size_t n)
     if (n == 0) return canonical(NAN);
     qsort(v, n, sizeof *v, by_key);
     if (n % 2) return v[n / 2];
-    /* (a + b) / 2 in float32, as numpy's float32 median; two equal middles give themselves
-     * (bit for bit), where numpy would overflow to inf. */
-    if (key_of(v[n / 2 - 1]) == key_of(v[n / 2])) return v[n / 2];
-    volatile float sum = v[n / 2 - 1] + v[n / 2];
-    return sum * 0.5f;
+    /* The float nearest the exact mean of the two middles, as clstats.h defines it for
+     * clstats_median: through double, which holds their sum, so that it shares nothing with
+     * the kernels' float rule (kernels/even_mean.h) and never overflows. */
+    return (float)(((double)v[n / 2 - 1] + (double)v[n / 2]) * 0.5);
 }
 
 int reference_median_filter(const float *image, size_t nx, size_t ny, size_t stride,

@@ -243,6 +243,38 @@ START_TEST(huge_values)
 }
 END_TEST
 
+/* The mean of two middle values is the float nearest the exact mean (clstats.h), also where
+ * their sum overflows: columns of two values from the classes where that can go wrong (near
+ * +-FLT_MAX, subnormal, +-0, +-inf), and whole arrays of two, against the double formula. */
+START_TEST(medians_of_two_values_are_the_rounded_mean)
+{
+    enum { N = 20000, WHOLE = 64 };
+    float *m = malloc(2 * N * sizeof *m), *got = malloc(N * sizeof *got);
+    float *want = malloc(N * sizeof *want);
+    ck_assert(m && got && want);
+    test_float_pairs(m, m + N, N, test_seed() + 1500);
+    ck_assert_int_eq(clstats_column_medians(test_ctx(), m, 2, N, N, NULL, got), CLSTATS_OK);
+    ref_column_medians(m, 2, N, N, CLSTATS_EVEN_MEAN, want);
+    ck_assert_uint_eq(test_compare_bits(got, want, N, N, "column of two"), 0);
+    for (size_t c = 0; c < N; c++) {
+        const float mean = (float)(((double)m[c] + (double)m[N + c]) * 0.5);
+        ck_assert_msg(same32(got[c], mean) || (isnan(got[c]) && isnan(mean)),
+                      "column {%a, %a}: %a, want %a", m[c], m[N + c], got[c], mean);
+    }
+    for (int mi = 0; mi < NMETHODS; mi++) {
+        struct clstats_select_options o = {.method = methods[mi]};
+        for (size_t c = 0; c < WHOLE; c++) {
+            const float two[2] = {m[c], m[N + c]};
+            float v;
+            ck_assert_int_eq(clstats_median(test_ctx(), two, 2, &o, &v), CLSTATS_OK);
+            ck_assert_msg(same32(v, got[c]), "%s: median of {%a, %a}: %a, want %a",
+                          method_names[methods[mi]], two[0], two[1], v, got[c]);
+        }
+    }
+    free(m), free(got), free(want);
+}
+END_TEST
+
 START_TEST(infinities_and_nan)
 {
     const size_t n = 100000;
@@ -694,6 +726,7 @@ int main(void)
     tcase_add_test(tc, ties_and_few_values);
     tcase_add_test(tc, huge_values);
     tcase_add_test(tc, infinities_and_nan);
+    tcase_add_test(tc, medians_of_two_values_are_the_rounded_mean);
     tcase_add_test(tc, paper_distributions_f32);
     tcase_add_test(tc, sizes_around_thresholds);
     tcase_add_test(tc, sample_bracket_misses_fall_back);
