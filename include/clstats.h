@@ -116,9 +116,12 @@ struct clstats_filter_params {
  * nx columns and ny rows, rows `stride` elements apart (stride >= nx).
  * NaN is missing data and is ignored; a window without a valid value gives NaN; an even count
  * of valid values gives the mean of the two middle ones, by clstats_median's rule (the float
- * nearest their exact mean: two finite middles never give an infinity). MAD is the median of
- * |x - m| over the same values, m being that window's median (|x - m| is 0 where x == m,
- * infinities included).
+ * nearest their exact mean: two finite middles never give an infinity). MAD is numpy's
+ * nanmedian(|x - m|) over the same values, m being that window's median and |x - m| computed
+ * as IEEE does: for a finite m, the median of |x - m| (an infinite x lies +inf away); for
+ * m = +-inf the values equal to m give inf - inf = NaN and drop out, every other lies +inf
+ * away, so the MAD is +inf, or NaN where every value equals m (a window [inf] gives NaN, one
+ * [1, inf, inf] +inf); where m is NaN (no valid value, or middles -inf and +inf) it is NaN.
  * median_out and mad_out (either may be NULL) receive nx*ny values, rows nx apart.
  * Results are exact: the same bits on every device. */
 int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_t ny,

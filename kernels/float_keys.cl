@@ -35,10 +35,27 @@ inline bool is_nan(float v)
     return bits_nan(as_uint(v));
 }
 
-/* |v - m| for the MAD; exactly 0 where v == m, so that inf - inf never makes a NaN. */
+inline bool is_inf(float v)
+{
+    return (as_uint(v) & 0x7fffffffu) == 0x7f800000u;
+}
+
+/* The MAD is numpy's nanmedian(|x - m|): a deviation inf - inf is NaN, and so missing. The
+ * designs select it only where the median m is finite, so no deviation of a valid value is
+ * NaN there; this gives the others without a selection, for a window whose valid values all
+ * equal m (all_equal) or whose median m is infinite. A finite constant window: 0. An infinite
+ * m: its copies drop out and every other value lies +inf from it, so +inf, or NaN where
+ * nothing is left. */
+inline float mad_without_selection(float m, bool all_equal)
+{
+    if (!is_inf(m)) return 0.0f;
+    return all_equal ? as_float(CANONICAL_NAN) : INFINITY;
+}
+
+/* |v - m| for the MAD, as IEEE computes it (m is finite: see mad_without_selection). */
 inline float deviation(float v, float m)
 {
-    return v == m ? 0.0f : fabs(v - m);
+    return fabs(v - m);
 }
 
 #endif

@@ -193,7 +193,7 @@ inline void window_median_mad(WINDOW_ARGS, int want_mad, float *med_out, float *
     const float vmin = value_of(kmin), vmax = value_of(kmax);
     if (kmin == kmax) { /* constant window: no selection needed */
         *med_out = vmin;
-        *mad_out = 0.0f;
+        *mad_out = mad_without_selection(vmin, true);
         return;
     }
     /* Bins from mean and sd: these only steer, exactness comes from the counts. */
@@ -203,6 +203,10 @@ inline void window_median_mad(WINDOW_ARGS, int want_mad, float *med_out, float *
                                     fmin(mean + 3.0f * sd, vmax), mean, kmin, kmax);
     *med_out = med;
     if (!want_mad || is_nan(med)) return;
+    if (is_inf(med)) {
+        *mad_out = mad_without_selection(med, false);
+        return;
+    }
     /* |x - m| is largest at the extremes; for normal data the MAD is near 0.6745 sd. */
     const float dmax = fmax(deviation(vmin, med), deviation(vmax, med));
     use_dev = 1;

@@ -227,7 +227,7 @@ inline void move_row(__local ulong *bits, __local const RANK_T *out, __local con
 
 #define DEV(p) deviation(vals[p], m)
 
-/* The MAD of the window, whose median m sits at rank r (and r + 1 when n is even). */
+/* The MAD of the window, whose median m (finite) sits at rank r (and r + 1 when n is even). */
 inline float window_mad(__local const ulong *bits, __local const float *vals, struct window *win,
                         float m)
 {
@@ -403,7 +403,14 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
                 cursor_select(bits, &win.med, (n - 1) / 2);
                 med = vals[win.med.p];
                 if (!(n & 1)) med = mean_of_middles(med, vals[next_rank(bits, win.med.p)]);
-                if (want_mad && !is_nan(med)) mad = window_mad(bits, vals, &win, med);
+                if (want_mad && is_inf(med)) {
+                    /* The window's far end tells whether any value differs from med. */
+                    struct cursor end = win.med;
+                    cursor_select(bits, &end, med > 0.0f ? 0 : n - 1);
+                    mad = mad_without_selection(med, vals[end.p] == med);
+                } else if (want_mad && !is_nan(med)) {
+                    mad = window_mad(bits, vals, &win, med);
+                }
             }
             const long o = (long)(y0 + oy) * nx + x0 + ox;
             if (want_median) median_out[o] = is_nan(med) ? as_float(CANONICAL_NAN) : med;

@@ -59,12 +59,11 @@
         v[a] = lo_;                                                                            \
     }
 
-/* Key of the deviation of the value with key k from m: 0 where they are equal (so inf - inf
- * is 0), as the reference defines it. */
+/* Key of the deviation of the value with key k from m (finite), as the reference computes
+ * it. */
 inline uint dev_key(uint k, float m)
 {
-    const float v = value_of(k);
-    return v == m ? 0u : as_uint(fabs(v - m));
+    return as_uint(deviation(value_of(k), m));
 }
 
 /* Number of keys <= t in a sorted run (branch-free binary search). NaN keys, at the run's end,
@@ -323,7 +322,7 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
         float med = as_float(CANONICAL_NAN), mad = as_float(CANONICAL_NAN);
         if (n > 0 && kmin == kmax) {
             med = value_of(kmin);
-            mad = 0.0f;
+            mad = mad_without_selection(med, true);
         } else if (n > 0) {
             const float mid = mid_sum / (float)columns;
             const float spread = prev_mad != NO_KEY ? as_float(prev_mad)
@@ -334,7 +333,9 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
             const uint guess = prev_med != NO_KEY ? prev_med : is_nan(mid) ? kmin : key_of(mid);
             med = select_middle(base, 0, 0.0f, n, kmin, kmax, guess, 2.5066f * sd / (float)n);
             prev_med = key_of(med);
-            if (want_mad) {
+            if (want_mad && is_inf(med)) {
+                mad = mad_without_selection(med, false);
+            } else if (want_mad && !is_nan(med)) {
                 /* |x - m| is largest at the extremes. */
                 const uint dhi = max(dev_key(kmin, med), dev_key(kmax, med));
                 const uint dguess = is_nan(spread) ? 0u : as_uint(fabs(spread));

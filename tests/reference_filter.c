@@ -84,11 +84,14 @@ int reference_median_filter(const float *image, size_t nx, size_t ny, size_t str
                 }
             }
             float m = canonical(median_of(win, n));
-            float mad = canonical(NAN);
-            if (!isnan(m)) {
-                for (size_t i = 0; i < n; i++) win[i] = win[i] == m ? 0.0f : fabsf(win[i] - m);
-                mad = canonical(median_of(win, n));
+            /* numpy's nanmedian(|x - m|): a deviation inf - inf (or any from m NaN) is NaN,
+             * and so missing like a NaN value. */
+            size_t nd = 0;
+            for (size_t i = 0; i < n; i++) {
+                const float d = fabsf(win[i] - m);
+                if (!isnan(d)) win[nd++] = d;
             }
+            float mad = canonical(median_of(win, nd));
             if (median_out) median_out[y * nx + x] = m;
             if (mad_out) mad_out[y * nx + x] = mad;
         }

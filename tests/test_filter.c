@@ -255,8 +255,8 @@ START_TEST(rank_design_exact_on_images_of_many_tiles)
 END_TEST
 
 /* Windows with no valid value, even counts from NaNs, -0 beside +0 (equal values, other bits),
- * subnormal deviations, and middles whose sum overflows (the MAD then measures from an
- * infinite median); constant mode with a NaN cval makes the border missing data too. */
+ * subnormal deviations, and middles whose sum overflows (their mean is still finite);
+ * constant mode with a NaN cval makes the border missing data too. */
 START_TEST(rank_design_exact_on_nan_blocks_signed_zeros_and_huge_values)
 {
     size_t bad = 0;
@@ -591,6 +591,19 @@ START_TEST(small_windows_give_numpy_answers_in_every_design)
         int n;
         float v[3], med, mad;
     } cases[] = {
+        /* The median infinite: values equal to it drop out of the MAD, others lie +inf away. */
+        {1, {INFINITY}, INFINITY, NAN},
+        {1, {-INFINITY}, -INFINITY, NAN},
+        {3, {INFINITY, INFINITY, INFINITY}, INFINITY, NAN},
+        {3, {1.0f, INFINITY, INFINITY}, INFINITY, INFINITY},
+        {3, {-INFINITY, -INFINITY, 5.0f}, -INFINITY, INFINITY},
+        {2, {5.0f, INFINITY}, INFINITY, INFINITY},
+        {2, {-INFINITY, -2.0f}, -INFINITY, INFINITY},
+        /* -inf and +inf as middles: NaN, and so the MAD. */
+        {2, {-INFINITY, INFINITY}, NAN, NAN},
+        /* A finite median: infinite values are +inf away, like any far value. */
+        {3, {-INFINITY, 1.0f, 2.0f}, 1.0f, 1.0f},
+        {3, {-INFINITY, 1.0f, INFINITY}, 1.0f, INFINITY},
         /* Middles whose sum overflows: their mean, not +inf. */
         {2, {huge, huge}, huge, 0.0f},
         {3, {-big, big, big}, big, 0.0f},
