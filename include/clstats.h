@@ -122,6 +122,7 @@ struct clstats_filter_params {
  * m = +-inf the values equal to m give inf - inf = NaN and drop out, every other lies +inf
  * away, so the MAD is +inf, or NaN where every value equals m (a window [inf] gives NaN, one
  * [1, inf, inf] +inf); where m is NaN (no valid value, or middles -inf and +inf) it is NaN.
+ * A zero result is +0, whatever the signs of the window's zeros; a NaN result is 0x7fc00000.
  * median_out and mad_out (either may be NULL) receive nx*ny values, rows nx apart.
  * Results are exact: the same bits on every device. */
 int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_t ny,
@@ -151,9 +152,11 @@ int clstats_median_filter_band(clstats_ctx *ctx, const float *band, size_t nx, s
 /* Exact k-th smallest values, medians and percentiles of a whole array, computed on the device
  * (src/select.c). Results are elements of the data (or a documented blend of two): values are
  * ordered by their bits as IEEE 754 total order does, so -0.0 sorts just below +0.0 and +-inf
- * are ordinary values; NaNs are counted and left out, or reported (nan_policy). Counts are
- * 64-bit, so arrays beyond 2^31 elements are fine where the device holds them. The input is
- * never modified. */
+ * are ordinary values; NaNs are counted and left out, or reported (nan_policy). Every zero
+ * result is +0 (k-th values, medians, percentiles, column and tile medians, float32 and
+ * float64): zeros are equal as numbers, and the sign of the one the order met would follow the
+ * data's mix of -0 and +0. Counts are 64-bit, so arrays beyond 2^31 elements are fine where
+ * the device holds them. The input is never modified. */
 
 enum clstats_select_method {
     CLSTATS_SELECT_AUTO = 0,      /* the library picks: on GPUs sample from 2^21 values, else radix */

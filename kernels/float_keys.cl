@@ -52,6 +52,16 @@ inline float mad_without_selection(float m, bool all_equal)
     return all_equal ? as_float(CANONICAL_NAN) : INFINITY;
 }
 
+/* A result as the filter stores it: one NaN on every device (hardware NaNs differ in sign and
+ * payload), and +0 for a zero of either sign. Zeros are equal as numbers, but keys order -0
+ * below +0, so the sign of a zero median would follow how many of each the window holds:
+ * a rule the caller could not see, and not numpy's or scipy's (which differ from each other). */
+inline float stored_result(float v)
+{
+    const uint b = as_uint(v);
+    return bits_nan(b) ? as_float(CANONICAL_NAN) : as_float(b == 0x80000000u ? 0u : b);
+}
+
 /* |v - m| for the MAD, as IEEE computes it (m is finite: see mad_without_selection). */
 inline float deviation(float v, float m)
 {

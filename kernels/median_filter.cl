@@ -215,12 +215,6 @@ inline void window_median_mad(WINDOW_ARGS, int want_mad, float *med_out, float *
                              key_of(0.0f), key_of(dmax));
 }
 
-/* One NaN bit pattern on every device (hardware NaNs differ in sign and payload). */
-inline float canonical(float v)
-{
-    return is_nan(v) ? as_float(CANONICAL_NAN) : v;
-}
-
 __kernel void median_mad(__global const float *img, long stride, int nx, int ny,
                 __global const int *colmap, __global const int *rowmap, float cval,
                 __global float *median_out, __global float *mad_out, int want_median,
@@ -231,6 +225,6 @@ __kernel void median_mad(__global const float *img, long stride, int nx, int ny,
     if (x >= nx || y >= ny) return;
     window_median_mad(img, stride, colmap, rowmap, x, y, cval, 0, 0.0f, want_mad, &med, &mad);
     const long o = (long)y * nx + x;
-    if (want_median) median_out[o] = canonical(med);
-    if (want_mad) mad_out[o] = canonical(mad);
+    if (want_median) median_out[o] = stored_result(med);
+    if (want_mad) mad_out[o] = stored_result(mad);
 }

@@ -161,6 +161,6 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
         }
     }
     const long o = (long)y * nx + x;
-    if (want_median) median_out[o] = is_nan(med) ? as_float(CANONICAL_NAN) : med;
-    if (want_mad) mad_out[o] = is_nan(mad) ? as_float(CANONICAL_NAN) : mad;
+    if (want_median) median_out[o] = stored_result(med);
+    if (want_mad) mad_out[o] = stored_result(mad);
 }

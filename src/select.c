@@ -400,6 +400,11 @@ double clstats__value_of_key(uint64_t key, bool f64)
     return v;
 }
 
+double clstats__plus_zero(double v)
+{
+    return v == 0.0 ? 0.0 : v;
+}
+
 float clstats__mean_f32(float a, float b)
 {
     float m = mean_of_middles(a, b);
@@ -498,7 +503,7 @@ static int kth_any(clstats_ctx *ctx, const void *data, cl_mem buf, size_t offset
     struct select_request req = {.mode = MODE_KTH, .k = k};
     struct select_result res;
     status = select_device(ctx, buf, offset, n, f64, o, &req, &res);
-    if (status == CLSTATS_OK) *out = clstats__value_of_key(res.key0, f64);
+    if (status == CLSTATS_OK) *out = clstats__plus_zero(clstats__value_of_key(res.key0, f64));
     if (own) clReleaseMemObject(own);
     return status;
 }
@@ -518,7 +523,7 @@ static int median_any(clstats_ctx *ctx, const void *data, cl_mem buf, size_t off
     struct select_request req = {.mode = MODE_MEDIAN};
     struct select_result res;
     status = select_device(ctx, buf, offset, n, f64, o, &req, &res);
-    if (status == CLSTATS_OK) *out = median_value(&res, f64, o->even);
+    if (status == CLSTATS_OK) *out = clstats__plus_zero(median_value(&res, f64, o->even));
     if (own) clReleaseMemObject(own);
     return status;
 }
@@ -644,7 +649,7 @@ static int percentiles_any(clstats_ctx *ctx, const void *data, size_t n, bool f6
         if (status != CLSTATS_OK) break;
         const double a = clstats__value_of_key(res.key0, f64);
         const double b = clstats__value_of_key(res.key1, f64);
-        out[i] = lerp(a, b, h - lo);
+        out[i] = clstats__plus_zero(lerp(a, b, h - lo));
     }
     if (kt) *kt = total;
     clReleaseMemObject(buf);

@@ -299,9 +299,10 @@ static int tiles_device(clstats_ctx *ctx, cl_mem buf, size_t offset, struct tili
         }
         const float a = (float)clstats__value_of_key(ka, false);
         const float b = (float)clstats__value_of_key(kb, false);
-        out[g] = ka == kb || o->even == CLSTATS_EVEN_LOWER ? a
-                 : o->even == CLSTATS_EVEN_UPPER           ? b
-                                                           : clstats__mean_f32(a, b);
+        const float m = ka == kb || o->even == CLSTATS_EVEN_LOWER ? a
+                        : o->even == CLSTATS_EVEN_UPPER           ? b
+                                                                  : clstats__mean_f32(a, b);
+        out[g] = (float)clstats__plus_zero(m);
     }
     if (o->nan_count) *o->nan_count = nan;
     if (o->nan_policy == CLSTATS_NAN_ERROR && nan)

@@ -45,8 +45,10 @@ static int by_key(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A result as clstats.h promises it: one NaN, and +0 for either zero. */
 static float canonical(float v)
 {
+    if (v == 0.0f) return 0.0f;
     if (!isnan(v)) return v;
     uint32_t u = 0x7fc00000u;
     memcpy(&v, &u, 4);

@@ -58,7 +58,8 @@ static void check_f32(const float *x, size_t n, const char *what)
             float got = 0;
             int st = clstats_select_kth(test_ctx(), x, n, ks[i], &o, &got);
             ck_assert_msg(st == CLSTATS_OK, "%s: %s", what, clstats_ctx_message(test_ctx()));
-            ck_assert_msg(same32(got, s[ks[i]]), "%s %s n=%zu k=%llu: got %.9g, want %.9g", what,
+            ck_assert_msg(same32(got, ref_plus_zero_f32(s[ks[i]])),
+                          "%s %s n=%zu k=%llu: got %.9g, want %.9g", what,
                           method_names[methods[mi]], n, (unsigned long long)ks[i], got, s[ks[i]]);
         }
     }
@@ -91,8 +92,9 @@ static void check_f64(const double *x, size_t n, const char *what)
             double got = 0;
             int st = clstats_select_kth_f64(test_ctx(), x, n, ks[i], &o, &got);
             ck_assert_msg(st == CLSTATS_OK, "%s: %s", what, clstats_ctx_message(test_ctx()));
-            ck_assert_msg(same64(got, s[ks[i]]), "%s %s k=%llu: got %.17g, want %.17g", what,
-                          method_names[methods[mi]], (unsigned long long)ks[i], got, s[ks[i]]);
+            ck_assert_msg(same64(got, ref_plus_zero_f64(s[ks[i]])),
+                          "%s %s k=%llu: got %.17g, want %.17g", what, method_names[methods[mi]],
+                          (unsigned long long)ks[i], got, s[ks[i]]);
         }
     }
     free(s);
@@ -257,7 +259,7 @@ START_TEST(medians_of_two_values_are_the_rounded_mean)
     ref_column_medians(m, 2, N, N, CLSTATS_EVEN_MEAN, want);
     ck_assert_uint_eq(test_compare_bits(got, want, N, N, "column of two"), 0);
     for (size_t c = 0; c < N; c++) {
-        const float mean = (float)(((double)m[c] + (double)m[N + c]) * 0.5);
+        const float mean = ref_plus_zero_f32((float)(((double)m[c] + (double)m[N + c]) * 0.5));
         ck_assert_msg(same32(got[c], mean) || (isnan(got[c]) && isnan(mean)),
                       "column {%a, %a}: %a, want %a", m[c], m[N + c], got[c], mean);
     }
@@ -272,6 +274,100 @@ START_TEST(medians_of_two_values_are_the_rounded_mean)
         }
     }
     free(m), free(got), free(want);
+}
+END_TEST
+
+/* Every zero result is +0 (clstats.h), whatever zeros the data holds and whichever entry,
+ * method or even-count rule gives it: whole arrays of -0, and -0/+0 mixes whose middles are
+ * -0, as the median, k-th value, percentile, column, tile and device-buffer results. */
+static bool plus_zero(double v)
+{
+    return memcmp(&v, &(double){0.0}, sizeof v) == 0;
+}
+
+START_TEST(zero_results_are_plus_zero)
+{
+    clstats_ctx *ctx = test_ctx();
+    enum { N = 999, COLS = 3 };
+    /* All -0; -0 with a few +0 (the middles are -0); -0 between negatives and positives. */
+    static float arrays[3][N];
+    for (size_t i = 0; i < N; i++) {
+        arrays[0][i] = -0.0f;
+        arrays[1][i] = i % 7 ? -0.0f : 0.0f;
+        arrays[2][i] = i < N / 3 ? -1.0f : i < 2 * N / 3 + 1 ? -0.0f : 2.0f;
+    }
+    const double q[4] = {50, 0, 75, 100}; /* all zeros in the first two arrays, q = 50 in all */
+    size_t bad = 0;
+    for (int a = 0; a < 3; a++) {
+        const float *x = arrays[a];
+        for (int mi = 0; mi < NMETHODS; mi++) {
+            for (int e = 0; e < 3; e++) {
+                struct clstats_select_options o = {.method = methods[mi],
+                                                   .even = (enum clstats_even)e};
+                for (size_t n = N - 1; n <= N; n++) { /* an even count, then an odd one */
+                    float v = 1;
+                    ck_assert_int_eq(clstats_median(ctx, x, n, &o, &v), CLSTATS_OK);
+                    bad += !plus_zero(v);
+                }
+            }
+            struct clstats_select_options o = {.method = methods[mi]};
+            float v = 1;
+            ck_assert_int_eq(clstats_select_kth(ctx, x, N, N / 2, &o, &v), CLSTATS_OK);
+            bad += !plus_zero(v);
+        }
+        const size_t nq = a == 2 ? 1 : 4;
+        float pct[4];
+        ck_assert_int_eq(clstats_percentiles(ctx, x, N, q, nq, NULL, pct), CLSTATS_OK);
+        for (size_t i = 0; i < nq; i++)
+            bad += !plus_zero(pct[i]);
+        /* Columns and tiles: the array as a matrix of N / COLS rows, and as one image tile. */
+        float cols[COLS], tile;
+        ck_assert_int_eq(clstats_column_medians(ctx, x, N / COLS, COLS, COLS, NULL, cols),
+                         CLSTATS_OK);
+        for (int c = 0; c < COLS; c++)
+            bad += !plus_zero(cols[c]);
+        ck_assert_int_eq(clstats_tile_medians(ctx, x, N, 1, N, N, 1, NULL, &tile), CLSTATS_OK);
+        bad += !plus_zero(tile);
+        /* The same on a device buffer. */
+        cl_int err;
+        cl_mem buf =
+            clCreateBuffer(clstats_ctx_cl_context(ctx), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                           sizeof arrays[a], (void *)x, &err);
+        ck_assert_int_eq(err, CL_SUCCESS);
+        double d = 1;
+        ck_assert_int_eq(clstats_median_buffer(ctx, buf, 0, N, CLSTATS_FLOAT32, NULL, &d),
+                         CLSTATS_OK);
+        bad += !plus_zero(d);
+        ck_assert_int_eq(
+            clstats_select_kth_buffer(ctx, buf, 0, N, CLSTATS_FLOAT32, N / 2, NULL, &d),
+            CLSTATS_OK);
+        bad += !plus_zero(d);
+        ck_assert_int_eq(
+            clstats_column_medians_buffer(ctx, buf, 0, N / COLS, COLS, COLS, NULL, cols),
+            CLSTATS_OK);
+        for (int c = 0; c < COLS; c++)
+            bad += !plus_zero(cols[c]);
+        ck_assert_int_eq(clstats_tile_medians_buffer(ctx, buf, 0, N, 1, N, N, 1, NULL, &tile),
+                         CLSTATS_OK);
+        bad += !plus_zero(tile);
+        clReleaseMemObject(buf);
+        if (ctx->has_fp64) { /* internal.h: the context is white-box here */
+            double xd[N], dq[4];
+            for (size_t i = 0; i < N; i++)
+                xd[i] = x[i];
+            for (size_t n = N - 1; n <= N; n++) {
+                ck_assert_int_eq(clstats_median_f64(ctx, xd, n, NULL, &d), CLSTATS_OK);
+                bad += !plus_zero(d);
+            }
+            ck_assert_int_eq(clstats_select_kth_f64(ctx, xd, N, N / 2, NULL, &d), CLSTATS_OK);
+            bad += !plus_zero(d);
+            ck_assert_int_eq(clstats_percentiles_f64(ctx, xd, N, q, nq, NULL, dq), CLSTATS_OK);
+            for (size_t i = 0; i < nq; i++)
+                bad += !plus_zero(dq[i]);
+        }
+        if (bad) fprintf(stderr, "array %d: %zu zero results that are not +0 so far\n", a, bad);
+    }
+    ck_assert_uint_eq(bad, 0);
 }
 END_TEST
 
@@ -456,7 +552,7 @@ START_TEST(buffer_api)
         ck_assert_int_eq(
             clstats_select_kth_buffer(ctx, buf, off, n, CLSTATS_FLOAT32, 12345, &o, &got),
             CLSTATS_OK);
-        ck_assert(same32((float)got, s[12345]));
+        ck_assert(same32((float)got, ref_plus_zero_f32(s[12345])));
         free(s);
         ck_assert_int_eq(clstats_median_buffer(ctx, buf, off, n + 6, CLSTATS_FLOAT32, &o, &got),
                          CLSTATS_ERR_ARG);
@@ -727,6 +823,7 @@ int main(void)
     tcase_add_test(tc, huge_values);
     tcase_add_test(tc, infinities_and_nan);
     tcase_add_test(tc, medians_of_two_values_are_the_rounded_mean);
+    tcase_add_test(tc, zero_results_are_plus_zero);
     tcase_add_test(tc, paper_distributions_f32);
     tcase_add_test(tc, sizes_around_thresholds);
     tcase_add_test(tc, sample_bracket_misses_fall_back);
