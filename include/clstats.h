@@ -4,6 +4,13 @@
  * clstats_strerror() turns it into words and clstats_ctx_message() gives the detail of the last
  * error on a context. The library does no file I/O and never exits the process.
  *
+ * Sizes: every size the arguments make (stride or ld times rows, offset plus count, times the
+ * element's bytes) is computed with checks before anything is read. One that overflows size_t
+ * or passes PTRDIFF_MAX bytes, more than any array can be, gives CLSTATS_ERR_ARG; so does a
+ * region past the end of a cl_mem. One that fits but is more than the device's largest buffer
+ * gives CLSTATS_ERR_DEVICE_MEMORY, so that a caller can split the work (madfilter's strips).
+ * A single row never steps by its stride, so any stride is accepted there.
+ *
  * Threads: a context belongs to one thread at a time. Give each thread its own context (they
  * share nothing and run at once; the device is shared by the OpenCL runtime), or guard every
  * call on a shared context, clstats_ctx_message() included, with one lock: a context holds a

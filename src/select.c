@@ -432,9 +432,13 @@ double clstats__mean_f64(double a, double b)
 
 static const struct clstats_select_options default_options = {0};
 
-/* Uploads host data (read-only, copied) for one call. */
-static int upload(clstats_ctx *ctx, const void *data, size_t bytes, cl_mem *out)
+/* Uploads n values of `size` bytes of host data (read-only, copied) for one call. */
+static int upload(clstats_ctx *ctx, const void *data, size_t n, size_t size, cl_mem *out)
 {
+    size_t bytes;
+    if (!clstats__array_bytes(n, size, &bytes))
+        return clstats__fail(ctx, CLSTATS_ERR_ARG,
+                             "%zu values of %zu bytes are larger than any array can be", n, size);
     if (bytes == 0) return clstats__fail(ctx, CLSTATS_ERR_EMPTY, "the array is empty");
     if (bytes > ctx->max_alloc)
         return clstats__fail(ctx, CLSTATS_ERR_DEVICE_MEMORY,
@@ -495,7 +499,7 @@ static int kth_any(clstats_ctx *ctx, const void *data, cl_mem buf, size_t offset
     cl_mem own = NULL;
     int status = CLSTATS_OK;
     if (data) {
-        status = upload(ctx, data, n * (f64 ? 8 : 4), &own);
+        status = upload(ctx, data, n, f64 ? 8 : 4, &own);
         if (status != CLSTATS_OK) return status;
         buf = own;
         offset = 0;
@@ -515,7 +519,7 @@ static int median_any(clstats_ctx *ctx, const void *data, cl_mem buf, size_t off
     cl_mem own = NULL;
     int status = CLSTATS_OK;
     if (data) {
-        status = upload(ctx, data, n * (f64 ? 8 : 4), &own);
+        status = upload(ctx, data, n, f64 ? 8 : 4, &own);
         if (status != CLSTATS_OK) return status;
         buf = own;
         offset = 0;
@@ -626,7 +630,7 @@ static int percentiles_any(clstats_ctx *ctx, const void *data, size_t n, bool f6
                                  i, q[i]);
     }
     cl_mem buf = NULL;
-    int status = upload(ctx, data, n * (f64 ? 8 : 4), &buf);
+    int status = upload(ctx, data, n, f64 ? 8 : 4, &buf);
     if (status != CLSTATS_OK) return status;
     double *kt = o->kernel_ms, total = 0, ms = 0;
     struct clstats_select_options oo = *o;
@@ -663,7 +667,11 @@ int clstats_percentiles(clstats_ctx *ctx, const float *data, size_t n, const dou
     int status = check_common(ctx, o, data, out);
     if (status != CLSTATS_OK) return status;
     if (!q && nq) return clstats__fail(ctx, CLSTATS_ERR_ARG, "q is NULL");
-    double *tmp = malloc((nq ? nq : 1) * sizeof *tmp);
+    size_t q_bytes;
+    if (!clstats__array_bytes(nq, sizeof(double), &q_bytes))
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "%zu percentiles are more than any array holds",
+                             nq);
+    double *tmp = malloc(nq ? q_bytes : sizeof *tmp);
     if (!tmp) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate %zu results", nq);
     status = percentiles_any(ctx, data, n, false, q, nq, o, tmp);
     for (size_t i = 0; i < nq; i++)

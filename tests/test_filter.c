@@ -750,6 +750,38 @@ START_TEST(bad_arguments_are_refused_with_a_message)
 }
 END_TEST
 
+/* A stride whose rows' span overflows size_t is refused before anything is read: unchecked, the
+ * span wrapped to a few elements, so a small buffer was uploaded and the kernels read rows at
+ * wrapped addresses (and the call returned CLSTATS_OK). The image here is tiny on purpose. */
+START_TEST(strides_whose_span_overflows_are_refused)
+{
+    float img[32] = {0}, med[32], mad[32];
+    clstats_ctx *ctx = test_ctx();
+    struct clstats_filter_params p = {.width = 3};
+    /* 4 rows of 2^62 wrap to 0 elements (bytes too); 2^62 + 1 elements of 4 bytes to 4. */
+    const size_t strides[] = {(size_t)1 << 62, SIZE_MAX / 4 + 1, SIZE_MAX, ((size_t)1 << 61) + 1};
+    for (size_t i = 0; i < sizeof strides / sizeof strides[0]; i++) {
+        for (size_t ny = 2; ny <= 5; ny += 3) {
+            ck_assert_int_eq(clstats_median_filter(ctx, img, 4, ny, strides[i], &p, med, mad),
+                             CLSTATS_ERR_ARG);
+            ck_assert_msg(strstr(clstats_ctx_message(ctx), "larger than any array can be") != NULL,
+                          "%s", clstats_ctx_message(ctx));
+            /* A band of one output row holds three rows. */
+            ck_assert_int_eq(
+                clstats_median_filter_band(ctx, img, 4, ny, strides[i], 1, 1, &p, med, mad),
+                CLSTATS_ERR_ARG);
+            ck_assert_msg(strstr(clstats_ctx_message(ctx), "larger than any array can be") != NULL,
+                          "%s", clstats_ctx_message(ctx));
+        }
+    }
+    /* One row never steps by its stride, so any stride is fine there: pixel 0's window, reflected,
+     * is 3 3 0 three times. */
+    img[0] = 3.0f;
+    ck_assert_int_eq(clstats_median_filter(ctx, img, 4, 1, SIZE_MAX, &p, med, NULL), CLSTATS_OK);
+    ck_assert_float_eq(med[0], 3.0f);
+}
+END_TEST
+
 START_TEST(boundary_names_round_trip)
 {
     enum clstats_boundary b;
@@ -850,6 +882,9 @@ static Suite *filter_suite(void)
     tcase_add_test(numbers, small_windows_give_numpy_answers_in_every_design);
     tcase_add_test(numbers, infinities_zeros_and_huge_values_match_reference_in_every_design);
     suite_add_tcase(s, numbers);
+    TCase *sizes = tcase_create("sizes");
+    tcase_add_test(sizes, strides_whose_span_overflows_are_refused);
+    suite_add_tcase(s, sizes);
     return s;
 }
 

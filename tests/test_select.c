@@ -763,6 +763,99 @@ START_TEST(tile_medians_buffer_and_errors)
 }
 END_TEST
 
+/* The message of the last error holds `words`. */
+static void assert_message(const char *words)
+{
+    const char *m = clstats_ctx_message(test_ctx());
+    ck_assert_msg(strstr(m, words) != NULL, "message \"%s\" lacks \"%s\"", m, words);
+}
+
+/* Counts, strides and offsets whose sizes overflow, or pass any array's, are refused by every
+ * entry before anything is read: unchecked, n * 4 or the rows' span wrapped to a few elements,
+ * so a tiny buffer was uploaded (or passed the buffer's bounds check) and the kernels read at
+ * wrapped addresses, far past it. The arrays here are tiny on purpose. */
+START_TEST(counts_whose_size_overflows_are_refused)
+{
+    clstats_ctx *ctx = test_ctx();
+    float x[16] = {0}, v;
+    double xd[16] = {0}, d;
+    const double q[2] = {50, 90};
+    float pct[2];
+    const size_t f32_wraps = ((size_t)1 << 62) + 1, f64_wraps = ((size_t)1 << 61) + 1;
+    for (size_t n = f32_wraps; n != 0; n = n == f32_wraps ? SIZE_MAX : 0) {
+        ck_assert_int_eq(clstats_median(ctx, x, n, NULL, &v), CLSTATS_ERR_ARG);
+        assert_message("larger than any array");
+        ck_assert_int_eq(clstats_select_kth(ctx, x, n, 0, NULL, &v), CLSTATS_ERR_ARG);
+        ck_assert_int_eq(clstats_percentiles(ctx, x, n, q, 2, NULL, pct), CLSTATS_ERR_ARG);
+    }
+    /* Float64 overflows at half the count; the host refuses before asking for fp64. */
+    for (size_t n = f64_wraps; n != 0; n = n == f64_wraps ? SIZE_MAX : 0) {
+        ck_assert_int_eq(clstats_median_f64(ctx, xd, n, NULL, &d), CLSTATS_ERR_ARG);
+        ck_assert_int_eq(clstats_select_kth_f64(ctx, xd, n, 0, NULL, &d), CLSTATS_ERR_ARG);
+        ck_assert_int_eq(clstats_percentiles_f64(ctx, xd, n, q, 2, NULL, (double[2]){0}),
+                         CLSTATS_ERR_ARG);
+        assert_message("larger than any array");
+    }
+    /* A number of percentiles whose results would not fit any array. */
+    ck_assert_int_eq(clstats_percentiles(ctx, x, 16, q, SIZE_MAX / 4, NULL, pct), CLSTATS_ERR_ARG);
+    assert_message("percentiles");
+}
+END_TEST
+
+START_TEST(strides_whose_span_overflows_are_refused)
+{
+    clstats_ctx *ctx = test_ctx();
+    float m[64] = {0}, out[16];
+    /* 4 rows of 2^62 wrap to 0 elements, 2 rows of 2^61 + 1 to 32 bytes. */
+    const size_t strides[][2] = {
+        {(size_t)1 << 62, 5}, {((size_t)1 << 61) + 1, 2}, {SIZE_MAX, 3}, {(size_t)1 << 62, 2}};
+    for (size_t i = 0; i < sizeof strides / sizeof strides[0]; i++) {
+        const size_t ld = strides[i][0], rows = strides[i][1];
+        ck_assert_int_eq(clstats_column_medians(ctx, m, rows, 4, ld, NULL, out), CLSTATS_ERR_ARG);
+        assert_message("larger than any array");
+        ck_assert_int_eq(clstats_tile_medians(ctx, m, 4, rows, ld, 2, 2, NULL, out),
+                         CLSTATS_ERR_ARG);
+        assert_message("larger than any array");
+    }
+    /* One row never steps by its stride. */
+    m[0] = 3.0f, m[1] = 5.0f;
+    ck_assert_int_eq(clstats_column_medians(ctx, m, 1, 2, SIZE_MAX, NULL, out), CLSTATS_OK);
+    ck_assert(out[0] == 3.0f && out[1] == 5.0f);
+}
+END_TEST
+
+/* The same on a device buffer of 64 floats: strides whose span overflows, and offsets whose
+ * sum with the span (or with n) wraps past SIZE_MAX, which the bounds check must not miss. */
+START_TEST(buffer_spans_and_offsets_that_overflow_are_refused)
+{
+    clstats_ctx *ctx = test_ctx();
+    float m[64] = {0}, out[16];
+    double d;
+    cl_int err;
+    cl_mem buf = clCreateBuffer(clstats_ctx_cl_context(ctx),
+                                CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof m, m, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    const size_t big = (size_t)1 << 62, wraps = SIZE_MAX - 2; /* wraps + 4 = 1 */
+    ck_assert_int_eq(clstats_column_medians_buffer(ctx, buf, 0, 5, 4, big, NULL, out),
+                     CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_column_medians_buffer(ctx, buf, wraps, 2, 2, 2, NULL, out),
+                     CLSTATS_ERR_ARG);
+    assert_message("past the end");
+    ck_assert_int_eq(clstats_tile_medians_buffer(ctx, buf, 0, 4, 5, big, 2, 2, NULL, out),
+                     CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_tile_medians_buffer(ctx, buf, wraps, 2, 2, 2, 2, 2, NULL, out),
+                     CLSTATS_ERR_ARG);
+    assert_message("past the end");
+    ck_assert_int_eq(clstats_median_buffer(ctx, buf, wraps, 4, CLSTATS_FLOAT32, NULL, &d),
+                     CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_select_kth_buffer(ctx, buf, 2, SIZE_MAX, CLSTATS_FLOAT32, 0, NULL, &d),
+                     CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_median_buffer(ctx, buf, 0, 64, CLSTATS_FLOAT64, NULL, &d),
+                     CLSTATS_ERR_ARG);
+    clReleaseMemObject(buf);
+}
+END_TEST
+
 /* More than 2^31 values, where the device can hold them (not PoCL's 2 GiB buffers). */
 START_TEST(beyond_2_to_31)
 {
@@ -836,5 +929,11 @@ int main(void)
     tcase_add_test(tc, paper_distributions_f64);
     tcase_add_test(tc, beyond_2_to_31);
     suite_add_tcase(s, tc);
+    /* CK_RUN_CASE=sizes runs these alone. */
+    TCase *sizes = tcase_create("sizes");
+    tcase_add_test(sizes, counts_whose_size_overflows_are_refused);
+    tcase_add_test(sizes, strides_whose_span_overflows_are_refused);
+    tcase_add_test(sizes, buffer_spans_and_offsets_that_overflow_are_refused);
+    suite_add_tcase(s, sizes);
     return test_run_suite(s);
 }
