@@ -4,6 +4,13 @@
  * clstats_strerror() turns it into words and clstats_ctx_message() gives the detail of the last
  * error on a context. The library does no file I/O and never exits the process.
  *
+ * Sizes: every size the arguments make (stride or ld times rows, offset plus count, times the
+ * element's bytes) is computed with checks before anything is read. One that overflows size_t
+ * or passes PTRDIFF_MAX bytes, more than any array can be, gives CLSTATS_ERR_ARG; so does a
+ * region past the end of a cl_mem. One that fits but is more than the device's largest buffer
+ * gives CLSTATS_ERR_DEVICE_MEMORY, so that a caller can split the work (madfilter's strips).
+ * A single row never steps by its stride, so any stride is accepted there.
+ *
  * Threads: a context belongs to one thread at a time. Give each thread its own context (they
  * share nothing and run at once; the device is shared by the OpenCL runtime), or guard every
  * call on a shared context, clstats_ctx_message() included, with one lock: a context holds a
@@ -116,8 +123,14 @@ struct clstats_filter_params {
 /* Median and MAD of the width x width window around every pixel of a float32 image of
  * nx columns and ny rows, rows `stride` elements apart (stride >= nx).
  * NaN is missing data and is ignored; a window without a valid value gives NaN; an even count
- * of valid values gives the mean of the two middle ones. MAD is the median of |x - m| over the
- * same values, m being that window's median (|x - m| is 0 where x == m, infinities included).
+ * of valid values gives the mean of the two middle ones, by clstats_median's rule (the float
+ * nearest their exact mean: two finite middles never give an infinity). MAD is numpy's
+ * nanmedian(|x - m|) over the same values, m being that window's median and |x - m| computed
+ * as IEEE does: for a finite m, the median of |x - m| (an infinite x lies +inf away); for
+ * m = +-inf the values equal to m give inf - inf = NaN and drop out, every other lies +inf
+ * away, so the MAD is +inf, or NaN where every value equals m (a window [inf] gives NaN, one
+ * [1, inf, inf] +inf); where m is NaN (no valid value, or middles -inf and +inf) it is NaN.
+ * A zero result is +0, whatever the signs of the window's zeros; a NaN result is 0x7fc00000.
  * median_out and mad_out (either may be NULL) receive nx*ny values, rows nx apart.
  * Results are exact: the same bits on every device. */
 int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_t ny,
@@ -147,9 +160,11 @@ int clstats_median_filter_band(clstats_ctx *ctx, const float *band, size_t nx, s
 /* Exact k-th smallest values, medians and percentiles of a whole array, computed on the device
  * (src/select.c). Results are elements of the data (or a documented blend of two): values are
  * ordered by their bits as IEEE 754 total order does, so -0.0 sorts just below +0.0 and +-inf
- * are ordinary values; NaNs are counted and left out, or reported (nan_policy). Counts are
- * 64-bit, so arrays beyond 2^31 elements are fine where the device holds them. The input is
- * never modified. */
+ * are ordinary values; NaNs are counted and left out, or reported (nan_policy). Every zero
+ * result is +0 (k-th values, medians, percentiles, column and tile medians, float32 and
+ * float64): zeros are equal as numbers, and the sign of the one the order met would follow the
+ * data's mix of -0 and +0. Counts are 64-bit, so arrays beyond 2^31 elements are fine where
+ * the device holds them. The input is never modified. */
 
 enum clstats_select_method {
     CLSTATS_SELECT_AUTO = 0,      /* the library picks: on GPUs sample from 2^21 values, else radix */
@@ -194,8 +209,9 @@ int clstats_select_kth_f64(clstats_ctx *ctx, const double *data, size_t n, uint6
 
 /* Median of the valid values. For float32 the mean of two middles is
  * (float)(((double)a + (double)b) * 0.5): the float nearest the exact mean, which is numpy's
- * (a + b) / 2 wherever a + b does not overflow; for float64, (a + b) / 2 as numpy computes it,
- * except that a + b never overflows. -inf and +inf as the two middles give NaN, as in numpy. */
+ * (a + b) / 2 wherever a + b does not overflow (the filter's even counts follow the same rule);
+ * for float64, (a + b) / 2 as numpy computes it, except that a + b never overflows. -inf and
+ * +inf as the two middles give NaN, as in numpy. */
 int clstats_median(clstats_ctx *ctx, const float *data, size_t n,
                    const struct clstats_select_options *opts, float *out);
 int clstats_median_f64(clstats_ctx *ctx, const double *data, size_t n,

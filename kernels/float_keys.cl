@@ -3,6 +3,8 @@
 #ifndef FLOAT_KEYS_CL
 #define FLOAT_KEYS_CL
 
+#include "even_mean.h"
+
 #define CANONICAL_NAN 0x7fc00000u
 #define NO_KEY 0xffffffffu /* above every number's key: a NaN's, or none */
 
@@ -33,10 +35,37 @@ inline bool is_nan(float v)
     return bits_nan(as_uint(v));
 }
 
-/* |v - m| for the MAD; exactly 0 where v == m, so that inf - inf never makes a NaN. */
+inline bool is_inf(float v)
+{
+    return (as_uint(v) & 0x7fffffffu) == 0x7f800000u;
+}
+
+/* The MAD is numpy's nanmedian(|x - m|): a deviation inf - inf is NaN, and so missing. The
+ * designs select it only where the median m is finite, so no deviation of a valid value is
+ * NaN there; this gives the others without a selection, for a window whose valid values all
+ * equal m (all_equal) or whose median m is infinite. A finite constant window: 0. An infinite
+ * m: its copies drop out and every other value lies +inf from it, so +inf, or NaN where
+ * nothing is left. */
+inline float mad_without_selection(float m, bool all_equal)
+{
+    if (!is_inf(m)) return 0.0f;
+    return all_equal ? as_float(CANONICAL_NAN) : INFINITY;
+}
+
+/* A result as the filter stores it: one NaN on every device (hardware NaNs differ in sign and
+ * payload), and +0 for a zero of either sign. Zeros are equal as numbers, but keys order -0
+ * below +0, so the sign of a zero median would follow how many of each the window holds:
+ * a rule the caller could not see, and not numpy's or scipy's (which differ from each other). */
+inline float stored_result(float v)
+{
+    const uint b = as_uint(v);
+    return bits_nan(b) ? as_float(CANONICAL_NAN) : as_float(b == 0x80000000u ? 0u : b);
+}
+
+/* |v - m| for the MAD, as IEEE computes it (m is finite: see mad_without_selection). */
 inline float deviation(float v, float m)
 {
-    return v == m ? 0.0f : fabs(v - m);
+    return fabs(v - m);
 }
 
 #endif

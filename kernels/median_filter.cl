@@ -171,8 +171,7 @@ float select_median(WINDOW_ARGS, int n, float lo, float hi, float expect, uint k
     float a = value_of(ka);
     if (!need_next) return a;
     if (r + 1 >= c) kb = min_key_above(WINDOW_PASS, khi);
-    /* Equal middles give themselves (no overflow); otherwise (a + b) / 2 in float, as numpy. */
-    return ka == kb ? a : (a + value_of(kb)) * 0.5f;
+    return mean_of_middles(a, value_of(kb));
 }
 
 /* Median and MAD of one pixel's window; NaN where the window has no valid value. */
@@ -194,7 +193,7 @@ inline void window_median_mad(WINDOW_ARGS, int want_mad, float *med_out, float *
     const float vmin = value_of(kmin), vmax = value_of(kmax);
     if (kmin == kmax) { /* constant window: no selection needed */
         *med_out = vmin;
-        *mad_out = 0.0f;
+        *mad_out = mad_without_selection(vmin, true);
         return;
     }
     /* Bins from mean and sd: these only steer, exactness comes from the counts. */
@@ -204,18 +203,16 @@ inline void window_median_mad(WINDOW_ARGS, int want_mad, float *med_out, float *
                                     fmin(mean + 3.0f * sd, vmax), mean, kmin, kmax);
     *med_out = med;
     if (!want_mad || is_nan(med)) return;
+    if (is_inf(med)) {
+        *mad_out = mad_without_selection(med, false);
+        return;
+    }
     /* |x - m| is largest at the extremes; for normal data the MAD is near 0.6745 sd. */
     const float dmax = fmax(deviation(vmin, med), deviation(vmax, med));
     use_dev = 1;
     m = med;
     *mad_out = select_median(WINDOW_PASS, n, 0.0f, fmin(3.0f * sd, dmax), 0.6745f * sd,
                              key_of(0.0f), key_of(dmax));
-}
-
-/* One NaN bit pattern on every device (hardware NaNs differ in sign and payload). */
-inline float canonical(float v)
-{
-    return is_nan(v) ? as_float(CANONICAL_NAN) : v;
 }
 
 __kernel void median_mad(__global const float *img, long stride, int nx, int ny,
@@ -228,6 +225,6 @@ __kernel void median_mad(__global const float *img, long stride, int nx, int ny,
     if (x >= nx || y >= ny) return;
     window_median_mad(img, stride, colmap, rowmap, x, y, cval, 0, 0.0f, want_mad, &med, &mad);
     const long o = (long)y * nx + x;
-    if (want_median) median_out[o] = canonical(med);
-    if (want_mad) mad_out[o] = canonical(mad);
+    if (want_median) median_out[o] = stored_result(med);
+    if (want_mad) mad_out[o] = stored_result(mad);
 }

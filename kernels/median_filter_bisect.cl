@@ -22,10 +22,10 @@
 #define TH (TY + W - 1)
 #define KEY_INF 0xff800000u /* key_of(+inf): the largest key of a number */
 
-/* Key of |v - m|: 0 where v == m (so inf - inf is 0), above every number's key for NaN v. */
+/* Key of |v - m| (m finite), above every number's key for NaN v. */
 inline uint dev_key(float v, float m)
 {
-    return v == m ? 0x80000000u : (as_uint(fabs(v - m)) | 0x80000000u);
+    return as_uint(deviation(v, m)) | 0x80000000u;
 }
 
 /* The key of element (dx, dy) of this work-item's window: the value's, or its deviation's. */
@@ -103,9 +103,7 @@ float select_middle(__local const float *tile, int lx, int ly, int use_dev, floa
         }
         kb = c >= r + 2 ? ka : above;
     }
-    if (kb == ka) return a; /* equal middles give themselves: no overflow */
-    const float b = use_dev ? as_float(kb & 0x7fffffffu) : value_of(kb);
-    return (a + b) * 0.5f;
+    return mean_of_middles(a, use_dev ? as_float(kb & 0x7fffffffu) : value_of(kb));
 }
 
 __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void
@@ -146,13 +144,15 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
     float med = as_float(CANONICAL_NAN), mad = as_float(CANONICAL_NAN);
     if (n > 0 && kmin == kmax) {
         med = value_of(kmin);
-        mad = 0.0f;
+        mad = mad_without_selection(med, true);
     } else if (n > 0) {
         const float mean = sum / (float)n;
         const float sd = sqrt(fmax(sumsq / (float)n - mean * mean, 0.0f));
         const uint guess = is_nan(mean) ? kmin : key_of(mean);
         med = select_middle(tile, lx, ly, 0, 0.0f, n, kmin, kmax, guess);
-        if (want_mad && !is_nan(med)) {
+        if (want_mad && is_inf(med)) {
+            mad = mad_without_selection(med, false);
+        } else if (want_mad && !is_nan(med)) {
             /* |x - m| is largest at the extremes; for normal data the MAD is near 0.6745 sd. */
             const uint dlo = dev_key(value_of(kmin), med), dhi = dev_key(value_of(kmax), med);
             const float dguess = 0.6745f * sd;
@@ -161,6 +161,6 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
         }
     }
     const long o = (long)y * nx + x;
-    if (want_median) median_out[o] = is_nan(med) ? as_float(CANONICAL_NAN) : med;
-    if (want_mad) mad_out[o] = is_nan(mad) ? as_float(CANONICAL_NAN) : mad;
+    if (want_median) median_out[o] = stored_result(med);
+    if (want_mad) mad_out[o] = stored_result(mad);
 }

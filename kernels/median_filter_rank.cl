@@ -227,17 +227,14 @@ inline void move_row(__local ulong *bits, __local const RANK_T *out, __local con
 
 #define DEV(p) deviation(vals[p], m)
 
-/* The MAD of the window, whose median m sits at rank r (and r + 1 when n is even). */
+/* The MAD of the window, whose median m (finite) sits at rank r (and r + 1 when n is even). */
 inline float window_mad(__local const ulong *bits, __local const float *vals, struct window *win,
                         float m)
 {
     const int n = win->n, k = (n - 1) / 2;
-    /* L: a rank with s_(L-1) <= m <= s_L, which the middles give, unless their sum overflowed
-     * to an infinity that neither of them is: then every deviation but those of the (fewer
-     * than k + 1) values equal to m is infinite, and so is the MAD. */
+    /* L: a rank with s_(L-1) <= m <= s_L, which the middles give (their mean never overflows,
+     * so it lies between them). */
     const int L = (n & 1) ? k : k + 1;
-    if (!(n & 1) && isinf(m) && vals[win->med.p] != m && vals[next_rank(bits, win->med.p)] != m)
-        return INFINITY;
     const int amin = max(0, L - k - 1), amax = min(n - 1 - k, L);
     const int a0 = clamp(win->lo.below, amin, amax);
     int a = a0;
@@ -307,7 +304,7 @@ inline float window_mad(__local const ulong *bits, __local const float *vals, st
         const float d = pp < 0 ? DEV(prev_rank(bits, pl)) : dp;
         next = have && next < d ? next : d;
     }
-    return as_uint(kth) == as_uint(next) ? kth : (kth + next) * 0.5f;
+    return mean_of_middles(kth, next);
 }
 
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
@@ -405,16 +402,19 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
             if (n > 0) {
                 cursor_select(bits, &win.med, (n - 1) / 2);
                 med = vals[win.med.p];
-                if (!(n & 1)) {
-                    const float b = vals[next_rank(bits, win.med.p)];
-                    /* Equal middles give themselves (no overflow); else (a + b) / 2 in float. */
-                    if (as_uint(b) != as_uint(med)) med = (med + b) * 0.5f;
+                if (!(n & 1)) med = mean_of_middles(med, vals[next_rank(bits, win.med.p)]);
+                if (want_mad && is_inf(med)) {
+                    /* The window's far end tells whether any value differs from med. */
+                    struct cursor end = win.med;
+                    cursor_select(bits, &end, med > 0.0f ? 0 : n - 1);
+                    mad = mad_without_selection(med, vals[end.p] == med);
+                } else if (want_mad && !is_nan(med)) {
+                    mad = window_mad(bits, vals, &win, med);
                 }
-                if (want_mad && !is_nan(med)) mad = window_mad(bits, vals, &win, med);
             }
             const long o = (long)(y0 + oy) * nx + x0 + ox;
-            if (want_median) median_out[o] = is_nan(med) ? as_float(CANONICAL_NAN) : med;
-            if (want_mad) mad_out[o] = is_nan(mad) ? as_float(CANONICAL_NAN) : mad;
+            if (want_median) median_out[o] = stored_result(med);
+            if (want_mad) mad_out[o] = stored_result(mad);
             ox += dir;
         }
         ox -= dir; /* back on the row's last output */

@@ -59,12 +59,11 @@
         v[a] = lo_;                                                                            \
     }
 
-/* Key of the deviation of the value with key k from m: 0 where they are equal (so inf - inf
- * is 0), as the reference defines it. */
+/* Key of the deviation of the value with key k from m (finite), as the reference computes
+ * it. */
 inline uint dev_key(uint k, float m)
 {
-    const float v = value_of(k);
-    return v == m ? 0u : as_uint(fabs(v - m));
+    return as_uint(deviation(value_of(k), m));
 }
 
 /* Number of keys <= t in a sorted run (branch-free binary search). NaN keys, at the run's end,
@@ -255,8 +254,7 @@ float select_middle(__local const uint *base, int use_dev, float m, int n, uint 
         uint below;
         kb = count_keys(base, use_dev, m, km, ka, &below, &next) >= r + 2 ? ka : next;
     }
-    if (kb == ka) return a; /* equal middles give themselves: no overflow */
-    return (a + key_value(kb, use_dev)) * 0.5f;
+    return mean_of_middles(a, key_value(kb, use_dev));
 }
 
 __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void
@@ -324,7 +322,7 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
         float med = as_float(CANONICAL_NAN), mad = as_float(CANONICAL_NAN);
         if (n > 0 && kmin == kmax) {
             med = value_of(kmin);
-            mad = 0.0f;
+            mad = mad_without_selection(med, true);
         } else if (n > 0) {
             const float mid = mid_sum / (float)columns;
             const float spread = prev_mad != NO_KEY ? as_float(prev_mad)
@@ -335,7 +333,9 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
             const uint guess = prev_med != NO_KEY ? prev_med : is_nan(mid) ? kmin : key_of(mid);
             med = select_middle(base, 0, 0.0f, n, kmin, kmax, guess, 2.5066f * sd / (float)n);
             prev_med = key_of(med);
-            if (want_mad) {
+            if (want_mad && is_inf(med)) {
+                mad = mad_without_selection(med, false);
+            } else if (want_mad && !is_nan(med)) {
                 /* |x - m| is largest at the extremes. */
                 const uint dhi = max(dev_key(kmin, med), dev_key(kmax, med));
                 const uint dguess = is_nan(spread) ? 0u : as_uint(fabs(spread));
@@ -344,7 +344,7 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
             }
         }
         const long o = (long)y * nx + x;
-        if (want_median) median_out[o] = is_nan(med) ? as_float(CANONICAL_NAN) : med;
-        if (want_mad) mad_out[o] = is_nan(mad) ? as_float(CANONICAL_NAN) : mad;
+        if (want_median) median_out[o] = stored_result(med);
+        if (want_mad) mad_out[o] = stored_result(mad);
     }
 }

@@ -270,10 +270,14 @@ static int filter_span(clstats_ctx *ctx, const float *image, size_t nx, size_t s
     int n_events = 0;
     cl_int err;
     const int w = p->width;
-    const size_t in_count = stride * (span->buffer_rows - 1) + nx;
-    const size_t out_bytes = nx * ny * sizeof(float);
+    size_t in_bytes;
+    if (!clstats__span_bytes(span->buffer_rows, stride, nx, sizeof(float), &in_bytes))
+        return clstats__fail(ctx, CLSTATS_ERR_ARG,
+                             "%zu rows %zu elements apart are larger than any array can be",
+                             span->buffer_rows, stride);
+    const size_t out_bytes = nx * ny * sizeof(float); /* below 2^62: check_args bounds nx, ny */
 
-    if (in_count * sizeof(float) > ctx->max_alloc || out_bytes > ctx->max_alloc)
+    if (in_bytes > ctx->max_alloc || out_bytes > ctx->max_alloc)
         return clstats__fail(ctx, CLSTATS_ERR_DEVICE_MEMORY,
                              "a %zu x %zu image is larger than the device's largest buffer "
                              "(%llu MiB)",
@@ -302,7 +306,7 @@ static int filter_span(clstats_ctx *ctx, const float *image, size_t nx, size_t s
     }
 
     const cl_mem_flags in_flags = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
-    status = clstats__upload(ctx, image, in_count * sizeof(float), "uploading the image", &img_buf);
+    status = clstats__upload(ctx, image, in_bytes, "uploading the image", &img_buf);
     if (status != CLSTATS_OK) goto fail;
     col_buf = clCreateBuffer(ctx->context, in_flags, (gx + w - 1) * sizeof(int),
                              colmap, &err);

@@ -97,6 +97,30 @@ void clstats__account_event(clstats_ctx *ctx, cl_event event);
 /* Run time of a finished command (queue with profiling), in ms; 0 when unknown. */
 double clstats__event_ms(cl_event event);
 
+/* Sizes from the caller's numbers, checked, so that a wrong stride or count is refused rather
+ * than wrapped into a small buffer that the kernels then read past. No array is larger than
+ * PTRDIFF_MAX bytes: C objects end there, and so do the kernels' signed 64-bit indices. */
+#define CLSTATS_MAX_ARRAY_BYTES ((size_t)PTRDIFF_MAX)
+
+/* n elements of `size` bytes into *bytes; false where that is more than any array. */
+static inline bool clstats__array_bytes(size_t n, size_t size, size_t *bytes)
+{
+    if (size && n > CLSTATS_MAX_ARRAY_BYTES / size) return false;
+    *bytes = n * size;
+    return true;
+}
+
+/* The bytes of `rows` rows `stride` elements apart whose last holds `cols` elements of `size`
+ * bytes, (rows - 1) stride + cols elements; false where that overflows or is more than any
+ * array. */
+static inline bool clstats__span_bytes(size_t rows, size_t stride, size_t cols, size_t size,
+                                       size_t *bytes)
+{
+    if (rows == 0 || (stride && rows - 1 > SIZE_MAX / stride)) return false;
+    const size_t before_last = (rows - 1) * stride;
+    return before_last <= SIZE_MAX - cols && clstats__array_bytes(before_last + cols, size, bytes);
+}
+
 /* A positive number from the environment variable `name` (tuning), else fallback. */
 long clstats__env_long(const char *name, long fallback);
 

@@ -3,6 +3,7 @@
  * cutting-plane kernels of kernels/select.cl, which keep their state on the device, and reads
  * back one small state block per call (the cutting plane reads again only if it needs more
  * passes than a batch holds). Column medians live in src/select_columns.c. */
+#include "../kernels/even_mean.h"
 #include "internal.h"
 #include "select_internal.h"
 
@@ -399,11 +400,14 @@ double clstats__value_of_key(uint64_t key, bool f64)
     return v;
 }
 
+double clstats__plus_zero(double v)
+{
+    return v == 0.0 ? 0.0 : v;
+}
+
 float clstats__mean_f32(float a, float b)
 {
-    /* Double holds a + b exactly enough: rounding twice (53 then 24 bits) is innocuous for a
-     * sum, since 53 >= 2 * 24 + 2 (Figueroa 1995). */
-    float m = (float)(((double)a + (double)b) * 0.5);
+    float m = mean_of_middles(a, b);
     if (isnan(m)) {
         uint32_t nan = 0x7fc00000u;
         memcpy(&m, &nan, sizeof m);
@@ -428,9 +432,13 @@ double clstats__mean_f64(double a, double b)
 
 static const struct clstats_select_options default_options = {0};
 
-/* Uploads host data (read-only, copied) for one call. */
-static int upload(clstats_ctx *ctx, const void *data, size_t bytes, cl_mem *out)
+/* Uploads n values of `size` bytes of host data (read-only, copied) for one call. */
+static int upload(clstats_ctx *ctx, const void *data, size_t n, size_t size, cl_mem *out)
 {
+    size_t bytes;
+    if (!clstats__array_bytes(n, size, &bytes))
+        return clstats__fail(ctx, CLSTATS_ERR_ARG,
+                             "%zu values of %zu bytes are larger than any array can be", n, size);
     if (bytes == 0) return clstats__fail(ctx, CLSTATS_ERR_EMPTY, "the array is empty");
     if (bytes > ctx->max_alloc)
         return clstats__fail(ctx, CLSTATS_ERR_DEVICE_MEMORY,
@@ -491,7 +499,7 @@ static int kth_any(clstats_ctx *ctx, const void *data, cl_mem buf, size_t offset
     cl_mem own = NULL;
     int status = CLSTATS_OK;
     if (data) {
-        status = upload(ctx, data, n * (f64 ? 8 : 4), &own);
+        status = upload(ctx, data, n, f64 ? 8 : 4, &own);
         if (status != CLSTATS_OK) return status;
         buf = own;
         offset = 0;
@@ -499,7 +507,7 @@ static int kth_any(clstats_ctx *ctx, const void *data, cl_mem buf, size_t offset
     struct select_request req = {.mode = MODE_KTH, .k = k};
     struct select_result res;
     status = select_device(ctx, buf, offset, n, f64, o, &req, &res);
-    if (status == CLSTATS_OK) *out = clstats__value_of_key(res.key0, f64);
+    if (status == CLSTATS_OK) *out = clstats__plus_zero(clstats__value_of_key(res.key0, f64));
     if (own) clReleaseMemObject(own);
     return status;
 }
@@ -511,7 +519,7 @@ static int median_any(clstats_ctx *ctx, const void *data, cl_mem buf, size_t off
     cl_mem own = NULL;
     int status = CLSTATS_OK;
     if (data) {
-        status = upload(ctx, data, n * (f64 ? 8 : 4), &own);
+        status = upload(ctx, data, n, f64 ? 8 : 4, &own);
         if (status != CLSTATS_OK) return status;
         buf = own;
         offset = 0;
@@ -519,7 +527,7 @@ static int median_any(clstats_ctx *ctx, const void *data, cl_mem buf, size_t off
     struct select_request req = {.mode = MODE_MEDIAN};
     struct select_result res;
     status = select_device(ctx, buf, offset, n, f64, o, &req, &res);
-    if (status == CLSTATS_OK) *out = median_value(&res, f64, o->even);
+    if (status == CLSTATS_OK) *out = clstats__plus_zero(median_value(&res, f64, o->even));
     if (own) clReleaseMemObject(own);
     return status;
 }
@@ -622,7 +630,7 @@ static int percentiles_any(clstats_ctx *ctx, const void *data, size_t n, bool f6
                                  i, q[i]);
     }
     cl_mem buf = NULL;
-    int status = upload(ctx, data, n * (f64 ? 8 : 4), &buf);
+    int status = upload(ctx, data, n, f64 ? 8 : 4, &buf);
     if (status != CLSTATS_OK) return status;
     double *kt = o->kernel_ms, total = 0, ms = 0;
     struct clstats_select_options oo = *o;
@@ -645,7 +653,7 @@ static int percentiles_any(clstats_ctx *ctx, const void *data, size_t n, bool f6
         if (status != CLSTATS_OK) break;
         const double a = clstats__value_of_key(res.key0, f64);
         const double b = clstats__value_of_key(res.key1, f64);
-        out[i] = lerp(a, b, h - lo);
+        out[i] = clstats__plus_zero(lerp(a, b, h - lo));
     }
     if (kt) *kt = total;
     clReleaseMemObject(buf);
@@ -659,7 +667,11 @@ int clstats_percentiles(clstats_ctx *ctx, const float *data, size_t n, const dou
     int status = check_common(ctx, o, data, out);
     if (status != CLSTATS_OK) return status;
     if (!q && nq) return clstats__fail(ctx, CLSTATS_ERR_ARG, "q is NULL");
-    double *tmp = malloc((nq ? nq : 1) * sizeof *tmp);
+    size_t q_bytes;
+    if (!clstats__array_bytes(nq, sizeof(double), &q_bytes))
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "%zu percentiles are more than any array holds",
+                             nq);
+    double *tmp = malloc(nq ? q_bytes : sizeof *tmp);
     if (!tmp) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate %zu results", nq);
     status = percentiles_any(ctx, data, n, false, q, nq, o, tmp);
     for (size_t i = 0; i < nq; i++)

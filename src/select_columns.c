@@ -299,9 +299,10 @@ static int tiles_device(clstats_ctx *ctx, cl_mem buf, size_t offset, struct tili
         }
         const float a = (float)clstats__value_of_key(ka, false);
         const float b = (float)clstats__value_of_key(kb, false);
-        out[g] = ka == kb || o->even == CLSTATS_EVEN_LOWER ? a
-                 : o->even == CLSTATS_EVEN_UPPER           ? b
-                                                           : clstats__mean_f32(a, b);
+        const float m = ka == kb || o->even == CLSTATS_EVEN_LOWER ? a
+                        : o->even == CLSTATS_EVEN_UPPER           ? b
+                                                                  : clstats__mean_f32(a, b);
+        out[g] = (float)clstats__plus_zero(m);
     }
     if (o->nan_count) *o->nan_count = nan;
     if (o->nan_policy == CLSTATS_NAN_ERROR && nan)
@@ -322,6 +323,11 @@ static int check_args(clstats_ctx *ctx, const void *m, const struct tiling *t,
     if (t->nx == 0 || t->ny == 0 || t->nx > UINT32_MAX || t->ny > UINT32_MAX || t->stride < t->nx)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "%s of %zu x %zu, stride %zu is out of range",
                              what, t->nx, t->ny, t->stride);
+    size_t bytes; /* span_of() below relies on this check */
+    if (!clstats__span_bytes(t->ny, t->stride, t->nx, sizeof(float), &bytes))
+        return clstats__fail(ctx, CLSTATS_ERR_ARG,
+                             "the %s, %zu rows %zu elements apart, is larger than any array can be",
+                             what, t->ny, t->stride);
     if (t->tw == 0 || t->th == 0 || t->tw > UINT32_MAX / t->th)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "tiles of %zu x %zu are out of range", t->tw,
                              t->th);
@@ -330,7 +336,7 @@ static int check_args(clstats_ctx *ctx, const void *m, const struct tiling *t,
     return CLSTATS_OK;
 }
 
-/* Elements from the first pixel to the last. */
+/* Elements from the first pixel to the last (check_args has made sure no size overflows). */
 static size_t span_of(const struct tiling *t)
 {
     return (t->ny - 1) * t->stride + t->nx;
@@ -365,7 +371,7 @@ static int tiles_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, struct tili
     size_t size = 0;
     if (clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof size, &size, NULL) != CL_SUCCESS)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "buf is not a valid cl_mem");
-    if (offset + span_of(&tl) > size / sizeof(float))
+    if (offset > size / sizeof(float) || span_of(&tl) > size / sizeof(float) - offset)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "the %s runs past the end of buf", what);
     return tiles_device(ctx, buf, offset, tl, columns, o, out);
 }

@@ -75,7 +75,13 @@ int clstats__column_streamed(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t
                              size_t ld, cl_uint *keys3, bool *missed,
                              struct column_bracket_report *report, double *ms);
 
-/* The documented means of two middle values (clstats.h: clstats_median). */
+/* A result as the caller gets it: +0 for a zero of either sign (include/clstats.h). Zeros are
+ * equal as numbers, but keys order -0 below +0, so the sign of a zero result would otherwise
+ * follow how many of each the data holds, a rule the caller could not see. */
+double clstats__plus_zero(double v);
+
+/* The documented means of two middle values (clstats.h: clstats_median), NaN as one NaN; the
+ * float32 mean is kernels/even_mean.h's, which the filter kernels use too. */
 float clstats__mean_f32(float a, float b);
 double clstats__mean_f64(double a, double b);
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """compare_scipy.py - madfilter against the reference everyone knows: for random float32 FITS
-images (ties, odd shapes, windows wider than the image) and every boundary mode, the MEDIAN map
-must equal scipy.ndimage.median_filter bit for bit, and MAD, SIGMA and SNR must equal a plain
-numpy computation over the same windows (built with np.pad's matching mode). Then the bundled
+images (ties, odd shapes, windows wider than the image, signed zeros) and every boundary mode,
+the MEDIAN map must equal scipy.ndimage.median_filter bit for bit, and MAD, SIGMA and SNR must
+equal a plain numpy computation over the same windows (built with np.pad's matching mode);
+their zero medians are made +0 first, as the library's are (see plus_zero). Then the bundled
 samples/sky.fits is filtered and its WCS and NaN pixels are checked with astropy.
 
 Usage: compare_scipy.py MADFILTER [SKY.fits]      (exit 0 pass, 1 fail, 77 skipped)
@@ -33,7 +34,7 @@ NUMPY_PAD = {
 CVAL = np.float32(1.5)
 
 # (width, rows, columns): a trivial window, ties, single rows and columns, windows wider than the
-# image (up to five times), and one larger image.
+# image (up to five times), one larger image, and last an image of signed zeros.
 CASES = [
     (1, 9, 7),
     (3, 17, 23),
@@ -42,7 +43,9 @@ CASES = [
     (15, 5, 9),
     (61, 12, 11),
     (11, 64, 48),
+    (3, 11, 13),
 ]
+SIGNED_ZEROS_CASE = len(CASES) - 1
 
 
 def padded_indices(n, pad, mode):
@@ -76,10 +79,19 @@ def reference_maps(data, w, mode):
     padded[:, cols < 0] = CVAL
     windows = np.lib.stride_tricks.sliding_window_view(padded, (w, w)).reshape(ny, nx, w * w)
     k = (w * w) // 2  # odd count, no NaN: the median is one element
-    median = np.sort(windows, axis=-1)[..., k]
+    median = plus_zero(np.sort(windows, axis=-1)[..., k])
     dev = np.abs(windows - median[..., None]).astype(np.float32)
-    mad = np.sort(dev, axis=-1)[..., k]
+    mad = plus_zero(np.sort(dev, axis=-1)[..., k])
     return median, mad
+
+
+def plus_zero(a):
+    """A map with its zeros made +0. scipy's and numpy's zero medians carry the sign of whichever
+    zero their selection or sort puts in the middle (scipy's is not even stable), so for -0
+    beside +0 their sign is arbitrary; the library makes every zero result +0 (clstats.h), so
+    the references are compared with their zeros made +0, and madfilter's must be +0 bits."""
+    a = np.asarray(a, dtype=np.float32)
+    return np.where(a == 0, np.float32(0.0), a)
 
 
 def bits(a):
@@ -102,6 +114,8 @@ def run_madfilter(madfilter, args):
 
 
 def random_image(rng, ny, nx, case):
+    if case == SIGNED_ZEROS_CASE:  # zero medians whose sign scipy and numpy leave to chance
+        return rng.choice(np.array([-0.0, 0.0, -0.0, 1.0, -1.0], dtype=np.float32), size=(ny, nx))
     if case % 2 == 0:  # many ties: half-integers in a narrow range (never -0.0)
         return (rng.integers(-8, 9, size=(ny, nx)) * 0.5).astype(np.float32)
     data = rng.normal(100.0, 15.0, size=(ny, nx)).astype(np.float32)
@@ -132,7 +146,7 @@ def check_random_images(madfilter, tmp, rng):
             with fits.open(out) as hdul:
                 got = {h.name: h.data.astype(np.float32) for h in hdul}
             kw = {"cval": float(CVAL)} if mode == "constant" else {}
-            scipy_median = ndimage.median_filter(data, size=w, mode=mode, **kw)
+            scipy_median = plus_zero(ndimage.median_filter(data, size=w, mode=mode, **kw))
             median, mad = reference_maps(data, w, mode)
             sigma = np.float32(1.4826) * mad
             with np.errstate(divide="ignore", invalid="ignore"):

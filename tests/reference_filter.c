@@ -45,8 +45,10 @@ static int by_key(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* A result as clstats.h promises it: one NaN, and +0 for either zero. */
 static float canonical(float v)
 {
+    if (v == 0.0f) return 0.0f;
     if (!isnan(v)) return v;
     uint32_t u = 0x7fc00000u;
     memcpy(&v, &u, 4);
@@ -59,11 +61,10 @@ static float median_of(float *v, size_t n)
     if (n == 0) return canonical(NAN);
     qsort(v, n, sizeof *v, by_key);
     if (n % 2) return v[n / 2];
-    /* (a + b) / 2 in float32, as numpy's float32 median; two equal middles give themselves
-     * (bit for bit), where numpy would overflow to inf. */
-    if (key_of(v[n / 2 - 1]) == key_of(v[n / 2])) return v[n / 2];
-    volatile float sum = v[n / 2 - 1] + v[n / 2];
-    return sum * 0.5f;
+    /* The float nearest the exact mean of the two middles, as clstats.h defines it for
+     * clstats_median: through double, which holds their sum, so that it shares nothing with
+     * the kernels' float rule (kernels/even_mean.h) and never overflows. */
+    return (float)(((double)v[n / 2 - 1] + (double)v[n / 2]) * 0.5);
 }
 
 int reference_median_filter(const float *image, size_t nx, size_t ny, size_t stride,
@@ -85,11 +86,14 @@ int reference_median_filter(const float *image, size_t nx, size_t ny, size_t str
                 }
             }
             float m = canonical(median_of(win, n));
-            float mad = canonical(NAN);
-            if (!isnan(m)) {
-                for (size_t i = 0; i < n; i++) win[i] = win[i] == m ? 0.0f : fabsf(win[i] - m);
-                mad = canonical(median_of(win, n));
+            /* numpy's nanmedian(|x - m|): a deviation inf - inf (or any from m NaN) is NaN,
+             * and so missing like a NaN value. */
+            size_t nd = 0;
+            for (size_t i = 0; i < n; i++) {
+                const float d = fabsf(win[i] - m);
+                if (!isnan(d)) win[nd++] = d;
             }
+            float mad = canonical(median_of(win, nd));
             if (median_out) median_out[y * nx + x] = m;
             if (mad_out) mad_out[y * nx + x] = mad;
         }

@@ -70,6 +70,16 @@ static double mean_f64(double a, double b)
     return isnan(s) ? NAN : s * 0.5;
 }
 
+float ref_plus_zero_f32(float v)
+{
+    return v == 0.0f ? 0.0f : v;
+}
+
+double ref_plus_zero_f64(double v)
+{
+    return v == 0.0 ? 0.0 : v;
+}
+
 float ref_median_f32(const float *x, size_t n, enum clstats_even even)
 {
     size_t nv;
@@ -80,7 +90,7 @@ float ref_median_f32(const float *x, size_t n, enum clstats_even even)
     else if (even == CLSTATS_EVEN_UPPER) m = b;
     else m = memcmp(&a, &b, 4) == 0 ? a : mean_f32(a, b);
     free(s);
-    return m;
+    return ref_plus_zero_f32(m);
 }
 
 double ref_median_f64(const double *x, size_t n, enum clstats_even even)
@@ -93,7 +103,7 @@ double ref_median_f64(const double *x, size_t n, enum clstats_even even)
     else if (even == CLSTATS_EVEN_UPPER) m = b;
     else m = memcmp(&a, &b, 8) == 0 ? a : mean_f64(a, b);
     free(s);
-    return m;
+    return ref_plus_zero_f64(m);
 }
 
 double ref_percentile_sorted(const double *s, size_t nv, double q)
@@ -101,9 +111,9 @@ double ref_percentile_sorted(const double *s, size_t nv, double q)
     double h = (double)(nv - 1) * (q / 100.0), lo = floor(h);
     size_t i = (size_t)lo, j = i + 1 < nv ? i + 1 : i;
     double a = s[i], b = s[j], g = h - lo;
-    if (a == b) return a;
+    if (a == b) return ref_plus_zero_f64(a);
     double d = b - a;
-    return g >= 0.5 ? b - d * (1.0 - g) : a + d * g;
+    return ref_plus_zero_f64(g >= 0.5 ? b - d * (1.0 - g) : a + d * g);
 }
 
 

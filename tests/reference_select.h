@@ -11,12 +11,17 @@
 float *ref_sorted_f32(const float *x, size_t n, size_t *nv);
 double *ref_sorted_f64(const double *x, size_t n, size_t *nv);
 
-/* Median of the valid values, even counts by `even` (the formulas documented in clstats.h);
- * NaN when there is none. */
+/* A result as clstats.h promises it: +0 for a zero of either sign (the sorted copies keep
+ * -0 below +0, as the library's keys do). */
+float ref_plus_zero_f32(float v);
+double ref_plus_zero_f64(double v);
+
+/* Median of the valid values, even counts by `even` (the formulas documented in clstats.h),
+ * a zero as +0; NaN when there is none. */
 float ref_median_f32(const float *x, size_t n, enum clstats_even even);
 double ref_median_f64(const double *x, size_t n, enum clstats_even even);
 
-/* numpy 'linear' percentile of sorted valid values s[0..nv). */
+/* numpy 'linear' percentile of sorted valid values s[0..nv), a zero as +0. */
 double ref_percentile_sorted(const double *s, size_t nv, double q);
 
 /* Column medians of a rows x cols matrix (element (r, c) at m[r ld + c]). */

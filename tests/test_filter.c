@@ -1,10 +1,12 @@
 /* test_filter.c - clstats_median_filter against the plain C reference, bit for bit: random data
  * with NaNs, ties, constant regions and infinities, tiny and odd shapes, windows wider than the
  * image, every boundary mode; plus argument checks and the boundary definitions themselves. */
+#include "../kernels/even_mean.h"
 #include "reference_filter.h"
 #include "test_util.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,10 +20,13 @@ enum fill {
     FILL_NAN_BLOCKS, /* noise with NaN rectangles: windows with no valid value, or a few */
     FILL_ZEROS,      /* -0, +0, +-1 and the smallest subnormals: ties of equal values, other bits */
     FILL_HUGE,       /* values near +-FLT_MAX and infinities: middles whose sum overflows */
+    FILL_INFINITE,   /* blocks of +inf, of -inf, of both mixed with numbers: infinite medians */
+    FILL_ZERO_BLOCKS, /* blocks of -0, of -0 and +0, of zeros and tiny subnormals */
 };
 
-static const char *fill_name[] = {"normal", "integers",   "constant", "heavy-tail",
-                                  "sparse", "nan-blocks", "zeros",    "huge"};
+static const char *fill_name[] = {"normal",   "integers",   "constant", "heavy-tail",
+                                  "sparse",   "nan-blocks", "zeros",    "huge",
+                                  "infinite", "zero-blocks"};
 
 /* NaNs of either sign and with payloads, as real data has: every one is missing data. */
 static float odd_nan(uint64_t bits)
@@ -75,6 +80,39 @@ static void fill_image(float *img, size_t nx, size_t ny, size_t stride, enum fil
                 else if (u < 0.6)
                     v = 1.0f;
                 break;
+            case FILL_INFINITE:
+                /* Whole windows of one infinity, windows where it is the median among numbers,
+                 * and windows whose middles are -inf and +inf. */
+                switch ((x / 5 + y / 4) % 4) {
+                case 0:
+                    v = INFINITY;
+                    break;
+                case 1:
+                    v = -INFINITY;
+                    break;
+                case 2:
+                    v = u < 0.4 ? INFINITY : u < 0.7 ? -INFINITY : (float)test_rng_normal(&rng);
+                    break;
+                default:
+                    v = u < 0.2 ? INFINITY : (float)test_rng_normal(&rng);
+                    break;
+                }
+                break;
+            case FILL_ZERO_BLOCKS: {
+                static const float tiny[] = {-0.0f, 0.0f, 0x1p-149f, -0x1p-149f, 0x1p-148f};
+                switch ((x / 5 + y / 4) % 3) {
+                case 0:
+                    v = -0.0f;
+                    break;
+                case 1:
+                    v = u < 0.5 ? -0.0f : 0.0f;
+                    break;
+                default:
+                    v = tiny[test_rng_next(&rng) % 5];
+                    break;
+                }
+                break;
+            }
             default: v = (float)(test_rng_normal(&rng) * 10.0 + 100.0); break;
             }
             if (kind != FILL_SPARSE && test_rng_uniform(&rng) < nan_fraction) v = NAN;
@@ -217,8 +255,8 @@ START_TEST(rank_design_exact_on_images_of_many_tiles)
 END_TEST
 
 /* Windows with no valid value, even counts from NaNs, -0 beside +0 (equal values, other bits),
- * subnormal deviations, and middles whose sum overflows (the MAD then measures from an
- * infinite median); constant mode with a NaN cval makes the border missing data too. */
+ * subnormal deviations, and middles whose sum overflows (their mean is still finite);
+ * constant mode with a NaN cval makes the border missing data too. */
 START_TEST(rank_design_exact_on_nan_blocks_signed_zeros_and_huge_values)
 {
     size_t bad = 0;
@@ -453,6 +491,201 @@ START_TEST(median_of_infinities_and_mad_of_an_infinite_median)
 }
 END_TEST
 
+/* The designs tests force (CLSTATS_FILTER_PATH), and NULL for the device's own choice. */
+static const char *const designs[] = {NULL, "sorted", "bisect", "binned", "rank"};
+#define NDESIGNS (sizeof designs / sizeof designs[0])
+
+static void use_design(const char *design)
+{
+    if (design)
+        setenv("CLSTATS_FILTER_PATH", design, 1);
+    else
+        unsetenv("CLSTATS_FILTER_PATH");
+}
+
+/* The float nearest the exact mean, through double (clstats.h's words for clstats_median). */
+static float mean_through_double(float a, float b)
+{
+    return (float)(((double)a + (double)b) * 0.5);
+}
+
+static uint32_t bits_of(float v)
+{
+    uint32_t u;
+    memcpy(&u, &v, 4);
+    return u;
+}
+
+/* kernels/even_mean.h's float rule, which the filter kernels and the host's medians share, is
+ * the double formula clstats.h documents, bit for bit, over pairs of every class. */
+START_TEST(even_mean_is_the_double_formula_on_random_pairs)
+{
+    enum { N = 1 << 21 };
+    float *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
+    ck_assert(a && b);
+    test_float_pairs(a, b, N, test_seed() + 12000);
+    size_t bad = 0;
+    for (size_t i = 0; i < N; i++) {
+        const float got = mean_of_middles(a[i], b[i]), want = mean_through_double(a[i], b[i]);
+        if (bits_of(got) == bits_of(want) || (isnan(got) && isnan(want))) continue;
+        if (bad++ < 5) fprintf(stderr, "mean of %a and %a: %a, want %a\n", a[i], b[i], got, want);
+    }
+    ck_assert_uint_eq(bad, 0);
+    free(a), free(b);
+}
+END_TEST
+
+/* Every design's even-count median is that mean: a row a0 b0 NaN a1 b1 NaN ... filtered with
+ * 3 x 3 windows and NaN outside holds two values in every window (a_i b_i, or b_i a_(i+1)),
+ * judged by the reference and, for the pairs themselves, by the double formula. */
+START_TEST(even_count_windows_give_the_rounded_mean_in_every_design)
+{
+    enum { PAIRS = 4000, NX = 3 * PAIRS };
+    float *a = malloc(PAIRS * sizeof *a), *b = malloc(PAIRS * sizeof *b);
+    float *img = malloc(NX * sizeof *img), *med = malloc(NX * sizeof *med);
+    float *mad = malloc(NX * sizeof *mad), *ref_med = malloc(NX * sizeof *ref_med);
+    float *ref_mad = malloc(NX * sizeof *ref_mad);
+    ck_assert(a && b && img && med && mad && ref_med && ref_mad);
+    const uint64_t seed = test_seed() + 12100;
+    test_float_pairs(a, b, PAIRS, seed);
+    for (size_t i = 0; i < PAIRS; i++) {
+        img[3 * i] = a[i];
+        img[3 * i + 1] = b[i];
+        img[3 * i + 2] = NAN;
+    }
+    struct clstats_filter_params p = {
+        .width = 3, .boundary = CLSTATS_BOUNDARY_CONSTANT, .cval = NAN};
+    ck_assert_int_eq(reference_median_filter(img, NX, 1, NX, &p, ref_med, ref_mad), 0);
+    size_t bad = 0;
+    for (size_t d = 0; d < NDESIGNS; d++) {
+        use_design(designs[d]);
+        ck_assert_int_eq(clstats_median_filter(test_ctx(), img, NX, 1, NX, &p, med, mad),
+                         CLSTATS_OK);
+        char what[80];
+        snprintf(what, sizeof what, "pairs seed=%llu %s median", (unsigned long long)seed,
+                 designs[d] ? designs[d] : "default");
+        bad += test_compare_bits(med, ref_med, NX, NX, what);
+        memcpy(what + strlen(what) - 6, "MAD   ", 6);
+        bad += test_compare_bits(mad, ref_mad, NX, NX, what);
+        for (size_t i = 0; i < PAIRS; i++) {
+            /* A zero mean is +0, whatever the middles' signs. */
+            const float mean = mean_through_double(a[i], b[i]), want = mean == 0.0f ? 0.0f : mean;
+            if (!(bits_of(med[3 * i]) == bits_of(want) || (isnan(want) && isnan(med[3 * i]))) &&
+                bad++ < 5)
+                fprintf(stderr, "%s: window %a %a: median %a, want %a\n", what, a[i], b[i],
+                        med[3 * i], want);
+        }
+    }
+    use_design(NULL);
+    ck_assert_uint_eq(bad, 0);
+    free(a), free(b), free(img), free(med), free(mad), free(ref_med), free(ref_mad);
+}
+END_TEST
+
+/* Windows of one to three values with known answers, numpy's nanmedian of the window and of
+ * |x - m| (inf - inf is NaN, left out), zeros of either sign giving +0, in every design. */
+START_TEST(small_windows_give_numpy_answers_in_every_design)
+{
+    const float big = 3.0e38f, big2 = 3.0001e38f, huge = 0x1.fffffep127f;
+    const struct {
+        int n;
+        float v[3], med, mad;
+    } cases[] = {
+        /* The median infinite: values equal to it drop out of the MAD, others lie +inf away. */
+        {1, {INFINITY}, INFINITY, NAN},
+        {1, {-INFINITY}, -INFINITY, NAN},
+        {3, {INFINITY, INFINITY, INFINITY}, INFINITY, NAN},
+        {3, {1.0f, INFINITY, INFINITY}, INFINITY, INFINITY},
+        {3, {-INFINITY, -INFINITY, 5.0f}, -INFINITY, INFINITY},
+        {2, {5.0f, INFINITY}, INFINITY, INFINITY},
+        {2, {-INFINITY, -2.0f}, -INFINITY, INFINITY},
+        /* -inf and +inf as middles: NaN, and so the MAD. */
+        {2, {-INFINITY, INFINITY}, NAN, NAN},
+        /* A finite median: infinite values are +inf away, like any far value. */
+        {3, {-INFINITY, 1.0f, 2.0f}, 1.0f, 1.0f},
+        {3, {-INFINITY, 1.0f, INFINITY}, 1.0f, INFINITY},
+        /* Middles whose sum overflows: their mean, not +inf. */
+        {2, {huge, huge}, huge, 0.0f},
+        {3, {-big, big, big}, big, 0.0f},
+        /* Zeros: equal as numbers, and a zero result is +0. */
+        {1, {-0.0f}, 0.0f, 0.0f},
+        {2, {-0.0f, -0.0f}, 0.0f, 0.0f},
+        {2, {-0.0f, 0.0f}, 0.0f, 0.0f},
+        {3, {-0.0f, -0.0f, 0.0f}, 0.0f, 0.0f},
+        {3, {-0.0f, -0.0f, 1.0f}, 0.0f, 0.0f},
+        {3, {-1.0f, -0.0f, 1.0f}, 0.0f, 1.0f},
+        {2, {-0x1p-149f, 0x1p-149f}, 0.0f, 0x1p-149f},
+    };
+    size_t bad = 0;
+    for (size_t d = 0; d < NDESIGNS; d++) {
+        use_design(designs[d]);
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            /* A row of n values, 3 x 3 windows, NaN outside: the middle pixel sees them all. */
+            const int n = cases[c].n;
+            float med[3], mad[3];
+            struct clstats_filter_params p = {
+                .width = 3, .boundary = CLSTATS_BOUNDARY_CONSTANT, .cval = NAN};
+            ck_assert_int_eq(clstats_median_filter(test_ctx(), cases[c].v, (size_t)n, 1, (size_t)n,
+                                                   &p, med, mad),
+                             CLSTATS_OK);
+            const int x = (n - 1) / 2;
+            const bool med_ok = isnan(cases[c].med) ? bits_of(med[x]) == 0x7fc00000u
+                                                    : bits_of(med[x]) == bits_of(cases[c].med);
+            const bool mad_ok = isnan(cases[c].mad) ? bits_of(mad[x]) == 0x7fc00000u
+                                                    : bits_of(mad[x]) == bits_of(cases[c].mad);
+            if (!med_ok || !mad_ok) {
+                bad++;
+                fprintf(stderr,
+                        "%s: window {%a, %a, %a}[..%d]: median %a (0x%08x), MAD %a (0x%08x); "
+                        "want %a, %a\n",
+                        designs[d] ? designs[d] : "default", cases[c].v[0], cases[c].v[1],
+                        cases[c].v[2], n, med[x], bits_of(med[x]), mad[x], bits_of(mad[x]),
+                        cases[c].med, cases[c].mad);
+            }
+        }
+        /* Two finite middles near FLT_MAX: the rounded mean, and the MAD from it. */
+        float two[2] = {big, big2}, med[2], mad[2];
+        struct clstats_filter_params p = {
+            .width = 3, .boundary = CLSTATS_BOUNDARY_CONSTANT, .cval = NAN};
+        ck_assert_int_eq(clstats_median_filter(test_ctx(), two, 2, 1, 2, &p, med, mad), CLSTATS_OK);
+        const float m = mean_through_double(big, big2);
+        const float want_mad = mean_through_double(fabsf(big - m), fabsf(big2 - m));
+        if (bits_of(med[0]) != bits_of(m) || bits_of(mad[0]) != bits_of(want_mad)) {
+            bad++;
+            fprintf(stderr, "%s: window {3e38, 3.0001e38}: median %a, MAD %a; want %a, %a\n",
+                    designs[d] ? designs[d] : "default", med[0], mad[0], m, want_mad);
+        }
+    }
+    use_design(NULL);
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
+/* The classes behind those cases, at random, judged by the reference in every design and
+ * boundary mode: infinite medians (whole windows of one infinity, +inf among numbers, -inf
+ * and +inf as middles), signed zeros and subnormals, and sums of middles that overflow. */
+START_TEST(infinities_zeros_and_huge_values_match_reference_in_every_design)
+{
+    static const enum fill kinds[] = {FILL_INFINITE, FILL_ZERO_BLOCKS, FILL_ZEROS, FILL_HUGE};
+    static const float cvals[] = {NAN, -0.0f, INFINITY, -3.0e38f};
+    size_t bad = 0;
+    uint64_t seed = test_seed() + 12200;
+    for (size_t d = 0; d < NDESIGNS; d++) {
+        use_design(designs[d]);
+        for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+            const enum clstats_boundary mode = all_modes[(d + k) % 5];
+            bad += run_case(29, 23, 31, 3, mode, cvals[k], kinds[k], 0.05, seed++);
+            bad += run_case(21, 18, 21, 5, CLSTATS_BOUNDARY_CONSTANT, cvals[(k + d) % 4], kinds[k],
+                            0.1, seed++);
+            bad +=
+                run_case(17, 25, 17, 11, all_modes[(d + k + 2) % 5], 1.0f, kinds[k], 0.0, seed++);
+        }
+    }
+    use_design(NULL);
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
 START_TEST(only_median_or_only_mad_gives_the_same_maps)
 {
     enum { NX = 17, NY = 13 };
@@ -514,6 +747,38 @@ START_TEST(bad_arguments_are_refused_with_a_message)
     ck_assert_int_eq(clstats_median_filter(NULL, img, 4, 4, 4, &p, out, NULL), CLSTATS_ERR_ARG);
     p.boundary = (enum clstats_boundary)17;
     ck_assert_int_eq(clstats_median_filter(ctx, img, 4, 4, 4, &p, out, NULL), CLSTATS_ERR_ARG);
+}
+END_TEST
+
+/* A stride whose rows' span overflows size_t is refused before anything is read: unchecked, the
+ * span wrapped to a few elements, so a small buffer was uploaded and the kernels read rows at
+ * wrapped addresses (and the call returned CLSTATS_OK). The image here is tiny on purpose. */
+START_TEST(strides_whose_span_overflows_are_refused)
+{
+    float img[32] = {0}, med[32], mad[32];
+    clstats_ctx *ctx = test_ctx();
+    struct clstats_filter_params p = {.width = 3};
+    /* 4 rows of 2^62 wrap to 0 elements (bytes too); 2^62 + 1 elements of 4 bytes to 4. */
+    const size_t strides[] = {(size_t)1 << 62, SIZE_MAX / 4 + 1, SIZE_MAX, ((size_t)1 << 61) + 1};
+    for (size_t i = 0; i < sizeof strides / sizeof strides[0]; i++) {
+        for (size_t ny = 2; ny <= 5; ny += 3) {
+            ck_assert_int_eq(clstats_median_filter(ctx, img, 4, ny, strides[i], &p, med, mad),
+                             CLSTATS_ERR_ARG);
+            ck_assert_msg(strstr(clstats_ctx_message(ctx), "larger than any array can be") != NULL,
+                          "%s", clstats_ctx_message(ctx));
+            /* A band of one output row holds three rows. */
+            ck_assert_int_eq(
+                clstats_median_filter_band(ctx, img, 4, ny, strides[i], 1, 1, &p, med, mad),
+                CLSTATS_ERR_ARG);
+            ck_assert_msg(strstr(clstats_ctx_message(ctx), "larger than any array can be") != NULL,
+                          "%s", clstats_ctx_message(ctx));
+        }
+    }
+    /* One row never steps by its stride, so any stride is fine there: pixel 0's window, reflected,
+     * is 3 3 0 three times. */
+    img[0] = 3.0f;
+    ck_assert_int_eq(clstats_median_filter(ctx, img, 4, 1, SIZE_MAX, &p, med, NULL), CLSTATS_OK);
+    ck_assert_float_eq(med[0], 3.0f);
 }
 END_TEST
 
@@ -608,6 +873,18 @@ static Suite *filter_suite(void)
     tcase_add_test(tc, rank_design_exact_on_nan_blocks_signed_zeros_and_huge_values);
     tcase_add_test(tc, rank_design_exact_for_wide_windows_on_small_images);
     suite_add_tcase(s, tc);
+    /* Infinite medians, signed zeros and sums that overflow, in every design (CK_RUN_CASE=numbers
+     * runs these alone). */
+    TCase *numbers = tcase_create("numbers");
+    tcase_set_timeout(numbers, 600);
+    tcase_add_test(numbers, even_mean_is_the_double_formula_on_random_pairs);
+    tcase_add_test(numbers, even_count_windows_give_the_rounded_mean_in_every_design);
+    tcase_add_test(numbers, small_windows_give_numpy_answers_in_every_design);
+    tcase_add_test(numbers, infinities_zeros_and_huge_values_match_reference_in_every_design);
+    suite_add_tcase(s, numbers);
+    TCase *sizes = tcase_create("sizes");
+    tcase_add_test(sizes, strides_whose_span_overflows_are_refused);
+    suite_add_tcase(s, sizes);
     return s;
 }
 

@@ -58,7 +58,8 @@ static void check_f32(const float *x, size_t n, const char *what)
             float got = 0;
             int st = clstats_select_kth(test_ctx(), x, n, ks[i], &o, &got);
             ck_assert_msg(st == CLSTATS_OK, "%s: %s", what, clstats_ctx_message(test_ctx()));
-            ck_assert_msg(same32(got, s[ks[i]]), "%s %s n=%zu k=%llu: got %.9g, want %.9g", what,
+            ck_assert_msg(same32(got, ref_plus_zero_f32(s[ks[i]])),
+                          "%s %s n=%zu k=%llu: got %.9g, want %.9g", what,
                           method_names[methods[mi]], n, (unsigned long long)ks[i], got, s[ks[i]]);
         }
     }
@@ -91,8 +92,9 @@ static void check_f64(const double *x, size_t n, const char *what)
             double got = 0;
             int st = clstats_select_kth_f64(test_ctx(), x, n, ks[i], &o, &got);
             ck_assert_msg(st == CLSTATS_OK, "%s: %s", what, clstats_ctx_message(test_ctx()));
-            ck_assert_msg(same64(got, s[ks[i]]), "%s %s k=%llu: got %.17g, want %.17g", what,
-                          method_names[methods[mi]], (unsigned long long)ks[i], got, s[ks[i]]);
+            ck_assert_msg(same64(got, ref_plus_zero_f64(s[ks[i]])),
+                          "%s %s k=%llu: got %.17g, want %.17g", what, method_names[methods[mi]],
+                          (unsigned long long)ks[i], got, s[ks[i]]);
         }
     }
     free(s);
@@ -240,6 +242,132 @@ START_TEST(huge_values)
     check_f32(y, 2, "two FLT_MAX");
     check_f32(y + 1, 2, "-FLT_MAX and FLT_MAX");
     check_f32(y, 4, "extremes");
+}
+END_TEST
+
+/* The mean of two middle values is the float nearest the exact mean (clstats.h), also where
+ * their sum overflows: columns of two values from the classes where that can go wrong (near
+ * +-FLT_MAX, subnormal, +-0, +-inf), and whole arrays of two, against the double formula. */
+START_TEST(medians_of_two_values_are_the_rounded_mean)
+{
+    enum { N = 20000, WHOLE = 64 };
+    float *m = malloc(2 * N * sizeof *m), *got = malloc(N * sizeof *got);
+    float *want = malloc(N * sizeof *want);
+    ck_assert(m && got && want);
+    test_float_pairs(m, m + N, N, test_seed() + 1500);
+    ck_assert_int_eq(clstats_column_medians(test_ctx(), m, 2, N, N, NULL, got), CLSTATS_OK);
+    ref_column_medians(m, 2, N, N, CLSTATS_EVEN_MEAN, want);
+    ck_assert_uint_eq(test_compare_bits(got, want, N, N, "column of two"), 0);
+    for (size_t c = 0; c < N; c++) {
+        const float mean = ref_plus_zero_f32((float)(((double)m[c] + (double)m[N + c]) * 0.5));
+        ck_assert_msg(same32(got[c], mean) || (isnan(got[c]) && isnan(mean)),
+                      "column {%a, %a}: %a, want %a", m[c], m[N + c], got[c], mean);
+    }
+    for (int mi = 0; mi < NMETHODS; mi++) {
+        struct clstats_select_options o = {.method = methods[mi]};
+        for (size_t c = 0; c < WHOLE; c++) {
+            const float two[2] = {m[c], m[N + c]};
+            float v;
+            ck_assert_int_eq(clstats_median(test_ctx(), two, 2, &o, &v), CLSTATS_OK);
+            ck_assert_msg(same32(v, got[c]), "%s: median of {%a, %a}: %a, want %a",
+                          method_names[methods[mi]], two[0], two[1], v, got[c]);
+        }
+    }
+    free(m), free(got), free(want);
+}
+END_TEST
+
+/* Every zero result is +0 (clstats.h), whatever zeros the data holds and whichever entry,
+ * method or even-count rule gives it: whole arrays of -0, and -0/+0 mixes whose middles are
+ * -0, as the median, k-th value, percentile, column, tile and device-buffer results. */
+static bool plus_zero(double v)
+{
+    return memcmp(&v, &(double){0.0}, sizeof v) == 0;
+}
+
+START_TEST(zero_results_are_plus_zero)
+{
+    clstats_ctx *ctx = test_ctx();
+    enum { N = 999, COLS = 3 };
+    /* All -0; -0 with a few +0 (the middles are -0); -0 between negatives and positives. */
+    static float arrays[3][N];
+    for (size_t i = 0; i < N; i++) {
+        arrays[0][i] = -0.0f;
+        arrays[1][i] = i % 7 ? -0.0f : 0.0f;
+        arrays[2][i] = i < N / 3 ? -1.0f : i < 2 * N / 3 + 1 ? -0.0f : 2.0f;
+    }
+    const double q[4] = {50, 0, 75, 100}; /* all zeros in the first two arrays, q = 50 in all */
+    size_t bad = 0;
+    for (int a = 0; a < 3; a++) {
+        const float *x = arrays[a];
+        for (int mi = 0; mi < NMETHODS; mi++) {
+            for (int e = 0; e < 3; e++) {
+                struct clstats_select_options o = {.method = methods[mi],
+                                                   .even = (enum clstats_even)e};
+                for (size_t n = N - 1; n <= N; n++) { /* an even count, then an odd one */
+                    float v = 1;
+                    ck_assert_int_eq(clstats_median(ctx, x, n, &o, &v), CLSTATS_OK);
+                    bad += !plus_zero(v);
+                }
+            }
+            struct clstats_select_options o = {.method = methods[mi]};
+            float v = 1;
+            ck_assert_int_eq(clstats_select_kth(ctx, x, N, N / 2, &o, &v), CLSTATS_OK);
+            bad += !plus_zero(v);
+        }
+        const size_t nq = a == 2 ? 1 : 4;
+        float pct[4];
+        ck_assert_int_eq(clstats_percentiles(ctx, x, N, q, nq, NULL, pct), CLSTATS_OK);
+        for (size_t i = 0; i < nq; i++)
+            bad += !plus_zero(pct[i]);
+        /* Columns and tiles: the array as a matrix of N / COLS rows, and as one image tile. */
+        float cols[COLS], tile;
+        ck_assert_int_eq(clstats_column_medians(ctx, x, N / COLS, COLS, COLS, NULL, cols),
+                         CLSTATS_OK);
+        for (int c = 0; c < COLS; c++)
+            bad += !plus_zero(cols[c]);
+        ck_assert_int_eq(clstats_tile_medians(ctx, x, N, 1, N, N, 1, NULL, &tile), CLSTATS_OK);
+        bad += !plus_zero(tile);
+        /* The same on a device buffer. */
+        cl_int err;
+        cl_mem buf =
+            clCreateBuffer(clstats_ctx_cl_context(ctx), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                           sizeof arrays[a], (void *)x, &err);
+        ck_assert_int_eq(err, CL_SUCCESS);
+        double d = 1;
+        ck_assert_int_eq(clstats_median_buffer(ctx, buf, 0, N, CLSTATS_FLOAT32, NULL, &d),
+                         CLSTATS_OK);
+        bad += !plus_zero(d);
+        ck_assert_int_eq(
+            clstats_select_kth_buffer(ctx, buf, 0, N, CLSTATS_FLOAT32, N / 2, NULL, &d),
+            CLSTATS_OK);
+        bad += !plus_zero(d);
+        ck_assert_int_eq(
+            clstats_column_medians_buffer(ctx, buf, 0, N / COLS, COLS, COLS, NULL, cols),
+            CLSTATS_OK);
+        for (int c = 0; c < COLS; c++)
+            bad += !plus_zero(cols[c]);
+        ck_assert_int_eq(clstats_tile_medians_buffer(ctx, buf, 0, N, 1, N, N, 1, NULL, &tile),
+                         CLSTATS_OK);
+        bad += !plus_zero(tile);
+        clReleaseMemObject(buf);
+        if (ctx->has_fp64) { /* internal.h: the context is white-box here */
+            double xd[N], dq[4];
+            for (size_t i = 0; i < N; i++)
+                xd[i] = x[i];
+            for (size_t n = N - 1; n <= N; n++) {
+                ck_assert_int_eq(clstats_median_f64(ctx, xd, n, NULL, &d), CLSTATS_OK);
+                bad += !plus_zero(d);
+            }
+            ck_assert_int_eq(clstats_select_kth_f64(ctx, xd, N, N / 2, NULL, &d), CLSTATS_OK);
+            bad += !plus_zero(d);
+            ck_assert_int_eq(clstats_percentiles_f64(ctx, xd, N, q, nq, NULL, dq), CLSTATS_OK);
+            for (size_t i = 0; i < nq; i++)
+                bad += !plus_zero(dq[i]);
+        }
+        if (bad) fprintf(stderr, "array %d: %zu zero results that are not +0 so far\n", a, bad);
+    }
+    ck_assert_uint_eq(bad, 0);
 }
 END_TEST
 
@@ -424,7 +552,7 @@ START_TEST(buffer_api)
         ck_assert_int_eq(
             clstats_select_kth_buffer(ctx, buf, off, n, CLSTATS_FLOAT32, 12345, &o, &got),
             CLSTATS_OK);
-        ck_assert(same32((float)got, s[12345]));
+        ck_assert(same32((float)got, ref_plus_zero_f32(s[12345])));
         free(s);
         ck_assert_int_eq(clstats_median_buffer(ctx, buf, off, n + 6, CLSTATS_FLOAT32, &o, &got),
                          CLSTATS_ERR_ARG);
@@ -635,6 +763,99 @@ START_TEST(tile_medians_buffer_and_errors)
 }
 END_TEST
 
+/* The message of the last error holds `words`. */
+static void assert_message(const char *words)
+{
+    const char *m = clstats_ctx_message(test_ctx());
+    ck_assert_msg(strstr(m, words) != NULL, "message \"%s\" lacks \"%s\"", m, words);
+}
+
+/* Counts, strides and offsets whose sizes overflow, or pass any array's, are refused by every
+ * entry before anything is read: unchecked, n * 4 or the rows' span wrapped to a few elements,
+ * so a tiny buffer was uploaded (or passed the buffer's bounds check) and the kernels read at
+ * wrapped addresses, far past it. The arrays here are tiny on purpose. */
+START_TEST(counts_whose_size_overflows_are_refused)
+{
+    clstats_ctx *ctx = test_ctx();
+    float x[16] = {0}, v;
+    double xd[16] = {0}, d;
+    const double q[2] = {50, 90};
+    float pct[2];
+    const size_t f32_wraps = ((size_t)1 << 62) + 1, f64_wraps = ((size_t)1 << 61) + 1;
+    for (size_t n = f32_wraps; n != 0; n = n == f32_wraps ? SIZE_MAX : 0) {
+        ck_assert_int_eq(clstats_median(ctx, x, n, NULL, &v), CLSTATS_ERR_ARG);
+        assert_message("larger than any array");
+        ck_assert_int_eq(clstats_select_kth(ctx, x, n, 0, NULL, &v), CLSTATS_ERR_ARG);
+        ck_assert_int_eq(clstats_percentiles(ctx, x, n, q, 2, NULL, pct), CLSTATS_ERR_ARG);
+    }
+    /* Float64 overflows at half the count; the host refuses before asking for fp64. */
+    for (size_t n = f64_wraps; n != 0; n = n == f64_wraps ? SIZE_MAX : 0) {
+        ck_assert_int_eq(clstats_median_f64(ctx, xd, n, NULL, &d), CLSTATS_ERR_ARG);
+        ck_assert_int_eq(clstats_select_kth_f64(ctx, xd, n, 0, NULL, &d), CLSTATS_ERR_ARG);
+        ck_assert_int_eq(clstats_percentiles_f64(ctx, xd, n, q, 2, NULL, (double[2]){0}),
+                         CLSTATS_ERR_ARG);
+        assert_message("larger than any array");
+    }
+    /* A number of percentiles whose results would not fit any array. */
+    ck_assert_int_eq(clstats_percentiles(ctx, x, 16, q, SIZE_MAX / 4, NULL, pct), CLSTATS_ERR_ARG);
+    assert_message("percentiles");
+}
+END_TEST
+
+START_TEST(strides_whose_span_overflows_are_refused)
+{
+    clstats_ctx *ctx = test_ctx();
+    float m[64] = {0}, out[16];
+    /* 4 rows of 2^62 wrap to 0 elements, 2 rows of 2^61 + 1 to 32 bytes. */
+    const size_t strides[][2] = {
+        {(size_t)1 << 62, 5}, {((size_t)1 << 61) + 1, 2}, {SIZE_MAX, 3}, {(size_t)1 << 62, 2}};
+    for (size_t i = 0; i < sizeof strides / sizeof strides[0]; i++) {
+        const size_t ld = strides[i][0], rows = strides[i][1];
+        ck_assert_int_eq(clstats_column_medians(ctx, m, rows, 4, ld, NULL, out), CLSTATS_ERR_ARG);
+        assert_message("larger than any array");
+        ck_assert_int_eq(clstats_tile_medians(ctx, m, 4, rows, ld, 2, 2, NULL, out),
+                         CLSTATS_ERR_ARG);
+        assert_message("larger than any array");
+    }
+    /* One row never steps by its stride. */
+    m[0] = 3.0f, m[1] = 5.0f;
+    ck_assert_int_eq(clstats_column_medians(ctx, m, 1, 2, SIZE_MAX, NULL, out), CLSTATS_OK);
+    ck_assert(out[0] == 3.0f && out[1] == 5.0f);
+}
+END_TEST
+
+/* The same on a device buffer of 64 floats: strides whose span overflows, and offsets whose
+ * sum with the span (or with n) wraps past SIZE_MAX, which the bounds check must not miss. */
+START_TEST(buffer_spans_and_offsets_that_overflow_are_refused)
+{
+    clstats_ctx *ctx = test_ctx();
+    float m[64] = {0}, out[16];
+    double d;
+    cl_int err;
+    cl_mem buf = clCreateBuffer(clstats_ctx_cl_context(ctx),
+                                CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, sizeof m, m, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    const size_t big = (size_t)1 << 62, wraps = SIZE_MAX - 2; /* wraps + 4 = 1 */
+    ck_assert_int_eq(clstats_column_medians_buffer(ctx, buf, 0, 5, 4, big, NULL, out),
+                     CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_column_medians_buffer(ctx, buf, wraps, 2, 2, 2, NULL, out),
+                     CLSTATS_ERR_ARG);
+    assert_message("past the end");
+    ck_assert_int_eq(clstats_tile_medians_buffer(ctx, buf, 0, 4, 5, big, 2, 2, NULL, out),
+                     CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_tile_medians_buffer(ctx, buf, wraps, 2, 2, 2, 2, 2, NULL, out),
+                     CLSTATS_ERR_ARG);
+    assert_message("past the end");
+    ck_assert_int_eq(clstats_median_buffer(ctx, buf, wraps, 4, CLSTATS_FLOAT32, NULL, &d),
+                     CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_select_kth_buffer(ctx, buf, 2, SIZE_MAX, CLSTATS_FLOAT32, 0, NULL, &d),
+                     CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_median_buffer(ctx, buf, 0, 64, CLSTATS_FLOAT64, NULL, &d),
+                     CLSTATS_ERR_ARG);
+    clReleaseMemObject(buf);
+}
+END_TEST
+
 /* More than 2^31 values, where the device can hold them (not PoCL's 2 GiB buffers). */
 START_TEST(beyond_2_to_31)
 {
@@ -694,6 +915,8 @@ int main(void)
     tcase_add_test(tc, ties_and_few_values);
     tcase_add_test(tc, huge_values);
     tcase_add_test(tc, infinities_and_nan);
+    tcase_add_test(tc, medians_of_two_values_are_the_rounded_mean);
+    tcase_add_test(tc, zero_results_are_plus_zero);
     tcase_add_test(tc, paper_distributions_f32);
     tcase_add_test(tc, sizes_around_thresholds);
     tcase_add_test(tc, sample_bracket_misses_fall_back);
@@ -706,5 +929,11 @@ int main(void)
     tcase_add_test(tc, paper_distributions_f64);
     tcase_add_test(tc, beyond_2_to_31);
     suite_add_tcase(s, tc);
+    /* CK_RUN_CASE=sizes runs these alone. */
+    TCase *sizes = tcase_create("sizes");
+    tcase_add_test(sizes, counts_whose_size_overflows_are_refused);
+    tcase_add_test(sizes, strides_whose_span_overflows_are_refused);
+    tcase_add_test(sizes, buffer_spans_and_offsets_that_overflow_are_refused);
+    suite_add_tcase(s, sizes);
     return test_run_suite(s);
 }

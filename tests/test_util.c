@@ -76,6 +76,50 @@ int test_run_suite(Suite *s)
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 
+/* A float of one of the classes where a mean can go wrong: any bits (NaN excepted), near
+ * +-FLT_MAX (sums overflow), subnormal or barely normal (halving is inexact), and the
+ * landmarks (+-0, +-inf, +-FLT_MAX, +-FLT_MIN, +-the smallest subnormal). */
+static float float_of_class(struct test_rng *rng, int cls)
+{
+    static const uint32_t landmarks[] = {0u, 0x7f800000u, 0x7f7fffffu, 0x00800000u, 1u};
+    const uint32_t sign = (uint32_t)(test_rng_next(rng) & 1) << 31;
+    const uint32_t mantissa = (uint32_t)test_rng_next(rng) & 0x7fffffu;
+    uint32_t u;
+    switch (cls) {
+    case 0:
+        do
+            u = (uint32_t)test_rng_next(rng);
+        while ((u & 0x7fffffffu) > 0x7f800000u);
+        break;
+    case 1:
+        u = sign | (uint32_t)(250 + test_rng_next(rng) % 5) << 23 | mantissa;
+        break;
+    case 2:
+        u = sign | (uint32_t)(test_rng_next(rng) % 4) << 23 | mantissa;
+        break;
+    default:
+        u = sign | landmarks[test_rng_next(rng) % 5];
+        break;
+    }
+    float v;
+    memcpy(&v, &u, 4);
+    return v;
+}
+
+void test_float_pairs(float *a, float *b, size_t n, uint64_t seed)
+{
+    struct test_rng rng;
+    test_rng_seed(&rng, seed);
+    for (size_t i = 0; i < n; i++) {
+        const int ca = (int)(test_rng_next(&rng) % 4);
+        const int cb = test_rng_uniform(&rng) < 0.5 ? ca : (int)(test_rng_next(&rng) % 4);
+        a[i] = float_of_class(&rng, ca);
+        b[i] = float_of_class(&rng, cb);
+        if (test_rng_uniform(&rng) < 0.3) b[i] = copysignf(b[i], a[i]);
+        if (test_rng_uniform(&rng) < 0.1) b[i] = -a[i];
+    }
+}
+
 size_t test_compare_bits(const float *got, const float *want, size_t n, size_t nx,
                          const char *what)
 {

@@ -23,6 +23,11 @@ double test_rng_normal(struct test_rng *rng);
 /* The suite's base seed: $CLSTATS_TEST_SEED or a fixed default, printed once. */
 uint64_t test_seed(void);
 
+/* n pairs (a[i], b[i]) of floats where a mean of two can go wrong: any bits, near +-FLT_MAX
+ * (sums overflow), subnormal (halving is inexact), +-0, +-inf and other landmarks, often of one
+ * class and sign, so that huge sums overflow and tiny ones cancel; never NaN. */
+void test_float_pairs(float *a, float *b, size_t n, uint64_t seed);
+
 /* Runs the suite without forking (the context survives between tests); returns the exit code. */
 int test_run_suite(Suite *s);
 

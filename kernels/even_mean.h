@@ -1,0 +1,27 @@
+/* even_mean.h - the mean of an even count's two middle values: the one rule that the filter
+ * kernels (through float_keys.cl) and the host's order statistics (src/select.c) share, so it
+ * is valid C and OpenCL C alike. */
+#ifndef EVEN_MEAN_H
+#define EVEN_MEAN_H
+
+#ifdef __OPENCL_VERSION__
+#define EVEN_MEAN_FN inline
+#else
+#include <math.h>
+#define EVEN_MEAN_FN static inline
+#endif
+
+/* (a + b) / 2 rounded once to float: numpy's float32 median wherever a + b does not overflow,
+ * and the float nearest the exact mean where it does. The rounded sum halved is already that:
+ * a sum below 2^-125 in magnitude is exact (it is a multiple of the smallest subnormal), and
+ * above it halving is exact. Only a sum of finite values can overflow, and then both lie above
+ * 2^103, so their halves are exact and one rounding adds them. -inf and +inf give NaN, as in
+ * numpy. */
+EVEN_MEAN_FN float mean_of_middles(float a, float b)
+{
+    const float s = a + b;
+    if (isinf(s) && isfinite(a) && isfinite(b)) return 0.5f * a + 0.5f * b;
+    return s * 0.5f;
+}
+
+#endif
