@@ -612,12 +612,15 @@ int clstats_median_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t n,
     return median_any(ctx, NULL, buf, offset, n, dtype == CLSTATS_FLOAT64, o, out);
 }
 
-/* numpy's _lerp (numpy/lib/function_base.py): exact at both ends, monotone in g. */
+/* numpy's _lerp (numpy/lib/function_base.py), its arithmetic exactly: exact at both ends,
+ * monotone in g, and NaN wherever numpy's is, which is wherever an infinite order statistic
+ * takes part (inf - inf, or inf * 0 at g = 0): numpy gives NaN for any percentile of [inf].
+ * NaN comes back as the one quiet NaN every device gives. */
 static double lerp(double a, double b, double g)
 {
-    if (a == b) return a;
-    double d = b - a;
-    return g >= 0.5 ? b - d * (1.0 - g) : a + d * g;
+    const double d = b - a;
+    const double v = g >= 0.5 ? b - d * (1.0 - g) : a + d * g;
+    return isnan(v) ? (double)NAN : v;
 }
 
 static int percentiles_any(clstats_ctx *ctx, const void *data, size_t n, bool f64, const double *q,

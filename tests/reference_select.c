@@ -111,9 +111,9 @@ double ref_percentile_sorted(const double *s, size_t nv, double q)
     double h = (double)(nv - 1) * (q / 100.0), lo = floor(h);
     size_t i = (size_t)lo, j = i + 1 < nv ? i + 1 : i;
     double a = s[i], b = s[j], g = h - lo;
-    if (a == b) return ref_plus_zero_f64(a);
-    double d = b - a;
-    return ref_plus_zero_f64(g >= 0.5 ? b - d * (1.0 - g) : a + d * g);
+    double d = b - a; /* numpy's arithmetic, no shortcut: inf - inf and inf * 0 are NaN */
+    double v = g >= 0.5 ? b - d * (1.0 - g) : a + d * g;
+    return isnan(v) ? (double)NAN : ref_plus_zero_f64(v);
 }
 
 

@@ -577,6 +577,47 @@ START_TEST(buffer_api)
 }
 END_TEST
 
+START_TEST(percentiles_follow_numpy_through_infinities)
+{
+    /* numpy 1.24 and 2.x: np.percentile(x, q) for these x and q (its _lerp gives NaN wherever an
+     * infinite order statistic takes part, even at g = 0, and at q = 100 where both are the
+     * maximum). Every NaN is the quiet 0x7fc00000. */
+    const double q[5] = {0, 5, 50, 95, 100};
+    const struct {
+        float x[3];
+        size_t n;
+        float want[5];
+    } cases[] = {
+        {{1, INFINITY}, 2, {NAN, INFINITY, NAN, NAN, NAN}},
+        {{-INFINITY, 1}, 2, {NAN, NAN, -INFINITY, -INFINITY, 1}},
+        {{INFINITY, INFINITY}, 2, {NAN, NAN, NAN, NAN, NAN}},
+        {{-INFINITY, INFINITY}, 2, {NAN, NAN, NAN, NAN, NAN}},
+        {{INFINITY}, 1, {NAN, NAN, NAN, NAN, NAN}},
+        {{1, 2, INFINITY}, 3, {1, 1.1f, NAN, NAN, NAN}},
+        {{-INFINITY, 3, 2}, 3, {NAN, NAN, 2, 2.9f, 3}},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        float got[5];
+        double got64[5], x64[3];
+        for (size_t i = 0; i < cases[c].n; i++)
+            x64[i] = cases[c].x[i];
+        ck_assert_int_eq(clstats_percentiles(test_ctx(), cases[c].x, cases[c].n, q, 5, NULL, got),
+                         CLSTATS_OK);
+        ck_assert_int_eq(clstats_percentiles_f64(test_ctx(), x64, cases[c].n, q, 5, NULL, got64),
+                         CLSTATS_OK);
+        for (int i = 0; i < 5; i++) {
+            const float want = cases[c].want[i];
+            ck_assert_msg(same32(got[i], want), "case %zu q %g: %a, numpy %a", c, q[i], got[i],
+                          want);
+            const double want64 = isnan(want) ? NAN : (double)want;
+            const bool near = isnan(want) ? same64(got64[i], NAN)
+                                          : got64[i] == want64 || (float)got64[i] == want;
+            ck_assert_msg(near, "case %zu q %g (f64): %a, numpy %a", c, q[i], got64[i], want64);
+        }
+    }
+}
+END_TEST
+
 START_TEST(percentiles_linear)
 {
     const size_t n = 54321;
@@ -923,6 +964,7 @@ int main(void)
     tcase_add_test(tc, sample_bracket_holds_and_is_narrow);
     tcase_add_test(tc, buffer_api);
     tcase_add_test(tc, percentiles_linear);
+    tcase_add_test(tc, percentiles_follow_numpy_through_infinities);
     tcase_add_test(tc, column_medians);
     tcase_add_test(tc, tile_medians);
     tcase_add_test(tc, tile_medians_buffer_and_errors);
