@@ -331,23 +331,6 @@ START_TEST(outputs_are_valid_fits_with_checksums)
 }
 END_TEST
 
-/* Feeds a file into a FIFO from a child process, as a shell's pipe would. */
-static pid_t feed(const char *fifo, const char *file)
-{
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        char buf[4096];
-        FILE *in = fopen(file, "rb"), *out = fopen(fifo, "wb");
-        size_t n;
-        while (in && out && (n = fread(buf, 1, sizeof buf, in)) > 0)
-            if (fwrite(buf, 1, n, out) != n) break;
-        if (out) fclose(out); /* _exit flushes nothing */
-        _exit(0);
-    }
-    return pid;
-}
-
 START_TEST(a_piped_input_is_read_whole)
 {
     float cube[90];
@@ -357,7 +340,7 @@ START_TEST(a_piped_input_is_read_whole)
     for (int k = 0; k < 2; k++) {
         char name[600], err[512];
         snprintf(name, sizeof name, "%s%s", path("pipe"), selectors[k]);
-        pid_t pid = feed(path("pipe"), path("cube.fits"));
+        pid_t pid = test_feed_fifo(path("pipe"), path("cube.fits"));
         struct tool_image img;
         ck_assert_msg(image_open(name, SHAPE_PLANES, 1 << 30, &img, err, sizeof err) == 0, "%s",
                       err);
@@ -372,7 +355,7 @@ START_TEST(a_piped_input_is_read_whole)
     /* A stream larger than the cap is refused, and its copy removed. */
     char err[512];
     struct tool_image img;
-    pid_t pid = feed(path("pipe"), path("cube.fits"));
+    pid_t pid = test_feed_fifo(path("pipe"), path("cube.fits"));
     ck_assert_int_ne(image_open(path("pipe"), SHAPE_PLANES, 1000, &img, err, sizeof err), 0);
     ck_assert_msg(strstr(err, "is a pipe and holds more than") != NULL, "%s", err);
     kill(pid, SIGKILL);

@@ -887,23 +887,6 @@ START_TEST(a_compressed_header_cfitsio_cannot_convert_is_copied)
 }
 END_TEST
 
-/* Writes a file into a FIFO from a child process, as a shell's pipe does. */
-static pid_t feed_fifo(const char *fifo, const char *file)
-{
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        char buf[4096];
-        FILE *in = fopen(file, "rb"), *out = fopen(fifo, "wb");
-        size_t n;
-        while (in && out && (n = fread(buf, 1, sizeof buf, in)) > 0)
-            if (fwrite(buf, 1, n, out) != n) break;
-        if (out) fclose(out);
-        _exit(0);
-    }
-    return pid;
-}
-
 START_TEST(piped_inputs_give_the_files_maps)
 {
     float *img = random_image(23, 17, 11);
@@ -916,7 +899,7 @@ START_TEST(piped_inputs_give_the_files_maps)
     const char *files[2] = {"p.fits", "p.png"};
     for (int k = 0; k < 2; k++) {
         ck_run_ok(run(tmp(files[k]), tmp("direct.fits"), "-w", "3", "--overwrite", "-q", NULL));
-        pid_t pid = feed_fifo(tmp("pipe"), tmp(files[k]));
+        pid_t pid = test_feed_fifo(tmp("pipe"), tmp(files[k]));
         ck_run_ok(run(tmp("pipe"), tmp("piped.fits"), "-w", "3", "--overwrite", "-q", NULL));
         waitpid(pid, NULL, 0);
         run_stdin = tmp(files[k]);
@@ -937,7 +920,7 @@ START_TEST(piped_inputs_give_the_files_maps)
         free(direct);
     }
     /* A stream beyond --max-memory: one line, and no copy left behind. */
-    pid_t pid = feed_fifo(tmp("pipe"), tmp("p.fits"));
+    pid_t pid = test_feed_fifo(tmp("pipe"), tmp("p.fits"));
     struct result *r = run(tmp("pipe"), tmp("big.fits"), "--max-memory", "4K", NULL);
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 static clstats_ctx *shared_ctx;
 
@@ -120,8 +122,7 @@ void test_float_pairs(float *a, float *b, size_t n, uint64_t seed)
     }
 }
 
-size_t test_compare_bits(const float *got, const float *want, size_t n, size_t nx,
-                         const char *what)
+size_t test_compare_bits(const float *got, const float *want, size_t n, size_t nx, const char *what)
 {
     size_t bad = 0;
     for (size_t i = 0; i < n; i++) {
@@ -135,4 +136,20 @@ size_t test_compare_bits(const float *got, const float *want, size_t n, size_t n
         bad++;
     }
     return bad;
+}
+
+int test_feed_fifo(const char *fifo, const char *file)
+{
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        char buf[4096];
+        FILE *in = fopen(file, "rb"), *out = fopen(fifo, "wb");
+        size_t n;
+        while (in && out && (n = fread(buf, 1, sizeof buf, in)) > 0)
+            if (fwrite(buf, 1, n, out) != n) break;
+        if (out) fclose(out); /* _exit flushes nothing */
+        _exit(0);
+    }
+    return (int)pid;
 }

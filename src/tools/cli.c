@@ -33,6 +33,37 @@ bool cli_number(const char *text, double *out)
     return true;
 }
 
+enum { COMMON_DEVICE = -1, COMMON_QUIET = -2, COMMON_HELP = -3, COMMON_VERSION = -4 };
+
+static const struct cli_option common_specs[] = {
+    {COMMON_DEVICE, "device", 'd', true},
+    {COMMON_QUIET, "quiet", 'q', false},
+    {COMMON_HELP, "help", 'h', false},
+    {COMMON_VERSION, "version", 'V', false},
+};
+
+static int apply_common(struct cli_common *c, int id, const char *value)
+{
+    switch (id) {
+    case COMMON_DEVICE:
+        /* The library would take "" for auto; on a command line it is an unset variable. */
+        if (value[0] == '\0')
+            return cli_usage_error("--device needs a device spec (auto, gpu, cpu, P:D or a name)");
+        c->device = value;
+        break;
+    case COMMON_QUIET:
+        c->quiet = true;
+        break;
+    case COMMON_HELP:
+        c->help = true;
+        break;
+    case COMMON_VERSION:
+        c->version = true;
+        break;
+    }
+    return EXIT_OK;
+}
+
 /* The spec an argument names, and where its attached value starts ("--width=11", "-w11"). */
 static const struct cli_option *lookup(const struct cli_option *specs, size_t n, const char *arg,
                                        const char **attached)
@@ -60,9 +91,10 @@ static const struct cli_option *lookup(const struct cli_option *specs, size_t n,
 
 int cli_parse(const char *prog, int argc, char **argv, const struct cli_option *specs,
               size_t n_specs, int (*apply)(void *user, int id, const char *value), void *user,
-              const char **names, int *n_names)
+              struct cli_common *common, const char **names, int *n_names)
 {
     program = prog;
+    memset(common, 0, sizeof *common);
     *n_names = 0;
     bool options_done = false;
     for (int i = 1; i < argc; i++) {
@@ -78,6 +110,7 @@ int cli_parse(const char *prog, int argc, char **argv, const struct cli_option *
         }
         const char *value;
         const struct cli_option *s = lookup(specs, n_specs, arg, &value);
+        if (!s) s = lookup(common_specs, sizeof common_specs / sizeof common_specs[0], arg, &value);
         if (!s) return cli_usage_error("unknown option \"%s\"", arg);
         if (s->has_value && !value) {
             if (i + 1 >= argc) return cli_usage_error("option \"%s\" needs a value", arg);
@@ -85,7 +118,7 @@ int cli_parse(const char *prog, int argc, char **argv, const struct cli_option *
         } else if (!s->has_value && value) {
             return cli_usage_error("option \"%s\" takes no value", arg);
         }
-        int rc = apply(user, s->id, value);
+        int rc = s->id < 0 ? apply_common(common, s->id, value) : apply(user, s->id, value);
         if (rc != EXIT_OK) return rc;
     }
     return EXIT_OK;

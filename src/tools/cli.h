@@ -14,15 +14,23 @@ struct cli_option {
     bool has_value;
 };
 
+/* The options every program takes, parsed by cli_parse itself: -d/--device SPEC, -q/--quiet,
+ * -h/--help, -V/--version. */
+struct cli_common {
+    const char *device; /* NULL: $CLSTATS_DEVICE, else "auto" (the library decides) */
+    bool quiet, help, version;
+};
+
 /* Exit codes, as both programs' --help documents them. */
 enum { EXIT_OK = 0, EXIT_RUNTIME = 1, EXIT_USAGE = 2 };
 
-/* Parses argv: apply(user, id, value) for each option in order (value NULL for a flag), and
- * the other arguments into names (room for argc entries), their count into *n_names. Returns
- * EXIT_OK, apply's first failure, or EXIT_USAGE after one "PROGRAM: ..." line. */
+/* Parses argv: the common options into *common, apply(user, id, value) for each of the
+ * program's own in order (value NULL for a flag), and the other arguments into names (room for
+ * argc entries), their count into *n_names. Returns EXIT_OK, apply's first failure, or
+ * EXIT_USAGE after one "PROGRAM: ..." line. */
 int cli_parse(const char *program, int argc, char **argv, const struct cli_option *specs,
               size_t n_specs, int (*apply)(void *user, int id, const char *value), void *user,
-              const char **names, int *n_names);
+              struct cli_common *common, const char **names, int *n_names);
 
 /* Prints "PROGRAM: <message> (see PROGRAM --help)" and returns EXIT_USAGE; PROGRAM is the one
  * cli_parse was last given. */

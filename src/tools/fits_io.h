@@ -25,6 +25,12 @@ int fits_io_open(const char *name, enum image_shape want, uint64_t max_bytes,
 int fits_io_read_rows(struct tool_image *img, size_t plane, size_t row0, size_t rows, float *dst,
                       char *err, size_t errlen);
 
+/* For fits_probe's and fits_reader's children: signals back to their defaults (a crash kills
+ * the child itself, an interrupt leaves the parent's clean-up to the parent), and how a child
+ * ended, from waitpid's status, in words. */
+void fits_child_defaults(void);
+void fits_child_cause(int how, char *cause, size_t len);
+
 /* A child process that unpacks a tile-compressed image's pixels and hands them over, so that a
  * crash in cfitsio's decompressors (a damaged tile) fails the read instead of the program
  * (fits_reader.c). Start it after the image is open; fits_io_read_rows then asks it; stop

@@ -13,14 +13,28 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+void fits_child_defaults(void)
+{
+    /* Die of a crash's signal itself, not through a handler the parent installed (a fuzzer's,
+     * or madfilter's clean-up of outputs, which are the parent's to remove). */
+    const int signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++)
+        signal(signals[i], SIG_DFL);
+}
+
+void fits_child_cause(int how, char *cause, size_t len)
+{
+    if (WIFSIGNALED(how))
+        snprintf(cause, len, "%s", strsignal(WTERMSIG(how)));
+    else
+        snprintf(cause, len, "exit status %d", WEXITSTATUS(how));
+}
+
 /* The child: the opening under test, then out without cleanup (the parent owns every buffer
  * and file this process shares). */
 static void attempt_and_exit(void (*attempt)(void *arg), void *arg)
 {
-    /* Die of the signal itself, not through a handler the parent installed (a fuzzer's). */
-    const int deadly[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
-    for (size_t i = 0; i < sizeof deadly / sizeof deadly[0]; i++)
-        signal(deadly[i], SIG_DFL);
+    fits_child_defaults();
     attempt(arg);
     _exit(0);
 }
@@ -36,10 +50,7 @@ int fits_probe(const char *path, void (*attempt)(void *arg), void *arg, char *er
         if (errno != EINTR) return 0;
     if (WIFEXITED(how) && WEXITSTATUS(how) == 0) return 0;
     char cause[64];
-    if (WIFSIGNALED(how))
-        snprintf(cause, sizeof cause, "%s", strsignal(WTERMSIG(how)));
-    else
-        snprintf(cause, sizeof cause, "exit status %d", WEXITSTATUS(how));
+    fits_child_cause(how, cause, sizeof cause);
     snprintf(err, errlen,
              "%s: cfitsio crashed reading its headers (%s), so the file is damaged or not "
              "what it claims; it is refused",

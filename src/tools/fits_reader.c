@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <fitsio.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,14 +54,10 @@ static int receive_all(int fd, void *buf, size_t n)
     return 0;
 }
 
-/* The child: rows for each request until the parent closes its end. It dies of a crash's signal
- * itself (not through a handler the parent installed: a fuzzer's, or madfilter's clean-up of
- * outputs, which are the parent's to remove). */
+/* The child: rows for each request until the parent closes its end. */
 static void serve(struct tool_image *img, int fd)
 {
-    const int defaults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT, SIGINT, SIGTERM, SIGHUP};
-    for (size_t i = 0; i < sizeof defaults / sizeof defaults[0]; i++)
-        signal(defaults[i], SIG_DFL);
+    fits_child_defaults();
     float *rows = NULL;
     size_t held = 0;
     struct request q;
@@ -161,10 +156,7 @@ static void describe_end(struct tool_image *img, char *err, size_t errlen)
     }
     img->reader_pid = 0;
     char cause[64];
-    if (WIFSIGNALED(how))
-        snprintf(cause, sizeof cause, "%s", strsignal(WTERMSIG(how)));
-    else
-        snprintf(cause, sizeof cause, "exit status %d", WEXITSTATUS(how));
+    fits_child_cause(how, cause, sizeof cause);
     snprintf(err, errlen,
              "cfitsio crashed unpacking the pixels of %s (%s): a compressed tile is damaged, so "
              "the image is refused",

@@ -47,24 +47,20 @@ static const char usage[] =
     "Exit status: 0 success, 1 data or device error, 2 usage error.\n";
 
 struct stats_options {
-    const char *input, *device;
+    const char *input;
     double *q;
     size_t nq;
     double sigma;
     int maxiters;
-    bool quiet, help, version;
+    struct cli_common common; /* --device, --quiet, --help, --version */
 };
 
-enum { OPT_PERCENTILES, OPT_SIGMA, OPT_MAXITERS, OPT_DEVICE, OPT_QUIET, OPT_HELP, OPT_VERSION };
+enum { OPT_PERCENTILES, OPT_SIGMA, OPT_MAXITERS };
 
 static const struct cli_option specs[] = {
     {OPT_PERCENTILES, "percentiles", 'p', true},
     {OPT_SIGMA, "sigma", 0, true},
     {OPT_MAXITERS, "maxiters", 0, true},
-    {OPT_DEVICE, "device", 'd', true},
-    {OPT_QUIET, "quiet", 'q', false},
-    {OPT_HELP, "help", 'h', false},
-    {OPT_VERSION, "version", 'V', false},
 };
 
 static int parse_percentiles(const char *text, struct stats_options *o)
@@ -112,19 +108,6 @@ static int apply(void *user, int id, const char *v)
             return cli_usage_error("--maxiters needs a whole number from 0, not \"%s\"", v);
         o->maxiters = (int)x;
         return EXIT_OK;
-    case OPT_DEVICE:
-        if (!v[0]) return cli_usage_error("--device needs a device spec");
-        o->device = v;
-        return EXIT_OK;
-    case OPT_QUIET:
-        o->quiet = true;
-        return EXIT_OK;
-    case OPT_HELP:
-        o->help = true;
-        return EXIT_OK;
-    case OPT_VERSION:
-        o->version = true;
-        return EXIT_OK;
     }
     return EXIT_OK;
 }
@@ -138,8 +121,8 @@ static int parse_args(int argc, char **argv, struct stats_options *o, const char
     int rc = parse_percentiles("5,25,75,95", o);
     if (rc == EXIT_OK)
         rc = cli_parse("imstats", argc, argv, specs, sizeof specs / sizeof specs[0], apply, o,
-                       names, &n);
-    if (rc != EXIT_OK || o->help || o->version) return rc;
+                       &o->common, names, &n);
+    if (rc != EXIT_OK || o->common.help || o->common.version) return rc;
     if (n == 0) return cli_usage_error("no image given");
     if (n > 1) return cli_usage_error("one image at a time (%s is a second)", names[1]);
     o->input = names[0];
@@ -155,7 +138,7 @@ static float *read_all(const struct stats_options *o, size_t *n)
         fprintf(stderr, "imstats: %s\n", err);
         return NULL;
     }
-    if (img.notice[0] && !o->quiet) fprintf(stderr, "imstats: note: %s\n", img.notice);
+    if (img.notice[0] && !o->common.quiet) fprintf(stderr, "imstats: note: %s\n", img.notice);
     const size_t plane = img.nx * img.ny;
     *n = plane * img.planes;
     float *data = malloc((*n ? *n : 1) * sizeof *data);
@@ -273,9 +256,9 @@ int main(int argc, char **argv)
     struct stats_options o;
     const char **names = calloc((size_t)argc + 1, sizeof *names);
     int rc = names ? parse_args(argc, argv, &o, names) : EXIT_RUNTIME;
-    if (rc != EXIT_OK || o.help || o.version) {
-        if (rc == EXIT_OK && o.help) fputs(usage, stdout);
-        if (rc == EXIT_OK && o.version)
+    if (rc != EXIT_OK || o.common.help || o.common.version) {
+        if (rc == EXIT_OK && o.common.help) fputs(usage, stdout);
+        if (rc == EXIT_OK && o.common.version)
             printf("imstats %s (libclstats %s)\n", CLSTATS_VERSION, CLSTATS_VERSION);
         free(o.q);
         free(names);
@@ -289,7 +272,7 @@ int main(int argc, char **argv)
         rc = EXIT_RUNTIME;
         goto done;
     }
-    int status = clstats_ctx_create(&ctx, o.device);
+    int status = clstats_ctx_create(&ctx, o.common.device);
     if (status == CLSTATS_OK) status = compute(ctx, data, n, &o, &r);
     if (status != CLSTATS_OK) {
         fprintf(stderr, "imstats: %s: %s\n", clstats_strerror(status), clstats_ctx_message(ctx));

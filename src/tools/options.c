@@ -210,30 +210,17 @@ enum option_id {
     OPT_MAPS,
     OPT_BOUNDARY,
     OPT_CVAL,
-    OPT_DEVICE,
     OPT_LIST_DEVICES,
     OPT_PNG,
     OPT_OVERWRITE,
-    OPT_QUIET,
-    OPT_HELP,
-    OPT_VERSION,
 };
 
 static const struct cli_option specs[] = {
-    {OPT_OUTPUT, "output", 'o', true},
-    {OPT_MAX_MEMORY, "max-memory", 0, true},
-    {OPT_CUBE, "cube", 0, true},
-    {OPT_WIDTH, "width", 'w', true},
-    {OPT_MAPS, "maps", 'm', true},
-    {OPT_BOUNDARY, "boundary", 'b', true},
-    {OPT_CVAL, "cval", 0, true},
-    {OPT_DEVICE, "device", 'd', true},
-    {OPT_LIST_DEVICES, "list-devices", 0, false},
-    {OPT_PNG, "png", 0, true},
-    {OPT_OVERWRITE, "overwrite", 0, false},
-    {OPT_QUIET, "quiet", 'q', false},
-    {OPT_HELP, "help", 'h', false},
-    {OPT_VERSION, "version", 'V', false},
+    {OPT_OUTPUT, "output", 'o', true}, {OPT_MAX_MEMORY, "max-memory", 0, true},
+    {OPT_CUBE, "cube", 0, true},       {OPT_WIDTH, "width", 'w', true},
+    {OPT_MAPS, "maps", 'm', true},     {OPT_BOUNDARY, "boundary", 'b', true},
+    {OPT_CVAL, "cval", 0, true},       {OPT_LIST_DEVICES, "list-devices", 0, false},
+    {OPT_PNG, "png", 0, true},         {OPT_OVERWRITE, "overwrite", 0, false},
 };
 #define N_SPECS (sizeof specs / sizeof specs[0])
 
@@ -270,12 +257,6 @@ static int apply(void *user, int id, const char *value)
     case OPT_CVAL:
         o->cval_given = true;
         return parse_cval(value, &o->cval);
-    case OPT_DEVICE:
-        /* The library would take "" for auto; on a command line it is an unset variable. */
-        if (value[0] == '\0')
-            return cli_usage_error("--device needs a device spec (auto, gpu, cpu, P:D or a name)");
-        o->device = value;
-        return EXIT_OK;
     case OPT_LIST_DEVICES:
         o->list_devices = true;
         return EXIT_OK;
@@ -284,15 +265,6 @@ static int apply(void *user, int id, const char *value)
         return EXIT_OK;
     case OPT_OVERWRITE:
         o->overwrite = true;
-        return EXIT_OK;
-    case OPT_QUIET:
-        o->quiet = true;
-        return EXIT_OK;
-    case OPT_HELP:
-        o->help = true;
-        return EXIT_OK;
-    case OPT_VERSION:
-        o->version = true;
         return EXIT_OK;
     }
     return EXIT_OK;
@@ -333,8 +305,14 @@ int options_parse(int argc, char **argv, struct options *o)
     o->names = calloc((size_t)argc, sizeof *o->names);
     if (!o->names) return cli_usage_error("out of memory");
     int n_names = 0;
-    int rc = cli_parse("madfilter", argc, argv, specs, N_SPECS, apply, o, o->names, &n_names);
+    struct cli_common common;
+    int rc =
+        cli_parse("madfilter", argc, argv, specs, N_SPECS, apply, o, &common, o->names, &n_names);
     if (rc != EXIT_OK) return rc;
+    o->device = common.device;
+    o->quiet = common.quiet;
+    o->help = common.help;
+    o->version = common.version;
 
     if (o->help || o->version || o->list_devices) return EXIT_OK;
     if (o->cval_given && o->boundary != CLSTATS_BOUNDARY_CONSTANT)
