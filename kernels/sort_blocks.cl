@@ -1,7 +1,7 @@
 /* sort_blocks.cl - sorts W keys, more than one generated network sorts (src/sort_network.c),
  * in blocks: runs sorted in registers, then merged in pairs through the destination in local
- * memory, with Batcher's odd-even merge. No block holds more than 65 comparators, and each
- * sits in a loop of its own, so no compiler meets one huge function.
+ * memory, with Batcher's odd-even merge. No block holds more than 65 comparators, and the
+ * blocks run in loops that stay loops, so no compiler meets one huge function.
  *
  * Needs W, the comparator macro CE(v, a, b), and from the host's generated source
  * SORT_BLOCKS, SORT_RUN_KEYS, SORT_RUN(v), MERGE_BLOCK(v), MERGE_TAIL_KEYS, MERGE_TAIL(v). */
@@ -43,9 +43,9 @@ inline void merge_tail(__local uint *a, int stride, int at)
 #endif
 
 /* Sorts the W keys src[i * src_stride] into dst[i * dst_stride]; returns how many are below
- * SORT_PAD. Every run, the last and shorter one too, is sorted by the one network in one loop,
- * and the loops stay loops (unroll 1): with the blocks unrolled, or two networks in one loop
- * body, Intel's compiler (2026.2) crashed again. */
+ * SORT_PAD. The loops stay loops (unroll 1), and the last, shorter run is padded and sorted by
+ * the same network as the others: with its own network beside that one in the loop, Intel's
+ * compiler (2026.2) still crashed at 23 to 31 keys. */
 int sort_in_blocks(__local const uint *src, int src_stride, __local uint *dst, int dst_stride)
 {
     int n = 0;
