@@ -3,13 +3,14 @@
 # by $STAGES (default: all): tests (suites on the NVIDIA device and on PoCL there), same (madfilter
 # on the sample and a hard image, GPU and CPU outputs compared byte for byte), big (select
 # beyond 2^31 elements), filter (bench_filter beside cupyx),
-# select (bench_select beside numpy/cupy/torch), select_ab (this build against an older one,
-# interleaved: was a kernel change a gain?), select_tune (the CLSTATS_SELECT_* and
+# select (bench_select beside numpy/cupy/torch), select_ab and filter_ab (this build against an
+# older one, interleaved: was a kernel change a gain?), select_tune (the CLSTATS_SELECT_* and
 # CLSTATS_COLUMNS_* settings swept), columns (column medians by the radix kernel, the
 # one-launch registers and streamed paths and the bracket, interleaved, per shape), columns_tune (the
 # bracket's settings swept), registers_tune (the one-launch path's settings swept), streamed_tune
 # (the streamed path's). Expects build/ and .device-libs/ carried (and, for
-# select_ab, the older build as $AB_BASE, default build-base/, made by bench/build_base.sh);
+# select_ab and filter_ab, the older build as $AB_BASE, default build-base/, made by
+# bench/build_base.sh);
 # logs go under $OUT. Extra bench arguments: $FILTER_ARGS, $SELECT_ARGS.
 set -uo pipefail
 export LD_LIBRARY_PATH=$PWD/.device-libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
@@ -186,6 +187,20 @@ if has select_ab; then
         CLSTATS_SELECT_DEBUG=1 timeout 120 "./$b/bench/bench_select" --device gpu --log2n 25 \
             --reps 1 --methods sample --columns none 2>&1 | grep -v RESULT
     done 2>&1 | tee -a "$OUT/select_ab.txt"
+fi
+
+if has filter_ab; then
+    # Two interleaved rounds of each build's filter, median and median+MAD, at the widths the
+    # sorted design serves on the GPU (the sorting code changed above 16: bench/RESULTS.md).
+    base=${AB_BASE:-build-base}
+    for round in 1 2; do
+        for b in "$base" build; do
+            echo "== $b, round $round"
+            timeout 250 "./$b/bench/bench_filter" --device gpu --sizes "${SIZES:-4096}" \
+                --widths "${WIDTHS:-3,11,17,21,25,31,41,51}" --maps median,both --repeat 5 \
+                --budget 2
+        done
+    done 2>&1 | tee "$OUT/filter_ab.txt"
 fi
 
 if has select_tune; then

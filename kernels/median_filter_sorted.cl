@@ -18,7 +18,8 @@
  * Deviation keys are the bits of the non-negative deviation.
  *
  * Build options: -D W (window width) -D TX -D TY (work-group shape) -D PX (pixels per
- * work-item); the host puts SORT_NETWORK(v), a sorting network for W keys, before this file.
+ * work-item); the host puts SORT_NETWORK(v), a sorting network for W keys, before this file,
+ * or for W above 16 the blocks sort_blocks.cl sorts with (SORT_BLOCKS).
  */
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -257,6 +258,8 @@ float select_middle(__local const uint *base, int use_dev, float m, int n, uint 
     return mean_of_middles(a, key_value(kb, use_dev));
 }
 
+#include "sort_blocks.cl"
+
 __kernel __attribute__((reqd_work_group_size(TX, TY, 1))) void
 median_mad(__global const float *img, long stride, int nx, int ny, __global const int *colmap,
            __global const int *rowmap, float cval, __global float *median_out,
@@ -278,9 +281,12 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
-    /* Every segment sorted once, in registers. */
+    /* Every segment sorted once, in registers (in blocks above 16 keys). */
     for (int s = lid; s < TY * CW; s += TX * TY) {
         const int c = s % CW, k = s / CW;
+#ifdef SORT_BLOCKS
+        seg_count[s] = (uchar)sort_in_blocks(tile + k * CW + c, CW, seg + s, SEG_STRIDE);
+#else
         uint v[W];
 #pragma unroll
         for (int i = 0; i < W; i++) v[i] = tile[(k + i) * CW + c];
@@ -292,6 +298,7 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
             n += v[i] != KEY_NAN;
         }
         seg_count[s] = (uchar)n;
+#endif
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 

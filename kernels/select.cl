@@ -438,6 +438,9 @@ inline void scan_pass(__global ulong *st, __global uint *hist, __global uint *ct
     const bool two = pa != pb;
     uint da = find_bin(hist, &ra, &ca, part, out);
     uint db = find_bin(two ? hist + 2 * NB : hist, &rb, &cb, part, out);
+    /* Every work-item has read the histograms and st (global memory, which find_bin's local
+     * barriers do not order) before they are overwritten below. */
+    WG_BARRIER(CLK_GLOBAL_MEM_FENCE);
     for (int b = lid; b < 2 * 2 * NB; b += WG) hist[b] = 0;
     if (lid == 0) {
         const key_t na = pa | ((key_t)da << shift), nb = pb | ((key_t)db << shift);
@@ -622,7 +625,8 @@ cp_update(__global ulong *st, __global const ulong *pc, __global const real *ps,
     for (int i = 0; i < CP_Q; i++) lq[i][lid] = q[i];
     lr[0][lid] = sl;
     lr[1][lid] = sr;
-    WG_BARRIER(CLK_LOCAL_MEM_FENCE);
+    /* Global too: every work-item's reads of st above come before work-item 0 writes it. */
+    WG_BARRIER(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
     for (int s = WG / 2; s > 0; s >>= 1) {
         if (lid < s) {
             lq[0][lid] += lq[0][lid + s];

@@ -47,7 +47,7 @@ static bool plan_sorted(const clstats_ctx *ctx, int w, struct filter_plan *plan)
                                     {32, 2, 1}, {16, 2, 1}, {8, 2, 1}};
     const char *force = getenv("CLSTATS_FILTER_SHAPE");
     int tx, ty, px;
-    if (w > 63) return false; /* registers: W keys per work-item */
+    if (w > 63) return false; /* its window loops unroll W times: slow builds (bench/RESULTS.md) */
     if (force && sscanf(force, "%d,%d,%d", &tx, &ty, &px) == 3 && tx > 0 && ty > 0 && px > 0 &&
         sorted_local_bytes(w, tx, ty, px) <= ctx->local_mem &&
         (size_t)(tx * ty) <= ctx->max_work_group) {

@@ -80,7 +80,8 @@ void clstats__cache_store(clstats_ctx *ctx, const char *const sources[2], const 
                           cl_program program);
 
 /* "#define SORT_NETWORK(v) CE(v, i, j) ..." sorting v[0..n) in place with a comparator macro
- * CE the kernel defines; malloc'd, NULL when out of memory (src/sort_network.c). */
+ * CE the kernel defines, or above 16 keys the blocks kernels/sort_blocks.cl sorts n keys with;
+ * malloc'd, NULL when out of memory (src/sort_network.c). */
 char *clstats__sort_network_source(int n);
 
 /* The kernel `name` of a program from clstats__program, created once and kept with the

@@ -331,6 +331,23 @@ START_TEST(sorted_design_shapes_match_reference)
 }
 END_TEST
 
+/* Every width the sorted design serves: each builds its own sorting code (one network up to
+ * 16 keys, blocks of networks merged above: src/sort_network.c), and every one must build on
+ * every compiler and sort exactly, with NaNs, ties, infinities and -0 in the segments. */
+START_TEST(sorted_design_exact_at_every_width)
+{
+    size_t bad = 0;
+    uint64_t seed = test_seed() + 7800;
+    setenv("CLSTATS_FILTER_PATH", "sorted", 1);
+    for (int w = 1; w <= 63; w += 2) {
+        const enum fill kind = (enum fill)(w / 2 % (FILL_HUGE + 1));
+        bad += run_case(21, 19, 22, w, all_modes[w / 2 % 5], 1.0f, kind, 0.1, seed++);
+    }
+    unsetenv("CLSTATS_FILTER_PATH");
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
 START_TEST(binned_design_matches_reference)
 {
     ck_assert_uint_eq(design_cases("binned", test_seed() + 5000), 0);
@@ -867,6 +884,7 @@ static Suite *filter_suite(void)
     tcase_add_test(tc, bisect_design_matches_reference);
     tcase_add_test(tc, sorted_design_matches_reference);
     tcase_add_test(tc, sorted_design_shapes_match_reference);
+    tcase_add_test(tc, sorted_design_exact_at_every_width);
     tcase_add_test(tc, rank_design_matches_reference);
     tcase_add_test(tc, rank_design_exact_at_tile_edges_and_odd_shapes);
     tcase_add_test(tc, rank_design_exact_on_images_of_many_tiles);

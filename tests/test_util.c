@@ -75,6 +75,9 @@ int test_run_suite(Suite *s)
     srunner_run_all(sr, CK_NORMAL);
     int failed = srunner_ntests_failed(sr);
     srunner_free(sr);
+    /* Now, not at exit: a runtime whose compiler keeps static state (Oclgrind's LLVM) may have
+     * freed it by the time exit handlers run, and releasing programs then corrupts the heap. */
+    destroy_shared_ctx();
     return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 }
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # setup.sh - installs what libclstats needs from Debian's packages (when missing) and builds it
 # into build/. Safe to run again: it only installs what is absent and rebuilds what changed.
+# --tests: also what only the tests need (tools/test.sh passes it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -8,6 +9,10 @@ packages=(meson ninja-build pkg-config gcc python3 ocl-icd-opencl-dev opencl-c-h
           pocl-opencl-icd clinfo libcfitsio-dev libpng-dev check libsubunit-dev
           python3-numpy python3-scipy python3-astropy
           clang libclang-rt-dev) # clang and its runtimes: tools/fuzz.sh (libFuzzer)
+# Only for the tests: Oclgrind's simulated device (tools/test_oclgrind.sh), and venv for
+# Intel's OpenCL runtime from PyPI (tools/intel_opencl.sh).
+test_packages=(oclgrind python3-venv)
+if [ "${1:-}" = --tests ]; then packages+=("${test_packages[@]}"); fi
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -1,0 +1,244 @@
+/* test_tiny_kernels.c - every kernel family once, on inputs small enough for a simulator: the
+ * four filter designs, whole-array selection by radix, cutting plane and sample (float32 and
+ * float64), column medians by the radix kernel and the forced bracket, registers and streamed
+ * paths, and tile medians, each judged bit for bit by the plain references. An ordinary suite
+ * on any device; CI also runs it under Oclgrind (tools/test_oclgrind.sh), whose checks for
+ * out-of-bounds accesses and data races need inputs this small to finish quickly. */
+#include "column_cases.h"
+#include "reference_filter.h"
+#include "reference_select.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Values with what makes windows and arrays hard: ties, NaNs, infinities, -0 beside +0. */
+static float hard_value(struct test_rng *rng)
+{
+    const double u = test_rng_uniform(rng);
+    if (u < 0.10) return NAN;
+    if (u < 0.13) return INFINITY;
+    if (u < 0.15) return -INFINITY;
+    if (u < 0.20) return -0.0f;
+    if (u < 0.25) return 0.0f;
+    if (u < 0.45) return (float)(test_rng_next(rng) % 4); /* ties */
+    return (float)test_rng_normal(rng);
+}
+
+static float *hard_values(size_t n, uint64_t salt)
+{
+    struct test_rng rng;
+    test_rng_seed(&rng, test_seed() + salt);
+    float *x = malloc((n ? n : 1) * sizeof *x);
+    ck_assert_ptr_nonnull(x);
+    for (size_t i = 0; i < n; i++)
+        x[i] = hard_value(&rng);
+    return x;
+}
+
+/* ---- Filter designs --------------------------------------------------------------------- */
+
+struct filter_case {
+    size_t nx, ny, stride;
+    int width;
+    enum clstats_boundary mode;
+    float cval;
+};
+
+/* Small images; widths from 1 to one the sorted design sorts in merged blocks of runs (35),
+ * and windows wider than the image; every boundary mode, the constant a number and NaN. */
+static const struct filter_case filter_cases[] = {
+    {13, 9, 15, 3, CLSTATS_BOUNDARY_REFLECT, 0.0f}, {7, 5, 7, 5, CLSTATS_BOUNDARY_CONSTANT, NAN},
+    {1, 6, 1, 1, CLSTATS_BOUNDARY_NEAREST, 0.0f},   {9, 4, 9, 19, CLSTATS_BOUNDARY_WRAP, 0.0f},
+    {6, 7, 8, 35, CLSTATS_BOUNDARY_MIRROR, 0.0f},   {10, 3, 10, 7, CLSTATS_BOUNDARY_CONSTANT, 2.5f},
+};
+
+static size_t check_design(const char *design)
+{
+    size_t bad = 0;
+    setenv("CLSTATS_FILTER_PATH", design, 1);
+    for (size_t i = 0; i < sizeof filter_cases / sizeof filter_cases[0]; i++) {
+        const struct filter_case *c = &filter_cases[i];
+        float *img = hard_values(c->stride * c->ny, 100 + i);
+        const size_t n = c->nx * c->ny;
+        float *med = malloc(n * sizeof *med), *mad = malloc(n * sizeof *mad);
+        float *ref_med = malloc(n * sizeof *med), *ref_mad = malloc(n * sizeof *mad);
+        const struct clstats_filter_params p = {
+            .width = c->width, .boundary = c->mode, .cval = c->cval};
+        const int st =
+            clstats_median_filter(test_ctx(), img, c->nx, c->ny, c->stride, &p, med, mad);
+        ck_assert_msg(st == CLSTATS_OK, "%s: %s", design, clstats_ctx_message(test_ctx()));
+        ck_assert_int_eq(
+            reference_median_filter(img, c->nx, c->ny, c->stride, &p, ref_med, ref_mad), 0);
+        char what[96];
+        snprintf(what, sizeof what, "%s %zux%zu w=%d %s median", design, c->nx, c->ny, c->width,
+                 clstats_boundary_name(c->mode));
+        bad += test_compare_bits(med, ref_med, n, c->nx, what);
+        bad += test_compare_bits(mad, ref_mad, n, c->nx, what);
+        free(img), free(med), free(mad), free(ref_med), free(ref_mad);
+    }
+    unsetenv("CLSTATS_FILTER_PATH");
+    return bad;
+}
+
+START_TEST(filter_designs_match_the_reference)
+{
+    static const char *designs[] = {"sorted", "bisect", "binned", "rank"};
+    size_t bad = 0;
+    for (size_t d = 0; d < sizeof designs / sizeof designs[0]; d++)
+        bad += check_design(designs[d]);
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
+/* ---- Whole-array selection -------------------------------------------------------------- */
+
+static const enum clstats_select_method methods[] = {
+    CLSTATS_SELECT_RADIX, CLSTATS_SELECT_CUTTING_PLANE, CLSTATS_SELECT_SAMPLE};
+static const char *const method_names[] = {"radix", "cutting-plane", "sample"};
+
+START_TEST(selection_methods_match_the_reference)
+{
+    static const size_t sizes[] = {1, 6, 2049}; /* one, even, over a tile of 2048 */
+    for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+        const size_t n = sizes[si];
+        float *x = hard_values(n, 200 + si);
+        x[0] = 1.0f; /* at least one valid value */
+        double *x64 = malloc(n * sizeof *x64);
+        for (size_t i = 0; i < n; i++)
+            x64[i] = (double)x[i] * (1.0 + 0x1p-40); /* float64 bits the float32 lack */
+        size_t nv;
+        float *s = ref_sorted_f32(x, n, &nv);
+        double *s64 = ref_sorted_f64(x64, n, &nv);
+        const uint64_t ks[] = {0, nv / 2, nv - 1};
+        for (size_t mi = 0; mi < sizeof methods / sizeof methods[0]; mi++) {
+            const struct clstats_select_options o = {.method = methods[mi]};
+            float got, want = ref_median_f32(x, n, CLSTATS_EVEN_MEAN);
+            double got64, want64 = ref_median_f64(x64, n, CLSTATS_EVEN_MEAN);
+            ck_assert_int_eq(clstats_median(test_ctx(), x, n, &o, &got), CLSTATS_OK);
+            ck_assert_msg(memcmp(&got, &want, sizeof got) == 0, "%s n=%zu: median %.9g, want %.9g",
+                          method_names[mi], n, got, want);
+            if (clstats_median_f64(test_ctx(), x64, n, &o, &got64) != CLSTATS_ERR_UNSUPPORTED)
+                ck_assert_msg(memcmp(&got64, &want64, sizeof got64) == 0,
+                              "%s n=%zu: float64 median %.17g, want %.17g", method_names[mi], n,
+                              got64, want64);
+            for (size_t i = 0; i < sizeof ks / sizeof ks[0]; i++) {
+                ck_assert_int_eq(clstats_select_kth(test_ctx(), x, n, ks[i], &o, &got), CLSTATS_OK);
+                ck_assert_msg(memcmp(&got, &s[ks[i]], sizeof got) == 0, "%s n=%zu k=%llu",
+                              method_names[mi], n, (unsigned long long)ks[i]);
+                if (clstats_select_kth_f64(test_ctx(), x64, n, ks[i], &o, &got64) == CLSTATS_OK)
+                    ck_assert_msg(memcmp(&got64, &s64[ks[i]], sizeof got64) == 0,
+                                  "%s n=%zu k=%llu float64", method_names[mi], n,
+                                  (unsigned long long)ks[i]);
+            }
+        }
+        free(x), free(x64), free(s), free(s64);
+    }
+}
+END_TEST
+
+/* ---- Column and tile medians ------------------------------------------------------------ */
+
+/* Small settings of the paths GPUs take (as tests/test_column_*.c force them), so that they
+ * run on small matrices. */
+static void use_path(const char *path)
+{
+    setenv("CLSTATS_COLUMNS_METHOD", path, 1);
+    if (strcmp(path, "bracket") == 0) {
+        setenv("CLSTATS_COLUMNS_SAMPLE", "64", 1);
+        setenv("CLSTATS_COLUMNS_SAMPLE_WG", "32", 1);
+        setenv("CLSTATS_COLUMNS_CELLS", "16", 1);
+        setenv("CLSTATS_COLUMNS_LANES", "8", 1);
+        setenv("CLSTATS_COLUMNS_CHUNK", "32", 1);
+        setenv("CLSTATS_COLUMNS_GROUPS", "64", 1);
+        setenv("CLSTATS_COLUMNS_FINISH_WG", "64", 1);
+    } else if (strcmp(path, "radix") != 0) {
+        setenv("CLSTATS_REGISTERS_COLS", "3", 1);
+        setenv("CLSTATS_REGISTERS_WG", "96", 1);
+        setenv("CLSTATS_REGISTERS_SAMPLE_STRIDE", "2", 1);
+        setenv("CLSTATS_REGISTERS_LOG2_BINS", "7", 1);
+        setenv("CLSTATS_REGISTERS_SIGMAS", "2", 1);
+        setenv("CLSTATS_REGISTERS_CAP", "8", 1);
+        setenv("CLSTATS_REGISTERS_ROUNDS", "8", 1);
+        setenv("CLSTATS_REGISTERS_HELD", "2", 1);
+        setenv("CLSTATS_REGISTERS_STREAM", "3", 1);
+        setenv("CLSTATS_REGISTERS_PASS_CAP", "64", 1);
+    }
+}
+
+static void use_default_paths(void)
+{
+    static const char *names[] = {"CLSTATS_COLUMNS_METHOD",          "CLSTATS_COLUMNS_SAMPLE",
+                                  "CLSTATS_COLUMNS_SAMPLE_WG",       "CLSTATS_COLUMNS_CELLS",
+                                  "CLSTATS_COLUMNS_LANES",           "CLSTATS_COLUMNS_CHUNK",
+                                  "CLSTATS_COLUMNS_GROUPS",          "CLSTATS_COLUMNS_FINISH_WG",
+                                  "CLSTATS_REGISTERS_COLS",          "CLSTATS_REGISTERS_WG",
+                                  "CLSTATS_REGISTERS_SAMPLE_STRIDE", "CLSTATS_REGISTERS_LOG2_BINS",
+                                  "CLSTATS_REGISTERS_SIGMAS",        "CLSTATS_REGISTERS_CAP",
+                                  "CLSTATS_REGISTERS_ROUNDS",        "CLSTATS_REGISTERS_HELD",
+                                  "CLSTATS_REGISTERS_STREAM",        "CLSTATS_REGISTERS_PASS_CAP"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        unsetenv(names[i]);
+}
+
+START_TEST(column_medians_match_the_reference_on_every_path)
+{
+    static const char *paths[] = {"radix", "bracket", "registers", "streamed"};
+    const size_t rows = 200, cols = 14, ld = 15;
+    for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++) {
+        use_path(paths[i]);
+        float *m = column_cases_matrix(rows, cols, ld, 300 + i);
+        column_cases_check(m, rows, cols, ld, paths[i]);
+        free(m);
+        /* The path itself, not a fallback to the radix kernel, gave those medians. */
+        if (i > 0) {
+            clstats__column_path path = i == 1   ? clstats__column_bracket
+                                        : i == 2 ? clstats__column_registers
+                                                 : clstats__column_streamed;
+            m = column_cases_matrix(rows, cols, cols, 300 + i);
+            const struct column_bracket_report rep = column_cases_run_path(path, m, rows, cols);
+            ck_assert_msg(rep.missed < cols, "%s left every column to the radix kernel", paths[i]);
+            free(m);
+        }
+    }
+    use_default_paths();
+}
+END_TEST
+
+START_TEST(tile_medians_match_the_reference)
+{
+    const size_t nx = 37, ny = 29, stride = 40, tw = 8, th = 6;
+    const size_t ntx = (nx + tw - 1) / tw, nty = (ny + th - 1) / th;
+    float *img = hard_values(stride * ny, 400);
+    float *got = malloc(ntx * nty * sizeof *got), *want = malloc(ntx * nty * sizeof *want);
+    ck_assert_int_eq(clstats_tile_medians(test_ctx(), img, nx, ny, stride, tw, th, NULL, got),
+                     CLSTATS_OK);
+    ref_tile_medians(img, nx, ny, stride, tw, th, CLSTATS_EVEN_MEAN, want);
+    ck_assert_uint_eq(test_compare_bits(got, want, ntx * nty, ntx, "tile medians"), 0);
+    free(img), free(got), free(want);
+}
+END_TEST
+
+int main(void)
+{
+    /* A case a family, so that CK_RUN_CASE=NAME runs one (a simulator is slow). */
+    const struct {
+        const char *name;
+        const TTest *test;
+    } families[] = {
+        {"filter", filter_designs_match_the_reference},
+        {"select", selection_methods_match_the_reference},
+        {"columns", column_medians_match_the_reference_on_every_path},
+        {"tiles", tile_medians_match_the_reference},
+    };
+    Suite *s = suite_create("tiny_kernels");
+    for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {
+        TCase *tc = tcase_create(families[i].name);
+        tcase_set_timeout(tc, 600);
+        tcase_add_test(tc, families[i].test);
+        suite_add_tcase(s, tc);
+    }
+    return test_run_suite(s);
+}
