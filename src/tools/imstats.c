@@ -11,6 +11,7 @@
 #include "cli.h"
 #include "clstats.h"
 #include "image.h"
+#include "program_context.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -272,7 +273,7 @@ int main(int argc, char **argv)
         rc = EXIT_RUNTIME;
         goto done;
     }
-    int status = clstats_ctx_create(&ctx, o.common.device);
+    int status = program_context_create(&ctx, o.common.device);
     if (status == CLSTATS_OK) status = compute(ctx, data, n, &o, &r);
     if (status != CLSTATS_OK) {
         fprintf(stderr, "imstats: %s: %s\n", clstats_strerror(status), clstats_ctx_message(ctx));

@@ -11,6 +11,7 @@
 #include "outputs.h"
 #include "paths.h"
 #include "png_io.h"
+#include "program_context.h"
 #include "strips.h"
 
 #include <stdarg.h>
@@ -176,7 +177,7 @@ static int open_input(struct job *j)
 static int ensure_context(struct session *s)
 {
     if (s->ctx) return EXIT_OK;
-    int status = clstats_ctx_create(&s->ctx, s->opt.device);
+    int status = program_context_create(&s->ctx, s->opt.device);
     if (status != CLSTATS_OK) return library_error("", status, clstats_ctx_message(NULL));
     cl_ulong global = 0, max_alloc = 0;
     cl_device_id dev = clstats_ctx_cl_device(s->ctx);
