@@ -56,7 +56,7 @@ PY
             for b in reflect constant wrap; do
                 tag=$(basename "$input" .fits)_${w}_$b
                 for dev in gpu cpu; do
-                    ./build/src/tools/madfilter "$input" "/tmp/same_${tag}_$dev.fits" -w "$w" \
+                    ./build/apps/madfilter/madfilter "$input" "/tmp/same_${tag}_$dev.fits" -w "$w" \
                         --boundary "$b" --maps mad,median,sigma,snr -d $dev --overwrite \
                         || echo "madfilter failed: $tag on $dev"
                 done
@@ -145,7 +145,7 @@ with open(f"/tmp/sky{n}.fits", "wb") as f:
     f.write(head.encode()); f.write(img.tobytes()); f.write(b"\0" * (-img.nbytes % 2880))
 PY
         for run in cold warm; do
-            /usr/bin/time -f "madfilter $n ${run}: %e s wall, %M KiB" ./build/src/tools/madfilter \
+            /usr/bin/time -f "madfilter $n ${run}: %e s wall, %M KiB" ./build/apps/madfilter/madfilter \
                 "/tmp/sky$n.fits" "/tmp/out$n.fits" -w 11 --maps mad,median -d gpu --overwrite
         done
     done 2>&1 | tee "$OUT/e2e.txt"

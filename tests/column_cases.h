@@ -4,7 +4,7 @@
 #ifndef COLUMN_CASES_H
 #define COLUMN_CASES_H
 
-#include "../src/select_internal.h"
+#include "../src/select/select_internal.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -4,7 +4,7 @@
  * reference bit for bit, under several shapes of its kernels; what it reports (a miss only
  * costs speed, so no median would show a sample that always missed); and the misses data can
  * force, each of which must still give the right medians through the radix kernel. */
-#include "../src/select_internal.h"
+#include "../src/select/select_internal.h"
 #include "column_cases.h"
 #include "reference_select.h"
 #include "test_util.h"

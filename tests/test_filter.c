@@ -1,7 +1,7 @@
 /* test_filter.c - clstats_median_filter against the plain C reference, bit for bit: random data
  * with NaNs, ties, constant regions and infinities, tiny and odd shapes, windows wider than the
  * image, every boundary mode; plus argument checks and the boundary definitions themselves. */
-#include "../kernels/even_mean.h"
+#include "../kernels/common/even_mean.h"
 #include "reference_filter.h"
 #include "test_util.h"
 

@@ -1,4 +1,4 @@
-/* test_image_io.c - the programs' file I/O on its own (src/tools, no OpenCL): image sections read
+/* test_image_io.c - the programs' file I/O on its own (apps/common, no OpenCL): image sections read
  * bit for bit and where cfitsio puts them, outputs that hold only what was written and vanish
  * when abandoned, checksums cfitsio accepts, piped inputs, and shapes imstats takes. */
 #include "fits_io.h"

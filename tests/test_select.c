@@ -1,7 +1,7 @@
 /* test_select.c - whole-array order statistics and column medians against the sorting
  * reference (tests/reference_select.c), bit for bit, for both methods: the distributions of
  * Beliakov's cutting-plane paper, ties, huge values, infinities, NaNs and tiny arrays. */
-#include "../src/select_internal.h"
+#include "../src/select/select_internal.h"
 #include "reference_select.h"
 #include "test_util.h"
 

@@ -3,7 +3,7 @@
  * (a comparator network sorts all inputs when it sorts all inputs of zeros and ones; D. E.
  * Knuth, TAOCP vol. 3, 5.3.4), and no network is larger than a merge of two 16-key runs, so
  * that no width hands a compiler one huge function (Intel's OpenCL compiler crashed on them). */
-#include "../src/internal.h"
+#include "../src/core/internal.h"
 #include "test_util.h"
 
 #include <stdio.h>

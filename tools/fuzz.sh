@@ -28,17 +28,17 @@ else
     grown=$out/corpus
 fi
 clang -g -O1 -std=c11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -D_POSIX_C_SOURCE=200809L -DCL_TARGET_OPENCL_VERSION=120 -Iinclude -Isrc/tools \
+    -D_POSIX_C_SOURCE=200809L -DCL_TARGET_OPENCL_VERSION=120 -Iinclude -Iapps/common \
     $(pkg-config --cflags cfitsio libpng zlib) \
-    fuzz/fuzz_input.c src/tools/fits_input.c src/tools/fits_preflight.c src/tools/fits_probe.c src/tools/fits_reader.c \
-    src/tools/fits_output.c src/tools/fits_errors.c src/tools/image.c src/tools/png_io.c \
-    src/tools/atomic_file.c $(pkg-config --libs cfitsio libpng zlib) -lm -o "$out/fuzz_input"
+    fuzz/fuzz_input.c apps/common/{fits_input,fits_preflight,fits_probe,fits_reader}.c \
+    apps/common/{fits_output,fits_errors,image,png_io,atomic_file}.c \
+    $(pkg-config --libs cfitsio libpng zlib) -lm -o "$out/fuzz_input"
 # allocator_may_return_null=1: an absurd allocation fails as it does outside ASan (malloc gives
 # NULL) instead of aborting, so every caller's NULL check is exercised. cfitsio 4.2 sizes a
 # table's column list from an uninitialised variable when a BINTABLE's NAXIS1 is malformed
 # (heasarc/cfitsio#168, fuzz/regressions/cfitsio-bintable-bad-naxis1.fits): that must read as
 # cfitsio's error, not a crash. quarantine_size_mb=8: madfilter's input path forks a child per
-# FITS input (src/tools/fits_probe.c), and a fork costs as much as the memory ASan holds; the
+# FITS input (apps/common/fits_probe.c), and a fork costs as much as the memory ASan holds; the
 # smaller quarantine (freed memory kept to catch a use after free) makes it about 5 times
 # quicker. -max_len 65536: a few FITS blocks, or any PNG the seeds grow to.
 asan=detect_leaks=1:allocator_may_return_null=1:quarantine_size_mb=8:malloc_context_size=8

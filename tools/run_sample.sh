@@ -5,6 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/setup.sh >/dev/null
-./build/src/tools/madfilter --list-devices
-./build/src/tools/madfilter samples/sky.fits sky_maps.fits -w 11 --maps mad,median,sigma,snr \
+./build/apps/madfilter/madfilter --list-devices
+./build/apps/madfilter/madfilter samples/sky.fits sky_maps.fits -w 11 --maps mad,median,sigma,snr \
     --overwrite

@@ -16,6 +16,6 @@ export CLSTATS_DEVICE=intel
 status=0
 meson test -C build --logbase testlog-intel --print-errorlogs "$@" || status=$?
 if [ $# -eq 0 ]; then
-    /usr/bin/python3 tools/same_maps.py build/src/tools/madfilter "$OCL_ICD_VENDORS" || status=1
+    /usr/bin/python3 tools/same_maps.py build/apps/madfilter/madfilter "$OCL_ICD_VENDORS" || status=1
 fi
 exit $status

@@ -16,7 +16,7 @@
  */
 #pragma OPENCL FP_CONTRACT OFF
 
-#include "float_keys.cl"
+#include "../common/float_keys.cl"
 
 #define TW (TX + W - 1)
 #define TH (TY + W - 1)

@@ -17,7 +17,7 @@
  */
 #pragma OPENCL FP_CONTRACT OFF
 
-#include "float_keys.cl"
+#include "../common/float_keys.cl"
 
 #ifndef NB
 #define NB 32

@@ -20,7 +20,7 @@
  */
 #pragma OPENCL FP_CONTRACT OFF
 
-#include "float_keys.cl"
+#include "../common/float_keys.cl"
 
 /* Ranks: 16-bit where the tile's input has at most 65536 elements, else 32-bit. */
 #if RANK_BITS == 16

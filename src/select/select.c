@@ -3,7 +3,7 @@
  * cutting-plane kernels of kernels/select.cl, which keep their state on the device, and reads
  * back one small state block per call (the cutting plane reads again only if it needs more
  * passes than a batch holds). Column medians live in src/select_columns.c. */
-#include "../kernels/even_mean.h"
+#include "../../kernels/common/even_mean.h"
 #include "internal.h"
 #include "select_internal.h"
 

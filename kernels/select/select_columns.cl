@@ -31,7 +31,7 @@
 #define LR_WG WG
 #define LR_BITS RADIX_BITS
 #include "local_radix.cl"
-#include "float_keys.cl"
+#include "../common/float_keys.cl"
 
 /* Digits: the keys' low `top` bits, RADIX_BITS at a time from the top; the bits above are a
  * prefix every key of the column shares. Pass p's digit is bits [shift, top - p RADIX_BITS). */

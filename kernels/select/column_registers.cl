@@ -30,7 +30,7 @@
  */
 #pragma OPENCL FP_CONTRACT OFF
 
-#include "float_keys.cl"
+#include "../common/float_keys.cl"
 #include "sample_rows.cl"
 
 #define ROW_LANES (WG / COLS) /* work-items down each column */

@@ -23,7 +23,7 @@
  */
 #pragma OPENCL FP_CONTRACT OFF
 
-#include "float_keys.cl"
+#include "../common/float_keys.cl"
 
 #define CW (TX * PX + W - 1) /* tile columns */
 #define TH (TY + W - 1)      /* tile rows */

@@ -28,7 +28,7 @@
  */
 #pragma OPENCL FP_CONTRACT OFF
 
-#include "float_keys.cl"
+#include "../common/float_keys.cl"
 #include "sample_rows.cl"
 
 #define COUNT_WG (COLS_PER_GROUP * ROW_LANES)

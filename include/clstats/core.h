@@ -1,0 +1,101 @@
+/* clstats/core.h - libclstats's core: statuses, errors, devices and contexts. Every module's
+ * header includes it; include <clstats.h> for the whole API.
+ *
+ * Every function returns an int status (CLSTATS_OK or a negative enum clstats_status);
+ * clstats_strerror() turns it into words and clstats_ctx_message() gives the detail of the last
+ * error on a context. The library does no file I/O and never exits the process.
+ *
+ * Sizes: every size the arguments make (stride or ld times rows, offset plus count, times the
+ * element's bytes) is computed with checks before anything is read. One that overflows size_t
+ * or passes PTRDIFF_MAX bytes, more than any array can be, gives CLSTATS_ERR_ARG; so does a
+ * region past the end of a cl_mem. One that fits but is more than the device's largest buffer
+ * gives CLSTATS_ERR_DEVICE_MEMORY, so that a caller can split the work (madfilter's strips).
+ * A single row never steps by its stride, so any stride is accepted there.
+ *
+ * Threads: a context belongs to one thread at a time. Give each thread its own context (they
+ * share nothing and run at once; the device is shared by the OpenCL runtime), or guard every
+ * call on a shared context, clstats_ctx_message() included, with one lock: a context holds a
+ * program cache, the last error and the last timing, none of them locked. Functions without a
+ * context (clstats_strerror, clstats_list_devices, clstats_boundary_*) are safe from any thread;
+ * clstats_ctx_message(NULL) is per thread.
+ */
+#ifndef CLSTATS_CORE_H
+#define CLSTATS_CORE_H
+
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 120
+#endif
+#include <CL/cl.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define CLSTATS_VERSION "0.1.0"
+
+enum clstats_status {
+    CLSTATS_OK = 0,
+    CLSTATS_ERR_ARG = -1,           /* an argument is out of range or NULL */
+    CLSTATS_ERR_NOMEM = -2,         /* host memory allocation failed */
+    CLSTATS_ERR_NO_DEVICE = -3,     /* no OpenCL platform or device at all */
+    CLSTATS_ERR_DEVICE_SPEC = -4,   /* the device spec matches no device */
+    CLSTATS_ERR_BUILD = -5,         /* a kernel failed to compile (build log in the message) */
+    CLSTATS_ERR_OPENCL = -6,        /* an OpenCL call failed */
+    CLSTATS_ERR_DEVICE_MEMORY = -7, /* the device ran out of memory or resources */
+    CLSTATS_ERR_UNSUPPORTED = -8,   /* the device lacks a needed feature (e.g. fp64) */
+    CLSTATS_ERR_NAN = -9,           /* NaN found where the caller asked for an error on NaN */
+    CLSTATS_ERR_EMPTY = -10,        /* no valid value to take a statistic of */
+};
+
+/* Words for a status code; never NULL. */
+const char *clstats_strerror(int status);
+
+/* ---- Contexts and devices ---------------------------------------------------------------- */
+
+typedef struct clstats_ctx clstats_ctx;
+
+/* Creates a context on one OpenCL device. device_spec:
+ *   NULL      - take $CLSTATS_DEVICE, else "auto"
+ *   "auto"    - the first GPU of any platform, else the first CPU, else any device
+ *   "gpu", "cpu", "accelerator" - the first device of that type
+ *   "P:D"     - device D of platform P, both 0-based indices as clstats_list_devices() gives them
+ *   other     - the first device whose platform name, device name or device version (as
+ *               clstats_list_devices gives them) contains it, case-insensitive: "nvidia", "pocl"
+ * On failure *ctx is set to NULL and a detail is in clstats_ctx_message(NULL). */
+int clstats_ctx_create(clstats_ctx **ctx, const char *device_spec);
+void clstats_ctx_destroy(clstats_ctx *ctx);
+
+/* Detail of the last error on ctx ("" if none); with ctx NULL, of the last failed create. */
+const char *clstats_ctx_message(const clstats_ctx *ctx);
+
+/* "platform name / device name" of the context's device. */
+const char *clstats_ctx_device_name(const clstats_ctx *ctx);
+
+/* The context's OpenCL objects, for callers that keep data on the device. Owned by ctx. */
+cl_context clstats_ctx_cl_context(const clstats_ctx *ctx);
+cl_command_queue clstats_ctx_cl_queue(const clstats_ctx *ctx);
+cl_device_id clstats_ctx_cl_device(const clstats_ctx *ctx);
+
+/* Device time, in milliseconds, of the kernels run by the last call on ctx (from OpenCL
+ * profiling events; transfers excluded). For benchmarks and progress estimates. */
+double clstats_ctx_last_kernel_ms(const clstats_ctx *ctx);
+
+struct clstats_device_info {
+    int platform_index;
+    int device_index;
+    char platform_name[128];
+    char device_name[128];
+    char type[16]; /* "gpu", "cpu", "accelerator" or "other" */
+    char version[64];
+};
+
+/* Fills up to max entries of out (out may be NULL with max 0) and sets *count to the number
+ * of devices there are. Returns CLSTATS_ERR_NO_DEVICE when there is no platform. */
+int clstats_list_devices(struct clstats_device_info *out, size_t max, size_t *count);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

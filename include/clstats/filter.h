@@ -1,0 +1,76 @@
+/* clstats/filter.h - sliding-window median and MAD maps of images
+ * (src/filter/). */
+#ifndef CLSTATS_FILTER_H
+#define CLSTATS_FILTER_H
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Sliding-window median and MAD ------------------------------------------------------- */
+
+/* Boundary modes, defined as scipy.ndimage defines them. */
+enum clstats_boundary {
+    CLSTATS_BOUNDARY_REFLECT = 0, /* d c b a | a b c d | d c b a  (default) */
+    CLSTATS_BOUNDARY_MIRROR,      /* d c b | a b c d | c b a */
+    CLSTATS_BOUNDARY_NEAREST,     /* a a a | a b c d | d d d */
+    CLSTATS_BOUNDARY_CONSTANT,    /* k k k | a b c d | k k k  (k = cval; NaN means missing) */
+    CLSTATS_BOUNDARY_WRAP,        /* b c d | a b c d | a b c */
+};
+
+/* Parses "reflect", "mirror", "nearest", "constant" or "wrap". */
+int clstats_boundary_from_name(const char *name, enum clstats_boundary *out);
+const char *clstats_boundary_name(enum clstats_boundary b);
+
+#define CLSTATS_MAX_WIDTH 255
+
+struct clstats_filter_params {
+    int width;                      /* odd, 1..CLSTATS_MAX_WIDTH: the window is width x width */
+    enum clstats_boundary boundary; /* CLSTATS_BOUNDARY_REFLECT when zero-initialised */
+    float cval;                     /* value outside the image for CLSTATS_BOUNDARY_CONSTANT */
+    /* Optional: called from the calling thread as bands of rows finish, fraction in (0, 1]. */
+    void (*progress)(void *user, double fraction);
+    void *progress_user;
+};
+
+/* Median and MAD of the width x width window around every pixel of a float32 image of
+ * nx columns and ny rows, rows `stride` elements apart (stride >= nx).
+ * NaN is missing data and is ignored; a window without a valid value gives NaN; an even count
+ * of valid values gives the mean of the two middle ones, by clstats_median's rule (the float
+ * nearest their exact mean: two finite middles never give an infinity). MAD is numpy's
+ * nanmedian(|x - m|) over the same values, m being that window's median and |x - m| computed
+ * as IEEE does: for a finite m, the median of |x - m| (an infinite x lies +inf away); for
+ * m = +-inf the values equal to m give inf - inf = NaN and drop out, every other lies +inf
+ * away, so the MAD is +inf, or NaN where every value equals m (a window [inf] gives NaN, one
+ * [1, inf, inf] +inf); where m is NaN (no valid value, or middles -inf and +inf) it is NaN.
+ * A zero result is +0, whatever the signs of the window's zeros; a NaN result is 0x7fc00000.
+ * median_out and mad_out (either may be NULL) receive nx*ny values, rows nx apart.
+ * Results are exact: the same bits on every device. */
+int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_t ny, size_t stride,
+                          const struct clstats_filter_params *params, float *median_out,
+                          float *mad_out);
+
+/* Source index of position i (any integer) on an axis of n samples as the boundary mode
+ * extends it, windows wider than the axis included; -1 where the constant value stands (and for
+ * n 0 or an unknown mode). */
+long clstats_boundary_index(long i, size_t n, enum clstats_boundary mode);
+
+/* The same maps for output rows row0 .. row0 + rows - 1 of an image of nx x ny pixels, from a
+ * band that holds only the rows those windows read, so that an image larger than memory can be
+ * filtered a strip at a time. The band has rows + width - 1 rows, `stride` elements apart, in
+ * window order: band row j is image row clstats_boundary_index(row0 + j - width/2, ny, boundary)
+ * (away from the edges simply rows row0 - width/2 .. row0 + rows - 1 + width/2: the strip and
+ * its halo); rows where that index is -1 are never read. The boundary applies against the whole
+ * image's ny rows, so the results are the same bits as those rows of clstats_median_filter on
+ * the whole image. median_out and mad_out receive nx*rows values. */
+int clstats_median_filter_band(clstats_ctx *ctx, const float *band, size_t nx, size_t ny,
+                               size_t stride, size_t row0, size_t rows,
+                               const struct clstats_filter_params *params, float *median_out,
+                               float *mad_out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,124 @@
+/* clstats/select.h - exact order statistics of whole arrays: k-th values,
+ * medians, percentiles, and medians of columns and tiles (src/select/). */
+#ifndef CLSTATS_SELECT_H
+#define CLSTATS_SELECT_H
+
+#include "core.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- Whole-array order statistics ------------------------------------------------------ */
+
+/* Exact k-th smallest values, medians and percentiles of a whole array, computed on the device
+ * (src/select.c). Results are elements of the data (or a documented blend of two): values are
+ * ordered by their bits as IEEE 754 total order does, so -0.0 sorts just below +0.0 and +-inf
+ * are ordinary values; NaNs are counted and left out, or reported (nan_policy). Every zero
+ * result is +0 (k-th values, medians, percentiles, column and tile medians, float32 and
+ * float64): zeros are equal as numbers, and the sign of the one the order met would follow the
+ * data's mix of -0 and +0. Counts are 64-bit, so arrays beyond 2^31 elements are fine where
+ * the device holds them. The input is never modified. */
+
+enum clstats_select_method {
+    CLSTATS_SELECT_AUTO = 0, /* the library picks: on GPUs sample from 2^21 values, else radix */
+    CLSTATS_SELECT_RADIX,    /* radix select on the float bits: 3 passes (float64: 6) */
+    CLSTATS_SELECT_CUTTING_PLANE, /* Kelley's cutting plane on sum |x - y|, then radix */
+    CLSTATS_SELECT_SAMPLE,        /* quantiles of a sample bracket the answer, one pass gathers the
+                                     bracket, radix on it (a missed bracket falls back to radix) */
+};
+
+enum clstats_nan_policy {
+    CLSTATS_NAN_OMIT = 0, /* NaNs are left out (numpy's nanmedian) */
+    CLSTATS_NAN_ERROR,    /* any NaN gives CLSTATS_ERR_NAN */
+};
+
+/* An even count of valid values has two middle values a <= b. */
+enum clstats_even {
+    CLSTATS_EVEN_MEAN = 0, /* (a + b) / 2, rounded once to the data type (numpy's median) */
+    CLSTATS_EVEN_LOWER,    /* a */
+    CLSTATS_EVEN_UPPER,    /* b */
+};
+
+enum clstats_dtype {
+    CLSTATS_FLOAT32 = 0,
+    CLSTATS_FLOAT64, /* needs a device with fp64, else CLSTATS_ERR_UNSUPPORTED */
+};
+
+/* Options; a NULL pointer or a zero-initialised struct means the defaults. */
+struct clstats_select_options {
+    enum clstats_select_method method;
+    enum clstats_nan_policy nan_policy;
+    enum clstats_even even;
+    uint64_t *nan_count; /* out, optional: NaNs found */
+    double *kernel_ms;   /* out, optional: device time of the call's kernels (profiling events) */
+};
+
+/* k-th smallest valid value, k 0-based (0: the minimum). k beyond the valid values gives
+ * CLSTATS_ERR_ARG; no valid value gives CLSTATS_ERR_EMPTY; out is NaN on failure. */
+int clstats_select_kth(clstats_ctx *ctx, const float *data, size_t n, uint64_t k,
+                       const struct clstats_select_options *opts, float *out);
+int clstats_select_kth_f64(clstats_ctx *ctx, const double *data, size_t n, uint64_t k,
+                           const struct clstats_select_options *opts, double *out);
+
+/* Median of the valid values. For float32 the mean of two middles is
+ * (float)(((double)a + (double)b) * 0.5): the float nearest the exact mean, which is numpy's
+ * (a + b) / 2 wherever a + b does not overflow (the filter's even counts follow the same rule);
+ * for float64, (a + b) / 2 as numpy computes it, except that a + b never overflows. -inf and
+ * +inf as the two middles give NaN, as in numpy. */
+int clstats_median(clstats_ctx *ctx, const float *data, size_t n,
+                   const struct clstats_select_options *opts, float *out);
+int clstats_median_f64(clstats_ctx *ctx, const double *data, size_t n,
+                       const struct clstats_select_options *opts, double *out);
+
+/* Percentiles q[0..nq) (each in [0, 100]) of the valid values with numpy's default 'linear'
+ * method: h = (nv - 1) q / 100, i = floor(h), g = h - i, and numpy's lerp of order statistics
+ * i and i + 1, a + (b - a) g (b - (b - a)(1 - g) for g >= 0.5), evaluated in double. */
+int clstats_percentiles(clstats_ctx *ctx, const float *data, size_t n, const double *q, size_t nq,
+                        const struct clstats_select_options *opts, float *out);
+int clstats_percentiles_f64(clstats_ctx *ctx, const double *data, size_t n, const double *q,
+                            size_t nq, const struct clstats_select_options *opts, double *out);
+
+/* The same on data already on the device: n values of dtype from element `offset` of buf, a
+ * buffer of the context's cl_context. Results come as double (exact for either dtype; a
+ * float32 median's mean is rounded to float first). The caller's queue work on buf must be
+ * finished or on the context's queue (clstats_ctx_cl_queue). */
+int clstats_select_kth_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t n,
+                              enum clstats_dtype dtype, uint64_t k,
+                              const struct clstats_select_options *opts, double *out);
+int clstats_median_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t n,
+                          enum clstats_dtype dtype, const struct clstats_select_options *opts,
+                          double *out);
+
+/* Median of each column of a float32 matrix of `rows` rows and `cols` columns, element (r, c)
+ * at matrix[r * ld + c] (ld >= cols), into out[0..cols). NaNs are left out per column (or
+ * reported, by nan_policy); a column without a valid value gives NaN; opts->even applies;
+ * opts->method is ignored (one work-group per column runs a radix select; on GPUs, columns of
+ * 512 to 16384 rows may instead be selected in one launch, from registers or from one pass
+ * over the matrix narrowed by a sample, and longer ones bracketed by a sample first: each
+ * gives the same exact medians). */
+int clstats_column_medians(clstats_ctx *ctx, const float *matrix, size_t rows, size_t cols,
+                           size_t ld, const struct clstats_select_options *opts, float *out);
+/* The same on a device buffer (float32, from element `offset`), results to the host. */
+int clstats_column_medians_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows,
+                                  size_t cols, size_t ld, const struct clstats_select_options *opts,
+                                  float *out);
+
+/* Median of each tw x th tile of a float32 image of nx x ny pixels, pixel (x, y) at
+ * image[y * stride + x] (stride >= nx), for a background mesh: tiles start at (0, 0) and the
+ * last in each row and column is cut short by the image's edge. out has ntx * nty entries,
+ * ntx = ceil(nx / tw) and nty = ceil(ny / th); tile (i, j), pixels x in [i tw, (i + 1) tw) and
+ * y in [j th, (j + 1) th), gives out[j * ntx + i]. NaNs, nan_policy and even as for
+ * clstats_column_medians. */
+int clstats_tile_medians(clstats_ctx *ctx, const float *image, size_t nx, size_t ny, size_t stride,
+                         size_t tw, size_t th, const struct clstats_select_options *opts,
+                         float *out);
+/* The same on a device buffer (float32, from element `offset`), results to the host. */
+int clstats_tile_medians_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t nx, size_t ny,
+                                size_t stride, size_t tw, size_t th,
+                                const struct clstats_select_options *opts, float *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
