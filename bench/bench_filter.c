@@ -5,6 +5,7 @@
  *   bench_filter [--device SPEC] [--sizes 256,1024,4096] [--widths 3,5,11] [--maps median,mad,both]
  *                [--repeat N] [--budget S]
  * Prints a table, and one machine-readable "RESULT ..." line per measurement. */
+#include "bench_context.h"
 #include "clstats.h"
 
 #include <math.h>
@@ -106,14 +107,9 @@ int main(int argc, char **argv)
     long sizes[MAX_LIST], widths[MAX_LIST];
     int n_sizes = parse_list(sizes_arg, sizes), n_widths = parse_list(widths_arg, widths);
 
-    clstats_ctx *ctx;
     double t0 = now_ms();
-    int status = clstats_ctx_create(&ctx, device);
-    if (status != CLSTATS_OK) {
-        fprintf(stderr, "bench_filter: %s: %s\n", clstats_strerror(status),
-                clstats_ctx_message(NULL));
-        return 1;
-    }
+    clstats_ctx *ctx = bench_context(device);
+    if (!ctx) return 1;
     const char *dev = clstats_ctx_device_name(ctx);
     printf("# device: %s (context in %.1f ms)\n", dev, now_ms() - t0);
     printf("# %-6s %-4s %-7s %12s %12s %12s %12s %5s\n", "size", "w", "maps", "kernel ms",

@@ -9,6 +9,7 @@
  *                     [--columns ROWSxCOLS|none] [--tiles NXxNY/TWxTH,...|none]
  *                     [--methods radix,cutting-plane,sample,auto]
  */
+#include "bench_context.h"
 #include "clstats.h"
 
 #include <math.h>
@@ -190,12 +191,8 @@ int main(int argc, char **argv)
         }
     }
     if (reps < 1) reps = 1;
-    clstats_ctx *ctx;
-    int st = clstats_ctx_create(&ctx, spec);
-    if (st != CLSTATS_OK) {
-        fprintf(stderr, "%s: %s\n", clstats_strerror(st), clstats_ctx_message(NULL));
-        return 1;
-    }
+    clstats_ctx *ctx = bench_context(spec);
+    if (!ctx) return 1;
     char dev[320];
     snprintf(dev, sizeof dev, "%s", clstats_ctx_device_name(ctx));
     sanitize(dev);
@@ -203,9 +200,9 @@ int main(int argc, char **argv)
            dist, reps);
     printf("# %-8s %-14s %12s %12s %12s %8s  %s\n", "n", "method", "kernel_ms", "device_ms",
            "host_ms", "passes", "median");
-    cl_ulong max_alloc = 0;
-    clGetDeviceInfo(clstats_ctx_cl_device(ctx), CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc,
-                    &max_alloc, NULL);
+    struct clstats_device_limits limits;
+    clstats_ctx_limits(ctx, &limits);
+    const cl_ulong max_alloc = limits.max_allocation;
     double *t_k = malloc(reps * sizeof *t_k), *t_d = malloc(reps * sizeof *t_d);
     double *t_h = malloc(reps * sizeof *t_h);
 

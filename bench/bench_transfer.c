@@ -7,6 +7,7 @@
  * without and with the memcpy into it; CL_MEM_USE_HOST_PTR on the caller's array; and a plain
  * host memcpy for scale. Prints GB/s per method and direction. */
 #define CL_TARGET_OPENCL_VERSION 120
+#include "bench_context.h"
 #include "clstats.h"
 
 #include <stdio.h>
@@ -41,11 +42,8 @@ int main(int argc, char **argv)
         else if (strcmp(argv[i], "--repeat") == 0)
             repeat = atoi(argv[i + 1]);
     }
-    clstats_ctx *ctx;
-    if (clstats_ctx_create(&ctx, spec) != CLSTATS_OK) {
-        fprintf(stderr, "bench_transfer: %s\n", clstats_ctx_message(NULL));
-        return 1;
-    }
+    clstats_ctx *ctx = bench_context(spec);
+    if (!ctx) return 1;
     const char *dev = clstats_ctx_device_name(ctx);
     cl_context cx = clstats_ctx_cl_context(ctx);
     cl_command_queue q = clstats_ctx_cl_queue(ctx);

@@ -4,8 +4,8 @@
 # on the sample and a hard image, GPU and CPU outputs compared byte for byte), big (select
 # beyond 2^31 elements), filter (bench_filter beside cupyx),
 # select (bench_select beside numpy/cupy/torch), select_ab and filter_ab (this build against an
-# older one, interleaved: was a kernel change a gain?), select_tune (the CLSTATS_SELECT_* and
-# CLSTATS_COLUMNS_* settings swept), columns (column medians by the radix kernel, the
+# older one, interleaved: was a kernel change a gain?), select_tune (the select.* and columns.* tuning
+# parameters swept, through CLSTATS_TUNE), columns (column medians by the radix kernel, the
 # one-launch registers and streamed paths and the bracket, interleaved, per shape), columns_tune (the
 # bracket's settings swept), registers_tune (the one-launch path's settings swept), streamed_tune
 # (the streamed path's). Expects build/ and .device-libs/ carried (and, for
@@ -108,7 +108,7 @@ fi
 
 if has verbose; then
     # Registers and spills of the filter kernels (NVIDIA's compiler reports them).
-    CLSTATS_FILTER_PATH=sorted CLSTATS_BUILD_LOG=1 CLSTATS_BUILD_OPTIONS=-cl-nv-verbose \
+    CLSTATS_TUNE=filter.path=sorted,build.options=-cl-nv-verbose CLSTATS_LOG=1 \
         ./build/bench/bench_filter --device gpu --sizes 64 --widths ${WIDTHS:-3,11,31} --repeat 1 \
         --maps median 2>&1 | grep -v RESULT | tee "$OUT/verbose.txt"
 fi
@@ -117,12 +117,12 @@ if has filter; then
     sizes=${SIZES:-1024,4096}
     widths=${WIDTHS:-3,5,11,21,31}
     for path in ${FILTER_PATHS:-auto}; do
-        [ "$path" = auto ] && unset CLSTATS_FILTER_PATH || export CLSTATS_FILTER_PATH=$path
+        export CLSTATS_TUNE=filter.path=$path
         echo "== path $path"
         timeout 300 ./build/bench/bench_filter --device gpu --sizes "$sizes" --widths "$widths" \
             --repeat 5 --budget 4 ${FILTER_ARGS:-}
     done 2>&1 | tee "$OUT/bench_filter_gpu.txt"
-    unset CLSTATS_FILTER_PATH
+    unset CLSTATS_TUNE
     timeout 200 python3 bench/peers_filter.py --sizes "$sizes" --widths "$widths" --no-cpu 2>&1 \
         | tee "$OUT/peers_filter_gpu.txt"
 fi
@@ -160,13 +160,15 @@ fi
 if has shapes; then
     for shape in ${SHAPES:-32,8,2 16,8,4 32,4,4 32,8,1 32,4,2}; do
         echo "== shape $shape"
-        CLSTATS_FILTER_SHAPE=$shape ./build/bench/bench_filter --device gpu --sizes 4096 \
+        IFS=, read -r tx ty px <<<"$shape"
+        CLSTATS_TUNE=filter.shape_tx=$tx,filter.shape_ty=$ty,filter.shape_px=$px \
+            ./build/bench/bench_filter --device gpu --sizes 4096 \
             --widths ${WIDTHS:-11} --maps median,both --repeat 5 --budget 2 | grep -v RESULT
     done 2>&1 | tee "$OUT/shapes.txt"
 fi
 
 if has select_debug; then
-    CLSTATS_SELECT_DEBUG=1 ./build/bench/bench_select --device gpu --log2n 25,28 --reps 1 \
+    CLSTATS_LOG=1 ./build/bench/bench_select --device gpu --log2n 25,28 --reps 1 \
         --methods radix,sample --columns 10000x1000 2>&1 | grep -v RESULT \
         | tee "$OUT/select_debug.txt"
 fi
@@ -184,7 +186,9 @@ if has select_ab; then
     done 2>&1 | tee "$OUT/select_ab.txt"
     for b in "$base" build; do
         echo "== $b, breakdown"
-        CLSTATS_SELECT_DEBUG=1 timeout 120 "./$b/bench/bench_select" --device gpu --log2n 25 \
+        # Builds before the tuning table read CLSTATS_SELECT_DEBUG; later ones CLSTATS_LOG.
+        CLSTATS_SELECT_DEBUG=1 CLSTATS_LOG=1 timeout 120 "./$b/bench/bench_select" \
+            --device gpu --log2n 25 \
             --reps 1 --methods sample --columns none 2>&1 | grep -v RESULT
     done 2>&1 | tee -a "$OUT/select_ab.txt"
 fi
@@ -207,16 +211,16 @@ if has select_tune; then
     # One setting changed at a time from the defaults; the 2^25 median and 1000 columns.
     tune() {
         echo "== $*"
-        env "$@" timeout 60 ./build/bench/bench_select --device gpu --log2n 25 --reps 20 \
-            --methods sample --columns 10000x1000 2>&1 | grep -v RESULT
+        CLSTATS_TUNE=$(IFS=,; echo "$*") timeout 60 ./build/bench/bench_select --device gpu \
+            --log2n 25 --reps 20 --methods sample --columns 10000x1000 2>&1 | grep -v RESULT
     }
     {
-        for v in 4 8 16 32; do tune CLSTATS_SELECT_VPT=$v; done
-        for v in 1 2 3 4; do tune CLSTATS_SELECT_STAGE_TILES=$v; done
-        for v in 1024 2048 4096; do tune CLSTATS_SELECT_SAMPLE=$v; done
-        for v in 256 512 1024; do tune CLSTATS_SELECT_SAMPLE_WG=$v; done
-        for v in 8 11; do tune CLSTATS_COLUMNS_BITS=$v; done
-        for v in 128 256 512; do tune CLSTATS_COLUMNS_WG=$v; done
+        for v in 4 8 16 32; do tune select.vpt=$v; done
+        for v in 1 2 3 4; do tune select.stage_tiles=$v; done
+        for v in 1024 2048 4096; do tune select.sample=$v; done
+        for v in 256 512 1024; do tune select.sample_wg=$v; done
+        for v in 8 11; do tune columns.bits=$v; done
+        for v in 128 256 512; do tune columns.wg=$v; done
     } 2>&1 | tee "$OUT/select_tune.txt"
 fi
 
@@ -229,26 +233,28 @@ if has columns; then
         for round in $(seq "${COL_ROUNDS:-3}"); do
             for method in $methods; do
                 echo "== $shape $method, round $round"
-                CLSTATS_COLUMNS_METHOD=$method timeout 120 ./build/bench/bench_select \
+                CLSTATS_TUNE=columns.method=$method timeout 120 ./build/bench/bench_select \
                     --device gpu --log2n 10 --reps 30 --methods radix --columns "$shape" 2>&1 \
                     | grep -E "FAILED|failed|check|column_medians [0-9]"
             done
         done
         for method in $methods; do
-            CLSTATS_COLUMNS_METHOD=$method CLSTATS_COLUMNS_DEBUG=1 timeout 120 \
+            CLSTATS_TUNE=columns.method=$method CLSTATS_LOG=1 timeout 120 \
                 ./build/bench/bench_select --device gpu --log2n 10 --reps 2 --methods radix \
                 --columns "$shape" 2>&1 | grep "^column" | tail -1
         done
     done 2>&1 | tee "$OUT/columns.txt"
 fi
 
-# One path's settings, as `path_tune METHOD NAME=VALUE...` (10^4 x 1000 unless $TUNE_SHAPE,
-# build/ unless $TUNE_BUILD), each with the path's own breakdown line.
+# One path's settings, as `path_tune METHOD NAME=VALUE...` with tuning names (src/core/tuning.c;
+# a NAME without a dot only labels the run), 10^4 x 1000 unless $TUNE_SHAPE, build/ unless
+# $TUNE_BUILD, each with the path's own breakdown line from the library's log.
 path_tune() {
-    local method=$1
+    local method=$1 tune=
     shift
     echo "== $*"
-    env CLSTATS_COLUMNS_METHOD=$method CLSTATS_COLUMNS_DEBUG=1 "$@" timeout 60 \
+    for set in "$@"; do [[ $set == *.* ]] && tune+=",$set"; done
+    CLSTATS_TUNE="columns.method=$method$tune" CLSTATS_LOG=1 timeout 60 \
         ./${TUNE_BUILD:-build}/bench/bench_select --device gpu --log2n 10 --reps 30 \
         --methods radix --columns ${TUNE_SHAPE:-10000x1000} 2>&1 \
         | grep -E "FAILED|failed|column_medians [0-9]|column $method" | tail -2
@@ -258,11 +264,11 @@ if has registers_tune; then
     # The one-launch path's settings, one at a time from the defaults.
     rtune() { path_tune registers "$@"; }
     {
-        for v in 1 2 4; do rtune CLSTATS_REGISTERS_COLS=$v CLSTATS_REGISTERS_WG=$((256 * v)); done
-        rtune CLSTATS_REGISTERS_COLS=2 CLSTATS_REGISTERS_WG=1024
-        for v in 8 9 10 11 12; do rtune CLSTATS_REGISTERS_LOG2_BINS=$v; done
-        for v in 2 3 4 6; do rtune CLSTATS_REGISTERS_SIGMAS=$v; done
-        for v in 32 64 256 1024; do rtune CLSTATS_REGISTERS_CAP=$v; done
+        for v in 1 2 4; do rtune registers.cols=$v registers.wg=$((256 * v)); done
+        rtune registers.cols=2 registers.wg=1024
+        for v in 8 9 10 11 12; do rtune registers.log2_bins=$v; done
+        for v in 2 3 4 6; do rtune registers.sigmas=$v; done
+        for v in 32 64 256 1024; do rtune registers.cap=$v; done
     } 2>&1 | tee "$OUT/registers_tune.txt"
 fi
 
@@ -270,12 +276,12 @@ if has streamed_tune; then
     # The streamed path's settings ($STREAM_SETS: space-separated, each NAME=VALUE,NAME=VALUE):
     # each one's registers and spills (ptxas), then all interleaved three times with the
     # streamed and registers paths' defaults (and $AB_BASE's streamed path where it is built).
-    sets=${STREAM_SETS:-"CLSTATS_REGISTERS_HELD=16 CLSTATS_REGISTERS_HELD=32"}
+    sets=${STREAM_SETS:-"registers.held=16 registers.held=32"}
     {
         for set in $sets; do
             echo "== ptxas, ${set//,/ }"
-            env ${set//,/ } CLSTATS_COLUMNS_METHOD=streamed CLSTATS_BUILD_LOG=1 \
-                CLSTATS_BUILD_OPTIONS=-cl-nv-verbose CLSTATS_CACHE_DIR=$(mktemp -d) timeout 60 \
+            CLSTATS_TUNE="$set,columns.method=streamed,build.options=-cl-nv-verbose" \
+                CLSTATS_LOG=1 CLSTATS_CACHE_DIR=$(mktemp -d) timeout 60 \
                 ./build/bench/bench_select --device gpu --log2n 10 --reps 1 --methods radix \
                 --columns ${TUNE_SHAPE:-10000x1000} 2>&1 | grep -iE "ptxas|used|spill|stack"
         done
@@ -292,12 +298,12 @@ if has columns_tune; then
     # The bracket's settings, one at a time from the defaults.
     ctune() { path_tune bracket "$@"; }
     {
-        for v in 256 512 1024 2048; do ctune CLSTATS_COLUMNS_SAMPLE=$v; done
-        for v in 32 64 128 256; do ctune CLSTATS_COLUMNS_SAMPLE_WG=$v; done
-        for v in 16 64 256; do ctune CLSTATS_COLUMNS_CELLS=$v; done
-        for v in 2 4 8 16; do ctune CLSTATS_COLUMNS_LANES=$v; done
-        for v in 64 128 256 512; do ctune CLSTATS_COLUMNS_FINISH_WG=$v; done
-        for v in 256 512 1024 2048 4096; do ctune CLSTATS_COLUMNS_GROUPS=$v; done
+        for v in 256 512 1024 2048; do ctune bracket.sample=$v; done
+        for v in 32 64 128 256; do ctune bracket.sample_wg=$v; done
+        for v in 16 64 256; do ctune bracket.cells=$v; done
+        for v in 2 4 8 16; do ctune bracket.lanes=$v; done
+        for v in 64 128 256 512; do ctune bracket.finish_wg=$v; done
+        for v in 256 512 1024 2048 4096; do ctune bracket.groups=$v; done
     } 2>&1 | tee "$OUT/columns_tune.txt"
 fi
 

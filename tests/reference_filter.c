@@ -1,6 +1,6 @@
 /* reference_filter.c - the plain C judge of the median filter: for each pixel gather the
  * window's valid values, sort them by their bit-level total order, take the middle. Written
- * independently of src/filter.c's boundary maps (scipy.ndimage's definitions, by folding). */
+ * independently of src/filter/filter.c's boundary maps (scipy.ndimage's definitions, by folding). */
 #include "reference_filter.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
-/* test_column_bracket.c - the column medians' bracket path (src/select_columns_bracket.c),
- * which GPUs take for long columns, forced here (CLSTATS_COLUMNS_METHOD=bracket) with small
+/* test_column_bracket.c - the column medians' bracket path (src/select/select_columns_bracket.c),
+ * which GPUs take for long columns, forced here (tuning columns.method=bracket) with small
  * samples so that CI's CPU device runs it on small matrices: its medians against the sorting
  * reference bit for bit, under several shapes of its kernels; what it reports (a miss only
  * costs speed, so no median would show a sample that always missed); and the misses data can
@@ -30,28 +30,26 @@ static const struct setting settings[] = {
 
 static void use(const struct setting *s)
 {
-    setenv("CLSTATS_COLUMNS_METHOD", "bracket", 1);
-    setenv("CLSTATS_COLUMNS_SAMPLE", s->sample, 1);
-    setenv("CLSTATS_COLUMNS_SAMPLE_WG", s->sample_wg, 1);
-    setenv("CLSTATS_COLUMNS_CELLS", s->cells, 1);
-    setenv("CLSTATS_COLUMNS_LANES", s->lanes, 1);
-    setenv("CLSTATS_COLUMNS_CHUNK", s->chunk, 1);
-    setenv("CLSTATS_COLUMNS_GROUPS", s->groups, 1);
-    setenv("CLSTATS_COLUMNS_FINISH_WG", s->finish_wg, 1);
+    test_tune("columns.method", "bracket");
+    test_tune("bracket.sample", s->sample);
+    test_tune("bracket.sample_wg", s->sample_wg);
+    test_tune("bracket.cells", s->cells);
+    test_tune("bracket.lanes", s->lanes);
+    test_tune("bracket.chunk", s->chunk);
+    test_tune("bracket.groups", s->groups);
+    test_tune("bracket.finish_wg", s->finish_wg);
 }
 
 static void use_defaults(void)
 {
-    const char *names[] = {"METHOD", "SAMPLE", "SAMPLE_WG", "CELLS",     "LANES",
-                           "CHUNK",  "GROUPS", "FINISH_WG", "FINISH_CAP"};
-    char name[64];
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        snprintf(name, sizeof name, "CLSTATS_COLUMNS_%s", names[i]);
-        unsetenv(name);
-    }
+    const char *names[] = {"columns.method", "bracket.sample", "bracket.sample_wg",
+                           "bracket.cells",  "bracket.lanes",  "bracket.chunk",
+                           "bracket.groups", "bracket.finish_wg", "bracket.finish_cap"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        test_tune(names[i], NULL);
 }
 
-/* Whether this device runs the path (src/select_columns_bracket.c refuses PoCL 5.0, whose
+/* Whether this device runs the path (src/select/select_columns_bracket.c refuses PoCL 5.0, whose
  * work-group compiler miscounts); if not, says so, and the test has nothing to check. */
 static bool path_runs(void)
 {
@@ -158,7 +156,7 @@ START_TEST(misses_fall_back)
                                               : v;                  /* cells over FINISH_CAP */
             }
         }
-        if (kind == 3) setenv("CLSTATS_COLUMNS_FINISH_CAP", "2", 1);
+        if (kind == 3) test_tune("bracket.finish_cap", "2");
         const struct column_bracket_report rep =
             column_cases_run_path(clstats__column_bracket, m, rows, cols);
         ck_assert_msg(rep.missed == cols, "kind %d: %zu of %zu columns missed", kind, rep.missed,

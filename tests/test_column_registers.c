@@ -1,6 +1,6 @@
-/* test_column_registers.c - the column medians' one-launch paths (src/select_columns_registers.c),
+/* test_column_registers.c - the column medians' one-launch paths (src/select/select_columns_registers.c),
  * registers and streamed, which GPUs take for columns of some thousands of rows, forced here
- * (CLSTATS_COLUMNS_METHOD=registers|streamed) with small groups so that CI's CPU device runs
+ * (tuning columns.method=registers or streamed) with small groups so that CI's CPU device runs
  * them on small matrices: their medians against the sorting reference bit for bit under several
  * shapes of the kernel, data that takes it through several rounds, first-pass lists that
  * overflow, columns it leaves open (which must still get the right medians from the radix
@@ -42,35 +42,34 @@ static const struct setting settings[] = {
 
 static void use(const struct setting *s)
 {
-    setenv("CLSTATS_COLUMNS_METHOD", s->held ? "streamed" : "registers", 1);
+    test_tune("columns.method", s->held ? "streamed" : "registers");
     if (s->held) {
-        setenv("CLSTATS_REGISTERS_HELD", s->held, 1);
-        setenv("CLSTATS_REGISTERS_STREAM", s->stream, 1);
-        setenv("CLSTATS_REGISTERS_PASS_CAP", s->pass_cap, 1);
+        test_tune("registers.held", s->held);
+        test_tune("registers.stream", s->stream);
+        test_tune("registers.pass_cap", s->pass_cap);
     }
-    setenv("CLSTATS_REGISTERS_COLS", s->cols, 1);
-    setenv("CLSTATS_REGISTERS_WG", s->wg, 1);
-    setenv("CLSTATS_REGISTERS_SAMPLE_STRIDE", s->stride, 1);
-    setenv("CLSTATS_REGISTERS_LOG2_BINS", s->log2_bins, 1);
-    setenv("CLSTATS_REGISTERS_SIGMAS", s->sigmas, 1);
-    setenv("CLSTATS_REGISTERS_CAP", s->cap, 1);
-    setenv("CLSTATS_REGISTERS_ROUNDS", s->rounds, 1);
+    test_tune("registers.cols", s->cols);
+    test_tune("registers.wg", s->wg);
+    test_tune("registers.sample_stride", s->stride);
+    test_tune("registers.log2_bins", s->log2_bins);
+    test_tune("registers.sigmas", s->sigmas);
+    test_tune("registers.cap", s->cap);
+    test_tune("registers.rounds", s->rounds);
 }
 
 static void use_defaults(void)
 {
-    const char *names[] = {"COLS",    "WG",      "SAMPLE_STRIDE", "LOG2_BINS", "SIGMAS",
-                           "CAP",     "ROUNDS",  "HELD",          "STREAM",    "PASS_CAP",
-                           "INDEX64", "L2_HINT"};
+    const char *names[] = {"cols", "wg",     "sample_stride", "log2_bins", "sigmas",  "cap",
+                           "rounds", "held", "stream",        "pass_cap",  "index64", "l2_hint"};
     char name[64];
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-        snprintf(name, sizeof name, "CLSTATS_REGISTERS_%s", names[i]);
-        unsetenv(name);
+        snprintf(name, sizeof name, "registers.%s", names[i]);
+        test_tune(name, NULL);
     }
-    unsetenv("CLSTATS_COLUMNS_METHOD");
+    test_tune("columns.method", NULL);
 }
 
-/* The most rows a setting takes: 64 keys a work-item (src/select_columns_registers.c), or any
+/* The most rows a setting takes: 64 keys a work-item (src/select/select_columns_registers.c), or any
  * number streamed. */
 static size_t most_rows(const struct setting *s)
 {
@@ -208,8 +207,8 @@ END_TEST
 START_TEST(buffer_offset_and_stride)
 {
     use(&settings[_i % 2 ? 4 : 0]);
-    if (_i / 2 == 1) setenv("CLSTATS_REGISTERS_INDEX64", "1", 1);
-    if (_i / 2 == 2) setenv("CLSTATS_REGISTERS_L2_HINT", "1", 1);
+    if (_i / 2 == 1) test_tune("registers.index64", "on");
+    if (_i / 2 == 2) test_tune("registers.l2_hint", "on");
     column_cases_check_buffer(PATH_NAME(_i % 2), 89);
     use_defaults();
 }
@@ -224,9 +223,9 @@ START_TEST(too_long_columns_go_elsewhere)
     size_t rows = 5000;
     if (_i) {
         use_defaults();
-        setenv("CLSTATS_COLUMNS_METHOD", "streamed", 1);
-        setenv("CLSTATS_REGISTERS_COLS", "8", 1);
-        setenv("CLSTATS_REGISTERS_WG", "64", 1);
+        test_tune("columns.method", "streamed");
+        test_tune("registers.cols", "8");
+        test_tune("registers.wg", "64");
         ck_assert(clstats__column_streamed_fits(test_ctx(), 4000, 3));
     } else {
         use(&settings[1]);

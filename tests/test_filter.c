@@ -200,7 +200,7 @@ END_TEST
 static size_t design_cases(const char *design, uint64_t seed)
 {
     size_t bad = 0;
-    setenv("CLSTATS_FILTER_PATH", design, 1);
+    test_tune("filter.path", design);
     for (int m = 0; m < 5; m++) {
         bad += run_case(33, 17, 35, 5, all_modes[m], 1.5f, FILL_NORMAL, 0.1, seed++);
         bad += run_case(7, 5, 7, 11, all_modes[m], 1.5f, FILL_INTEGERS, 0.1, seed++);
@@ -208,7 +208,7 @@ static size_t design_cases(const char *design, uint64_t seed)
     }
     bad += run_case(40, 36, 41, 31, CLSTATS_BOUNDARY_REFLECT, 0.0f, FILL_HEAVY_TAIL, 0.02, seed++);
     bad += run_case(23, 19, 23, 11, CLSTATS_BOUNDARY_WRAP, 0.0f, FILL_CONSTANT, 0.05, seed++);
-    unsetenv("CLSTATS_FILTER_PATH");
+    test_tune("filter.path", NULL);
     return bad;
 }
 
@@ -227,12 +227,12 @@ START_TEST(rank_design_exact_at_tile_edges_and_odd_shapes)
     static const int widths[] = {1, 3, 11, 21};
     size_t bad = 0;
     uint64_t seed = test_seed() + 8000;
-    setenv("CLSTATS_FILTER_PATH", "rank", 1);
+    test_tune("filter.path", "rank");
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
             bad += run_case(shapes[s][0], shapes[s][1], shapes[s][0] + 3, widths[wi],
                             all_modes[(s + wi) % 5], 0.5f, (enum fill)((s + wi) % 5), 0.1, seed++);
-    unsetenv("CLSTATS_FILTER_PATH");
+    test_tune("filter.path", NULL);
     ck_assert_uint_eq(bad, 0);
 }
 END_TEST
@@ -243,13 +243,13 @@ START_TEST(rank_design_exact_on_images_of_many_tiles)
 {
     size_t bad = 0;
     uint64_t seed = test_seed() + 11000;
-    setenv("CLSTATS_FILTER_PATH", "rank", 1);
+    test_tune("filter.path", "rank");
     bad += run_case(211, 157, 213, 11, CLSTATS_BOUNDARY_REFLECT, 0.0f, FILL_NORMAL, 0.02, seed++);
     bad += run_case(190, 170, 190, 21, CLSTATS_BOUNDARY_NEAREST, 0.0f, FILL_INTEGERS, 0.05, seed++);
     bad += run_case(160, 140, 161, 5, CLSTATS_BOUNDARY_MIRROR, 0.0f, FILL_SPARSE, 0.0, seed++);
     bad +=
         run_case(150, 130, 150, 15, CLSTATS_BOUNDARY_CONSTANT, NAN, FILL_HEAVY_TAIL, 0.1, seed++);
-    unsetenv("CLSTATS_FILTER_PATH");
+    test_tune("filter.path", NULL);
     ck_assert_uint_eq(bad, 0);
 }
 END_TEST
@@ -261,7 +261,7 @@ START_TEST(rank_design_exact_on_nan_blocks_signed_zeros_and_huge_values)
 {
     size_t bad = 0;
     uint64_t seed = test_seed() + 9000;
-    setenv("CLSTATS_FILTER_PATH", "rank", 1);
+    test_tune("filter.path", "rank");
     for (int kind = FILL_SPARSE; kind <= FILL_HUGE; kind++) {
         for (int w = 1; w <= 11; w += 2) {
             bad += run_case(45, 38, 45, w, CLSTATS_BOUNDARY_CONSTANT, NAN, (enum fill)kind, 0.1,
@@ -269,7 +269,7 @@ START_TEST(rank_design_exact_on_nan_blocks_signed_zeros_and_huge_values)
             bad += run_case(38, 45, 40, w, all_modes[w % 5], -0.0f, (enum fill)kind, 0.0, seed++);
         }
     }
-    unsetenv("CLSTATS_FILTER_PATH");
+    test_tune("filter.path", NULL);
     ck_assert_uint_eq(bad, 0);
 }
 END_TEST
@@ -280,7 +280,7 @@ START_TEST(rank_design_exact_for_wide_windows_on_small_images)
 {
     size_t bad = 0;
     uint64_t seed = test_seed() + 10000;
-    setenv("CLSTATS_FILTER_PATH", "rank", 1);
+    test_tune("filter.path", "rank");
     for (int kind = FILL_NORMAL; kind <= FILL_HUGE; kind++) {
         bad += run_case(37, 29, 37, 31, all_modes[kind % 5], 2.0f, (enum fill)kind, 0.05, seed++);
         bad +=
@@ -290,7 +290,7 @@ START_TEST(rank_design_exact_for_wide_windows_on_small_images)
     /* The widest window: where the rank tile cannot fit, the plan falls back to binned. */
     bad +=
         run_case(3, 2, 3, CLSTATS_MAX_WIDTH, CLSTATS_BOUNDARY_WRAP, 0.0f, FILL_NORMAL, 0.1, seed++);
-    unsetenv("CLSTATS_FILTER_PATH");
+    test_tune("filter.path", NULL);
     ck_assert_uint_eq(bad, 0);
 }
 END_TEST
@@ -311,39 +311,44 @@ END_TEST
  * work-item, shapes larger and smaller than the window. */
 START_TEST(sorted_design_shapes_match_reference)
 {
-    static const char *shapes[] = {"32,8,2", "8,2,3", "4,4,1", "16,1,4"};
+    static const char *shapes[][3] = {{"32", "8", "2"}, {"8", "2", "3"}, {"4", "4", "1"},
+                                      {"16", "1", "4"}};
     size_t bad = 0;
     uint64_t seed = test_seed() + 7500;
-    setenv("CLSTATS_FILTER_PATH", "sorted", 1);
+    test_tune("filter.path", "sorted");
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
-        setenv("CLSTATS_FILTER_SHAPE", shapes[i], 1);
+        test_tune("filter.shape_tx", shapes[i][0]);
+        test_tune("filter.shape_ty", shapes[i][1]);
+        test_tune("filter.shape_px", shapes[i][2]);
         bad += run_case(37, 29, 40, 7, all_modes[i % 5], 2.0f, FILL_NORMAL, 0.05, seed++);
         bad += run_case(31, 9, 31, 11, all_modes[(i + 1) % 5], 2.0f, FILL_INTEGERS, 0.1, seed++);
         bad += run_case(20, 21, 20, 3, all_modes[(i + 2) % 5], 2.0f, FILL_SPARSE, 0.0, seed++);
         bad += run_case(19, 23, 19, 15, CLSTATS_BOUNDARY_CONSTANT, NAN, FILL_HEAVY_TAIL, 0.1,
                         seed++);
     }
-    unsetenv("CLSTATS_FILTER_SHAPE");
+    test_tune("filter.shape_tx", NULL);
+    test_tune("filter.shape_ty", NULL);
+    test_tune("filter.shape_px", NULL);
     bad += run_case(70, 66, 70, 51, CLSTATS_BOUNDARY_REFLECT, 0.0f, FILL_NORMAL, 0.01, seed++);
     bad += run_case(45, 40, 45, 63, CLSTATS_BOUNDARY_MIRROR, 0.0f, FILL_INTEGERS, 0.02, seed++);
-    unsetenv("CLSTATS_FILTER_PATH");
+    test_tune("filter.path", NULL);
     ck_assert_uint_eq(bad, 0);
 }
 END_TEST
 
 /* Every width the sorted design serves: each builds its own sorting code (one network up to
- * 16 keys, blocks of networks merged above: src/sort_network.c), and every one must build on
+ * 16 keys, blocks of networks merged above: src/filter/sort_network.c), and every one must build on
  * every compiler and sort exactly, with NaNs, ties, infinities and -0 in the segments. */
 START_TEST(sorted_design_exact_at_every_width)
 {
     size_t bad = 0;
     uint64_t seed = test_seed() + 7800;
-    setenv("CLSTATS_FILTER_PATH", "sorted", 1);
+    test_tune("filter.path", "sorted");
     for (int w = 1; w <= 63; w += 2) {
         const enum fill kind = (enum fill)(w / 2 % (FILL_HUGE + 1));
         bad += run_case(21, 19, 22, w, all_modes[w / 2 % 5], 1.0f, kind, 0.1, seed++);
     }
-    unsetenv("CLSTATS_FILTER_PATH");
+    test_tune("filter.path", NULL);
     ck_assert_uint_eq(bad, 0);
 }
 END_TEST
@@ -508,16 +513,16 @@ START_TEST(median_of_infinities_and_mad_of_an_infinite_median)
 }
 END_TEST
 
-/* The designs tests force (CLSTATS_FILTER_PATH), and NULL for the device's own choice. */
+/* The designs tests force (tuning filter.path), and NULL for the device's own choice. */
 static const char *const designs[] = {NULL, "sorted", "bisect", "binned", "rank"};
 #define NDESIGNS (sizeof designs / sizeof designs[0])
 
 static void use_design(const char *design)
 {
     if (design)
-        setenv("CLSTATS_FILTER_PATH", design, 1);
+        test_tune("filter.path", design);
     else
-        unsetenv("CLSTATS_FILTER_PATH");
+        test_tune("filter.path", NULL);
 }
 
 /* The float nearest the exact mean, through double (clstats.h's words for clstats_median). */

@@ -1,4 +1,4 @@
-/* test_program_cache.c - the on-disk cache of compiled programs (src/program_cache.c): a build
+/* test_program_cache.c - the on-disk cache of compiled programs (src/core/program_cache.c): a build
  * leaves a file, a new context uses it and gives the same bits, and damaged or foreign files
  * are never trusted (the program is compiled again). */
 #include "test_util.h"

@@ -467,7 +467,7 @@ START_TEST(sample_bracket_misses_fall_back)
 END_TEST
 
 /* The sample only steers, so a wrong quantile would cost speed and no test above would fail:
- * this looks inside (src/select_internal.h) that the bracket held, the data read once, and
+ * this looks inside (src/select/select_internal.h) that the bracket held, the data read once, and
  * that it is as narrow as the sample promises: 5 standard deviations of a quantile of SAMPLE
  * keys (2048 for float32, 1024 for float64) either side, plus 4 keys. */
 START_TEST(sample_bracket_holds_and_is_narrow)
@@ -563,13 +563,13 @@ START_TEST(buffer_api)
     float got_cols[91], want_cols[91];
     ref_column_medians(x + off, rows, cols, ld, CLSTATS_EVEN_MEAN, want_cols);
     for (int transposed = 0; transposed < 2; transposed++) {
-        setenv("CLSTATS_COLUMNS_TRANSPOSE", transposed ? "1" : "0", 1);
+        test_tune("columns.transpose", transposed ? "on" : "off");
         ck_assert_int_eq(
             clstats_column_medians_buffer(ctx, buf, off, rows, cols, ld, NULL, got_cols),
             CLSTATS_OK);
         ck_assert_uint_eq(test_compare_bits(got_cols, want_cols, cols, cols, "column median"), 0);
     }
-    unsetenv("CLSTATS_COLUMNS_TRANSPOSE");
+    test_tune("columns.transpose", NULL);
     ck_assert_int_eq(clstats_column_medians_buffer(ctx, buf, off, 1001, cols, ld, NULL, got_cols),
                      CLSTATS_ERR_ARG);
     clReleaseMemObject(buf);
@@ -653,12 +653,12 @@ START_TEST(column_medians)
      * devices run one), so the shared histogram search is tested here too. */
     const size_t shapes[][3] = {{1001, 37, 40}, {1000, 64, 64}, {1, 5, 5}, {2, 3, 7}, {4097, 9, 9}};
     for (int t = 0; t < 20; t++) {
-        if (t == 5) setenv("CLSTATS_COLUMNS_LOCAL_ROWS", "1000", 1);
-        if (t == 10) setenv("CLSTATS_COLUMNS_TRANSPOSE", "1", 1);
+        if (t == 5) test_tune("columns.local_rows", "1000");
+        if (t == 10) test_tune("columns.transpose", "on");
         if (t == 15) {
-            unsetenv("CLSTATS_COLUMNS_TRANSPOSE");
-            setenv("CLSTATS_COLUMNS_WG", "64", 1);
-            setenv("CLSTATS_COLUMNS_BITS", "11", 1);
+            test_tune("columns.transpose", NULL);
+            test_tune("columns.wg", "64");
+            test_tune("columns.bits", "11");
         }
         const size_t rows = shapes[t % 5][0], cols = shapes[t % 5][1], ld = shapes[t % 5][2];
         float *m = make_f32(rows * ld, (enum dist)(t % NDIST), 900 + t);
@@ -687,9 +687,9 @@ START_TEST(column_medians)
         free(want);
         free(m);
     }
-    unsetenv("CLSTATS_COLUMNS_LOCAL_ROWS");
-    unsetenv("CLSTATS_COLUMNS_WG");
-    unsetenv("CLSTATS_COLUMNS_BITS");
+    test_tune("columns.local_rows", NULL);
+    test_tune("columns.wg", NULL);
+    test_tune("columns.bits", NULL);
 }
 END_TEST
 
@@ -730,11 +730,11 @@ START_TEST(tile_medians)
         {200, 33, 201, 200, 1},  {129, 70, 129, 40, 35}, {1, 1, 1, 1, 1}};
     const int nshapes = sizeof shapes / sizeof shapes[0];
     for (int t = 0; t < 3 * nshapes; t++) {
-        if (t == nshapes) setenv("CLSTATS_COLUMNS_LOCAL_ROWS", "1000", 1);
+        if (t == nshapes) test_tune("columns.local_rows", "1000");
         if (t == 2 * nshapes) {
-            unsetenv("CLSTATS_COLUMNS_LOCAL_ROWS");
-            setenv("CLSTATS_COLUMNS_WG", "64", 1);
-            setenv("CLSTATS_COLUMNS_BITS", "11", 1);
+            test_tune("columns.local_rows", NULL);
+            test_tune("columns.wg", "64");
+            test_tune("columns.bits", "11");
         }
         const size_t *sh = shapes[t % nshapes];
         const size_t nx = sh[0], ny = sh[1], stride = sh[2], tw = sh[3], th = sh[4];
@@ -758,8 +758,8 @@ START_TEST(tile_medians)
         free(want);
         free(m);
     }
-    unsetenv("CLSTATS_COLUMNS_WG");
-    unsetenv("CLSTATS_COLUMNS_BITS");
+    test_tune("columns.wg", NULL);
+    test_tune("columns.bits", NULL);
 }
 END_TEST
 

@@ -1,4 +1,4 @@
-/* test_sort_network.c - the sorting networks src/sort_network.c writes for the sorted filter
+/* test_sort_network.c - the sorting networks src/filter/sort_network.c writes for the sorted filter
  * design, run on the host: every network sorts (or merges) every input, by the 0-1 principle
  * (a comparator network sorts all inputs when it sorts all inputs of zeros and ones; D. E.
  * Knuth, TAOCP vol. 3, 5.3.4), and no network is larger than a merge of two 16-key runs, so

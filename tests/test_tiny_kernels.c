@@ -58,7 +58,7 @@ static const struct filter_case filter_cases[] = {
 static size_t check_design(const char *design)
 {
     size_t bad = 0;
-    setenv("CLSTATS_FILTER_PATH", design, 1);
+    test_tune("filter.path", design);
     for (size_t i = 0; i < sizeof filter_cases / sizeof filter_cases[0]; i++) {
         const struct filter_case *c = &filter_cases[i];
         float *img = hard_values(c->stride * c->ny, 100 + i);
@@ -79,7 +79,7 @@ static size_t check_design(const char *design)
         bad += test_compare_bits(mad, ref_mad, n, c->nx, what);
         free(img), free(med), free(mad), free(ref_med), free(ref_mad);
     }
-    unsetenv("CLSTATS_FILTER_PATH");
+    test_tune("filter.path", NULL);
     return bad;
 }
 
@@ -145,42 +145,42 @@ END_TEST
  * run on small matrices. */
 static void use_path(const char *path)
 {
-    setenv("CLSTATS_COLUMNS_METHOD", path, 1);
+    test_tune("columns.method", path);
     if (strcmp(path, "bracket") == 0) {
-        setenv("CLSTATS_COLUMNS_SAMPLE", "64", 1);
-        setenv("CLSTATS_COLUMNS_SAMPLE_WG", "32", 1);
-        setenv("CLSTATS_COLUMNS_CELLS", "16", 1);
-        setenv("CLSTATS_COLUMNS_LANES", "8", 1);
-        setenv("CLSTATS_COLUMNS_CHUNK", "32", 1);
-        setenv("CLSTATS_COLUMNS_GROUPS", "64", 1);
-        setenv("CLSTATS_COLUMNS_FINISH_WG", "64", 1);
+        test_tune("bracket.sample", "64");
+        test_tune("bracket.sample_wg", "32");
+        test_tune("bracket.cells", "16");
+        test_tune("bracket.lanes", "8");
+        test_tune("bracket.chunk", "32");
+        test_tune("bracket.groups", "64");
+        test_tune("bracket.finish_wg", "64");
     } else if (strcmp(path, "radix") != 0) {
-        setenv("CLSTATS_REGISTERS_COLS", "3", 1);
-        setenv("CLSTATS_REGISTERS_WG", "96", 1);
-        setenv("CLSTATS_REGISTERS_SAMPLE_STRIDE", "2", 1);
-        setenv("CLSTATS_REGISTERS_LOG2_BINS", "7", 1);
-        setenv("CLSTATS_REGISTERS_SIGMAS", "2", 1);
-        setenv("CLSTATS_REGISTERS_CAP", "8", 1);
-        setenv("CLSTATS_REGISTERS_ROUNDS", "8", 1);
-        setenv("CLSTATS_REGISTERS_HELD", "2", 1);
-        setenv("CLSTATS_REGISTERS_STREAM", "3", 1);
-        setenv("CLSTATS_REGISTERS_PASS_CAP", "64", 1);
+        test_tune("registers.cols", "3");
+        test_tune("registers.wg", "96");
+        test_tune("registers.sample_stride", "2");
+        test_tune("registers.log2_bins", "7");
+        test_tune("registers.sigmas", "2");
+        test_tune("registers.cap", "8");
+        test_tune("registers.rounds", "8");
+        test_tune("registers.held", "2");
+        test_tune("registers.stream", "3");
+        test_tune("registers.pass_cap", "64");
     }
 }
 
 static void use_default_paths(void)
 {
-    static const char *names[] = {"CLSTATS_COLUMNS_METHOD",          "CLSTATS_COLUMNS_SAMPLE",
-                                  "CLSTATS_COLUMNS_SAMPLE_WG",       "CLSTATS_COLUMNS_CELLS",
-                                  "CLSTATS_COLUMNS_LANES",           "CLSTATS_COLUMNS_CHUNK",
-                                  "CLSTATS_COLUMNS_GROUPS",          "CLSTATS_COLUMNS_FINISH_WG",
-                                  "CLSTATS_REGISTERS_COLS",          "CLSTATS_REGISTERS_WG",
-                                  "CLSTATS_REGISTERS_SAMPLE_STRIDE", "CLSTATS_REGISTERS_LOG2_BINS",
-                                  "CLSTATS_REGISTERS_SIGMAS",        "CLSTATS_REGISTERS_CAP",
-                                  "CLSTATS_REGISTERS_ROUNDS",        "CLSTATS_REGISTERS_HELD",
-                                  "CLSTATS_REGISTERS_STREAM",        "CLSTATS_REGISTERS_PASS_CAP"};
+    static const char *names[] = {"columns.method",          "bracket.sample",
+                                  "bracket.sample_wg",       "bracket.cells",
+                                  "bracket.lanes",           "bracket.chunk",
+                                  "bracket.groups",          "bracket.finish_wg",
+                                  "registers.cols",          "registers.wg",
+                                  "registers.sample_stride", "registers.log2_bins",
+                                  "registers.sigmas",        "registers.cap",
+                                  "registers.rounds",        "registers.held",
+                                  "registers.stream",        "registers.pass_cap"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        unsetenv(names[i]);
+        test_tune(names[i], NULL);
 }
 
 START_TEST(column_medians_match_the_reference_on_every_path)

@@ -28,7 +28,31 @@ clstats_ctx *test_ctx(void)
     }
     fprintf(stderr, "device: %s\n", clstats_ctx_device_name(shared_ctx));
     atexit(destroy_shared_ctx);
+    /* A suite run with other tuning (tests/meson.build: the GPU settings on a CPU device):
+     * CLSTATS_TEST_TUNING="select.wg=256,select.vpt=8", read by the tests, not the library. */
+    const char *tuning = getenv("CLSTATS_TEST_TUNING");
+    char *list = tuning ? strdup(tuning) : NULL;
+    for (char *item = list, *next; item && *item; item = next) {
+        next = strchr(item, ',');
+        if (next) *next++ = '\0';
+        char *eq = strchr(item, '=');
+        if (eq) *eq = '\0';
+        if (!eq || clstats_ctx_tune(shared_ctx, item, eq + 1) != CLSTATS_OK) {
+            fprintf(stderr, "CLSTATS_TEST_TUNING: cannot set \"%s\": %s\n", item,
+                    clstats_ctx_message(shared_ctx));
+            exit(1);
+        }
+        fprintf(stderr, "tuning: %s = %s\n", item, eq + 1);
+    }
+    free(list);
     return shared_ctx;
+}
+
+void test_tune(const char *name, const char *value)
+{
+    const int status = clstats_ctx_tune(test_ctx(), name, value);
+    ck_assert_msg(status == CLSTATS_OK, "tuning %s = %s: %s", name, value ? value : "(table)",
+                  clstats_ctx_message(test_ctx()));
 }
 
 void test_rng_seed(struct test_rng *rng, uint64_t seed)

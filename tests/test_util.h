@@ -12,6 +12,10 @@
  * with the library's message if there is no device. */
 clstats_ctx *test_ctx(void);
 
+/* Forces a tuning parameter of test_ctx() (clstats_ctx_tune; value NULL restores the table's),
+ * failing the test when the library refuses it. */
+void test_tune(const char *name, const char *value);
+
 /* splitmix64: small, fast, the same stream everywhere. */
 struct test_rng {
     uint64_t state;

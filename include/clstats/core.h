@@ -52,6 +52,10 @@ enum clstats_status {
 /* Words for a status code; never NULL. */
 const char *clstats_strerror(int status);
 
+/* The version of the library the program runs with ("0.1.0"); CLSTATS_VERSION is that of the
+ * header it was compiled with. */
+const char *clstats_version(void);
+
 /* ---- Contexts and devices ---------------------------------------------------------------- */
 
 typedef struct clstats_ctx clstats_ctx;
@@ -81,6 +85,32 @@ cl_device_id clstats_ctx_cl_device(const clstats_ctx *ctx);
 /* Device time, in milliseconds, of the kernels run by the last call on ctx (from OpenCL
  * profiling events; transfers excluded). For benchmarks and progress estimates. */
 double clstats_ctx_last_kernel_ms(const clstats_ctx *ctx);
+
+/* What the context's device offers, read once when the context was made: for callers that size
+ * their own work (madfilter's strips), so that they need not ask OpenCL. */
+struct clstats_device_limits {
+    uint64_t global_memory;  /* bytes */
+    uint64_t max_allocation; /* the largest single buffer, bytes */
+    uint64_t local_memory;   /* a work-group's, bytes */
+    size_t max_work_group;
+    unsigned compute_units;
+    int has_fp64;
+    int is_cpu;
+};
+int clstats_ctx_limits(const clstats_ctx *ctx, struct clstats_device_limits *out);
+
+/* A log for detail the library otherwise keeps to itself (it never writes to stderr): every
+ * kernel build's log, and the paths operations took. Called on the calling thread, one line
+ * (or a build log) at a time; NULL turns it off. */
+void clstats_ctx_set_log(clstats_ctx *ctx, void (*log)(void *user, const char *line), void *user);
+
+/* Forces a tuning parameter of the context, for tests and benchmarks: a path ("filter.path",
+ * "rank"), a work-group shape ("select.wg", "256"), or "build.options" (added to every kernel
+ * build). value NULL restores the table's value for the device's class. The parameters and
+ * their defaults per class of device are listed in src/core/tuning.c; 0 means "auto". Returns
+ * CLSTATS_ERR_ARG for an unknown name or a value it does not take. Not needed for results: every
+ * value gives the same exact results, only the speed differs. */
+int clstats_ctx_tune(clstats_ctx *ctx, const char *name, const char *value);
 
 struct clstats_device_info {
     int platform_index;

@@ -12,7 +12,7 @@ extern "C" {
 /* ---- Whole-array order statistics ------------------------------------------------------ */
 
 /* Exact k-th smallest values, medians and percentiles of a whole array, computed on the device
- * (src/select.c). Results are elements of the data (or a documented blend of two): values are
+ * (src/select/select.c). Results are elements of the data (or a documented blend of two): values are
  * ordered by their bits as IEEE 754 total order does, so -0.0 sorts just below +0.0 and +-inf
  * are ordinary values; NaNs are counted and left out, or reported (nan_policy). Every zero
  * result is +0 (k-th values, medians, percentiles, column and tile medians, float32 and

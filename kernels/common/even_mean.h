@@ -1,5 +1,5 @@
 /* even_mean.h - the mean of an even count's two middle values: the one rule that the filter
- * kernels (through float_keys.cl) and the host's order statistics (src/select.c) share, so it
+ * kernels (through float_keys.cl) and the host's order statistics (src/select/select.c) share, so it
  * is valid C and OpenCL C alike. */
 #ifndef EVEN_MEAN_H
 #define EVEN_MEAN_H

@@ -1,4 +1,4 @@
-/* sort_blocks.cl - sorts W keys, more than one generated network sorts (src/sort_network.c),
+/* sort_blocks.cl - sorts W keys, more than one generated network sorts (src/filter/sort_network.c),
  * in blocks: runs sorted in registers, then merged in pairs through the destination in local
  * memory, with Batcher's odd-even merge. No block holds more than 65 comparators, and the
  * blocks run in loops that stay loops, so no compiler meets one huge function.

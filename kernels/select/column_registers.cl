@@ -141,7 +141,7 @@ inline uint load_hinted(__global const uint *p)
 #define HELD_REAL(j) (lane + j * ROW_LANES < rows)
 #endif
 
-/* Timing probes (CLSTATS_REGISTERS_STOP): stop after phase n, writing x so that it is
+/* Timing probes (tuning registers.stop): stop after phase n, writing x so that it is
  * computed. */
 #ifdef STOP
 #define STOP_HERE(n, x)                                                                        \

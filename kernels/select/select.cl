@@ -60,7 +60,7 @@ typedef uint key_t;
 #define NPASS ((KEY_BITS + RADIX_BITS - 1) / RADIX_BITS)
 #define TILE (WG * VPT)
 
-/* State words (ulong), shared with src/select.c. */
+/* State words (ulong), shared with src/select/select.c. */
 #define ST_N 0        /* values in the array, NaN included */
 #define ST_NAN 1      /* NaNs found */
 #define ST_NV 2       /* valid (non-NaN) values */
@@ -233,7 +233,7 @@ inline bool hist_key(__local uint *lh, key_t k, key_t hmask, key_t pa, key_t pb,
  * so the stage is local.) */
 
 /* Stage capacity of the gathering passes, in tiles: the host sets more than one where the
- * groups it launches still fit a compute unit's local memory together (src/select.c). */
+ * groups it launches still fit a compute unit's local memory together (src/select/select.c). */
 #ifndef STAGE_TILES
 #define STAGE_TILES 1
 #endif

@@ -1,25 +1,27 @@
-/* internal.h - what the library's files share and callers never see: the context's layout,
- * error recording and program building (src/device.c, src/errors.c). */
+/* internal.h - what the library's modules may use of src/core and callers never see: the
+ * context's layout (the device it knows, its tuning, programs and scratch buffers), errors,
+ * program building, launches and their timing, transfers (docs/ARCHITECTURE.md). None of these
+ * names is exported from the shared library. */
 #ifndef CLSTATS_INTERNAL_H
 #define CLSTATS_INTERNAL_H
 
 #include "clstats.h"
+#include "tuning.h"
+
 #include <stdbool.h>
 
-#define CTX_PROGRAM_CACHE 16
-
 #define PROGRAM_KERNELS 16
-#define CTX_SCRATCH 13
 
 struct cached_program {
-    char *key; /* kernel source name + '\n' + build options */
+    char *key; /* kernel source name + '\n' + build options + '\n' + generated prefix */
     cl_program program;
     cl_kernel kernels[PROGRAM_KERNELS]; /* created on first use, by name */
     char *kernel_names[PROGRAM_KERNELS];
 };
 
-/* A device buffer kept between calls, grown on demand (clstats__scratch). */
+/* A device buffer kept between calls under a name, grown on demand (clstats__scratch). */
 struct scratch_buffer {
+    const char *name; /* the module's literal, e.g. "select.hist" */
     cl_mem mem;
     size_t bytes;
 };
@@ -31,6 +33,9 @@ struct clstats_ctx {
     cl_command_queue queue;
     char device_name[320];
     char message[4096];
+    /* What the device offers, read once when the context is made: modules read these and
+     * never ask OpenCL themselves. */
+    enum clstats__class device_class;
     bool has_fp64;
     cl_ulong max_alloc;
     cl_ulong global_mem;
@@ -40,10 +45,17 @@ struct clstats_ctx {
     bool is_cpu; /* local memory is ordinary memory there, and work-items are loop iterations */
     cl_uint nv_compute_major; /* NVIDIA's compute capability (major), 0 on other devices */
     bool load_hint_refused;   /* the driver would not build the kernels' L2 load hint */
-    double last_kernel_ms;    /* kernels of the last call, from profiling events */
-    struct cached_program programs[CTX_PROGRAM_CACHE];
-    int n_programs;
-    struct scratch_buffer scratch[CTX_SCRATCH];
+    long tuning[PARAMS];      /* the class's table, and what clstats_ctx_tune forced */
+    char *build_options;      /* added to every build (tuning: "build.options"), or NULL */
+    void (*log)(void *user, const char *line); /* clstats_ctx_set_log, or NULL */
+    void *log_user;
+    double last_kernel_ms; /* kernels of the last call, from profiling events */
+    cl_event *events;      /* launched since the call began (clstats__launch) */
+    size_t n_events, events_cap;
+    struct cached_program *programs;
+    size_t n_programs, programs_cap;
+    struct scratch_buffer *scratch;
+    size_t n_scratch;
 };
 
 /* Records a printf-style detail on ctx (or the process-wide slot when ctx is NULL) and returns
@@ -69,34 +81,67 @@ int clstats__program_prefixed(clstats_ctx *ctx, const char *source_name, const c
 
 /* A read-only device buffer holding `bytes` of host data, ready for commands enqueued after
  * it on ctx->queue; the host data must stay unchanged until the calling operation has
- * finished (src/transfer.c). `what` names it in errors. */
+ * finished (src/core/transfer.c). `what` names it in errors. */
 int clstats__upload(clstats_ctx *ctx, const void *host, size_t bytes, const char *what,
                     cl_mem *out);
 
 /* The program built from sources[0..2) with options, from the on-disk cache, or NULL; and
- * storing a built one there (src/program_cache.c). Failures only mean no cache. */
+ * storing a built one there (src/core/program_cache.c). Failures only mean no cache. */
 cl_program clstats__cache_load(clstats_ctx *ctx, const char *const sources[2], const char *options);
 void clstats__cache_store(clstats_ctx *ctx, const char *const sources[2], const char *options,
                           cl_program program);
 
 /* "#define SORT_NETWORK(v) CE(v, i, j) ..." sorting v[0..n) in place with a comparator macro
  * CE the kernel defines, or above 16 keys the blocks kernels/sort_blocks.cl sorts n keys with;
- * malloc'd, NULL when out of memory (src/sort_network.c). */
+ * malloc'd, NULL when out of memory (src/filter/sort_network.c). */
 char *clstats__sort_network_source(int n);
+
+/* Releases every program the context built (clstats_ctx_destroy). */
+void clstats__release_programs(clstats_ctx *ctx);
+
+/* The device a spec names, with what the context needs to know of it (src/core/devices.c);
+ * a spec that names none records the devices there are, on the process-wide message. */
+struct clstats__device {
+    cl_platform_id platform;
+    cl_device_id device;
+    struct clstats_device_info info;
+    enum clstats__class device_class;
+    cl_uint nv_compute_major; /* NVIDIA's compute capability (major), 0 elsewhere */
+};
+int clstats__find_device(const char *spec, struct clstats__device *out);
 
 /* The kernel `name` of a program from clstats__program, created once and kept with the
  * program (its arguments are the caller's to set before each launch). */
 int clstats__kernel(clstats_ctx *ctx, cl_program program, const char *name, cl_kernel *out);
 
-/* A device buffer of at least `bytes` kept in slot (0..CTX_SCRATCH) between calls, so hot
- * paths do not allocate device memory each time; its contents are whatever was left. */
-int clstats__scratch(clstats_ctx *ctx, int slot, size_t bytes, cl_mem *out);
+/* A device buffer of at least `bytes` kept under `name` between calls, so hot paths do not
+ * allocate device memory each time; its contents are whatever was left (src/core/scratch.c).
+ * Names are the modules' own literals ("select.hist"); two users of one name share it. */
+int clstats__scratch(clstats_ctx *ctx, const char *name, size_t bytes, cl_mem *out);
 
-/* Adds the run time of a finished kernel event to ctx->last_kernel_ms and releases it. */
-void clstats__account_event(clstats_ctx *ctx, cl_event event);
+/* Launches and their timing (src/core/launch.c), one path for every module, so that
+ * clstats_ctx_last_kernel_ms is true after every call: a public entry calls clstats__begin
+ * first; every kernel goes through clstats__launch, which keeps its event; clstats__end waits
+ * for the queue, sums the events into last_kernel_ms and releases them (also on failure).
+ * clstats__events_ms sums those from index `first` (a mark from clstats__event_mark) once they
+ * have finished, for a caller that reports one run's time. */
+void clstats__begin(clstats_ctx *ctx);
+int clstats__launch(clstats_ctx *ctx, cl_kernel kernel, cl_uint dims, const size_t *offset,
+                    const size_t *global, const size_t *local, const char *what);
+size_t clstats__event_mark(const clstats_ctx *ctx);
+double clstats__events_ms(const clstats_ctx *ctx, size_t first);
+int clstats__end(clstats_ctx *ctx, int status);
 
 /* Run time of a finished command (queue with profiling), in ms; 0 when unknown. */
 double clstats__event_ms(cl_event event);
+
+/* The tuning table's value for the context (src/core/tuning.c); 0 is "auto". */
+void clstats__tuning_init(clstats_ctx *ctx);
+long clstats__tuned(const clstats_ctx *ctx, enum clstats__param_id id);
+
+/* A line of detail for the caller's log (clstats_ctx_set_log), if it has one: the paths an
+ * operation took, build logs. The library never writes to stderr. */
+void clstats__log(clstats_ctx *ctx, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* Sizes from the caller's numbers, checked, so that a wrong stride or count is refused rather
  * than wrapped into a small buffer that the kernels then read past. No array is larger than
@@ -121,9 +166,6 @@ static inline bool clstats__span_bytes(size_t rows, size_t stride, size_t cols, 
     const size_t before_last = (rows - 1) * stride;
     return before_last <= SIZE_MAX - cols && clstats__array_bytes(before_last + cols, size, bytes);
 }
-
-/* A positive number from the environment variable `name` (tuning), else fallback. */
-long clstats__env_long(const char *name, long fallback);
 
 /* Source text of an embedded kernel file, or NULL (generated: kernels_embedded.c). */
 const char *clstats__kernel_source(const char *name);

@@ -11,7 +11,6 @@
 
 /* Window values visited per launch, at most: keeps each launch well under a second. */
 #define WORK_PER_LAUNCH (1L << 31)
-#define MAX_BANDS 64
 
 /* The designs (see the kernel files): sorted column runs, fastest on GPUs where its tile fits;
  * counting bisection over a local-memory tile; the binned reference design reading global
@@ -40,16 +39,15 @@ static size_t sorted_local_bytes(int w, int tx, int ty, int px)
 /* The sorted design's shape for width w: the first that fits, preferring many output rows per
  * group (each sorted segment serves a row). One pixel per work-item measured best for median
  * and MAD together at w = 11 on the H200 (bench/RESULTS.md); more trade MAD for median speed.
- * CLSTATS_FILTER_SHAPE="TX,TY,PX" overrides, for tuning. */
+ * The tuning parameters filter.shape_tx, _ty and _px force a shape that fits. */
 static bool plan_sorted(const clstats_ctx *ctx, int w, struct filter_plan *plan)
 {
     static const int shapes[][3] = {{32, 8, 1}, {32, 4, 1}, {16, 4, 1},
                                     {32, 2, 1}, {16, 2, 1}, {8, 2, 1}};
-    const char *force = getenv("CLSTATS_FILTER_SHAPE");
-    int tx, ty, px;
+    int tx = (int)clstats__tuned(ctx, P_FILTER_SHAPE_TX), ty = (int)clstats__tuned(ctx, P_FILTER_SHAPE_TY),
+        px = (int)clstats__tuned(ctx, P_FILTER_SHAPE_PX);
     if (w > 63) return false; /* its window loops unroll W times: slow builds (bench/RESULTS.md) */
-    if (force && sscanf(force, "%d,%d,%d", &tx, &ty, &px) == 3 && tx > 0 && ty > 0 && px > 0 &&
-        sorted_local_bytes(w, tx, ty, px) <= ctx->local_mem &&
+    if (tx > 0 && ty > 0 && px > 0 && sorted_local_bytes(w, tx, ty, px) <= ctx->local_mem &&
         (size_t)(tx * ty) <= ctx->max_work_group) {
         plan->tx = tx, plan->ty = ty, plan->px = px;
         return true;
@@ -96,17 +94,17 @@ static bool plan_rank(const clstats_ctx *ctx, int w, struct filter_plan *plan)
 
 /* Chooses the design and its build options: sorted runs on GPUs where the tile fits, else
  * bisection where its tile fits; rank on CPU devices, else binned where the rank tile cannot fit
- * (bench/RESULTS.md). CLSTATS_FILTER_PATH=sorted|bisect|binned|rank forces one (tests judge each;
+ * (bench/RESULTS.md). The tuning parameter filter.path forces one (tests judge each;
  * a design whose tile cannot fit falls back as the default would). */
 static int plan_filter(clstats_ctx *ctx, int w, struct filter_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
     plan->px = plan->py = 1;
-    const char *force = getenv("CLSTATS_FILTER_PATH");
-    const char *want = force ? force : ctx->is_cpu ? "rank" : "sorted";
+    const long forced = clstats__tuned(ctx, P_FILTER_PATH);
+    const long want = forced ? forced : ctx->is_cpu ? FILTER_RANK : FILTER_SORTED;
 
-    if (strcmp(want, "rank") == 0 && plan_rank(ctx, w, plan)) return CLSTATS_OK;
-    if (strcmp(want, "sorted") == 0 && plan_sorted(ctx, w, plan)) {
+    if (want == FILTER_RANK && plan_rank(ctx, w, plan)) return CLSTATS_OK;
+    if (want == FILTER_SORTED && plan_sorted(ctx, w, plan)) {
         plan->path = PATH_SORTED;
         plan->local[0] = (size_t)plan->tx;
         plan->local[1] = (size_t)plan->ty;
@@ -119,7 +117,7 @@ static int plan_filter(clstats_ctx *ctx, int w, struct filter_plan *plan)
         return CLSTATS_OK;
     }
     plan->path = PATH_BINNED;
-    if (strcmp(want, "sorted") == 0 || strcmp(want, "bisect") == 0) {
+    if (want == FILTER_SORTED || want == FILTER_BISECT) {
         for (int t = 16; t >= 8 && plan->path == PATH_BINNED; t /= 2) {
             size_t bytes = (size_t)(t + w - 1) * (size_t)(t + w - 1) * sizeof(float);
             if (bytes <= ctx->local_mem && (size_t)(t * t) <= ctx->max_work_group) {
@@ -260,14 +258,12 @@ static int filter_span(clstats_ctx *ctx, const float *image, size_t nx, size_t s
 {
     int status;
     const size_t ny = span->rows;
-    ctx->last_kernel_ms = 0.0;
+    clstats__begin(ctx);
 
     int *colmap = NULL, *rowmap = NULL;
     cl_mem img_buf = NULL, col_buf = NULL, row_buf = NULL, med_buf = NULL, mad_buf = NULL;
     cl_kernel kernel = NULL;
     cl_program program;
-    cl_event events[MAX_BANDS];
-    int n_events = 0;
     cl_int err;
     const int w = p->width;
     size_t in_bytes;
@@ -342,17 +338,8 @@ static int filter_span(clstats_ctx *ctx, const float *image, size_t nx, size_t s
         size_t rows = ny - y0 < (size_t)band ? ny - y0 : (size_t)band;
         const size_t offset[2] = {0, y0 / (size_t)plan.py};
         const size_t global[2] = {gx / (size_t)plan.px, (rows + step_y - 1) / step_y * local[1]};
-        if (n_events == MAX_BANDS) { /* keep the event list bounded */
-            CL_TRY(ctx, clFinish(ctx->queue), "clFinish(median filter bands)");
-            for (int i = 0; i < n_events; i++)
-                clstats__account_event(ctx, events[i]);
-            n_events = 0;
-        }
-        CL_TRY(ctx,
-               clEnqueueNDRangeKernel(ctx->queue, kernel, 2, offset, global, local, 0, NULL,
-                                      &events[n_events]),
-               "clEnqueueNDRangeKernel(median_mad)");
-        n_events++;
+        status = clstats__launch(ctx, kernel, 2, offset, global, local, "median_mad");
+        if (status != CLSTATS_OK) goto fail;
         if (p->progress) {
             CL_TRY(ctx, clFinish(ctx->queue), "clFinish(median filter band)");
             p->progress(p->progress_user, (double)(y0 + rows) / (double)ny);
@@ -373,9 +360,7 @@ static int filter_span(clstats_ctx *ctx, const float *image, size_t nx, size_t s
     CL_TRY(ctx, clFinish(ctx->queue), "clFinish(median filter)");
 
 fail:
-    if (status != CLSTATS_OK) clFinish(ctx->queue);
-    for (int i = 0; i < n_events; i++)
-        clstats__account_event(ctx, events[i]);
+    status = clstats__end(ctx, status);
     if (kernel) clReleaseKernel(kernel);
     if (img_buf) clReleaseMemObject(img_buf);
     if (col_buf) clReleaseMemObject(col_buf);

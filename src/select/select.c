@@ -2,7 +2,7 @@
  * clstats_percentiles and their float64 and cl_mem forms): enqueues the radix-select or
  * cutting-plane kernels of kernels/select.cl, which keep their state on the device, and reads
  * back one small state block per call (the cutting plane reads again only if it needs more
- * passes than a batch holds). Column medians live in src/select_columns.c. */
+ * passes than a batch holds). Column medians live in src/select/select_columns.c. */
 #include "../../kernels/common/even_mean.h"
 #include "internal.h"
 #include "select_internal.h"
@@ -42,122 +42,40 @@ enum { MODE_KTH = 0, MODE_MEDIAN = 1, MODE_GIVEN = 2 };
 #define CP_BATCH 16
 #define CP_MAX_PASSES 1024
 
-/* Tuning, overridable from the environment for trying a new device (and for testing the GPU
- * settings on a CPU device): CLSTATS_SELECT_WG, _VPT, _BITS, _GROUPS (work-groups per compute
- * unit), _SAMPLE_WG (the work-group that picks the sample bracket), _SAMPLE (its sample size)
- * and _STAGE_TILES (the gathering passes' local stage, in tiles); 0: the kernel's default. */
+/* Tuning: the context's table (src/core/tuning.c: select.wg, .vpt, .bits, .groups work-groups
+ * per compute unit, .sample_wg the work-group that picks the sample bracket, .sample its sample
+ * size, .stage_tiles the gathering passes' local stage in tiles; 0: the kernel's default), with
+ * the groups capped at the device's largest. */
 struct tuning {
     int wg, vpt, bits, groups_per_cu, sample_wg, sample, stage_tiles;
 };
 
 static struct tuning tuning_for(clstats_ctx *ctx)
 {
-    struct tuning t = {256, 8, 11, 8, 1024, 0, 0};
-    if (ctx->is_cpu) {
-        /* CPU (PoCL): one work-item per group walking a long contiguous chunk with a plain
-         * local histogram is several times faster than 256 work-items with local atomics. */
-        t.wg = 1;
-        t.vpt = 4096;
-        t.sample_wg = 1;
-    }
-    /* The gathering passes stage three tiles (24 KB of float32 keys) on NVIDIA GPUs, whose
-     * 228 KB of shared memory a multiprocessor (H100, H200) holds eight such groups; AMD's
-     * 64 KB compute units would hold two, so they stage one tile, as do float64 keys. */
-    if (!ctx->is_cpu && strstr(ctx->device_name, "NVIDIA")) t.stage_tiles = 3;
+    struct tuning t = {
+        (int)clstats__tuned(ctx, P_SELECT_WG),        (int)clstats__tuned(ctx, P_SELECT_VPT),
+        (int)clstats__tuned(ctx, P_SELECT_BITS),      (int)clstats__tuned(ctx, P_SELECT_GROUPS),
+        (int)clstats__tuned(ctx, P_SELECT_SAMPLE_WG), (int)clstats__tuned(ctx, P_SELECT_SAMPLE),
+        (int)clstats__tuned(ctx, P_SELECT_STAGE_TILES)};
     if (ctx->max_work_group < (size_t)t.wg) t.wg = (int)ctx->max_work_group;
     if (ctx->max_work_group < (size_t)t.sample_wg) t.sample_wg = (int)ctx->max_work_group;
-    t.wg = (int)clstats__env_long("CLSTATS_SELECT_WG", t.wg);
-    t.vpt = (int)clstats__env_long("CLSTATS_SELECT_VPT", t.vpt);
-    t.bits = (int)clstats__env_long("CLSTATS_SELECT_BITS", t.bits);
-    t.groups_per_cu = (int)clstats__env_long("CLSTATS_SELECT_GROUPS", t.groups_per_cu);
-    t.sample_wg = (int)clstats__env_long("CLSTATS_SELECT_SAMPLE_WG", t.sample_wg);
-    t.sample = (int)clstats__env_long("CLSTATS_SELECT_SAMPLE", t.sample);
-    t.stage_tiles = (int)clstats__env_long("CLSTATS_SELECT_STAGE_TILES", t.stage_tiles);
     return t;
 }
 
-static cl_uint compute_units(clstats_ctx *ctx)
-{
-    cl_uint cu = 1;
-    clGetDeviceInfo(ctx->device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL);
-    return cu ? cu : 1;
-}
-
-/* Profiling: the run keeps the events of its commands and sums their device time once the
- * state has been read, so that timing never stalls the queue between launches. */
-struct events {
-    cl_event *ev;
-    const char **what; /* each command's name, for CLSTATS_SELECT_DEBUG */
-    size_t n, cap;
-};
-
-static cl_event *next_event(struct events *e)
-{
-    if (e->n == e->cap) {
-        size_t cap = e->cap ? 2 * e->cap : 64;
-        cl_event *p = realloc(e->ev, cap * sizeof *p);
-        if (!p) return NULL;
-        e->ev = p;
-        const char **w = realloc(e->what, cap * sizeof *w);
-        if (!w) return NULL;
-        e->what = w;
-        e->cap = cap;
-    }
-    e->ev[e->n] = NULL;
-    return &e->ev[e->n];
-}
-
-static void keep_event(struct events *e, const char *what)
-{
-    if (e->n < e->cap && e->ev[e->n]) e->what[e->n++] = what;
-}
-
-static void sum_events(struct events *e, double *ms)
-{
-    const bool debug = getenv("CLSTATS_SELECT_DEBUG") != NULL;
-    for (size_t i = 0; i < e->n; i++) {
-        if (ms) {
-            clWaitForEvents(1, &e->ev[i]);
-            const double t = clstats__event_ms(e->ev[i]);
-            *ms += t;
-            if (debug) fprintf(stderr, "  %-16s %8.4f ms\n", e->what[i], t);
-        }
-        clReleaseEvent(e->ev[i]);
-    }
-    free(e->ev);
-    free(e->what);
-    memset(e, 0, sizeof *e);
-}
-
-/* Everything one selection run uses: kernels and buffers are the context's (kept between
- * calls), the events are the run's. */
+/* Everything one selection run uses: kernels and buffers are the context's, kept between
+ * calls. */
 struct run {
     clstats_ctx *ctx;
     cl_kernel k_hist, k_scan, k_cp_reduce, k_cp_update, k_cp_gather;
     cl_mem st, hist, ctr, kbuf, pc, ps;
     size_t wg, groups;
     int npass;
-    double *ms; /* NULL unless timing */
-    struct events events;
 };
-
-/* Scratch slots of the context used here. */
-enum { SLOT_STATE, SLOT_HIST, SLOT_COUNTERS, SLOT_KEYS, SLOT_PARTIALS, SLOT_SUMS };
-
-/* Where the next command puts its event: NULL unless timing. */
-static cl_event *evp(struct run *r)
-{
-    return r->ms ? next_event(&r->events) : NULL;
-}
 
 static int launch_sized(struct run *r, cl_kernel k, size_t groups, size_t wg, const char *what)
 {
     size_t global = groups * wg, local = wg;
-    int status = clstats__cl_check(
-        r->ctx, clEnqueueNDRangeKernel(r->ctx->queue, k, 1, NULL, &global, &local, 0, NULL, evp(r)),
-        what);
-    keep_event(&r->events, what);
-    return status;
+    return clstats__launch(r->ctx, k, 1, NULL, &global, &local, what);
 }
 
 static int launch(struct run *r, cl_kernel k, size_t groups, const char *what)
@@ -205,6 +123,7 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     struct run r = {0};
     cl_program program;
     int status;
+    const size_t first_event = clstats__event_mark(ctx);
     const struct tuning tu = tuning_for(ctx);
     const size_t key_size = f64 ? 8 : 4;
     const int key_bits = f64 ? 64 : 32;
@@ -222,8 +141,8 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
         return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED,
                              "%s has no fp64: float64 data cannot be used there", ctx->device_name);
     if (tu.bits < 4 || tu.bits > 12 || tu.wg < 1 || (tu.wg & (tu.wg - 1)) || tu.vpt < 1 ||
-        (size_t)tu.sample_wg > ctx->max_work_group)
-        return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad CLSTATS_SELECT_* tuning");
+        tu.sample_wg < 1 || tu.groups_per_cu < 1)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad select.* tuning");
 
     const size_t sample_wg = (size_t)tu.sample_wg;
     char options[200];
@@ -240,10 +159,9 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     r.ctx = ctx;
     r.wg = (size_t)tu.wg;
     r.npass = (key_bits + tu.bits - 1) / tu.bits;
-    r.ms = req->kernel_ms;
     const uint64_t tile = (uint64_t)tu.wg * (uint64_t)tu.vpt;
     const uint64_t ntiles = (n + tile - 1) / tile;
-    r.groups = (size_t)compute_units(ctx) * (size_t)tu.groups_per_cu;
+    r.groups = (size_t)ctx->compute_units * (size_t)tu.groups_per_cu;
     if (r.groups > ntiles) r.groups = ntiles ? (size_t)ntiles : 1;
 
     /* kbuf: the radix path copies a pass-0 bin there when it holds at most a quarter of the
@@ -267,15 +185,13 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     st[ST_R1] = req->r1;
     st[ST_CAP] = cap;
     const size_t nb = (size_t)1 << tu.bits;
-    if ((status = clstats__scratch(ctx, SLOT_STATE, sizeof st, &r.st)) ||
-        (status = clstats__scratch(ctx, SLOT_HIST, 4 * nb * sizeof(cl_uint), &r.hist)) ||
-        (status = clstats__scratch(ctx, SLOT_COUNTERS, 8 * sizeof(cl_uint), &r.ctr)) ||
-        (status = clstats__scratch(ctx, SLOT_KEYS, (size_t)cap * key_size, &r.kbuf)))
+    if ((status = clstats__scratch(ctx, "select.state", sizeof st, &r.st)) ||
+        (status = clstats__scratch(ctx, "select.hist", 4 * nb * sizeof(cl_uint), &r.hist)) ||
+        (status = clstats__scratch(ctx, "select.counters", 8 * sizeof(cl_uint), &r.ctr)) ||
+        (status = clstats__scratch(ctx, "select.keys", (size_t)cap * key_size, &r.kbuf)))
         goto fail;
-    CL_TRY(ctx,
-           clEnqueueWriteBuffer(ctx->queue, r.st, CL_FALSE, 0, sizeof st, st, 0, NULL, evp(&r)),
+    CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, r.st, CL_FALSE, 0, sizeof st, st, 0, NULL, NULL),
            "clEnqueueWriteBuffer(select state)");
-    keep_event(&r.events, "write(state)");
     if (method != CLSTATS_SELECT_SAMPLE) { /* sample_bracket does this itself */
         cl_kernel k_init;
         if ((status = get_kernel(&r, program, "select_init", &k_init))) goto fail;
@@ -324,8 +240,8 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
         const size_t real_size = ctx->has_fp64 ? 8 : 4;
         const cl_uint groups = (cl_uint)r.groups;
         if ((status =
-                 clstats__scratch(ctx, SLOT_PARTIALS, r.groups * 6 * sizeof(cl_ulong), &r.pc)) ||
-            (status = clstats__scratch(ctx, SLOT_SUMS, r.groups * 2 * real_size, &r.ps)) ||
+                 clstats__scratch(ctx, "select.partials", r.groups * 6 * sizeof(cl_ulong), &r.pc)) ||
+            (status = clstats__scratch(ctx, "select.sums", r.groups * 2 * real_size, &r.ps)) ||
             (status = get_kernel(&r, program, "cp_reduce", &r.k_cp_reduce)) ||
             (status = get_kernel(&r, program, "cp_update", &r.k_cp_update)) ||
             (status = get_kernel(&r, program, "cp_gather", &r.k_cp_gather)))
@@ -366,10 +282,9 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     res->key1 = st[ST_RES1];
     res->passes = method == CLSTATS_SELECT_RADIX ? (unsigned)r.npass : (unsigned)st[ST_ITERS];
     res->gathered = st[ST_C];
-    if (getenv("CLSTATS_SELECT_DEBUG"))
-        fprintf(stderr,
+    clstats__log(ctx,
                 "select: n=%llu method=%d passes=%u bracket [%#llx, %#llx] of %llu values, "
-                "%llu below, compact=%llu, %llu trailing passes skipped\n",
+                "%llu below, compact=%llu, %llu trailing passes skipped",
                 (unsigned long long)n, (int)method, res->passes, (unsigned long long)st[ST_LO],
                 (unsigned long long)st[ST_HI], (unsigned long long)st[ST_C],
                 (unsigned long long)st[ST_L], (unsigned long long)st[ST_COMPACT],
@@ -379,7 +294,10 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
 
 fail:
     if (status != CLSTATS_OK) clFinish(ctx->queue);
-    sum_events(&r.events, r.ms);
+    if (req->kernel_ms) {
+        clFinish(ctx->queue);
+        *req->kernel_ms += clstats__events_ms(ctx, first_event);
+    }
     return status;
 }
 
@@ -495,6 +413,7 @@ static double median_value(const struct select_result *res, bool f64, enum clsta
 static int kth_any(clstats_ctx *ctx, const void *data, cl_mem buf, size_t offset, size_t n,
                    bool f64, uint64_t k, const struct clstats_select_options *o, double *out)
 {
+    clstats__begin(ctx);
     *out = NAN;
     cl_mem own = NULL;
     int status = CLSTATS_OK;
@@ -508,6 +427,7 @@ static int kth_any(clstats_ctx *ctx, const void *data, cl_mem buf, size_t offset
     struct select_result res;
     status = select_device(ctx, buf, offset, n, f64, o, &req, &res);
     if (status == CLSTATS_OK) *out = clstats__plus_zero(clstats__value_of_key(res.key0, f64));
+    status = clstats__end(ctx, status);
     if (own) clReleaseMemObject(own);
     return status;
 }
@@ -515,6 +435,7 @@ static int kth_any(clstats_ctx *ctx, const void *data, cl_mem buf, size_t offset
 static int median_any(clstats_ctx *ctx, const void *data, cl_mem buf, size_t offset, size_t n,
                       bool f64, const struct clstats_select_options *o, double *out)
 {
+    clstats__begin(ctx);
     *out = NAN;
     cl_mem own = NULL;
     int status = CLSTATS_OK;
@@ -528,6 +449,7 @@ static int median_any(clstats_ctx *ctx, const void *data, cl_mem buf, size_t off
     struct select_result res;
     status = select_device(ctx, buf, offset, n, f64, o, &req, &res);
     if (status == CLSTATS_OK) *out = clstats__plus_zero(median_value(&res, f64, o->even));
+    status = clstats__end(ctx, status);
     if (own) clReleaseMemObject(own);
     return status;
 }
@@ -626,6 +548,7 @@ static double lerp(double a, double b, double g)
 static int percentiles_any(clstats_ctx *ctx, const void *data, size_t n, bool f64, const double *q,
                            size_t nq, const struct clstats_select_options *o, double *out)
 {
+    clstats__begin(ctx);
     for (size_t i = 0; i < nq; i++) {
         out[i] = NAN;
         if (!(q[i] >= 0.0 && q[i] <= 100.0))
@@ -659,6 +582,7 @@ static int percentiles_any(clstats_ctx *ctx, const void *data, size_t n, bool f6
         out[i] = clstats__plus_zero(lerp(a, b, h - lo));
     }
     if (kt) *kt = total;
+    status = clstats__end(ctx, status);
     clReleaseMemObject(buf);
     return status;
 }

@@ -1,8 +1,8 @@
 /* select_columns.c - batched medians: the median of every column of a float32 matrix
  * (clstats_column_medians) and of every tile of an image (clstats_tile_medians), and their
  * cl_mem forms, one work-group per tile running kernels/select_columns.cl (a column is a tile
- * one pixel wide), or on GPUs one of the sample paths (src/select_columns_registers.c,
- * src/select_columns_bracket.c); the kernels return keys, the host applies the even-count
+ * one pixel wide), or on GPUs one of the sample paths (src/select/select_columns_registers.c,
+ * src/select/select_columns_bracket.c); the kernels return keys, the host applies the even-count
  * option. */
 #include "internal.h"
 #include "select_internal.h"
@@ -14,10 +14,8 @@
 
 static const struct clstats_select_options default_options = {0};
 
-/* The context's scratch slots for the results and the transposed matrix (src/select.c uses
- * 0..5, src/select_columns_bracket.c 8..11, src/select_columns_registers.c 12). */
-#define SLOT_COLUMN_RESULTS 6
-#define SLOT_TRANSPOSED 7
+/* The context's scratch slots for the results and the transposed matrix (src/select/select.c uses
+ * 0..5, src/select/select_columns_bracket.c 8..11, src/select/select_columns_registers.c 12). */
 
 /* Largest matrix transposed first (the copy is scratch the context keeps), and the fewest
  * columns for which it pays (see transpose()). */
@@ -36,19 +34,19 @@ static size_t search_bytes(int bits)
  * where it does not pay or does not fit. On the H200 it made 1000 columns of 10^4 rows 25%
  * faster (0.121 -> 0.091 ms, transposition included) and 256 columns of 4096 rows 13% slower
  * (bench/RESULTS.md): done on GPUs from TRANSPOSE_MIN_COLS columns.
- * CLSTATS_COLUMNS_TRANSPOSE=0|1 decides instead (tuning, tests). */
+ * The tuning parameter columns.transpose (off, on) decides instead (tuning, tests). */
 static int transpose(clstats_ctx *ctx, cl_program program, cl_mem buf, size_t offset, size_t rows,
-                     size_t cols, size_t ld, cl_mem *t, cl_event *ev)
+                     size_t cols, size_t ld, cl_mem *t)
 {
     cl_kernel kernel;
     const size_t bytes = rows * cols * sizeof(float);
     *t = NULL;
-    const char *force = getenv("CLSTATS_COLUMNS_TRANSPOSE");
+    const long force = clstats__tuned(ctx, P_COLUMNS_TRANSPOSE);
     const bool want =
-        force && *force ? strcmp(force, "1") == 0 : !ctx->is_cpu && cols >= TRANSPOSE_MIN_COLS;
+        force ? force == SWITCH_ON : !ctx->is_cpu && cols >= TRANSPOSE_MIN_COLS;
     if (!want || bytes > ctx->max_alloc || bytes > TRANSPOSE_MAX_BYTES) return CLSTATS_OK;
     int status = clstats__kernel(ctx, program, "transpose", &kernel);
-    if (status == CLSTATS_OK) status = clstats__scratch(ctx, SLOT_TRANSPOSED, bytes, t);
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "columns.transposed", bytes, t);
     if (status != CLSTATS_OK) return status;
     const cl_ulong off = offset, ldl = ld;
     const cl_uint nrows = (cl_uint)rows, ncols = (cl_uint)cols;
@@ -60,8 +58,8 @@ static int transpose(clstats_ctx *ctx, cl_program program, cl_mem buf, size_t of
     CL_TRY(ctx, clSetKernelArg(kernel, 5, sizeof *t, t), "clSetKernelArg");
     const size_t local[2] = {32, 8};
     const size_t global[2] = {(cols + 31) / 32 * 32, (rows + 31) / 32 * 8};
-    CL_TRY(ctx, clEnqueueNDRangeKernel(ctx->queue, kernel, 2, NULL, global, local, 0, NULL, ev),
-           "clEnqueueNDRangeKernel(transpose)");
+    status = clstats__launch(ctx, kernel, 2, NULL, global, local, "transpose");
+    if (status != CLSTATS_OK) goto fail;
     return CLSTATS_OK;
 fail:
     *t = NULL;
@@ -94,15 +92,15 @@ static size_t tile_size(const struct tiling *t, size_t g)
 }
 
 /* One group of wg work-items a tile (kernel tile_select), after transposing a matrix where
- * that pays (`columns`: its tiles are its columns); *ev and *t_ev, when not NULL, time them. */
+ * that pays (`columns`: its tiles are its columns). */
 static int launch_tiles(clstats_ctx *ctx, cl_kernel kernel, cl_program program, cl_mem buf,
                         size_t offset, const struct tiling *tl, bool columns, cl_mem res_buf,
-                        size_t wg, cl_event *ev, cl_event *t_ev)
+                        size_t wg)
 {
     cl_mem t_buf = NULL;
     int status = CLSTATS_OK;
     if (columns) {
-        status = transpose(ctx, program, buf, offset, tl->ny, tl->nx, tl->stride, &t_buf, t_ev);
+        status = transpose(ctx, program, buf, offset, tl->ny, tl->nx, tl->stride, &t_buf);
         if (status != CLSTATS_OK) return status;
     }
     /* The transposed matrix is an image of ny columns and nx rows whose tiles are its rows. */
@@ -120,8 +118,7 @@ static int launch_tiles(clstats_ctx *ctx, cl_kernel kernel, cl_program program, 
     CL_TRY(ctx, clSetKernelArg(kernel, 6, sizeof th, &th), "clSetKernelArg");
     CL_TRY(ctx, clSetKernelArg(kernel, 7, sizeof res_buf, &res_buf), "clSetKernelArg");
     const size_t global = tile_count(tl) * wg;
-    CL_TRY(ctx, clEnqueueNDRangeKernel(ctx->queue, kernel, 1, NULL, &global, &wg, 0, NULL, ev),
-           "clEnqueueNDRangeKernel(tile_select)");
+    status = clstats__launch(ctx, kernel, 1, NULL, &global, &wg, "tile_select");
 fail:
     return status;
 }
@@ -135,26 +132,25 @@ static int radix_keys(clstats_ctx *ctx, cl_mem buf, size_t offset, const struct 
     cl_program program;
     cl_kernel kernel = NULL;
     cl_mem res_buf = NULL;
-    cl_event ev = NULL, t_ev = NULL;
     int status;
+    const size_t first_event = clstats__event_mark(ctx);
 
-    /* CLSTATS_COLUMNS_WG and _BITS tune it for a new device. */
-    /* CPU: one work-item per column, plain local increments (as src/select.c). GPUs: 512
-     * work-items a column (H100, interleaved rounds: 10^4 x 1000 0.095 ms against 0.101 with
-     * 256 and 0.111 with 1024; 10^4 x 100 0.027 against 0.031). */
-    long wg_default = ctx->is_cpu ? 1 : 512;
-    if ((size_t)wg_default > ctx->max_work_group) wg_default = (long)ctx->max_work_group;
-    int wg = (int)clstats__env_long("CLSTATS_COLUMNS_WG", wg_default);
-    int bits = (int)clstats__env_long("CLSTATS_COLUMNS_BITS", 8);
-    if ((wg & (wg - 1)) || bits < 4 || bits > 12)
-        return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad CLSTATS_COLUMNS_* tuning");
+    /* columns.wg and .bits (src/core/tuning.c): one work-item per column on CPU devices, plain
+     * local increments (as src/select/select.c); 512 a column on GPUs; at most the device's
+     * largest work-group. */
+    long wg = clstats__tuned(ctx, P_COLUMNS_WG);
+    if ((size_t)wg > ctx->max_work_group) wg = (long)ctx->max_work_group;
+    const int bits = (int)clstats__tuned(ctx, P_COLUMNS_BITS);
+    if (wg < 1 || (wg & (wg - 1)) || bits < 4 || bits > 12)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad columns.* tuning");
     /* Rows staged in local memory: what is left beside the histograms and their chunk sums. */
     const size_t fixed = search_bytes(bits) + 256;
     long local_rows = ctx->local_mem > fixed + 4096 ? (long)((ctx->local_mem - fixed) / 4) : 0;
     if (local_rows > 1 << 16) local_rows = 1 << 16; /* CPU devices report megabytes */
-    local_rows = clstats__env_long("CLSTATS_COLUMNS_LOCAL_ROWS", local_rows);
+    if (clstats__tuned(ctx, P_COLUMNS_LOCAL_ROWS))
+        local_rows = clstats__tuned(ctx, P_COLUMNS_LOCAL_ROWS);
     char options[160];
-    snprintf(options, sizeof options, "-D WG=%d -D RADIX_BITS=%d -D LOCAL_ROWS=%ld", wg, bits,
+    snprintf(options, sizeof options, "-D WG=%ld -D RADIX_BITS=%d -D LOCAL_ROWS=%ld", wg, bits,
              local_rows);
     status = clstats__program(ctx, "select_columns.cl", options, &program);
     if (status != CLSTATS_OK) return status;
@@ -162,23 +158,19 @@ static int radix_keys(clstats_ctx *ctx, cl_mem buf, size_t offset, const struct 
     const size_t ntiles = tile_count(tl);
     if ((status = clstats__kernel(ctx, program, "tile_select", &kernel)) ||
         (status =
-             clstats__scratch(ctx, SLOT_COLUMN_RESULTS, ntiles * 3 * sizeof(cl_uint), &res_buf)))
+             clstats__scratch(ctx, "columns.results", ntiles * 3 * sizeof(cl_uint), &res_buf)))
         return status;
-    status = launch_tiles(ctx, kernel, program, buf, offset, tl, columns, res_buf, (size_t)wg,
-                          ms ? &ev : NULL, ms ? &t_ev : NULL);
+    status = launch_tiles(ctx, kernel, program, buf, offset, tl, columns, res_buf, (size_t)wg);
     if (status != CLSTATS_OK) goto fail;
     CL_TRY(ctx,
            clEnqueueReadBuffer(ctx->queue, res_buf, CL_TRUE, 0, ntiles * 3 * sizeof(cl_uint), keys,
                                0, NULL, NULL),
            "clEnqueueReadBuffer(tile results)");
-    if (ev) *ms += clstats__event_ms(ev) + (t_ev ? clstats__event_ms(t_ev) : 0.0);
-    if (ev && getenv("CLSTATS_COLUMNS_DEBUG"))
-        fprintf(stderr, "column radix: transpose %.4f, select %.4f ms\n",
-                t_ev ? clstats__event_ms(t_ev) : 0.0, clstats__event_ms(ev));
+    if (ms) *ms += clstats__events_ms(ctx, first_event);
+    clstats__log(ctx, "column radix: %zu tiles, %.4f ms (transposition included)", ntiles,
+                 clstats__events_ms(ctx, first_event));
 fail:
     if (status != CLSTATS_OK) clFinish(ctx->queue);
-    if (ev) clReleaseEvent(ev);
-    if (t_ev) clReleaseEvent(t_ev);
     return status;
 }
 
@@ -198,7 +190,7 @@ void clstats__column_results(const cl_uint *out, size_t cols, cl_uint *keys3, bo
 
 /* On GPUs, by default (H100 measurements, kernel ms against the radix kernel, in
  * bench/RESULTS.md):
- * - columns from BRACKET_MIN_ROWS rows take the bracket path (src/select_columns_bracket.c),
+ * - columns from BRACKET_MIN_ROWS rows take the bracket path (src/select/select_columns_bracket.c),
  *   which reads the matrix once where the radix kernel makes four passes (32768 x 1000 0.28
  *   against 0.43; 10^5 x 1000 0.65 against 3.8, and 3.0x to 1.5x faster from 256 columns down
  *   to 10); so do shorter ones too long for the one-launch path, given a column for every
@@ -210,13 +202,13 @@ void clstats__column_results(const cl_uint *out, size_t cols, cl_uint *keys3, bo
  *   0.028 against 0.033, 10^4 x 700 0.054 against 0.074, 10^4 x 512 in groups of four 0.041
  *   against 0.045; not 10^4 x 2000, in two waves: 0.155 against 0.147);
  * - columns of REGISTERS_MIN_ROWS rows up to what fits take the one-launch path
- *   (src/select_columns_registers.c) where there are REGISTERS_COLS_PER_UNIT columns for every
+ *   (src/select/select_columns_registers.c) where there are REGISTERS_COLS_PER_UNIT columns for every
  *   compute unit (10^4 x 1000 0.076 against 0.094, 512 x 1000 0.027 against 0.035, 10^4 x 512
  *   0.043 against 0.052; with fewer its groups leave the GPU idle: 10^4 x 256 even, 10^4 x 100
  *   0.037 against 0.027), or from REGISTERS_ALWAYS_ROWS rows, where the radix kernel no longer
  *   holds a column in local memory and takes twice as long (12288 x 100 0.041 against 0.048,
  *   16384 x 256 0.059 against 0.117).
- * CLSTATS_COLUMNS_METHOD=registers|streamed|bracket|radix decides instead (tuning, tests). */
+ * The tuning parameter columns.method (registers, streamed, bracket, radix) decides instead. */
 #define BRACKET_MIN_ROWS 32768
 #define STREAMED_MIN_ROWS 2048
 #define STREAMED_MAX_ROWS 16384
@@ -227,15 +219,15 @@ void clstats__column_results(const cl_uint *out, size_t cols, cl_uint *keys3, bo
 /* The sample path the columns take, or NULL: all to the radix kernel. */
 static clstats__column_path path_wanted(clstats_ctx *ctx, const struct tiling *tl, bool columns)
 {
-    const char *method = getenv("CLSTATS_COLUMNS_METHOD");
-    if (!columns || (method && strcmp(method, "radix") == 0)) return NULL;
-    if (method && strcmp(method, "registers") == 0)
+    const long method = clstats__tuned(ctx, P_COLUMNS_METHOD);
+    if (!columns || method == COLUMNS_RADIX) return NULL;
+    if (method == COLUMNS_REGISTERS)
         return clstats__column_registers_fits(ctx, tl->ny, tl->nx) ? clstats__column_registers
                                                                    : NULL;
-    if (method && strcmp(method, "streamed") == 0)
+    if (method == COLUMNS_STREAMED)
         return clstats__column_streamed_fits(ctx, tl->ny, tl->nx) ? clstats__column_streamed
                                                                   : NULL;
-    if (method && strcmp(method, "bracket") == 0)
+    if (method == COLUMNS_BRACKET)
         return clstats__column_bracket_fits(ctx, tl->ny, tl->nx) ? clstats__column_bracket : NULL;
     if (ctx->is_cpu) return NULL;
     const size_t rows = tl->ny, cols = tl->nx, units = ctx->compute_units;
@@ -259,6 +251,7 @@ static int tiles_device(clstats_ctx *ctx, cl_mem buf, size_t offset, struct tili
                         const struct clstats_select_options *o, float *out)
 {
     const size_t ntiles = tile_count(&tl);
+    clstats__begin(ctx);
     cl_uint *keys = malloc(ntiles * 3 * sizeof *keys);
     if (!keys) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate %zu results", ntiles);
     double ms = 0;
@@ -309,6 +302,7 @@ static int tiles_device(clstats_ctx *ctx, cl_mem buf, size_t offset, struct tili
         status = clstats__fail(ctx, CLSTATS_ERR_NAN, "%llu NaN values in the %s",
                                (unsigned long long)nan, columns ? "matrix" : "image");
 fail:
+    status = clstats__end(ctx, status);
     if (radix != keys) free(radix);
     free(miss);
     free(keys);

@@ -1,7 +1,7 @@
 /* select_columns_bracket.c - column medians on GPUs through a sample bracket per column
  * (kernels/column_bracket.cl): one coalesced read of the matrix where the radix kernel needs a
  * transposed copy and four dependent passes. Columns whose bracket misses are reported, and
- * the caller (src/select_columns.c) takes theirs from the radix kernel. */
+ * the caller (src/select/select_columns.c) takes theirs from the radix kernel. */
 #include "internal.h"
 #include "select_internal.h"
 
@@ -10,8 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The context's scratch slots (src/select.c uses 0..5, src/select_columns.c 6 and 7). */
-enum { SLOT_BOUNDS = 8, SLOT_COUNTS, SLOT_KEYS, SLOT_RESULTS };
+/* The context's scratch slots (src/select/select.c uses 0..5, src/select/select_columns.c 6 and 7). */
 
 /* The kernels get these as build options. */
 #define BRACKET_SIGMAS 5.0
@@ -25,7 +24,7 @@ struct bracket_shape {
     size_t nslices, slice_rows, room;
 };
 
-/* The defaults, each tunable by CLSTATS_COLUMNS_<NAME>, are for the long columns GPUs take
+/* The defaults (the tuning table's bracket.*, src/core/tuning.c) are for the long columns GPUs take
  * this path for (H100 sweeps at 32768 and 10^5 rows, bench/RESULTS.md): a sample of 2048
  * keeps about 11% of a column, in 256 cells of some 45 keys; count groups of 8 lanes by 32
  * columns copying every 256 rows, about four thousand of them. Tests force the path on small
@@ -35,22 +34,23 @@ static int bracket_shape(clstats_ctx *ctx, size_t rows, size_t cols, struct brac
     long sample = 2048; /* at most a quarter of the rows, and at least 32 */
     while (sample > 32 && (size_t)sample > rows / 4)
         sample /= 2;
-    s->sample = clstats__env_long("CLSTATS_COLUMNS_SAMPLE", sample);
-    s->sample_wg =
-        clstats__env_long("CLSTATS_COLUMNS_SAMPLE_WG", s->sample / 2 < 256 ? s->sample / 2 : 256);
-    s->cells = clstats__env_long("CLSTATS_COLUMNS_CELLS", 256);
-    s->row_lanes = clstats__env_long("CLSTATS_COLUMNS_LANES", 8);
-    s->chunk_rows = clstats__env_long("CLSTATS_COLUMNS_CHUNK", 256);
-    s->finish_wg = clstats__env_long("CLSTATS_COLUMNS_FINISH_WG", 256);
-    s->finish_cap = clstats__env_long("CLSTATS_COLUMNS_FINISH_CAP", 1024);
-    s->groups = clstats__env_long("CLSTATS_COLUMNS_GROUPS", 4096); /* of column_count */
+    s->sample = clstats__tuned(ctx, P_BRACKET_SAMPLE) ? clstats__tuned(ctx, P_BRACKET_SAMPLE)
+                                                       : sample;
+    s->sample_wg = clstats__tuned(ctx, P_BRACKET_SAMPLE_WG);
+    if (!s->sample_wg) s->sample_wg = s->sample / 2 < 256 ? s->sample / 2 : 256;
+    s->cells = clstats__tuned(ctx, P_BRACKET_CELLS);
+    s->row_lanes = clstats__tuned(ctx, P_BRACKET_LANES);
+    s->chunk_rows = clstats__tuned(ctx, P_BRACKET_CHUNK);
+    s->finish_wg = clstats__tuned(ctx, P_BRACKET_FINISH_WG);
+    s->finish_cap = clstats__tuned(ctx, P_BRACKET_FINISH_CAP);
+    s->groups = clstats__tuned(ctx, P_BRACKET_GROUPS); /* of column_count */
 #define POW2(x) ((x) > 0 && !((x) & ((x)-1)))
     if (!POW2(s->sample) || s->sample < 32 || !POW2(s->sample_wg) || s->sample_wg > s->sample / 2 ||
         (size_t)s->sample_wg > ctx->max_work_group || s->cells < 1 || s->cells > 1024 ||
         s->row_lanes < 1 || (size_t)(s->row_lanes * COLS_PER_GROUP) > ctx->max_work_group ||
         s->chunk_rows < s->row_lanes || s->chunk_rows % s->row_lanes || s->finish_wg < 4 ||
         (size_t)s->finish_wg > ctx->max_work_group || s->finish_cap < 1 || s->groups < 1)
-        return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad CLSTATS_COLUMNS_* tuning");
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad bracket.* tuning");
     const size_t ncb = (cols + COLS_PER_GROUP - 1) / COLS_PER_GROUP;
     size_t want = ((size_t)s->groups + ncb - 1) / ncb, most = (rows + 63) / 64;
     if (want > MAX_SLICES) want = MAX_SLICES;
@@ -120,9 +120,8 @@ int clstats__column_bracket(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t 
     cl_program program;
     cl_kernel k_sample, k_count, k_finish;
     cl_mem bounds, counts, keys, res;
-    cl_event ev[3] = {NULL, NULL, NULL};
     cl_uint *out = NULL;
-    const bool debug = getenv("CLSTATS_COLUMNS_DEBUG") != NULL;
+    const size_t first_event = clstats__event_mark(ctx);
     int status = bracket_shape(ctx, rows, cols, &s);
     if (status != CLSTATS_OK) return status;
     char options[256];
@@ -136,10 +135,11 @@ int clstats__column_bracket(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t 
         (status = clstats__kernel(ctx, program, "column_sample", &k_sample)) ||
         (status = clstats__kernel(ctx, program, "column_count", &k_count)) ||
         (status = clstats__kernel(ctx, program, "column_finish", &k_finish)) ||
-        (status = clstats__scratch(ctx, SLOT_BOUNDS, (size_t)(s.cells + 1) * cols * 4, &bounds)) ||
-        (status = clstats__scratch(ctx, SLOT_COUNTS, cols * s.nslices * NCOUNT * 4, &counts)) ||
-        (status = clstats__scratch(ctx, SLOT_KEYS, keys_bytes(&s, cols), &keys)) ||
-        (status = clstats__scratch(ctx, SLOT_RESULTS, cols * 4 * 4, &res)))
+        (status = clstats__scratch(ctx, "bracket.bounds", (size_t)(s.cells + 1) * cols * 4,
+                                   &bounds)) ||
+        (status = clstats__scratch(ctx, "bracket.counts", cols * s.nslices * NCOUNT * 4, &counts)) ||
+        (status = clstats__scratch(ctx, "bracket.keys", keys_bytes(&s, cols), &keys)) ||
+        (status = clstats__scratch(ctx, "bracket.results", cols * 4 * 4, &res)))
         return status;
     out = malloc(cols * 4 * sizeof *out);
     if (!out) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate %zu results", cols);
@@ -176,30 +176,23 @@ int clstats__column_bracket(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t 
                           (size_t)s.finish_wg};
     const size_t global[3] = {cols * wg[0], ncb * s.nslices * wg[1], cols * wg[2]};
     const cl_kernel kernel[3] = {k_sample, k_count, k_finish};
+    static const char *const names[3] = {"column_sample", "column_count", "column_finish"};
     for (int i = 0; i < 3; i++)
-        CL_TRY(ctx,
-               clEnqueueNDRangeKernel(ctx->queue, kernel[i], 1, NULL, &global[i], &wg[i], 0, NULL,
-                                      ms || debug ? &ev[i] : NULL),
-               "clEnqueueNDRangeKernel(column bracket)");
+        if ((status = clstats__launch(ctx, kernel[i], 1, NULL, &global[i], &wg[i], names[i])))
+            goto fail;
     CL_TRY(ctx,
            clEnqueueReadBuffer(ctx->queue, res, CL_TRUE, 0, cols * 4 * sizeof *out, out, 0, NULL,
                                NULL),
            "clEnqueueReadBuffer(column results)");
-    if (ms)
-        for (int i = 0; i < 3; i++)
-            *ms += clstats__event_ms(ev[i]);
+    if (ms) *ms += clstats__events_ms(ctx, first_event);
     clstats__column_results(out, cols, keys3, missed, report);
-    if (debug)
-        fprintf(stderr,
-                "column bracket: sample %.4f, count %.4f, finish %.4f ms; %zu slices of %zu rows, "
-                "%zu columns missed, %.2f%% listed\n",
-                clstats__event_ms(ev[0]), clstats__event_ms(ev[1]), clstats__event_ms(ev[2]),
-                s.nslices, s.slice_rows, report->missed,
-                100.0 * (double)report->listed / (double)(rows * cols));
+    clstats__log(ctx,
+                 "column bracket: %.4f ms; %zu slices of %zu rows, %zu columns missed, %.2f%% "
+                 "listed",
+                 clstats__events_ms(ctx, first_event), s.nslices, s.slice_rows, report->missed,
+                 100.0 * (double)report->listed / (double)(rows * cols));
 fail:
     if (status != CLSTATS_OK) clFinish(ctx->queue);
-    for (int i = 0; i < 3; i++)
-        if (ev[i]) clReleaseEvent(ev[i]);
     free(out);
     return status;
 }

@@ -4,7 +4,7 @@
  * three launches cost more than the work; or streamed, a sample held in registers and the
  * matrix read in passes (the first lists what later rounds need), so that a group takes more
  * columns and the groups run in one wave. Columns it leaves open are reported, and the caller
- * (src/select_columns.c) takes theirs from the radix kernel. */
+ * (src/select/select_columns.c) takes theirs from the radix kernel. */
 #include "internal.h"
 #include "select_internal.h"
 
@@ -13,9 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The context's scratch slot for the results (src/select.c uses 0..5, src/select_columns.c 6
- * and 7, src/select_columns_bracket.c 8..11). */
-#define SLOT_REGISTER_RESULTS 12
+/* The context's scratch slot for the results (src/select/select.c uses 0..5, src/select/select_columns.c 6
+ * and 7, src/select/select_columns_bracket.c 8..11). */
 
 /* The most keys a work-item holds (the kernel's EACH_KEY names 64; at 64 registers already
  * spill on the H100, and the path is 11% ahead of the radix kernel, bench/RESULTS.md). */
@@ -59,7 +58,7 @@ static long held_for(size_t rows, long sigmas, size_t lanes)
     return held < HELD_MOST ? held : HELD_MOST;
 }
 
-/* The defaults, each tunable by CLSTATS_REGISTERS_<NAME>, are for 10^4 rows on the H100
+/* The defaults (the tuning table's registers.*, src/core/tuning.c) are for 10^4 rows on the H100
  * (bench/RESULTS.md). Keys a work-item holds: the rows over the work-items down a column,
  * rounded up to a multiple of 4 (fewer programs to build); or, streaming, HELD sample keys.
  * Streaming, a group takes eight columns (a 32-byte segment of each row), and its local
@@ -68,26 +67,29 @@ static int registers_shape(clstats_ctx *ctx, size_t rows, size_t cols, bool stre
                            struct registers_shape *s)
 {
     const size_t group = clstats__column_streamed_group(ctx, cols);
-    s->cols = clstats__env_long("CLSTATS_REGISTERS_COLS", !streamed ? 4 : group ? (long)group : 8);
+    /* A tuned value, or the path's own where the table says auto (0). */
+#define TUNED_OR(id, fallback) (clstats__tuned(ctx, id) ? clstats__tuned(ctx, id) : (fallback))
+    s->cols = TUNED_OR(P_REGISTERS_COLS, !streamed ? 4 : group ? (long)group : 8);
     const long wg = (long)ctx->max_work_group < 1024 ? (long)ctx->max_work_group : 1024;
-    s->wg = clstats__env_long("CLSTATS_REGISTERS_WG", wg);
-    s->sample_stride = clstats__env_long("CLSTATS_REGISTERS_SAMPLE_STRIDE", 4);
-    s->log2_nb = clstats__env_long("CLSTATS_REGISTERS_LOG2_BINS", streamed ? 7 : 10);
-    s->sigmas = clstats__env_long("CLSTATS_REGISTERS_SIGMAS", streamed ? 3 : 4);
-    s->list_cap = clstats__env_long("CLSTATS_REGISTERS_CAP", streamed ? 128 : 256);
-    s->max_rounds = clstats__env_long("CLSTATS_REGISTERS_ROUNDS", 8);
-    s->stream = streamed ? clstats__env_long("CLSTATS_REGISTERS_STREAM", 8) : 0;
-    s->pass_cap = clstats__env_long("CLSTATS_REGISTERS_PASS_CAP", 1024);
-    const long held = clstats__env_long(
-        "CLSTATS_REGISTERS_HELD",
+    s->wg = TUNED_OR(P_REGISTERS_WG, wg);
+    s->sample_stride = clstats__tuned(ctx, P_REGISTERS_SAMPLE_STRIDE);
+    s->log2_nb = TUNED_OR(P_REGISTERS_LOG2_BINS, streamed ? 7 : 10);
+    s->sigmas = TUNED_OR(P_REGISTERS_SIGMAS, streamed ? 3 : 4);
+    s->list_cap = TUNED_OR(P_REGISTERS_CAP, streamed ? 128 : 256);
+    s->max_rounds = clstats__tuned(ctx, P_REGISTERS_ROUNDS);
+    s->stream = streamed ? clstats__tuned(ctx, P_REGISTERS_STREAM) : 0;
+    s->pass_cap = clstats__tuned(ctx, P_REGISTERS_PASS_CAP);
+    const long held = TUNED_OR(
+        P_REGISTERS_HELD,
         s->cols > 0 && s->wg >= s->cols ? held_for(rows, s->sigmas, (size_t)(s->wg / s->cols)) : 8);
+#undef TUNED_OR
 #define POW2(x) ((x) > 0 && !((x) & ((x)-1)))
     if (s->cols < 1 || s->wg < 2 * s->cols || s->wg % s->cols || !POW2(s->wg / s->cols) ||
         (size_t)s->wg > ctx->max_work_group || s->sample_stride < 1 ||
         (s->wg / s->cols) % s->sample_stride || s->log2_nb < 5 || s->log2_nb > 12 ||
         s->sigmas < 0 || s->list_cap < 1 || s->max_rounds < 1 || (streamed && s->stream < 1) ||
         s->stream > 16 || s->pass_cap < 1 || held < 0 || held > VPT_MAX)
-        return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad CLSTATS_REGISTERS_* tuning");
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad registers.* tuning");
     s->vpt = (rows + row_lanes(s) - 1) / row_lanes(s);
     /* Streaming with no room for the sample (held 0): VPT_MAX + 1, which does not fit. */
     s->vpt = s->stream ? (held ? (size_t)held : VPT_MAX + 1) : (s->vpt + 3) / 4 * 4;
@@ -122,9 +124,8 @@ static int run(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows, size_t 
     cl_program program;
     cl_kernel kernel;
     cl_mem res;
-    cl_event ev = NULL;
     cl_uint *out = NULL;
-    const bool debug = getenv("CLSTATS_COLUMNS_DEBUG") != NULL;
+    const size_t first_event = clstats__event_mark(ctx);
     int status = registers_shape(ctx, rows, cols, streamed, &s);
     if (status != CLSTATS_OK) return status;
     if (s.vpt > VPT_MAX)
@@ -136,30 +137,31 @@ static int run(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows, size_t 
     if (s.stream)
         snprintf(streaming, sizeof streaming, " -D STREAM=%ld -D PASS_CAP=%ld", s.stream,
                  s.pass_cap);
-    const char *stop = getenv("CLSTATS_REGISTERS_STOP"); /* timing probes */
+    const long stop = clstats__tuned(ctx, P_REGISTERS_STOP); /* timing probes */
+    char stop_option[32] = "";
+    if (stop) snprintf(stop_option, sizeof stop_option, " -D STOP=%ld", stop);
     /* Every index the kernel forms, off + row ld + col, fits in 32 bits. */
-    const bool index32 = !clstats__env_long("CLSTATS_REGISTERS_INDEX64", 0) &&
+    const bool index32 = clstats__tuned(ctx, P_REGISTERS_INDEX64) != SWITCH_ON &&
                          (rows == 0 || (rows - 1) * ld + cols + offset <= UINT32_MAX);
     /* NVIDIA from compute capability 8 takes a fetch-size hint on loads (inline PTX); a
      * driver that refuses it gets the plain loads, then and on every later call, without a
-     * failing build each time. CLSTATS_REGISTERS_L2_HINT=0/1 decides. */
-    const char *hint = getenv("CLSTATS_REGISTERS_L2_HINT");
-    bool l2_hint = hint && *hint ? strcmp(hint, "0") != 0
-                                 : ctx->nv_compute_major >= 8 && !ctx->load_hint_refused;
+     * failing build each time. The tuning parameter registers.l2_hint (off, on) decides. */
+    const long hint = clstats__tuned(ctx, P_REGISTERS_L2_HINT);
+    bool l2_hint = hint ? hint == SWITCH_ON : ctx->nv_compute_major >= 8 && !ctx->load_hint_refused;
     for (;;) {
         snprintf(options, sizeof options,
                  "-D COLS=%ld -D WG=%ld -D SAMPLE_STRIDE=%ld -D VPT=%zu "
-                 "-D LOG2_NB=%ld -D SIGMAS=%ld -D LIST_CAP=%ld -D MAX_ROUNDS=%ld%s%s%s%s%s",
+                 "-D LOG2_NB=%ld -D SIGMAS=%ld -D LIST_CAP=%ld -D MAX_ROUNDS=%ld%s%s%s%s",
                  s.cols, s.wg, s.sample_stride, s.vpt, s.log2_nb, s.sigmas, s.list_cap,
                  s.max_rounds, streaming, index32 ? " -D INDEX32" : "",
-                 l2_hint ? " -D L2_HINT" : "", stop ? " -D STOP=" : "", stop ? stop : "");
+                 l2_hint ? " -D L2_HINT" : "", stop_option);
         status = clstats__program(ctx, "column_registers.cl", options, &program);
         if (status != CLSTATS_ERR_BUILD || !l2_hint) break;
         l2_hint = false;
         ctx->load_hint_refused = true;
     }
     if (status || (status = clstats__kernel(ctx, program, "column_registers", &kernel)) ||
-        (status = clstats__scratch(ctx, SLOT_REGISTER_RESULTS, cols * 4 * sizeof(cl_uint), &res)))
+        (status = clstats__scratch(ctx, "registers.results", cols * 4 * sizeof(cl_uint), &res)))
         return status;
     out = malloc(cols * 4 * sizeof *out);
     if (!out) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate %zu results", cols);
@@ -173,25 +175,19 @@ static int run(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows, size_t 
     ARG(kernel, 4, ldl);
     ARG(kernel, 5, res);
     const size_t wg = (size_t)s.wg, global = (cols + (size_t)s.cols - 1) / (size_t)s.cols * wg;
-    CL_TRY(ctx,
-           clEnqueueNDRangeKernel(ctx->queue, kernel, 1, NULL, &global, &wg, 0, NULL,
-                                  ms || debug ? &ev : NULL),
-           "clEnqueueNDRangeKernel(column_registers)");
+    if ((status = clstats__launch(ctx, kernel, 1, NULL, &global, &wg, "column_registers")))
+        goto fail;
     CL_TRY(ctx,
            clEnqueueReadBuffer(ctx->queue, res, CL_TRUE, 0, cols * 4 * sizeof *out, out, 0, NULL,
                                NULL),
            "clEnqueueReadBuffer(column results)");
-    if (ms) *ms += clstats__event_ms(ev);
+    if (ms) *ms += clstats__events_ms(ctx, first_event);
     clstats__column_results(out, cols, keys3, missed, report);
-    if (debug)
-        fprintf(stderr,
-                "column %s: %.4f ms; %zu keys a work-item, %zu columns open, "
-                "%.3f%% listed\n",
-                streamed ? "streamed" : "registers", clstats__event_ms(ev), s.vpt, report->missed,
-                100.0 * (double)report->listed / (double)(rows * cols));
+    clstats__log(ctx, "column %s: %.4f ms; %zu keys a work-item, %zu columns open, %.3f%% listed",
+                 streamed ? "streamed" : "registers", clstats__events_ms(ctx, first_event), s.vpt,
+                 report->missed, 100.0 * (double)report->listed / (double)(rows * cols));
 fail:
     if (status != CLSTATS_OK) clFinish(ctx->queue);
-    if (ev) clReleaseEvent(ev);
     free(out);
     return status;
 }

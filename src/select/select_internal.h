@@ -1,4 +1,4 @@
-/* select_internal.h - what src/select.c shares with src/select_columns.c and the benchmark:
+/* select_internal.h - what src/select/select.c shares with src/select/select_columns.c and the benchmark:
  * one selection run on device data, and the key/value helpers that define the results. */
 #ifndef CLSTATS_SELECT_INTERNAL_H
 #define CLSTATS_SELECT_INTERNAL_H
@@ -28,7 +28,7 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
 /* Value of an order-preserving key (the inverse of the kernels' key_of_bits). */
 double clstats__value_of_key(uint64_t key, bool f64);
 
-/* What the column bracket path (src/select_columns_bracket.c) did: columns whose bracket
+/* What the column bracket path (src/select/select_columns_bracket.c) did: columns whose bracket
  * missed a middle rank or listed more keys than fit (the caller takes theirs from the radix
  * kernel), and the keys the others listed, which the tests hold to the sample's promise. */
 struct column_bracket_report {
@@ -58,14 +58,14 @@ int clstats__column_bracket(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t 
                             size_t ld, cl_uint *keys3, bool *missed,
                             struct column_bracket_report *report, double *ms);
 
-/* The one-launch path (src/select_columns_registers.c), alike: whether it fits, and the run
+/* The one-launch path (src/select/select_columns_registers.c), alike: whether it fits, and the run
  * (a clstats__column_path), whose missed columns are those it left open. */
 bool clstats__column_registers_fits(clstats_ctx *ctx, size_t rows, size_t cols);
 int clstats__column_registers(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows, size_t cols,
                               size_t ld, cl_uint *keys3, bool *missed,
                               struct column_bracket_report *report, double *ms);
 
-/* The same kernel streaming (src/select_columns_registers.c): a sample held in registers, the
+/* The same kernel streaming (src/select/select_columns_registers.c): a sample held in registers, the
  * matrix read in passes, so that a group takes eight columns and any number of rows. */
 /* Columns a streamed group takes where the matrix's groups fill most of the GPU's compute units
  * in one wave (8, or 4), or 0 where they would not. */

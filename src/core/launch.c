@@ -1,0 +1,67 @@
+/* launch.c - every kernel launch of every module, and the one timing path: each launch keeps its
+ * profiling event on the context, and the end of a public call sums them into
+ * clstats_ctx_last_kernel_ms, so that the figure is true after every call, whatever the module. */
+#include "internal.h"
+
+#include <stdlib.h>
+
+void clstats__begin(clstats_ctx *ctx)
+{
+    clstats__end(ctx, CLSTATS_OK); /* events a failed call left */
+    ctx->last_kernel_ms = 0.0;
+}
+
+int clstats__launch(clstats_ctx *ctx, cl_kernel kernel, cl_uint dims, const size_t *offset,
+                    const size_t *global, const size_t *local, const char *what)
+{
+    if (ctx->n_events == ctx->events_cap) {
+        const size_t cap = ctx->events_cap ? 2 * ctx->events_cap : 64;
+        cl_event *grown = realloc(ctx->events, cap * sizeof *grown);
+        if (!grown) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot keep the events");
+        ctx->events = grown;
+        ctx->events_cap = cap;
+    }
+    cl_event ev = NULL;
+    int status = clstats__cl_check(
+        ctx, clEnqueueNDRangeKernel(ctx->queue, kernel, dims, offset, global, local, 0, NULL, &ev),
+        what);
+    if (status == CLSTATS_OK) ctx->events[ctx->n_events++] = ev;
+    return status;
+}
+
+size_t clstats__event_mark(const clstats_ctx *ctx)
+{
+    return ctx->n_events;
+}
+
+double clstats__event_ms(cl_event event)
+{
+    cl_ulong start = 0, end = 0;
+    if (clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) ==
+            CL_SUCCESS &&
+        clGetEventProfilingInfo(event, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) ==
+            CL_SUCCESS &&
+        end > start)
+        return (double)(end - start) * 1e-6;
+    return 0.0;
+}
+
+double clstats__events_ms(const clstats_ctx *ctx, size_t first)
+{
+    double ms = 0.0;
+    for (size_t i = first; i < ctx->n_events; i++)
+        ms += clstats__event_ms(ctx->events[i]);
+    return ms;
+}
+
+int clstats__end(clstats_ctx *ctx, int status)
+{
+    if (!ctx->n_events) return status;
+    /* The events are those of finished commands only once the queue is done with them. */
+    if (ctx->queue) clFinish(ctx->queue);
+    ctx->last_kernel_ms += clstats__events_ms(ctx, 0);
+    for (size_t i = 0; i < ctx->n_events; i++)
+        clReleaseEvent(ctx->events[i]);
+    ctx->n_events = 0;
+    return status;
+}

@@ -1,0 +1,148 @@
+/* tuning.c - the tuning table: for each parameter a value per class of device (NVIDIA, AMD,
+ * other GPUs, CPU devices), copied into a context when it is made, and clstats_ctx_tune, the one
+ * way to force a value (tests force every path on CI's CPU device; benchmarks sweep shapes).
+ * The library reads no environment variable for tuning. 0 is "auto": the module derives the
+ * value from the device and the shape, and its comment says how. Each value's measurement is in
+ * bench/RESULTS.md under the entry named beside it. */
+#include "internal.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct param {
+    const char *name;
+    long value[CLASSES];        /* NVIDIA, AMD, other GPUs, CPU devices */
+    long max;                   /* largest value clstats_ctx_tune takes */
+    const char *const *choices; /* names of the values 0, 1, ...; NULL for a number */
+};
+
+static const char *const switches[] = {"auto", "off", "on", NULL};
+static const char *const filter_paths[] = {"auto", "sorted", "bisect", "binned", "rank", NULL};
+static const char *const column_methods[] = {"auto",     "radix",   "registers",
+                                             "streamed", "bracket", NULL};
+
+#define ALL(v)                                                                                     \
+    {                                                                                              \
+        v, v, v, v                                                                                 \
+    }
+#define GPUS_CPU(g, c)                                                                             \
+    {                                                                                              \
+        g, g, g, c                                                                                 \
+    }
+
+static const struct param params[PARAMS] = {
+    /* Filter designs: sorted runs on GPUs, rank sets on CPU devices (auto; RESULTS
+     * "2026-11-23 — median/MAD filter: sorted column runs on the GPU" and "... on 2 CPU cores:
+     * rank design on PoCL"); the sorted design's group shape is the first of its list that
+     * fits local memory (auto). */
+    [P_FILTER_PATH] = {"filter.path", ALL(0), 4, filter_paths},
+    [P_FILTER_SHAPE_TX] = {"filter.shape_tx", ALL(0), 1024, NULL},
+    [P_FILTER_SHAPE_TY] = {"filter.shape_ty", ALL(0), 1024, NULL},
+    [P_FILTER_SHAPE_PX] = {"filter.shape_px", ALL(0), 64, NULL},
+    /* Whole-array selection: 256-item groups with local atomics on GPUs, one work-item
+     * walking 4096 values on CPU devices (several times faster there); NVIDIA stages three
+     * tiles in the gathering passes, where its 228 KB of shared memory holds eight such groups
+     * a multiprocessor (RESULTS "2026-11-23 — whole-array order statistics on the H200" and
+     * "(fourth session) ... the targets of issue 4"). Groups are capped at the device's
+     * largest work-group. */
+    [P_SELECT_WG] = {"select.wg", GPUS_CPU(256, 1), 1024, NULL},
+    [P_SELECT_VPT] = {"select.vpt", GPUS_CPU(8, 4096), 1 << 20, NULL},
+    [P_SELECT_BITS] = {"select.bits", ALL(11), 16, NULL},
+    [P_SELECT_GROUPS] = {"select.groups", ALL(8), 1024, NULL},
+    [P_SELECT_SAMPLE_WG] = {"select.sample_wg", GPUS_CPU(1024, 1), 1024, NULL},
+    [P_SELECT_SAMPLE] = {"select.sample", ALL(0), 1 << 24, NULL}, /* auto: the kernel's */
+    [P_SELECT_STAGE_TILES] = {"select.stage_tiles", {3, 0, 0, 0}, 8, NULL},
+    /* Column and tile medians: the path by shape (auto: src/select/select_columns.c); 512
+     * work-items a column on GPUs (10^4 x 1000 0.095 ms against 0.101 with 256 and 0.111 with
+     * 1024 on the H100), one on CPU devices; the local-memory stage fills what the histograms
+     * leave (auto); the transposition for wide matrices on GPUs (auto). */
+    [P_COLUMNS_METHOD] = {"columns.method", ALL(0), 4, column_methods},
+    [P_COLUMNS_TRANSPOSE] = {"columns.transpose", ALL(0), 2, switches},
+    [P_COLUMNS_WG] = {"columns.wg", GPUS_CPU(512, 1), 1024, NULL},
+    [P_COLUMNS_BITS] = {"columns.bits", ALL(8), 12, NULL},
+    [P_COLUMNS_LOCAL_ROWS] = {"columns.local_rows", ALL(0), 1 << 16, NULL},
+    /* The bracket path for long columns (RESULTS "(second session) ... bracket digits, tile
+     * medians" and "(fourth session)"): its sample grows with the rows (auto), the group that
+     * sorts it is half the sample, at most 256 (auto). */
+    [P_BRACKET_SAMPLE] = {"bracket.sample", ALL(0), 1 << 16, NULL},
+    [P_BRACKET_SAMPLE_WG] = {"bracket.sample_wg", ALL(0), 1024, NULL},
+    [P_BRACKET_CELLS] = {"bracket.cells", ALL(256), 4096, NULL},
+    [P_BRACKET_LANES] = {"bracket.lanes", ALL(8), 64, NULL},
+    [P_BRACKET_CHUNK] = {"bracket.chunk", ALL(256), 1 << 16, NULL},
+    [P_BRACKET_FINISH_WG] = {"bracket.finish_wg", ALL(256), 1024, NULL},
+    [P_BRACKET_FINISH_CAP] = {"bracket.finish_cap", ALL(1024), 1 << 16, NULL},
+    [P_BRACKET_GROUPS] = {"bracket.groups", ALL(4096), 1 << 20, NULL},
+    /* The one-launch registers and streamed paths, for 10^4 rows on the H100 (RESULTS
+     * "(eighth session) — column medians: 0.049 ms at 10^4 x 1000"): columns a group takes,
+     * its size (the device's largest, at most 1024), bins, sigmas and list caps differ between
+     * the two paths (auto), the sample's size follows the rows (auto). */
+    [P_REGISTERS_COLS] = {"registers.cols", ALL(0), 64, NULL},
+    [P_REGISTERS_WG] = {"registers.wg", ALL(0), 1024, NULL},
+    [P_REGISTERS_SAMPLE_STRIDE] = {"registers.sample_stride", ALL(4), 64, NULL},
+    [P_REGISTERS_LOG2_BINS] = {"registers.log2_bins", ALL(0), 12, NULL},
+    [P_REGISTERS_SIGMAS] = {"registers.sigmas", ALL(0), 16, NULL},
+    [P_REGISTERS_CAP] = {"registers.cap", ALL(0), 1 << 16, NULL},
+    [P_REGISTERS_ROUNDS] = {"registers.rounds", ALL(8), 64, NULL},
+    [P_REGISTERS_STREAM] = {"registers.stream", ALL(8), 16, NULL},
+    [P_REGISTERS_PASS_CAP] = {"registers.pass_cap", ALL(1024), 1 << 16, NULL},
+    [P_REGISTERS_HELD] = {"registers.held", ALL(0), 64, NULL},
+    [P_REGISTERS_INDEX64] = {"registers.index64", ALL(0), 2, switches},
+    [P_REGISTERS_L2_HINT] = {"registers.l2_hint", ALL(0), 2, switches},
+    [P_REGISTERS_STOP] = {"registers.stop", ALL(0), 6, NULL},
+};
+
+void clstats__tuning_init(clstats_ctx *ctx)
+{
+    for (int i = 0; i < PARAMS; i++)
+        ctx->tuning[i] = params[i].value[ctx->device_class];
+}
+
+long clstats__tuned(const clstats_ctx *ctx, enum clstats__param_id id)
+{
+    return ctx->tuning[id];
+}
+
+/* A value as the parameter takes it: one of its names, or a number from 0 to its largest. */
+static bool parse_value(const struct param *p, const char *text, long *out)
+{
+    for (int i = 0; p->choices && p->choices[i]; i++) {
+        if (strcmp(text, p->choices[i]) == 0) {
+            *out = i;
+            return true;
+        }
+    }
+    char *end;
+    errno = 0;
+    const long v = strtol(text, &end, 0);
+    if (end == text || *end != '\0' || errno == ERANGE || v < 0 || v > p->max) return false;
+    *out = v;
+    return true;
+}
+
+int clstats_ctx_tune(clstats_ctx *ctx, const char *name, const char *value)
+{
+    if (!ctx || !name) return clstats__fail(ctx, CLSTATS_ERR_ARG, "context or name is NULL");
+    if (strcmp(name, "build.options") == 0) {
+        char *copy = value && value[0] ? strdup(value) : NULL;
+        if (value && value[0] && !copy)
+            return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot keep build options");
+        free(ctx->build_options);
+        ctx->build_options = copy;
+        return CLSTATS_OK;
+    }
+    for (int i = 0; i < PARAMS; i++) {
+        if (strcmp(name, params[i].name) != 0) continue;
+        if (!value) {
+            ctx->tuning[i] = params[i].value[ctx->device_class];
+            return CLSTATS_OK;
+        }
+        long v;
+        if (!parse_value(&params[i], value, &v))
+            return clstats__fail(ctx, CLSTATS_ERR_ARG, "%s takes %s, not \"%s\"", name,
+                                 params[i].choices ? "one of its names" : "a number from 0", value);
+        ctx->tuning[i] = v;
+        return CLSTATS_OK;
+    }
+    return clstats__fail(ctx, CLSTATS_ERR_ARG, "no tuning parameter is named \"%s\"", name);
+}

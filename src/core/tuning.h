@@ -1,0 +1,68 @@
+/* tuning.h - the library's tuning parameters: one table, a value for each class of device, read
+ * into a context when it is made (src/core/tuning.c); tests and benchmarks force a value with
+ * clstats_ctx_tune. A value of 0 is "auto": the module derives it from the device and the shape,
+ * as its comment says. Adding a parameter: an id here, a row in tuning.c with the measurement
+ * behind its values (bench/RESULTS.md). */
+#ifndef CLSTATS_TUNING_H
+#define CLSTATS_TUNING_H
+
+/* Classes of device, each with its own column of defaults. */
+enum clstats__class {
+    CLASS_NVIDIA, /* NVIDIA GPUs */
+    CLASS_AMD,    /* AMD GPUs */
+    CLASS_GPU,    /* other GPUs and accelerators */
+    CLASS_CPU,    /* CPU devices (PoCL, Intel's runtime) */
+    CLASSES
+};
+
+enum clstats__param_id {
+    /* filter (src/filter/) */
+    P_FILTER_PATH,     /* design: auto, sorted, bisect, binned, rank */
+    P_FILTER_SHAPE_TX, /* sorted design's work-group: x, y, pixels per work-item (0: auto) */
+    P_FILTER_SHAPE_TY,
+    P_FILTER_SHAPE_PX,
+    /* whole-array selection (src/select/select.c) */
+    P_SELECT_WG,
+    P_SELECT_VPT,
+    P_SELECT_BITS,
+    P_SELECT_GROUPS, /* work-groups per compute unit */
+    P_SELECT_SAMPLE_WG,
+    P_SELECT_SAMPLE,
+    P_SELECT_STAGE_TILES,
+    /* column and tile medians (src/select/select_columns*.c) */
+    P_COLUMNS_METHOD, /* auto, radix, registers, streamed, bracket */
+    P_COLUMNS_TRANSPOSE,
+    P_COLUMNS_WG,
+    P_COLUMNS_BITS,
+    P_COLUMNS_LOCAL_ROWS,
+    P_BRACKET_SAMPLE,
+    P_BRACKET_SAMPLE_WG,
+    P_BRACKET_CELLS,
+    P_BRACKET_LANES,
+    P_BRACKET_CHUNK,
+    P_BRACKET_FINISH_WG,
+    P_BRACKET_FINISH_CAP,
+    P_BRACKET_GROUPS,
+    P_REGISTERS_COLS,
+    P_REGISTERS_WG,
+    P_REGISTERS_SAMPLE_STRIDE,
+    P_REGISTERS_LOG2_BINS,
+    P_REGISTERS_SIGMAS,
+    P_REGISTERS_CAP,
+    P_REGISTERS_ROUNDS,
+    P_REGISTERS_STREAM,
+    P_REGISTERS_PASS_CAP,
+    P_REGISTERS_HELD,
+    P_REGISTERS_INDEX64, /* auto, off, on */
+    P_REGISTERS_L2_HINT, /* auto, off, on */
+    P_REGISTERS_STOP,    /* timing probes: the kernel stops after this step (0: never) */
+    PARAMS
+};
+
+/* The choices of the parameters that take names; the value is the name's index. */
+enum { AUTO = 0 };
+enum { SWITCH_OFF = 1, SWITCH_ON = 2 };
+enum { FILTER_SORTED = 1, FILTER_BISECT, FILTER_BINNED, FILTER_RANK };
+enum { COLUMNS_RADIX = 1, COLUMNS_REGISTERS, COLUMNS_STREAMED, COLUMNS_BRACKET };
+
+#endif
