@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # installed_library.sh BUILD_DIR - what a pipeline gets from `meson install`: the library, its
-# one header and clstats.pc. Installs into a scratch DESTDIR, builds a small program with only
+# headers (clstats.h and clstats/*.h) and clstats.pc. Installs into a scratch DESTDIR, checks
+# that the library exports public clstats_ names only, builds a small program with only
 # `pkg-config --cflags --libs clstats` (strict C99, all warnings errors), and runs it from
 # another directory, so kernels must come from inside the library, not from the source tree.
 set -euo pipefail
@@ -13,11 +14,25 @@ pc=$(find "$work/root" -name clstats.pc | head -1)
 [ -n "$pc" ] || { echo "clstats.pc was not installed"; exit 1; }
 export PKG_CONFIG_PATH=$(dirname "$pc") PKG_CONFIG_SYSROOT_DIR=$work/root
 libdir=$(dirname "$(find "$work/root" -name 'libclstats.so*' | head -1)")
+for header in clstats.h clstats/core.h clstats/filter.h clstats/select.h; do
+    [ -n "$(find "$work/root" -path "*/include/$header")" ] || { echo "$header not installed"; exit 1; }
+done
+
+# Exported: functions named clstats_ (not clstats__, the library's internal names), nothing else.
+exports=$(nm -D --defined-only "$libdir/libclstats.so" | awk '$2 ~ /[TDBR]/ {print $3}')
+stray=$(echo "$exports" | grep -v '^clstats_[a-z]' || true)
+if [ -n "$stray" ]; then
+    echo "libclstats.so exports names that are not public:"
+    echo "$stray"
+    exit 1
+fi
+echo "exports: $(echo "$exports" | wc -l) public clstats_ functions"
 
 cat >"$work/user.c" <<'C'
 #include <clstats.h>
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
 /* 1..9 in a 3 x 3 image: the centre's 3 x 3 window is the whole image, median 5, MAD 2. */
 int main(void)
@@ -38,8 +53,12 @@ int main(void)
     float m;
     status = clstats_median(ctx, img, 9, NULL, &m);
     clstats_ctx_destroy(ctx);
-    printf("median %g mad %g whole-array median %g\n", median[4], mad[4], m);
-    return status == CLSTATS_OK && median[4] == 5.0f && mad[4] == 2.0f && m == 5.0f ? 0 : 1;
+    printf("libclstats %s: median %g mad %g whole-array median %g\n", clstats_version(),
+           median[4], mad[4], m);
+    return status == CLSTATS_OK && median[4] == 5.0f && mad[4] == 2.0f && m == 5.0f &&
+                   strcmp(clstats_version(), CLSTATS_VERSION) == 0
+               ? 0
+               : 1;
 }
 C
 # shellcheck disable=SC2046 # word splitting of pkg-config's flags is intended

@@ -179,13 +179,11 @@ static int ensure_context(struct session *s)
     if (s->ctx) return EXIT_OK;
     int status = program_context_create(&s->ctx, s->opt.device);
     if (status != CLSTATS_OK) return library_error("", status, clstats_ctx_message(NULL));
-    cl_ulong global = 0, max_alloc = 0;
-    cl_device_id dev = clstats_ctx_cl_device(s->ctx);
-    clGetDeviceInfo(dev, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof global, &global, NULL);
-    clGetDeviceInfo(dev, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof max_alloc, &max_alloc, NULL);
+    struct clstats_device_limits limits;
+    clstats_ctx_limits(s->ctx, &limits);
     /* Half: the device may have other users, and the runtime needs room of its own. */
-    s->device_bytes = global / 2;
-    s->device_max_alloc = max_alloc;
+    s->device_bytes = limits.global_memory / 2;
+    s->device_max_alloc = limits.max_allocation;
     return EXIT_OK;
 }
 

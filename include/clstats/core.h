@@ -35,6 +35,14 @@ extern "C" {
 
 #define CLSTATS_VERSION "0.1.0"
 
+/* What the shared library exports: these declarations, nothing else (its internal names are
+ * hidden). */
+#if defined(__GNUC__) || defined(__clang__)
+#define CLSTATS_API __attribute__((visibility("default")))
+#else
+#define CLSTATS_API
+#endif
+
 enum clstats_status {
     CLSTATS_OK = 0,
     CLSTATS_ERR_ARG = -1,           /* an argument is out of range or NULL */
@@ -50,11 +58,11 @@ enum clstats_status {
 };
 
 /* Words for a status code; never NULL. */
-const char *clstats_strerror(int status);
+CLSTATS_API const char *clstats_strerror(int status);
 
 /* The version of the library the program runs with ("0.1.0"); CLSTATS_VERSION is that of the
  * header it was compiled with. */
-const char *clstats_version(void);
+CLSTATS_API const char *clstats_version(void);
 
 /* ---- Contexts and devices ---------------------------------------------------------------- */
 
@@ -68,23 +76,23 @@ typedef struct clstats_ctx clstats_ctx;
  *   other     - the first device whose platform name, device name or device version (as
  *               clstats_list_devices gives them) contains it, case-insensitive: "nvidia", "pocl"
  * On failure *ctx is set to NULL and a detail is in clstats_ctx_message(NULL). */
-int clstats_ctx_create(clstats_ctx **ctx, const char *device_spec);
-void clstats_ctx_destroy(clstats_ctx *ctx);
+CLSTATS_API int clstats_ctx_create(clstats_ctx **ctx, const char *device_spec);
+CLSTATS_API void clstats_ctx_destroy(clstats_ctx *ctx);
 
 /* Detail of the last error on ctx ("" if none); with ctx NULL, of the last failed create. */
-const char *clstats_ctx_message(const clstats_ctx *ctx);
+CLSTATS_API const char *clstats_ctx_message(const clstats_ctx *ctx);
 
 /* "platform name / device name" of the context's device. */
-const char *clstats_ctx_device_name(const clstats_ctx *ctx);
+CLSTATS_API const char *clstats_ctx_device_name(const clstats_ctx *ctx);
 
 /* The context's OpenCL objects, for callers that keep data on the device. Owned by ctx. */
-cl_context clstats_ctx_cl_context(const clstats_ctx *ctx);
-cl_command_queue clstats_ctx_cl_queue(const clstats_ctx *ctx);
-cl_device_id clstats_ctx_cl_device(const clstats_ctx *ctx);
+CLSTATS_API cl_context clstats_ctx_cl_context(const clstats_ctx *ctx);
+CLSTATS_API cl_command_queue clstats_ctx_cl_queue(const clstats_ctx *ctx);
+CLSTATS_API cl_device_id clstats_ctx_cl_device(const clstats_ctx *ctx);
 
 /* Device time, in milliseconds, of the kernels run by the last call on ctx (from OpenCL
  * profiling events; transfers excluded). For benchmarks and progress estimates. */
-double clstats_ctx_last_kernel_ms(const clstats_ctx *ctx);
+CLSTATS_API double clstats_ctx_last_kernel_ms(const clstats_ctx *ctx);
 
 /* What the context's device offers, read once when the context was made: for callers that size
  * their own work (madfilter's strips), so that they need not ask OpenCL. */
@@ -97,12 +105,12 @@ struct clstats_device_limits {
     int has_fp64;
     int is_cpu;
 };
-int clstats_ctx_limits(const clstats_ctx *ctx, struct clstats_device_limits *out);
+CLSTATS_API int clstats_ctx_limits(const clstats_ctx *ctx, struct clstats_device_limits *out);
 
 /* A log for detail the library otherwise keeps to itself (it never writes to stderr): every
  * kernel build's log, and the paths operations took. Called on the calling thread, one line
  * (or a build log) at a time; NULL turns it off. */
-void clstats_ctx_set_log(clstats_ctx *ctx, void (*log)(void *user, const char *line), void *user);
+CLSTATS_API void clstats_ctx_set_log(clstats_ctx *ctx, void (*log)(void *user, const char *line), void *user);
 
 /* Forces a tuning parameter of the context, for tests and benchmarks: a path ("filter.path",
  * "rank"), a work-group shape ("select.wg", "256"), or "build.options" (added to every kernel
@@ -110,7 +118,7 @@ void clstats_ctx_set_log(clstats_ctx *ctx, void (*log)(void *user, const char *l
  * their defaults per class of device are listed in src/core/tuning.c; 0 means "auto". Returns
  * CLSTATS_ERR_ARG for an unknown name or a value it does not take. Not needed for results: every
  * value gives the same exact results, only the speed differs. */
-int clstats_ctx_tune(clstats_ctx *ctx, const char *name, const char *value);
+CLSTATS_API int clstats_ctx_tune(clstats_ctx *ctx, const char *name, const char *value);
 
 struct clstats_device_info {
     int platform_index;
@@ -123,7 +131,7 @@ struct clstats_device_info {
 
 /* Fills up to max entries of out (out may be NULL with max 0) and sets *count to the number
  * of devices there are. Returns CLSTATS_ERR_NO_DEVICE when there is no platform. */
-int clstats_list_devices(struct clstats_device_info *out, size_t max, size_t *count);
+CLSTATS_API int clstats_list_devices(struct clstats_device_info *out, size_t max, size_t *count);
 
 #ifdef __cplusplus
 }

@@ -21,8 +21,8 @@ enum clstats_boundary {
 };
 
 /* Parses "reflect", "mirror", "nearest", "constant" or "wrap". */
-int clstats_boundary_from_name(const char *name, enum clstats_boundary *out);
-const char *clstats_boundary_name(enum clstats_boundary b);
+CLSTATS_API int clstats_boundary_from_name(const char *name, enum clstats_boundary *out);
+CLSTATS_API const char *clstats_boundary_name(enum clstats_boundary b);
 
 #define CLSTATS_MAX_WIDTH 255
 
@@ -48,14 +48,14 @@ struct clstats_filter_params {
  * A zero result is +0, whatever the signs of the window's zeros; a NaN result is 0x7fc00000.
  * median_out and mad_out (either may be NULL) receive nx*ny values, rows nx apart.
  * Results are exact: the same bits on every device. */
-int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_t ny, size_t stride,
+CLSTATS_API int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_t ny, size_t stride,
                           const struct clstats_filter_params *params, float *median_out,
                           float *mad_out);
 
 /* Source index of position i (any integer) on an axis of n samples as the boundary mode
  * extends it, windows wider than the axis included; -1 where the constant value stands (and for
  * n 0 or an unknown mode). */
-long clstats_boundary_index(long i, size_t n, enum clstats_boundary mode);
+CLSTATS_API long clstats_boundary_index(long i, size_t n, enum clstats_boundary mode);
 
 /* The same maps for output rows row0 .. row0 + rows - 1 of an image of nx x ny pixels, from a
  * band that holds only the rows those windows read, so that an image larger than memory can be
@@ -65,7 +65,7 @@ long clstats_boundary_index(long i, size_t n, enum clstats_boundary mode);
  * its halo); rows where that index is -1 are never read. The boundary applies against the whole
  * image's ny rows, so the results are the same bits as those rows of clstats_median_filter on
  * the whole image. median_out and mad_out receive nx*rows values. */
-int clstats_median_filter_band(clstats_ctx *ctx, const float *band, size_t nx, size_t ny,
+CLSTATS_API int clstats_median_filter_band(clstats_ctx *ctx, const float *band, size_t nx, size_t ny,
                                size_t stride, size_t row0, size_t rows,
                                const struct clstats_filter_params *params, float *median_out,
                                float *mad_out);

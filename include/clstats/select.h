@@ -56,9 +56,9 @@ struct clstats_select_options {
 
 /* k-th smallest valid value, k 0-based (0: the minimum). k beyond the valid values gives
  * CLSTATS_ERR_ARG; no valid value gives CLSTATS_ERR_EMPTY; out is NaN on failure. */
-int clstats_select_kth(clstats_ctx *ctx, const float *data, size_t n, uint64_t k,
+CLSTATS_API int clstats_select_kth(clstats_ctx *ctx, const float *data, size_t n, uint64_t k,
                        const struct clstats_select_options *opts, float *out);
-int clstats_select_kth_f64(clstats_ctx *ctx, const double *data, size_t n, uint64_t k,
+CLSTATS_API int clstats_select_kth_f64(clstats_ctx *ctx, const double *data, size_t n, uint64_t k,
                            const struct clstats_select_options *opts, double *out);
 
 /* Median of the valid values. For float32 the mean of two middles is
@@ -66,27 +66,27 @@ int clstats_select_kth_f64(clstats_ctx *ctx, const double *data, size_t n, uint6
  * (a + b) / 2 wherever a + b does not overflow (the filter's even counts follow the same rule);
  * for float64, (a + b) / 2 as numpy computes it, except that a + b never overflows. -inf and
  * +inf as the two middles give NaN, as in numpy. */
-int clstats_median(clstats_ctx *ctx, const float *data, size_t n,
+CLSTATS_API int clstats_median(clstats_ctx *ctx, const float *data, size_t n,
                    const struct clstats_select_options *opts, float *out);
-int clstats_median_f64(clstats_ctx *ctx, const double *data, size_t n,
+CLSTATS_API int clstats_median_f64(clstats_ctx *ctx, const double *data, size_t n,
                        const struct clstats_select_options *opts, double *out);
 
 /* Percentiles q[0..nq) (each in [0, 100]) of the valid values with numpy's default 'linear'
  * method: h = (nv - 1) q / 100, i = floor(h), g = h - i, and numpy's lerp of order statistics
  * i and i + 1, a + (b - a) g (b - (b - a)(1 - g) for g >= 0.5), evaluated in double. */
-int clstats_percentiles(clstats_ctx *ctx, const float *data, size_t n, const double *q, size_t nq,
+CLSTATS_API int clstats_percentiles(clstats_ctx *ctx, const float *data, size_t n, const double *q, size_t nq,
                         const struct clstats_select_options *opts, float *out);
-int clstats_percentiles_f64(clstats_ctx *ctx, const double *data, size_t n, const double *q,
+CLSTATS_API int clstats_percentiles_f64(clstats_ctx *ctx, const double *data, size_t n, const double *q,
                             size_t nq, const struct clstats_select_options *opts, double *out);
 
 /* The same on data already on the device: n values of dtype from element `offset` of buf, a
  * buffer of the context's cl_context. Results come as double (exact for either dtype; a
  * float32 median's mean is rounded to float first). The caller's queue work on buf must be
  * finished or on the context's queue (clstats_ctx_cl_queue). */
-int clstats_select_kth_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t n,
+CLSTATS_API int clstats_select_kth_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t n,
                               enum clstats_dtype dtype, uint64_t k,
                               const struct clstats_select_options *opts, double *out);
-int clstats_median_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t n,
+CLSTATS_API int clstats_median_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t n,
                           enum clstats_dtype dtype, const struct clstats_select_options *opts,
                           double *out);
 
@@ -97,10 +97,10 @@ int clstats_median_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t n,
  * 512 to 16384 rows may instead be selected in one launch, from registers or from one pass
  * over the matrix narrowed by a sample, and longer ones bracketed by a sample first: each
  * gives the same exact medians). */
-int clstats_column_medians(clstats_ctx *ctx, const float *matrix, size_t rows, size_t cols,
+CLSTATS_API int clstats_column_medians(clstats_ctx *ctx, const float *matrix, size_t rows, size_t cols,
                            size_t ld, const struct clstats_select_options *opts, float *out);
 /* The same on a device buffer (float32, from element `offset`), results to the host. */
-int clstats_column_medians_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows,
+CLSTATS_API int clstats_column_medians_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows,
                                   size_t cols, size_t ld, const struct clstats_select_options *opts,
                                   float *out);
 
@@ -110,11 +110,11 @@ int clstats_column_medians_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, s
  * ntx = ceil(nx / tw) and nty = ceil(ny / th); tile (i, j), pixels x in [i tw, (i + 1) tw) and
  * y in [j th, (j + 1) th), gives out[j * ntx + i]. NaNs, nan_policy and even as for
  * clstats_column_medians. */
-int clstats_tile_medians(clstats_ctx *ctx, const float *image, size_t nx, size_t ny, size_t stride,
+CLSTATS_API int clstats_tile_medians(clstats_ctx *ctx, const float *image, size_t nx, size_t ny, size_t stride,
                          size_t tw, size_t th, const struct clstats_select_options *opts,
                          float *out);
 /* The same on a device buffer (float32, from element `offset`), results to the host. */
-int clstats_tile_medians_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t nx, size_t ny,
+CLSTATS_API int clstats_tile_medians_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t nx, size_t ny,
                                 size_t stride, size_t tw, size_t th,
                                 const struct clstats_select_options *opts, float *out);
 
