@@ -148,7 +148,7 @@ def check_random_images(madfilter, tmp, rng):
             kw = {"cval": float(CVAL)} if mode == "constant" else {}
             scipy_median = plus_zero(ndimage.median_filter(data, size=w, mode=mode, **kw))
             median, mad = reference_maps(data, w, mode)
-            sigma = np.float32(1.4826) * mad
+            sigma = np.float32(1.482602218505602) * mad  # astropy's mad_std constant
             with np.errstate(divide="ignore", invalid="ignore"):
                 snr = np.where(sigma == 0, np.float32(np.nan), (data - median) / sigma)
             problems = []

@@ -42,7 +42,7 @@ START_TEST(fits_maps_match_the_library_bit_for_bit)
     library_maps(img, nx, ny, 5, CLSTATS_BOUNDARY_NEAREST, median, mad);
     size_t nan_snr = 0;
     for (size_t i = 0; i < nx * ny; i++) {
-        sigma[i] = 1.4826f * mad[i];
+        sigma[i] = (float)1.482602218505602 * mad[i]; /* astropy's mad_std constant */
         snr[i] = sigma[i] == 0.0f ? NAN : (img[i] - median[i]) / sigma[i];
         nan_snr += isnan(snr[i]) && !isnan(img[i]);
     }

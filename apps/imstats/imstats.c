@@ -1,5 +1,5 @@
 /* imstats.c - the imstats command: robust statistics of a whole FITS (or PNG) image, computed
- * exactly on an OpenCL device by libclstats: count, median, MAD and sigma (1.4826 MAD),
+ * exactly on an OpenCL device by libclstats: count, median, MAD and sigma (astropy's mad_std),
  * percentiles, and sigma-clipped mean, median and standard deviation as astropy's
  * sigma_clipped_stats defines them. NaN and BLANK pixels are missing data and left out. Every
  * statistic follows the peer users know, NaN included: numpy for the median, MAD and
@@ -27,11 +27,11 @@ static const char usage[] =
     "IMAGE may be '-' (standard input) or a pipe.\n"
     "\n"
     "Prints: n (valid pixels), missing, median, mad (median of |x - median|), sigma\n"
-    "(1.4826 mad), one pQ line per percentile (numpy's default 'linear' definition), and\n"
-    "clipped_mean, clipped_median, clipped_std, clipped_n: astropy's sigma_clipped_stats with\n"
-    "cenfunc median and stdfunc std (ddof 0): infinite values are left out first, then values\n"
-    "further than SIGMA standard deviations from the median, again, until none is or MAXITERS\n"
-    "rounds have run. Where numpy or astropy give NaN, so does imstats (no valid pixel, an\n"
+    "(1.482602218505602 mad: astropy's mad_std), one pQ line per percentile (numpy's default\n"
+    "'linear' definition), and clipped_mean, clipped_median, clipped_std, clipped_n: astropy's\n"
+    "sigma_clipped_stats with cenfunc median and stdfunc std (ddof 0): infinite values are left\n"
+    "out first, then values further than SIGMA standard deviations from the median, again,\n"
+    "until none is or MAXITERS rounds have run. Where numpy or astropy give NaN, so does imstats (no valid pixel, an\n"
     "infinite median, every value clipped; |inf - inf| is NaN and left out of the MAD, as\n"
     "numpy's nanmedian leaves it out), and the exit status is still 0.\n"
     "\n"
@@ -286,7 +286,7 @@ int main(int argc, char **argv)
     printf("missing = %llu\n", (unsigned long long)r.missing);
     printf("median = %.9g\n", r.median);
     printf("mad = %.9g\n", r.mad);
-    printf("sigma = %.9g\n", 1.4826 * r.mad);
+    printf("sigma = %.9g\n", CLSTATS_MAD_TO_SIGMA * r.mad);
     for (size_t i = 0; i < o.nq; i++) {
         char label[40];
         percentile_label(o.q[i], label, sizeof label);

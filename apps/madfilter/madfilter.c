@@ -251,7 +251,9 @@ static void history_lines(const struct job *j, char lines[][600], int *n)
     if (j->image.cube)
         snprintf(lines[nh++], 600, "madfilter: each of the %zu planes filtered on its own",
                  j->image.planes);
-    if (j->sigma) snprintf(lines[nh++], 600, "madfilter: SIGMA = 1.4826 * MAD");
+    if (j->sigma)
+        snprintf(lines[nh++], 600,
+                 "madfilter: SIGMA = 1.482602218505602 * MAD (astropy's mad_std constant)");
     if (j->snr)
         snprintf(lines[nh++], 600, "madfilter: SNR = (x - MEDIAN) / SIGMA, NaN where SIGMA = 0");
     snprintf(lines[nh++], 600, "madfilter: device %.500s", clstats_ctx_device_name(j->s->ctx));
@@ -287,8 +289,7 @@ static int take_strip(void *user, const struct strip *st, char *err, size_t errl
     struct job *j = user;
     const struct options *o = &j->s->opt;
     const size_t n = st->rows * j->image.nx;
-    if (j->sigma) maps_sigma(st->mad, n, j->sigma);
-    if (j->snr) maps_snr(st->pixels, st->median, j->sigma, n, j->snr);
+    if (j->sigma) clstats_sigma_snr(st->pixels, st->median, st->mad, n, j->sigma, j->snr);
     const float *data[MAP_KINDS] = {
         [MAP_MAD] = st->mad, [MAP_MEDIAN] = st->median, [MAP_SIGMA] = j->sigma, [MAP_SNR] = j->snr};
     for (int i = 0; j->fits && i < o->n_maps; i++) {

@@ -1,5 +1,4 @@
-/* maps.c - names of madfilter's output maps, parsing --maps, and SIGMA and SNR from the median and
- * MAD. The arithmetic is plain float32 so that any numpy reference can repeat it bit for bit. */
+/* maps.c - names of madfilter's output maps, and parsing --maps. */
 #include "maps.h"
 
 #include <ctype.h>
@@ -12,7 +11,7 @@ static const char *const extnames[MAP_KINDS] = {"MAD", "MEDIAN", "SIGMA", "SNR"}
 static const char *const descriptions[MAP_KINDS] = {
     "median absolute deviation in the window",
     "median of the window",
-    "robust sigma: 1.4826 * MAD",
+    "robust sigma: 1.482602218505602 * MAD",
     "(pixel - median) / sigma",
 };
 
@@ -80,18 +79,4 @@ bool maps_need_mad(const enum map_kind *kinds, int n)
     for (int i = 0; i < n; i++)
         if (kinds[i] != MAP_MEDIAN) return true;
     return false;
-}
-
-void maps_sigma(const float *mad, size_t n, float *out)
-{
-    for (size_t i = 0; i < n; i++)
-        out[i] = MAD_TO_SIGMA * mad[i];
-}
-
-void maps_snr(const float *x, const float *median, const float *sigma, size_t n, float *out)
-{
-    /* sigma 0 means a flat window: any departure would be infinitely significant and none is
-     * undefined, so the map says "no measure" (NaN) rather than inventing +-inf or 0. */
-    for (size_t i = 0; i < n; i++)
-        out[i] = sigma[i] == 0.0f ? NAN : (x[i] - median[i]) / sigma[i];
 }

@@ -70,6 +70,17 @@ CLSTATS_API int clstats_median_filter_band(clstats_ctx *ctx, const float *band, 
                                const struct clstats_filter_params *params, float *median_out,
                                float *mad_out);
 
+/* The standard deviation of Gaussian noise per unit of MAD, 1 / Phi^-1(3/4): astropy's
+ * mad_std constant. */
+#define CLSTATS_MAD_TO_SIGMA 1.482602218505602
+
+/* SIGMA and SNR maps of n pixels from their median and MAD maps, in float32 as numpy would:
+ * sigma = (float)CLSTATS_MAD_TO_SIGMA * mad; snr = (pixel - median) / sigma, NaN where sigma is
+ * 0 (a flat window has no scale to measure a departure against). snr_out may be NULL (then
+ * pixels and median may be too). Needs no context: it runs on the host. */
+CLSTATS_API int clstats_sigma_snr(const float *pixels, const float *median, const float *mad,
+                                  size_t n, float *sigma_out, float *snr_out);
+
 #ifdef __cplusplus
 }
 #endif
