@@ -285,8 +285,8 @@ static int filter_span(clstats_ctx *ctx, const float *image, size_t nx, size_t s
     status = clstats__program_prefixed(ctx, plan.source, plan.prefix, plan.options, &program);
     free(plan.prefix);
     if (status != CLSTATS_OK) return status;
-    kernel = clCreateKernel(program, "median_mad", &err);
-    CL_TRY(ctx, err, "clCreateKernel(median_mad)");
+    status = clstats__kernel(ctx, program, "median_mad", &kernel);
+    if (status != CLSTATS_OK) goto fail;
 
     const size_t *local = plan.local;
     /* Output pixels per work-group along each axis; the maps cover whole groups. */
@@ -361,7 +361,6 @@ static int filter_span(clstats_ctx *ctx, const float *image, size_t nx, size_t s
 
 fail:
     status = clstats__end(ctx, status);
-    if (kernel) clReleaseKernel(kernel);
     if (img_buf) clReleaseMemObject(img_buf);
     if (col_buf) clReleaseMemObject(col_buf);
     if (row_buf) clReleaseMemObject(row_buf);
