@@ -804,6 +804,80 @@ START_TEST(strides_whose_span_overflows_are_refused)
 }
 END_TEST
 
+/* The array form: an image in a device buffer at an offset, rows a stride apart, into outputs in
+ * device buffers and in strided host memory, gives the host entry point's maps bit for bit. */
+START_TEST(array_form_on_device_buffers_gives_the_same_maps)
+{
+    clstats_ctx *ctx = test_ctx();
+    const size_t nx = 23, ny = 17, stride = 29, offset = 37, out_stride = 31, out_offset = 5;
+    struct test_rng rng;
+    test_rng_seed(&rng, test_seed() + 9100);
+    float *img = malloc(stride * ny * sizeof *img);
+    for (size_t i = 0; i < stride * ny; i++)
+        img[i] = test_rng_uniform(&rng) < 0.05 ? NAN : (float)(int)(8 * test_rng_normal(&rng));
+    const struct clstats_filter_params p = {.width = 5, .boundary = CLSTATS_BOUNDARY_MIRROR};
+    float *want_med = malloc(nx * ny * sizeof(float)), *want_mad = malloc(nx * ny * sizeof(float));
+    ck_assert_int_eq(clstats_median_filter(ctx, img, nx, ny, stride, &p, want_med, want_mad),
+                     CLSTATS_OK);
+
+    cl_int err;
+    const size_t in_elems = offset + stride * ny, out_elems = out_offset + out_stride * ny;
+    cl_mem in = clCreateBuffer(clstats_ctx_cl_context(ctx), CL_MEM_READ_WRITE,
+                               in_elems * sizeof(float), NULL, &err);
+    cl_mem med = clCreateBuffer(clstats_ctx_cl_context(ctx), CL_MEM_READ_WRITE,
+                                out_elems * sizeof(float), NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    ck_assert_int_eq(clEnqueueWriteBuffer(clstats_ctx_cl_queue(ctx), in, CL_TRUE,
+                                          offset * sizeof(float), stride * ny * sizeof(float), img,
+                                          0, NULL, NULL),
+                     CL_SUCCESS);
+    float *mad_host = malloc(out_stride * ny * sizeof(float));
+    const struct clstats_array image = {.buffer = in, .offset = offset, .nx = nx, .ny = ny,
+                                        .stride = stride},
+                               median_out = {.buffer = med, .offset = out_offset, .nx = nx,
+                                             .ny = ny, .stride = out_stride},
+                               mad_out = {.host = mad_host, .nx = nx, .ny = ny,
+                                          .stride = out_stride};
+    ck_assert_int_eq(clstats_median_filter_array(ctx, &image, &p, &median_out, &mad_out),
+                     CLSTATS_OK);
+    float *med_host = malloc(out_elems * sizeof(float));
+    ck_assert_int_eq(clEnqueueReadBuffer(clstats_ctx_cl_queue(ctx), med, CL_TRUE, 0,
+                                         out_elems * sizeof(float), med_host, 0, NULL, NULL),
+                     CL_SUCCESS);
+    size_t bad = 0;
+    for (size_t y = 0; y < ny; y++) {
+        bad += test_compare_bits(med_host + out_offset + y * out_stride, want_med + y * nx, nx, nx,
+                                 "median (device array)");
+        bad += test_compare_bits(mad_host + y * out_stride, want_mad + y * nx, nx, nx,
+                                 "MAD (strided host array)");
+    }
+    ck_assert_uint_eq(bad, 0);
+
+    /* What the array form refuses: float64, an output of another shape, a buffer too small for
+     * its offset, both homes at once. */
+    struct clstats_array wrong = image;
+    wrong.dtype = CLSTATS_FLOAT64;
+    ck_assert_int_eq(clstats_median_filter_array(ctx, &wrong, &p, &median_out, NULL),
+                     CLSTATS_ERR_UNSUPPORTED);
+    wrong = median_out;
+    wrong.nx = nx - 1;
+    ck_assert_int_eq(clstats_median_filter_array(ctx, &image, &p, &wrong, NULL), CLSTATS_ERR_ARG);
+    wrong = image;
+    wrong.offset = in_elems;
+    ck_assert_int_eq(clstats_median_filter_array(ctx, &wrong, &p, &median_out, NULL),
+                     CLSTATS_ERR_ARG);
+    ck_assert_msg(strstr(clstats_ctx_message(ctx), "run past the buffer"), "%s",
+                  clstats_ctx_message(ctx));
+    wrong = image;
+    wrong.host = img;
+    ck_assert_int_eq(clstats_median_filter_array(ctx, &wrong, &p, &median_out, NULL),
+                     CLSTATS_ERR_ARG);
+    clReleaseMemObject(in);
+    clReleaseMemObject(med);
+    free(img), free(want_med), free(want_mad), free(mad_host), free(med_host);
+}
+END_TEST
+
 START_TEST(boundary_names_round_trip)
 {
     enum clstats_boundary b;
@@ -876,6 +950,7 @@ static Suite *filter_suite(void)
     tcase_add_test(tc, band_rows_outside_the_image_are_refused);
     tcase_add_test(tc, bands_give_the_whole_image_maps_bit_for_bit);
     tcase_add_test(tc, bad_arguments_are_refused_with_a_message);
+    tcase_add_test(tc, array_form_on_device_buffers_gives_the_same_maps);
     tcase_add_test(tc, all_nan_window_is_nan_and_even_count_takes_the_mean);
     tcase_add_test(tc, constant_mode_nan_cval_means_missing);
     tcase_add_test(tc, median_of_infinities_and_mad_of_an_infinite_median);

@@ -57,6 +57,25 @@ enum clstats_status {
     CLSTATS_ERR_EMPTY = -10,        /* no valid value to take a statistic of */
 };
 
+/* The element types of the library's arrays. */
+enum clstats_dtype {
+    CLSTATS_FLOAT32 = 0,
+    CLSTATS_FLOAT64, /* needs a device with fp64, else CLSTATS_ERR_UNSUPPORTED */
+};
+
+/* An array the library reads or writes, in host memory or in a buffer of the context on the
+ * device: the one descriptor every operation takes (the simpler entry points are wrappers of
+ * it). Element (x, y) is element offset + y * stride + x. An input's elements are never written;
+ * a host input may be changed again once the call has returned. */
+struct clstats_array {
+    void *host;            /* host memory; NULL when the array is in buffer */
+    cl_mem buffer;         /* a buffer of the context's cl_context, when host is NULL */
+    size_t offset;         /* elements before element (0, 0) in buffer (0 for host memory) */
+    enum clstats_dtype dtype;
+    size_t nx, ny;         /* elements a row, and rows (1 for a vector) */
+    size_t stride;         /* elements from one row to the next; 0 means nx */
+};
+
 /* Words for a status code; never NULL. */
 CLSTATS_API const char *clstats_strerror(int status);
 

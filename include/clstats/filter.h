@@ -70,6 +70,15 @@ CLSTATS_API int clstats_median_filter_band(clstats_ctx *ctx, const float *band, 
                                const struct clstats_filter_params *params, float *median_out,
                                float *mad_out);
 
+/* The same maps for an image described by an array (include/clstats/core.h: host memory or a
+ * buffer of the context at an offset, rows a stride apart), into outputs described alike (either
+ * may be NULL; each nx x ny float32, on the host or on the device, strided as they say): the one
+ * implementation the entry points above wrap. The image must be float32. */
+CLSTATS_API int clstats_median_filter_array(clstats_ctx *ctx, const struct clstats_array *image,
+                                            const struct clstats_filter_params *params,
+                                            const struct clstats_array *median_out,
+                                            const struct clstats_array *mad_out);
+
 /* The standard deviation of Gaussian noise per unit of MAD, 1 / Phi^-1(3/4): astropy's
  * mad_std constant. */
 #define CLSTATS_MAD_TO_SIGMA 1.482602218505602

@@ -40,10 +40,6 @@ enum clstats_even {
     CLSTATS_EVEN_UPPER,    /* b */
 };
 
-enum clstats_dtype {
-    CLSTATS_FLOAT32 = 0,
-    CLSTATS_FLOAT64, /* needs a device with fp64, else CLSTATS_ERR_UNSUPPORTED */
-};
 
 /* Options; a NULL pointer or a zero-initialised struct means the defaults. */
 struct clstats_select_options {

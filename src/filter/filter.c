@@ -44,7 +44,8 @@ static bool plan_sorted(const clstats_ctx *ctx, int w, struct filter_plan *plan)
 {
     static const int shapes[][3] = {{32, 8, 1}, {32, 4, 1}, {16, 4, 1},
                                     {32, 2, 1}, {16, 2, 1}, {8, 2, 1}};
-    int tx = (int)clstats__tuned(ctx, P_FILTER_SHAPE_TX), ty = (int)clstats__tuned(ctx, P_FILTER_SHAPE_TY),
+    int tx = (int)clstats__tuned(ctx, P_FILTER_SHAPE_TX),
+        ty = (int)clstats__tuned(ctx, P_FILTER_SHAPE_TY),
         px = (int)clstats__tuned(ctx, P_FILTER_SHAPE_PX);
     if (w > 63) return false; /* its window loops unroll W times: slow builds (bench/RESULTS.md) */
     if (tx > 0 && ty > 0 && px > 0 && sorted_local_bytes(w, tx, ty, px) <= ctx->local_mem &&
@@ -229,6 +230,17 @@ static int *axis_map(size_t n, size_t first, size_t padded, int width, enum clst
     return map;
 }
 
+static int check_params(clstats_ctx *ctx, const struct clstats_filter_params *p)
+{
+    if (p->width < 1 || p->width % 2 == 0 || p->width > CLSTATS_MAX_WIDTH)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG,
+                             "window width %d must be odd and between 1 and %d", p->width,
+                             CLSTATS_MAX_WIDTH);
+    if ((unsigned)p->boundary > CLSTATS_BOUNDARY_WRAP)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "unknown boundary mode %d", (int)p->boundary);
+    return CLSTATS_OK;
+}
+
 static int check_args(clstats_ctx *ctx, const float *image, size_t nx, size_t ny, size_t stride,
                       const struct clstats_filter_params *p, const float *median_out,
                       const float *mad_out)
@@ -242,22 +254,19 @@ static int check_args(clstats_ctx *ctx, const float *image, size_t nx, size_t ny
     if (stride < nx)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "row stride %zu is less than the width %zu",
                              stride, nx);
-    if (p->width < 1 || p->width % 2 == 0 || p->width > CLSTATS_MAX_WIDTH)
-        return clstats__fail(ctx, CLSTATS_ERR_ARG,
-                             "window width %d must be odd and between 1 and %d", p->width,
-                             CLSTATS_MAX_WIDTH);
-    if ((unsigned)p->boundary > CLSTATS_BOUNDARY_WRAP)
-        return clstats__fail(ctx, CLSTATS_ERR_ARG, "unknown boundary mode %d", (int)p->boundary);
-    return CLSTATS_OK;
+    return check_params(ctx, p);
 }
 
-/* The filter for span->rows output rows; `ny` below counts those rows. */
-static int filter_span(clstats_ctx *ctx, const float *image, size_t nx, size_t stride,
+/* The filter for span->rows output rows of the image `in` holds (span->buffer_rows of it);
+ * `ny` below counts the output rows. median_out and mad_out (either may be NULL) are nx x ny.
+ * The one implementation behind every entry point. */
+static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
                        const struct row_span *span, const struct clstats_filter_params *p,
-                       float *median_out, float *mad_out)
+                       const struct clstats_array *median_out, const struct clstats_array *mad_out)
 {
     int status;
-    const size_t ny = span->rows;
+    const size_t ny = span->rows, nx = in->nx, stride = clstats__array_stride(in);
+    bool own_input = false;
     clstats__begin(ctx);
 
     int *colmap = NULL, *rowmap = NULL;
@@ -267,10 +276,8 @@ static int filter_span(clstats_ctx *ctx, const float *image, size_t nx, size_t s
     cl_int err;
     const int w = p->width;
     size_t in_bytes;
-    if (!clstats__span_bytes(span->buffer_rows, stride, nx, sizeof(float), &in_bytes))
-        return clstats__fail(ctx, CLSTATS_ERR_ARG,
-                             "%zu rows %zu elements apart are larger than any array can be",
-                             span->buffer_rows, stride);
+    status = clstats__array_check(ctx, in, "the image", &in_bytes);
+    if (status != CLSTATS_OK) return status;
     const size_t out_bytes = nx * ny * sizeof(float); /* below 2^62: check_args bounds nx, ny */
 
     if (in_bytes > ctx->max_alloc || out_bytes > ctx->max_alloc)
@@ -302,10 +309,9 @@ static int filter_span(clstats_ctx *ctx, const float *image, size_t nx, size_t s
     }
 
     const cl_mem_flags in_flags = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
-    status = clstats__upload(ctx, image, in_bytes, "uploading the image", &img_buf);
+    status = clstats__array_in(ctx, in, false, &img_buf, &own_input);
     if (status != CLSTATS_OK) goto fail;
-    col_buf = clCreateBuffer(ctx->context, in_flags, (gx + w - 1) * sizeof(int),
-                             colmap, &err);
+    col_buf = clCreateBuffer(ctx->context, in_flags, (gx + w - 1) * sizeof(int), colmap, &err);
     CL_TRY(ctx, err, "clCreateBuffer(column map)");
     row_buf = clCreateBuffer(ctx->context, in_flags, (gy + w - 1) * sizeof(int), rowmap, &err);
     CL_TRY(ctx, err, "clCreateBuffer(row map)");
@@ -347,21 +353,13 @@ static int filter_span(clstats_ctx *ctx, const float *image, size_t nx, size_t s
             CL_TRY(ctx, clFlush(ctx->queue), "clFlush");
         }
     }
-    if (median_out)
-        CL_TRY(ctx,
-               clEnqueueReadBuffer(ctx->queue, med_buf, CL_FALSE, 0, out_bytes, median_out, 0, NULL,
-                                   NULL),
-               "clEnqueueReadBuffer(median)");
-    if (mad_out)
-        CL_TRY(ctx,
-               clEnqueueReadBuffer(ctx->queue, mad_buf, CL_FALSE, 0, out_bytes, mad_out, 0, NULL,
-                                   NULL),
-               "clEnqueueReadBuffer(MAD)");
+    if (median_out && (status = clstats__array_out(ctx, med_buf, median_out))) goto fail;
+    if (mad_out && (status = clstats__array_out(ctx, mad_buf, mad_out))) goto fail;
     CL_TRY(ctx, clFinish(ctx->queue), "clFinish(median filter)");
 
 fail:
     status = clstats__end(ctx, status);
-    if (img_buf) clReleaseMemObject(img_buf);
+    if (img_buf && own_input) clReleaseMemObject(img_buf);
     if (col_buf) clReleaseMemObject(col_buf);
     if (row_buf) clReleaseMemObject(row_buf);
     if (med_buf) clReleaseMemObject(med_buf);
@@ -371,13 +369,23 @@ fail:
     return status;
 }
 
+/* A host float32 array of the caller's (the simple entry points' arguments). */
+static struct clstats_array host_floats(const float *data, size_t nx, size_t ny, size_t stride)
+{
+    return (struct clstats_array){
+        .host = (void *)data, .dtype = CLSTATS_FLOAT32, .nx = nx, .ny = ny, .stride = stride};
+}
+
 int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_t ny, size_t stride,
                           const struct clstats_filter_params *p, float *median_out, float *mad_out)
 {
     int status = check_args(ctx, image, nx, ny, stride, p, median_out, mad_out);
     if (status != CLSTATS_OK) return status;
     const struct row_span whole = {.full_ny = ny, .row0 = 0, .rows = ny, .buffer_rows = ny};
-    return filter_span(ctx, image, nx, stride, &whole, p, median_out, mad_out);
+    const struct clstats_array in = host_floats(image, nx, ny, stride),
+                               median = host_floats(median_out, nx, ny, nx),
+                               mad = host_floats(mad_out, nx, ny, nx);
+    return filter_span(ctx, &in, &whole, p, median_out ? &median : NULL, mad_out ? &mad : NULL);
 }
 
 int clstats_median_filter_band(clstats_ctx *ctx, const float *band, size_t nx, size_t ny,
@@ -396,5 +404,47 @@ int clstats_median_filter_band(clstats_ctx *ctx, const float *band, size_t nx, s
                                        .rows = rows,
                                        .buffer_rows = rows + (size_t)p->width - 1,
                                        .window_order = true};
-    return filter_span(ctx, band, nx, stride, &band_span, p, median_out, mad_out);
+    const struct clstats_array in = host_floats(band, nx, band_span.buffer_rows, stride),
+                               median = host_floats(median_out, nx, rows, nx),
+                               mad = host_floats(mad_out, nx, rows, nx);
+    return filter_span(ctx, &in, &band_span, p, median_out ? &median : NULL, mad_out ? &mad : NULL);
+}
+
+/* An output array must hold the image's shape, in float32. */
+static int check_output(clstats_ctx *ctx, const struct clstats_array *out, size_t nx, size_t ny,
+                        const char *what)
+{
+    if (!out) return CLSTATS_OK;
+    int status = clstats__array_check(ctx, out, what, NULL);
+    if (status != CLSTATS_OK) return status;
+    if (out->nx != nx || out->ny != ny || out->dtype != CLSTATS_FLOAT32)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG,
+                             "%s must be float32 and %zu x %zu like the image, not %zu x %zu", what,
+                             nx, ny, out->nx, out->ny);
+    return CLSTATS_OK;
+}
+
+int clstats_median_filter_array(clstats_ctx *ctx, const struct clstats_array *image,
+                                const struct clstats_filter_params *p,
+                                const struct clstats_array *median_out,
+                                const struct clstats_array *mad_out)
+{
+    if (!ctx) return clstats__fail(NULL, CLSTATS_ERR_ARG, "context is NULL");
+    if (!image || !p) return clstats__fail(ctx, CLSTATS_ERR_ARG, "image or params is NULL");
+    if (!median_out && !mad_out)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "neither a median nor a MAD output given");
+    if (image->dtype == CLSTATS_FLOAT64)
+        return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED, "the filter takes float32 images");
+    int status = clstats__array_check(ctx, image, "the image", NULL);
+    if (status != CLSTATS_OK) return status;
+    if (image->nx > INT32_MAX / 2 || image->ny > INT32_MAX / 2)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "image size %zu x %zu is out of range",
+                             image->nx, image->ny);
+    if ((status = check_params(ctx, p)) ||
+        (status = check_output(ctx, median_out, image->nx, image->ny, "the median output")) ||
+        (status = check_output(ctx, mad_out, image->nx, image->ny, "the MAD output")))
+        return status;
+    const struct row_span whole = {
+        .full_ny = image->ny, .row0 = 0, .rows = image->ny, .buffer_rows = image->ny};
+    return filter_span(ctx, image, &whole, p, median_out, mad_out);
 }
