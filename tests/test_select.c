@@ -618,6 +618,59 @@ START_TEST(percentiles_follow_numpy_through_infinities)
 }
 END_TEST
 
+/* The array forms: a strided 2-D host array and the same rows in a device buffer at an offset,
+ * a stride apart, give the median, k-th value and percentiles of their nx x ny elements only
+ * (the gaps between rows hold values that would change every answer). */
+START_TEST(array_forms_take_strided_rows_on_the_host_and_the_device)
+{
+    clstats_ctx *ctx = test_ctx();
+    const size_t nx = 37, ny = 11, stride = 50, offset = 13;
+    struct test_rng rng;
+    test_rng_seed(&rng, test_seed() + 9300);
+    float *grid = malloc(stride * ny * sizeof *grid), *packed = malloc(nx * ny * sizeof *packed);
+    for (size_t y = 0; y < ny; y++)
+        for (size_t x = 0; x < stride; x++) {
+            const float v = (float)(int)(20 * test_rng_normal(&rng));
+            grid[y * stride + x] = x < nx ? v : 1e30f; /* the gaps: never part of an answer */
+            if (x < nx) packed[y * nx + x] = v;
+        }
+    packed[5] = grid[5] = NAN;
+    const float want_median = ref_median_f32(packed, nx * ny, CLSTATS_EVEN_MEAN);
+    cl_int err;
+    cl_mem buf = clCreateBuffer(clstats_ctx_cl_context(ctx), CL_MEM_READ_WRITE,
+                                (offset + stride * ny) * sizeof(float), NULL, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    ck_assert_int_eq(clEnqueueWriteBuffer(clstats_ctx_cl_queue(ctx), buf, CL_TRUE,
+                                          offset * sizeof(float), stride * ny * sizeof(float),
+                                          grid, 0, NULL, NULL),
+                     CL_SUCCESS);
+    const struct clstats_array arrays[3] = {
+        {.host = grid, .nx = nx, .ny = ny, .stride = stride},
+        {.buffer = buf, .offset = offset, .nx = nx, .ny = ny, .stride = stride},
+        {.buffer = buf, .offset = offset, .nx = nx, .ny = 1}, /* one row: no copy, an offset */
+    };
+    for (int i = 0; i < 3; i++) {
+        const size_t n = arrays[i].nx * arrays[i].ny;
+        const float want = i < 2 ? want_median : ref_median_f32(packed, n, CLSTATS_EVEN_MEAN);
+        double median, kth, pct[2];
+        const double q[2] = {0, 100};
+        ck_assert_int_eq(clstats_median_array(ctx, &arrays[i], NULL, &median), CLSTATS_OK);
+        ck_assert_msg(same32((float)median, want), "array %d: median %g, want %g", i, median,
+                      want);
+        ck_assert_int_eq(clstats_select_kth_array(ctx, &arrays[i], 0, NULL, &kth), CLSTATS_OK);
+        ck_assert_int_eq(clstats_percentiles_array(ctx, &arrays[i], q, 2, NULL, pct), CLSTATS_OK);
+        ck_assert_msg(kth == pct[0] && pct[1] < 1e29, "array %d: min %g, max %g", i, kth, pct[1]);
+    }
+    struct clstats_array past = arrays[1];
+    past.ny = ny + 1; /* a row past the buffer's end */
+    double v;
+    ck_assert_int_eq(clstats_median_array(ctx, &past, NULL, &v), CLSTATS_ERR_ARG);
+    clReleaseMemObject(buf);
+    free(grid);
+    free(packed);
+}
+END_TEST
+
 START_TEST(percentiles_linear)
 {
     const size_t n = 54321;
@@ -964,6 +1017,7 @@ int main(void)
     tcase_add_test(tc, sample_bracket_holds_and_is_narrow);
     tcase_add_test(tc, buffer_api);
     tcase_add_test(tc, percentiles_linear);
+    tcase_add_test(tc, array_forms_take_strided_rows_on_the_host_and_the_device);
     tcase_add_test(tc, percentiles_follow_numpy_through_infinities);
     tcase_add_test(tc, column_medians);
     tcase_add_test(tc, tile_medians);

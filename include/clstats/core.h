@@ -68,12 +68,12 @@ enum clstats_dtype {
  * it). Element (x, y) is element offset + y * stride + x. An input's elements are never written;
  * a host input may be changed again once the call has returned. */
 struct clstats_array {
-    void *host;            /* host memory; NULL when the array is in buffer */
-    cl_mem buffer;         /* a buffer of the context's cl_context, when host is NULL */
-    size_t offset;         /* elements before element (0, 0) in buffer (0 for host memory) */
+    void *host;    /* host memory; NULL when the array is in buffer */
+    cl_mem buffer; /* a buffer of the context's cl_context, when host is NULL */
+    size_t offset; /* elements before element (0, 0) in buffer (0 for host memory) */
     enum clstats_dtype dtype;
-    size_t nx, ny;         /* elements a row, and rows (1 for a vector) */
-    size_t stride;         /* elements from one row to the next; 0 means nx */
+    size_t nx, ny; /* elements a row, and rows (1 for a vector) */
+    size_t stride; /* elements from one row to the next; 0 means nx */
 };
 
 /* Words for a status code; never NULL. */
@@ -129,7 +129,8 @@ CLSTATS_API int clstats_ctx_limits(const clstats_ctx *ctx, struct clstats_device
 /* A log for detail the library otherwise keeps to itself (it never writes to stderr): every
  * kernel build's log, and the paths operations took. Called on the calling thread, one line
  * (or a build log) at a time; NULL turns it off. */
-CLSTATS_API void clstats_ctx_set_log(clstats_ctx *ctx, void (*log)(void *user, const char *line), void *user);
+CLSTATS_API void clstats_ctx_set_log(clstats_ctx *ctx, void (*log)(void *user, const char *line),
+                                     void *user);
 
 /* Forces a tuning parameter of the context, for tests and benchmarks: a path ("filter.path",
  * "rank"), a work-group shape ("select.wg", "256"), or "build.options" (added to every kernel

@@ -48,9 +48,9 @@ struct clstats_filter_params {
  * A zero result is +0, whatever the signs of the window's zeros; a NaN result is 0x7fc00000.
  * median_out and mad_out (either may be NULL) receive nx*ny values, rows nx apart.
  * Results are exact: the same bits on every device. */
-CLSTATS_API int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_t ny, size_t stride,
-                          const struct clstats_filter_params *params, float *median_out,
-                          float *mad_out);
+CLSTATS_API int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_t ny,
+                                      size_t stride, const struct clstats_filter_params *params,
+                                      float *median_out, float *mad_out);
 
 /* Source index of position i (any integer) on an axis of n samples as the boundary mode
  * extends it, windows wider than the axis included; -1 where the constant value stands (and for
@@ -65,10 +65,10 @@ CLSTATS_API long clstats_boundary_index(long i, size_t n, enum clstats_boundary 
  * its halo); rows where that index is -1 are never read. The boundary applies against the whole
  * image's ny rows, so the results are the same bits as those rows of clstats_median_filter on
  * the whole image. median_out and mad_out receive nx*rows values. */
-CLSTATS_API int clstats_median_filter_band(clstats_ctx *ctx, const float *band, size_t nx, size_t ny,
-                               size_t stride, size_t row0, size_t rows,
-                               const struct clstats_filter_params *params, float *median_out,
-                               float *mad_out);
+CLSTATS_API int clstats_median_filter_band(clstats_ctx *ctx, const float *band, size_t nx,
+                                           size_t ny, size_t stride, size_t row0, size_t rows,
+                                           const struct clstats_filter_params *params,
+                                           float *median_out, float *mad_out);
 
 /* The same maps for an image described by an array (include/clstats/core.h: host memory or a
  * buffer of the context at an offset, rows a stride apart), into outputs described alike (either

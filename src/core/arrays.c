@@ -49,7 +49,7 @@ int clstats__array_check(clstats_ctx *ctx, const struct clstats_array *a, const 
 }
 
 int clstats__array_in(clstats_ctx *ctx, const struct clstats_array *a, bool packed, cl_mem *out,
-                      bool *owned)
+                      size_t *offset, bool *owned)
 {
     const size_t es = clstats__dtype_size(a->dtype), stride = clstats__array_stride(a);
     const bool strided = a->ny > 1 && stride != a->nx && packed;
@@ -57,10 +57,16 @@ int clstats__array_in(clstats_ctx *ctx, const struct clstats_array *a, bool pack
     int status = clstats__array_check(ctx, a, "the input", &span);
     if (status != CLSTATS_OK) return status;
     *owned = false;
-    if (a->buffer && a->offset == 0 && !strided) {
+    if (offset) *offset = 0;
+    if (a->buffer && !strided && (a->offset == 0 || offset)) {
         *out = a->buffer;
+        if (offset) *offset = a->offset;
         return CLSTATS_OK;
     }
+    if (a->host && span > ctx->max_alloc)
+        return clstats__fail(ctx, CLSTATS_ERR_DEVICE_MEMORY,
+                             "%zu bytes of data exceed the device's largest buffer (%llu MiB)",
+                             span, (unsigned long long)(ctx->max_alloc >> 20));
     if (a->host && !strided) {
         *owned = true;
         return clstats__upload(ctx, a->host, span, "uploading the input", out);

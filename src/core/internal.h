@@ -169,7 +169,8 @@ static inline bool clstats__span_bytes(size_t rows, size_t stride, size_t cols, 
 
 /* Array descriptors (src/core/arrays.c). The element size of a dtype; a descriptor's row stride
  * (0 stands for nx); checking one ("what" names it in errors) and the bytes it spans; its
- * elements in a device buffer for a kernel (the caller's buffer itself where it can be, else a
+ * elements in a device buffer for a kernel (the caller's buffer itself where it can be, at
+ * *offset when the caller can take one (offset NULL: a copy from the array's offset), else a
  * copy: *owned says whether to release it; `packed` asks for rows with no gaps); and a
  * contiguous nx x ny result written into one, wherever it lives. */
 size_t clstats__dtype_size(enum clstats_dtype dtype);
@@ -180,7 +181,7 @@ static inline size_t clstats__array_stride(const struct clstats_array *a)
 int clstats__array_check(clstats_ctx *ctx, const struct clstats_array *a, const char *what,
                          size_t *bytes);
 int clstats__array_in(clstats_ctx *ctx, const struct clstats_array *a, bool packed, cl_mem *out,
-                      bool *owned);
+                      size_t *offset, bool *owned);
 int clstats__array_out(clstats_ctx *ctx, cl_mem src, const struct clstats_array *a);
 
 /* Source text of an embedded kernel file, or NULL (generated: kernels_embedded.c). */

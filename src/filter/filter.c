@@ -309,7 +309,7 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
     }
 
     const cl_mem_flags in_flags = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
-    status = clstats__array_in(ctx, in, false, &img_buf, &own_input);
+    status = clstats__array_in(ctx, in, false, &img_buf, NULL, &own_input);
     if (status != CLSTATS_OK) goto fail;
     col_buf = clCreateBuffer(ctx->context, in_flags, (gx + w - 1) * sizeof(int), colmap, &err);
     CL_TRY(ctx, err, "clCreateBuffer(column map)");

@@ -53,9 +53,9 @@ struct tuning {
 static struct tuning tuning_for(clstats_ctx *ctx)
 {
     struct tuning t = {
-        (int)clstats__tuned(ctx, P_SELECT_WG),        (int)clstats__tuned(ctx, P_SELECT_VPT),
-        (int)clstats__tuned(ctx, P_SELECT_BITS),      (int)clstats__tuned(ctx, P_SELECT_GROUPS),
-        (int)clstats__tuned(ctx, P_SELECT_SAMPLE_WG), (int)clstats__tuned(ctx, P_SELECT_SAMPLE),
+        (int)clstats__tuned(ctx, P_SELECT_WG),         (int)clstats__tuned(ctx, P_SELECT_VPT),
+        (int)clstats__tuned(ctx, P_SELECT_BITS),       (int)clstats__tuned(ctx, P_SELECT_GROUPS),
+        (int)clstats__tuned(ctx, P_SELECT_SAMPLE_WG),  (int)clstats__tuned(ctx, P_SELECT_SAMPLE),
         (int)clstats__tuned(ctx, P_SELECT_STAGE_TILES)};
     if (ctx->max_work_group < (size_t)t.wg) t.wg = (int)ctx->max_work_group;
     if (ctx->max_work_group < (size_t)t.sample_wg) t.sample_wg = (int)ctx->max_work_group;
@@ -132,8 +132,8 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
      * save a pass over the data: on GPUs worth it from about 2^21 values; on CPU devices, where
      * a pass is cheap next to that cost, not at all (bench/RESULTS.md). */
     if (method == CLSTATS_SELECT_AUTO)
-        method = !ctx->is_cpu && n >= ((uint64_t)1 << 21) ? CLSTATS_SELECT_SAMPLE
-                                                          : CLSTATS_SELECT_RADIX;
+        method =
+            !ctx->is_cpu && n >= ((uint64_t)1 << 21) ? CLSTATS_SELECT_SAMPLE : CLSTATS_SELECT_RADIX;
     if (method == CLSTATS_SELECT_SAMPLE && n < 16384) method = CLSTATS_SELECT_RADIX;
 
     memset(res, 0, sizeof *res);
@@ -239,8 +239,8 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     } else {
         const size_t real_size = ctx->has_fp64 ? 8 : 4;
         const cl_uint groups = (cl_uint)r.groups;
-        if ((status =
-                 clstats__scratch(ctx, "select.partials", r.groups * 6 * sizeof(cl_ulong), &r.pc)) ||
+        if ((status = clstats__scratch(ctx, "select.partials", r.groups * 6 * sizeof(cl_ulong),
+                                       &r.pc)) ||
             (status = clstats__scratch(ctx, "select.sums", r.groups * 2 * real_size, &r.ps)) ||
             (status = get_kernel(&r, program, "cp_reduce", &r.k_cp_reduce)) ||
             (status = get_kernel(&r, program, "cp_update", &r.k_cp_update)) ||
@@ -283,12 +283,12 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     res->passes = method == CLSTATS_SELECT_RADIX ? (unsigned)r.npass : (unsigned)st[ST_ITERS];
     res->gathered = st[ST_C];
     clstats__log(ctx,
-                "select: n=%llu method=%d passes=%u bracket [%#llx, %#llx] of %llu values, "
-                "%llu below, compact=%llu, %llu trailing passes skipped",
-                (unsigned long long)n, (int)method, res->passes, (unsigned long long)st[ST_LO],
-                (unsigned long long)st[ST_HI], (unsigned long long)st[ST_C],
-                (unsigned long long)st[ST_L], (unsigned long long)st[ST_COMPACT],
-                (unsigned long long)st[ST_TAIL]);
+                 "select: n=%llu method=%d passes=%u bracket [%#llx, %#llx] of %llu values, "
+                 "%llu below, compact=%llu, %llu trailing passes skipped",
+                 (unsigned long long)n, (int)method, res->passes, (unsigned long long)st[ST_LO],
+                 (unsigned long long)st[ST_HI], (unsigned long long)st[ST_C],
+                 (unsigned long long)st[ST_L], (unsigned long long)st[ST_COMPACT],
+                 (unsigned long long)st[ST_TAIL]);
     if (st[ST_FLAGS] & FLAG_EMPTY) res->empty = true;
     if (st[ST_FLAGS] & FLAG_RANGE) res->out_of_range = true;
 
@@ -351,18 +351,20 @@ double clstats__mean_f64(double a, double b)
 static const struct clstats_select_options default_options = {0};
 
 /* Uploads n values of `size` bytes of host data (read-only, copied) for one call. */
-static int upload(clstats_ctx *ctx, const void *data, size_t n, size_t size, cl_mem *out)
+/* The data as the kernels read it: the caller's buffer at its offset where it holds one run of
+ * elements, else a copy (host data uploaded, strided rows packed); *n is its element count. */
+static int data_in(clstats_ctx *ctx, const struct clstats_array *a,
+                   const struct clstats_select_options *o, cl_mem *buf, size_t *offset, bool *owned,
+                   size_t *n)
 {
-    size_t bytes;
-    if (!clstats__array_bytes(n, size, &bytes))
-        return clstats__fail(ctx, CLSTATS_ERR_ARG,
-                             "%zu values of %zu bytes are larger than any array can be", n, size);
-    if (bytes == 0) return clstats__fail(ctx, CLSTATS_ERR_EMPTY, "the array is empty");
-    if (bytes > ctx->max_alloc)
-        return clstats__fail(ctx, CLSTATS_ERR_DEVICE_MEMORY,
-                             "%zu bytes of data exceed the device's largest buffer (%llu MiB)",
-                             bytes, (unsigned long long)(ctx->max_alloc >> 20));
-    return clstats__upload(ctx, data, bytes, "uploading the data", out);
+    *buf = NULL;
+    *owned = false;
+    if (a->nx == 0 || a->ny == 0) {
+        if (o->nan_count) *o->nan_count = 0;
+        return clstats__fail(ctx, CLSTATS_ERR_EMPTY, "the array is empty");
+    }
+    *n = a->nx * a->ny; /* below 2^62: clstats__array_in checks the span first */
+    return clstats__array_in(ctx, a, true, buf, offset, owned);
 }
 
 static int check_common(clstats_ctx *ctx, const struct clstats_select_options *o, const void *p,
@@ -410,48 +412,54 @@ static double median_value(const struct select_result *res, bool f64, enum clsta
     return f64 ? clstats__mean_f64(a, b) : (double)clstats__mean_f32((float)a, (float)b);
 }
 
-static int kth_any(clstats_ctx *ctx, const void *data, cl_mem buf, size_t offset, size_t n,
-                   bool f64, uint64_t k, const struct clstats_select_options *o, double *out)
+static int kth_any(clstats_ctx *ctx, const struct clstats_array *a, uint64_t k,
+                   const struct clstats_select_options *o, double *out)
 {
     clstats__begin(ctx);
     *out = NAN;
-    cl_mem own = NULL;
-    int status = CLSTATS_OK;
-    if (data) {
-        status = upload(ctx, data, n, f64 ? 8 : 4, &own);
-        if (status != CLSTATS_OK) return status;
-        buf = own;
-        offset = 0;
+    cl_mem buf;
+    size_t offset = 0, n = 0;
+    bool owned;
+    int status = data_in(ctx, a, o, &buf, &offset, &owned, &n);
+    if (status == CLSTATS_OK) {
+        const bool f64 = a->dtype == CLSTATS_FLOAT64;
+        struct select_request req = {.mode = MODE_KTH, .k = k};
+        struct select_result res;
+        status = select_device(ctx, buf, offset, n, f64, o, &req, &res);
+        if (status == CLSTATS_OK) *out = clstats__plus_zero(clstats__value_of_key(res.key0, f64));
     }
-    struct select_request req = {.mode = MODE_KTH, .k = k};
-    struct select_result res;
-    status = select_device(ctx, buf, offset, n, f64, o, &req, &res);
-    if (status == CLSTATS_OK) *out = clstats__plus_zero(clstats__value_of_key(res.key0, f64));
     status = clstats__end(ctx, status);
-    if (own) clReleaseMemObject(own);
+    if (owned) clReleaseMemObject(buf);
     return status;
 }
 
-static int median_any(clstats_ctx *ctx, const void *data, cl_mem buf, size_t offset, size_t n,
-                      bool f64, const struct clstats_select_options *o, double *out)
+static int median_any(clstats_ctx *ctx, const struct clstats_array *a,
+                      const struct clstats_select_options *o, double *out)
 {
     clstats__begin(ctx);
     *out = NAN;
-    cl_mem own = NULL;
-    int status = CLSTATS_OK;
-    if (data) {
-        status = upload(ctx, data, n, f64 ? 8 : 4, &own);
-        if (status != CLSTATS_OK) return status;
-        buf = own;
-        offset = 0;
+    cl_mem buf;
+    size_t offset = 0, n = 0;
+    bool owned;
+    int status = data_in(ctx, a, o, &buf, &offset, &owned, &n);
+    if (status == CLSTATS_OK) {
+        const bool f64 = a->dtype == CLSTATS_FLOAT64;
+        struct select_request req = {.mode = MODE_MEDIAN};
+        struct select_result res;
+        status = select_device(ctx, buf, offset, n, f64, o, &req, &res);
+        if (status == CLSTATS_OK) *out = clstats__plus_zero(median_value(&res, f64, o->even));
     }
-    struct select_request req = {.mode = MODE_MEDIAN};
-    struct select_result res;
-    status = select_device(ctx, buf, offset, n, f64, o, &req, &res);
-    if (status == CLSTATS_OK) *out = clstats__plus_zero(median_value(&res, f64, o->even));
     status = clstats__end(ctx, status);
-    if (own) clReleaseMemObject(own);
+    if (owned) clReleaseMemObject(buf);
     return status;
+}
+
+/* The caller's n values of dtype: in host memory, or in buf from element offset. */
+static struct clstats_array vector(const void *host, cl_mem buf, size_t offset, size_t n,
+                                   enum clstats_dtype dtype)
+{
+    return (struct clstats_array){
+        .host = (void *)host, .buffer = buf, .offset = offset, .dtype = dtype, .nx = n, .ny = 1};
 }
 
 int clstats_select_kth(clstats_ctx *ctx, const float *data, size_t n, uint64_t k,
@@ -461,7 +469,8 @@ int clstats_select_kth(clstats_ctx *ctx, const float *data, size_t n, uint64_t k
     int status = check_common(ctx, o, data, out);
     if (status != CLSTATS_OK) return status;
     double v;
-    status = kth_any(ctx, data, NULL, 0, n, false, k, o, &v);
+    const struct clstats_array a = vector(data, NULL, 0, n, CLSTATS_FLOAT32);
+    status = kth_any(ctx, &a, k, o, &v);
     *out = (float)v;
     return status;
 }
@@ -472,7 +481,8 @@ int clstats_select_kth_f64(clstats_ctx *ctx, const double *data, size_t n, uint6
     const struct clstats_select_options *o = opts ? opts : &default_options;
     int status = check_common(ctx, o, data, out);
     if (status != CLSTATS_OK) return status;
-    return kth_any(ctx, data, NULL, 0, n, true, k, o, out);
+    const struct clstats_array a = vector(data, NULL, 0, n, CLSTATS_FLOAT64);
+    return kth_any(ctx, &a, k, o, out);
 }
 
 int clstats_median(clstats_ctx *ctx, const float *data, size_t n,
@@ -482,7 +492,8 @@ int clstats_median(clstats_ctx *ctx, const float *data, size_t n,
     int status = check_common(ctx, o, data, out);
     if (status != CLSTATS_OK) return status;
     double v;
-    status = median_any(ctx, data, NULL, 0, n, false, o, &v);
+    const struct clstats_array a = vector(data, NULL, 0, n, CLSTATS_FLOAT32);
+    status = median_any(ctx, &a, o, &v);
     *out = (float)v;
     return status;
 }
@@ -493,23 +504,8 @@ int clstats_median_f64(clstats_ctx *ctx, const double *data, size_t n,
     const struct clstats_select_options *o = opts ? opts : &default_options;
     int status = check_common(ctx, o, data, out);
     if (status != CLSTATS_OK) return status;
-    return median_any(ctx, data, NULL, 0, n, true, o, out);
-}
-
-static int check_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t n,
-                        enum clstats_dtype dtype)
-{
-    if ((unsigned)dtype > CLSTATS_FLOAT64)
-        return clstats__fail(ctx, CLSTATS_ERR_ARG, "unknown dtype %d", (int)dtype);
-    size_t size = 0;
-    if (clGetMemObjectInfo(buf, CL_MEM_SIZE, sizeof size, &size, NULL) != CL_SUCCESS)
-        return clstats__fail(ctx, CLSTATS_ERR_ARG, "buf is not a valid cl_mem");
-    const size_t es = dtype == CLSTATS_FLOAT64 ? 8 : 4;
-    if (offset > size / es || n > size / es - offset)
-        return clstats__fail(ctx, CLSTATS_ERR_ARG,
-                             "offset %zu + n %zu exceeds the buffer's %zu elements", offset, n,
-                             size / es);
-    return CLSTATS_OK;
+    const struct clstats_array a = vector(data, NULL, 0, n, CLSTATS_FLOAT64);
+    return median_any(ctx, &a, o, out);
 }
 
 int clstats_select_kth_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t n,
@@ -518,9 +514,9 @@ int clstats_select_kth_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_
 {
     const struct clstats_select_options *o = opts ? opts : &default_options;
     int status = check_common(ctx, o, buf, out);
-    if (status == CLSTATS_OK) status = check_buffer(ctx, buf, offset, n, dtype);
     if (status != CLSTATS_OK) return status;
-    return kth_any(ctx, NULL, buf, offset, n, dtype == CLSTATS_FLOAT64, k, o, out);
+    const struct clstats_array a = vector(NULL, buf, offset, n, dtype);
+    return kth_any(ctx, &a, k, o, out);
 }
 
 int clstats_median_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t n,
@@ -529,9 +525,9 @@ int clstats_median_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t n,
 {
     const struct clstats_select_options *o = opts ? opts : &default_options;
     int status = check_common(ctx, o, buf, out);
-    if (status == CLSTATS_OK) status = check_buffer(ctx, buf, offset, n, dtype);
     if (status != CLSTATS_OK) return status;
-    return median_any(ctx, NULL, buf, offset, n, dtype == CLSTATS_FLOAT64, o, out);
+    const struct clstats_array a = vector(NULL, buf, offset, n, dtype);
+    return median_any(ctx, &a, o, out);
 }
 
 /* numpy's _lerp (numpy/lib/function_base.py), its arithmetic exactly: exact at both ends,
@@ -545,7 +541,7 @@ static double lerp(double a, double b, double g)
     return isnan(v) ? (double)NAN : v;
 }
 
-static int percentiles_any(clstats_ctx *ctx, const void *data, size_t n, bool f64, const double *q,
+static int percentiles_any(clstats_ctx *ctx, const struct clstats_array *a, const double *q,
                            size_t nq, const struct clstats_select_options *o, double *out)
 {
     clstats__begin(ctx);
@@ -555,9 +551,12 @@ static int percentiles_any(clstats_ctx *ctx, const void *data, size_t n, bool f6
             return clstats__fail(ctx, CLSTATS_ERR_ARG, "percentile q[%zu] = %g is not in [0, 100]",
                                  i, q[i]);
     }
-    cl_mem buf = NULL;
-    int status = upload(ctx, data, n, f64 ? 8 : 4, &buf);
-    if (status != CLSTATS_OK) return status;
+    cl_mem buf;
+    size_t offset = 0, n = 0;
+    bool owned;
+    const bool f64 = a->dtype == CLSTATS_FLOAT64;
+    int status = data_in(ctx, a, o, &buf, &offset, &owned, &n);
+    if (status != CLSTATS_OK) return clstats__end(ctx, status);
     double *kt = o->kernel_ms, total = 0, ms = 0;
     struct clstats_select_options oo = *o;
     oo.kernel_ms = kt ? &ms : NULL;
@@ -565,7 +564,7 @@ static int percentiles_any(clstats_ctx *ctx, const void *data, size_t n, bool f6
      * two order statistics by rank. */
     struct select_request req = {.mode = MODE_KTH, .k = 0};
     struct select_result res = {0};
-    status = select_device(ctx, buf, 0, n, f64, &oo, &req, &res);
+    status = select_device(ctx, buf, offset, n, f64, &oo, &req, &res);
     total += ms;
     const uint64_t nv = res.nv;
     for (size_t i = 0; i < nq && status == CLSTATS_OK; i++) {
@@ -574,7 +573,7 @@ static int percentiles_any(clstats_ctx *ctx, const void *data, size_t n, bool f6
         if (lo > (double)(nv - 1)) lo = (double)(nv - 1);
         const uint64_t r0 = (uint64_t)lo, r1 = r0 + 1 < nv ? r0 + 1 : r0;
         struct select_request rq = {.mode = MODE_GIVEN, .r0 = r0, .r1 = r1};
-        status = select_device(ctx, buf, 0, n, f64, &oo, &rq, &res);
+        status = select_device(ctx, buf, offset, n, f64, &oo, &rq, &res);
         total += ms;
         if (status != CLSTATS_OK) break;
         const double a = clstats__value_of_key(res.key0, f64);
@@ -583,7 +582,7 @@ static int percentiles_any(clstats_ctx *ctx, const void *data, size_t n, bool f6
     }
     if (kt) *kt = total;
     status = clstats__end(ctx, status);
-    clReleaseMemObject(buf);
+    if (owned) clReleaseMemObject(buf);
     return status;
 }
 
@@ -600,7 +599,8 @@ int clstats_percentiles(clstats_ctx *ctx, const float *data, size_t n, const dou
                              nq);
     double *tmp = malloc(nq ? q_bytes : sizeof *tmp);
     if (!tmp) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate %zu results", nq);
-    status = percentiles_any(ctx, data, n, false, q, nq, o, tmp);
+    const struct clstats_array a = vector(data, NULL, 0, n, CLSTATS_FLOAT32);
+    status = percentiles_any(ctx, &a, q, nq, o, tmp);
     for (size_t i = 0; i < nq; i++)
         out[i] = (float)tmp[i];
     free(tmp);
@@ -614,5 +614,32 @@ int clstats_percentiles_f64(clstats_ctx *ctx, const double *data, size_t n, cons
     int status = check_common(ctx, o, data, out);
     if (status != CLSTATS_OK) return status;
     if (!q && nq) return clstats__fail(ctx, CLSTATS_ERR_ARG, "q is NULL");
-    return percentiles_any(ctx, data, n, true, q, nq, o, out);
+    const struct clstats_array a = vector(data, NULL, 0, n, CLSTATS_FLOAT64);
+    return percentiles_any(ctx, &a, q, nq, o, out);
+}
+
+int clstats_select_kth_array(clstats_ctx *ctx, const struct clstats_array *data, uint64_t k,
+                             const struct clstats_select_options *opts, double *out)
+{
+    const struct clstats_select_options *o = opts ? opts : &default_options;
+    int status = check_common(ctx, o, data, out);
+    return status == CLSTATS_OK ? kth_any(ctx, data, k, o, out) : status;
+}
+
+int clstats_median_array(clstats_ctx *ctx, const struct clstats_array *data,
+                         const struct clstats_select_options *opts, double *out)
+{
+    const struct clstats_select_options *o = opts ? opts : &default_options;
+    int status = check_common(ctx, o, data, out);
+    return status == CLSTATS_OK ? median_any(ctx, data, o, out) : status;
+}
+
+int clstats_percentiles_array(clstats_ctx *ctx, const struct clstats_array *data, const double *q,
+                              size_t nq, const struct clstats_select_options *opts, double *out)
+{
+    const struct clstats_select_options *o = opts ? opts : &default_options;
+    int status = check_common(ctx, o, data, out);
+    if (status != CLSTATS_OK) return status;
+    if (!q && nq) return clstats__fail(ctx, CLSTATS_ERR_ARG, "q is NULL");
+    return percentiles_any(ctx, data, q, nq, o, out);
 }
