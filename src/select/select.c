@@ -412,28 +412,8 @@ static double median_value(const struct select_result *res, bool f64, enum clsta
     return f64 ? clstats__mean_f64(a, b) : (double)clstats__mean_f32((float)a, (float)b);
 }
 
-static int kth_any(clstats_ctx *ctx, const struct clstats_array *a, uint64_t k,
-                   const struct clstats_select_options *o, double *out)
-{
-    clstats__begin(ctx);
-    *out = NAN;
-    cl_mem buf;
-    size_t offset = 0, n = 0;
-    bool owned;
-    int status = data_in(ctx, a, o, &buf, &offset, &owned, &n);
-    if (status == CLSTATS_OK) {
-        const bool f64 = a->dtype == CLSTATS_FLOAT64;
-        struct select_request req = {.mode = MODE_KTH, .k = k};
-        struct select_result res;
-        status = select_device(ctx, buf, offset, n, f64, o, &req, &res);
-        if (status == CLSTATS_OK) *out = clstats__plus_zero(clstats__value_of_key(res.key0, f64));
-    }
-    status = clstats__end(ctx, status);
-    if (owned) clReleaseMemObject(buf);
-    return status;
-}
-
-static int median_any(clstats_ctx *ctx, const struct clstats_array *a,
+/* One selection, a k-th value (MODE_KTH) or the median (MODE_MEDIAN), of an array. */
+static int select_one(clstats_ctx *ctx, const struct clstats_array *a, struct select_request req,
                       const struct clstats_select_options *o, double *out)
 {
     clstats__begin(ctx);
@@ -444,14 +424,28 @@ static int median_any(clstats_ctx *ctx, const struct clstats_array *a,
     int status = data_in(ctx, a, o, &buf, &offset, &owned, &n);
     if (status == CLSTATS_OK) {
         const bool f64 = a->dtype == CLSTATS_FLOAT64;
-        struct select_request req = {.mode = MODE_MEDIAN};
         struct select_result res;
         status = select_device(ctx, buf, offset, n, f64, o, &req, &res);
-        if (status == CLSTATS_OK) *out = clstats__plus_zero(median_value(&res, f64, o->even));
+        if (status == CLSTATS_OK)
+            *out = clstats__plus_zero(req.mode == MODE_MEDIAN
+                                          ? median_value(&res, f64, o->even)
+                                          : clstats__value_of_key(res.key0, f64));
     }
     status = clstats__end(ctx, status);
     if (owned) clReleaseMemObject(buf);
     return status;
+}
+
+static int kth_any(clstats_ctx *ctx, const struct clstats_array *a, uint64_t k,
+                   const struct clstats_select_options *o, double *out)
+{
+    return select_one(ctx, a, (struct select_request){.mode = MODE_KTH, .k = k}, o, out);
+}
+
+static int median_any(clstats_ctx *ctx, const struct clstats_array *a,
+                      const struct clstats_select_options *o, double *out)
+{
+    return select_one(ctx, a, (struct select_request){.mode = MODE_MEDIAN}, o, out);
 }
 
 /* The caller's n values of dtype: in host memory, or in buf from element offset. */
