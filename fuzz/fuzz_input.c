@@ -71,7 +71,7 @@ static void check_disk_usage(uint64_t written, const struct tool_image *img, boo
     }
 }
 
-/* Every plane's rows in strips, as strips.c reads them; each strip into the output file. */
+/* Every plane's rows in strips, as clstats_filter_rows reads them; each strip into the output. */
 static void read_and_write(struct tool_image *img)
 {
     char err[1024];

@@ -47,16 +47,22 @@ static void fill_image(float *img, size_t nx, size_t ny, size_t stride, enum fil
             float v;
             double u = test_rng_uniform(&rng);
             switch (kind) {
-            case FILL_INTEGERS: v = (float)(test_rng_next(&rng) % 5); break;
+            case FILL_INTEGERS:
+                v = (float)(test_rng_next(&rng) % 5);
+                break;
             case FILL_CONSTANT:
                 v = ((x / 7 + y / 5) % 2) ? 3.25f : (float)test_rng_normal(&rng);
                 break;
             case FILL_HEAVY_TAIL:
                 v = (float)test_rng_normal(&rng);
-                if (u < 0.05) v = 1e30f;
-                else if (u < 0.10) v = -1e30f;
-                else if (u < 0.12) v = INFINITY;
-                else if (u < 0.13) v = -INFINITY;
+                if (u < 0.05)
+                    v = 1e30f;
+                else if (u < 0.10)
+                    v = -1e30f;
+                else if (u < 0.12)
+                    v = INFINITY;
+                else if (u < 0.13)
+                    v = -INFINITY;
                 break;
             case FILL_SPARSE:
                 v = u < 0.7 ? NAN : (float)(test_rng_normal(&rng) * 100.0);
@@ -113,7 +119,9 @@ static void fill_image(float *img, size_t nx, size_t ny, size_t stride, enum fil
                 }
                 break;
             }
-            default: v = (float)(test_rng_normal(&rng) * 10.0 + 100.0); break;
+            default:
+                v = (float)(test_rng_normal(&rng) * 10.0 + 100.0);
+                break;
             }
             if (kind != FILL_SPARSE && test_rng_uniform(&rng) < nan_fraction) v = NAN;
             if (isnan(v)) v = odd_nan(test_rng_next(&rng));
@@ -124,9 +132,8 @@ static void fill_image(float *img, size_t nx, size_t ny, size_t stride, enum fil
 }
 
 /* Runs the device and the reference on one case; returns the number of mismatching pixels. */
-static size_t run_case(size_t nx, size_t ny, size_t stride, int width,
-                       enum clstats_boundary mode, float cval, enum fill kind, double nan_frac,
-                       uint64_t seed)
+static size_t run_case(size_t nx, size_t ny, size_t stride, int width, enum clstats_boundary mode,
+                       float cval, enum fill kind, double nan_frac, uint64_t seed)
 {
     float *img = malloc(stride * ny * sizeof *img);
     float *med = malloc(nx * ny * sizeof *med), *mad = malloc(nx * ny * sizeof *mad);
@@ -150,9 +157,9 @@ static size_t run_case(size_t nx, size_t ny, size_t stride, int width,
     return bad;
 }
 
-static const enum clstats_boundary all_modes[] = {
-    CLSTATS_BOUNDARY_REFLECT, CLSTATS_BOUNDARY_MIRROR, CLSTATS_BOUNDARY_NEAREST,
-    CLSTATS_BOUNDARY_CONSTANT, CLSTATS_BOUNDARY_WRAP};
+static const enum clstats_boundary all_modes[] = {CLSTATS_BOUNDARY_REFLECT, CLSTATS_BOUNDARY_MIRROR,
+                                                  CLSTATS_BOUNDARY_NEAREST,
+                                                  CLSTATS_BOUNDARY_CONSTANT, CLSTATS_BOUNDARY_WRAP};
 
 START_TEST(median_mad_match_reference_every_mode_and_shape)
 {
@@ -163,8 +170,8 @@ START_TEST(median_mad_match_reference_every_mode_and_shape)
     for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
         for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
             for (int m = 0; m < 5; m++)
-                bad += run_case(shapes[s][0], shapes[s][1], shapes[s][0], widths[wi],
-                                all_modes[m], 1.5f, FILL_NORMAL, 0.1, seed++);
+                bad += run_case(shapes[s][0], shapes[s][1], shapes[s][0], widths[wi], all_modes[m],
+                                1.5f, FILL_NORMAL, 0.1, seed++);
     ck_assert_uint_eq(bad, 0);
 }
 END_TEST
@@ -176,8 +183,7 @@ START_TEST(median_mad_exact_on_ties_constants_and_infinities)
     for (int kind = FILL_INTEGERS; kind <= FILL_SPARSE; kind++)
         for (int m = 0; m < 5; m++)
             for (int w = 3; w <= 11; w += 8)
-                bad += run_case(29, 23, 29, w, all_modes[m], -2.0f, (enum fill)kind, 0.05,
-                                seed++);
+                bad += run_case(29, 23, 29, w, all_modes[m], -2.0f, (enum fill)kind, 0.05, seed++);
     ck_assert_uint_eq(bad, 0);
 }
 END_TEST
@@ -189,8 +195,8 @@ START_TEST(large_windows_take_the_exact_fallback)
     size_t bad = 0;
     uint64_t seed = test_seed() + 2000;
     for (int kind = FILL_NORMAL; kind <= FILL_HEAVY_TAIL; kind++)
-        bad += run_case(40, 36, 41, 31, CLSTATS_BOUNDARY_REFLECT, 0.0f, (enum fill)kind, 0.02,
-                        seed++);
+        bad +=
+            run_case(40, 36, 41, 31, CLSTATS_BOUNDARY_REFLECT, 0.0f, (enum fill)kind, 0.02, seed++);
     ck_assert_uint_eq(bad, 0);
 }
 END_TEST
@@ -311,8 +317,8 @@ END_TEST
  * work-item, shapes larger and smaller than the window. */
 START_TEST(sorted_design_shapes_match_reference)
 {
-    static const char *shapes[][3] = {{"32", "8", "2"}, {"8", "2", "3"}, {"4", "4", "1"},
-                                      {"16", "1", "4"}};
+    static const char *shapes[][3] = {
+        {"32", "8", "2"}, {"8", "2", "3"}, {"4", "4", "1"}, {"16", "1", "4"}};
     size_t bad = 0;
     uint64_t seed = test_seed() + 7500;
     test_tune("filter.path", "sorted");
@@ -323,8 +329,8 @@ START_TEST(sorted_design_shapes_match_reference)
         bad += run_case(37, 29, 40, 7, all_modes[i % 5], 2.0f, FILL_NORMAL, 0.05, seed++);
         bad += run_case(31, 9, 31, 11, all_modes[(i + 1) % 5], 2.0f, FILL_INTEGERS, 0.1, seed++);
         bad += run_case(20, 21, 20, 3, all_modes[(i + 2) % 5], 2.0f, FILL_SPARSE, 0.0, seed++);
-        bad += run_case(19, 23, 19, 15, CLSTATS_BOUNDARY_CONSTANT, NAN, FILL_HEAVY_TAIL, 0.1,
-                        seed++);
+        bad +=
+            run_case(19, 23, 19, 15, CLSTATS_BOUNDARY_CONSTANT, NAN, FILL_HEAVY_TAIL, 0.1, seed++);
     }
     test_tune("filter.shape_tx", NULL);
     test_tune("filter.shape_ty", NULL);
@@ -453,16 +459,14 @@ START_TEST(constant_mode_nan_cval_means_missing)
 {
     /* cval NaN: outside counts as missing, so a 1x1 image's median is itself. */
     float img[1] = {4.0f}, med, mad;
-    struct clstats_filter_params p = {.width = 3, .boundary = CLSTATS_BOUNDARY_CONSTANT,
-                                      .cval = NAN};
-    ck_assert_int_eq(clstats_median_filter(test_ctx(), img, 1, 1, 1, &p, &med, &mad),
-                     CLSTATS_OK);
+    struct clstats_filter_params p = {
+        .width = 3, .boundary = CLSTATS_BOUNDARY_CONSTANT, .cval = NAN};
+    ck_assert_int_eq(clstats_median_filter(test_ctx(), img, 1, 1, 1, &p, &med, &mad), CLSTATS_OK);
     ck_assert_float_eq(med, 4.0f);
     ck_assert_float_eq(mad, 0.0f);
     /* cval 0: eight zeros and a 4. */
     p.cval = 0.0f;
-    ck_assert_int_eq(clstats_median_filter(test_ctx(), img, 1, 1, 1, &p, &med, &mad),
-                     CLSTATS_OK);
+    ck_assert_int_eq(clstats_median_filter(test_ctx(), img, 1, 1, 1, &p, &med, &mad), CLSTATS_OK);
     ck_assert_float_eq(med, 0.0f);
     ck_assert_float_eq(mad, 0.0f);
 }
@@ -485,8 +489,8 @@ START_TEST(all_nan_window_is_nan_and_even_count_takes_the_mean)
 
     /* Two equal middles give themselves: (3e38 + 3e38) / 2 would overflow to inf. */
     float big[6] = {1.0f, 3e38f, 3e38f, NAN, 3e38f, 2.0f}, bmed[6], bmad[6];
-    struct clstats_filter_params q = {.width = 5, .boundary = CLSTATS_BOUNDARY_CONSTANT,
-                                      .cval = NAN};
+    struct clstats_filter_params q = {
+        .width = 5, .boundary = CLSTATS_BOUNDARY_CONSTANT, .cval = NAN};
     ck_assert_int_eq(clstats_median_filter(test_ctx(), big, 6, 1, 6, &q, bmed, bmad), CLSTATS_OK);
     ck_assert_float_eq(bmed[2], 3e38f); /* window 1, 3e38, 3e38, 3e38 */
     ck_assert_float_eq(bmad[2], 0.0f);
@@ -501,10 +505,8 @@ START_TEST(median_of_infinities_and_mad_of_an_infinite_median)
     size_t bad = 0;
     for (int m = 0; m < 5; m++) {
         float med[3], mad[3], rmed[3], rmad[3];
-        struct clstats_filter_params p = {.width = 3, .boundary = all_modes[m],
-                                          .cval = INFINITY};
-        ck_assert_int_eq(clstats_median_filter(test_ctx(), img, 3, 1, 3, &p, med, mad),
-                         CLSTATS_OK);
+        struct clstats_filter_params p = {.width = 3, .boundary = all_modes[m], .cval = INFINITY};
+        ck_assert_int_eq(clstats_median_filter(test_ctx(), img, 3, 1, 3, &p, med, mad), CLSTATS_OK);
         reference_median_filter(img, 3, 1, 3, &p, rmed, rmad);
         bad += test_compare_bits(med, rmed, 3, 3, "inf median");
         bad += test_compare_bits(mad, rmad, 3, 3, "inf MAD");
@@ -716,10 +718,8 @@ START_TEST(only_median_or_only_mad_gives_the_same_maps)
     struct clstats_filter_params p = {.width = 5};
     ck_assert_int_eq(clstats_median_filter(test_ctx(), img, NX, NY, NX, &p, both_med, both_mad),
                      CLSTATS_OK);
-    ck_assert_int_eq(clstats_median_filter(test_ctx(), img, NX, NY, NX, &p, med, NULL),
-                     CLSTATS_OK);
-    ck_assert_int_eq(clstats_median_filter(test_ctx(), img, NX, NY, NX, &p, NULL, mad),
-                     CLSTATS_OK);
+    ck_assert_int_eq(clstats_median_filter(test_ctx(), img, NX, NY, NX, &p, med, NULL), CLSTATS_OK);
+    ck_assert_int_eq(clstats_median_filter(test_ctx(), img, NX, NY, NX, &p, NULL, mad), CLSTATS_OK);
     ck_assert_uint_eq(test_compare_bits(med, both_med, NX * NY, NX, "median only"), 0);
     ck_assert_uint_eq(test_compare_bits(mad, both_mad, NX * NY, NX, "MAD only"), 0);
 }
@@ -832,12 +832,14 @@ START_TEST(array_form_on_device_buffers_gives_the_same_maps)
                                           0, NULL, NULL),
                      CL_SUCCESS);
     float *mad_host = malloc(out_stride * ny * sizeof(float));
-    const struct clstats_array image = {.buffer = in, .offset = offset, .nx = nx, .ny = ny,
-                                        .stride = stride},
-                               median_out = {.buffer = med, .offset = out_offset, .nx = nx,
-                                             .ny = ny, .stride = out_stride},
-                               mad_out = {.host = mad_host, .nx = nx, .ny = ny,
-                                          .stride = out_stride};
+    const struct clstats_array
+        image = {.buffer = in, .offset = offset, .nx = nx, .ny = ny, .stride = stride},
+        median_out = {.buffer = med,
+                      .offset = out_offset,
+                      .nx = nx,
+                      .ny = ny,
+                      .stride = out_stride},
+        mad_out = {.host = mad_host, .nx = nx, .ny = ny, .stride = out_stride};
     ck_assert_int_eq(clstats_median_filter_array(ctx, &image, &p, &median_out, &mad_out),
                      CLSTATS_OK);
     float *med_host = malloc(out_elems * sizeof(float));
@@ -878,6 +880,82 @@ START_TEST(array_form_on_device_buffers_gives_the_same_maps)
 }
 END_TEST
 
+/* The library's strips (clstats_filter_rows): a cube read through a source a few rows at a time
+ * gives, strip by strip, the one-piece maps, SIGMA and SNR included; a source or sink that stops
+ * ends it with CLSTATS_ERR_CALLBACK. */
+struct rows_case {
+    const float *cube;
+    size_t nx, ny;
+    float *median, *mad, *sigma, *snr; /* the whole cube's, gathered from the strips */
+    size_t reads, stop_after;
+};
+
+static int rows_read(void *user, size_t plane, size_t row0, size_t rows, float *dst)
+{
+    struct rows_case *c = user;
+    if (c->stop_after && ++c->reads > c->stop_after) return -1;
+    memcpy(dst, c->cube + (plane * c->ny + row0) * c->nx, rows * c->nx * sizeof *dst);
+    return 0;
+}
+
+static int rows_write(void *user, const struct clstats_strip *st)
+{
+    struct rows_case *c = user;
+    const size_t at = (st->plane * c->ny + st->row0) * c->nx, n = st->rows * c->nx;
+    memcpy(c->median + at, st->median, n * sizeof(float));
+    memcpy(c->mad + at, st->mad, n * sizeof(float));
+    memcpy(c->sigma + at, st->sigma, n * sizeof(float));
+    memcpy(c->snr + at, st->snr, n * sizeof(float));
+    return 0;
+}
+
+START_TEST(strips_of_rows_give_the_one_piece_maps)
+{
+    clstats_ctx *ctx = test_ctx();
+    const size_t nx = 19, ny = 23, planes = 2, n = nx * ny * planes;
+    struct test_rng rng;
+    test_rng_seed(&rng, test_seed() + 9500);
+    float *cube = malloc(n * sizeof *cube);
+    for (size_t i = 0; i < n; i++)
+        cube[i] = test_rng_uniform(&rng) < 0.05 ? NAN : (float)(int)(10 * test_rng_normal(&rng));
+    float *out = malloc(4 * n * sizeof *out), *want = malloc(4 * n * sizeof *want);
+    struct rows_case c = {cube, nx, ny, out, out + n, out + 2 * n, out + 3 * n, 0, 0};
+    struct clstats_rows_job job = {.nx = nx,
+                                   .ny = ny,
+                                   .planes = planes,
+                                   .params = {.width = 7, .boundary = CLSTATS_BOUNDARY_WRAP},
+                                   .maps = CLSTATS_MAP_MEDIAN | CLSTATS_MAP_MAD |
+                                           CLSTATS_MAP_SIGMA | CLSTATS_MAP_SNR,
+                                   .height = 4,
+                                   .read = rows_read,
+                                   .write = rows_write,
+                                   .user = &c};
+    ck_assert_int_eq(clstats_filter_rows(ctx, &job), CLSTATS_OK);
+    ck_assert_uint_eq(job.n_strips, planes * ((ny + 3) / 4));
+    size_t bad = 0;
+    for (size_t p = 0; p < planes; p++) {
+        const size_t at = p * nx * ny;
+        ck_assert_int_eq(clstats_median_filter(ctx, cube + at, nx, ny, nx, &job.params, want + at,
+                                               want + n + at),
+                         CLSTATS_OK);
+        clstats_sigma_snr(cube + at, want + at, want + n + at, nx * ny, want + 2 * n + at,
+                          want + 3 * n + at);
+    }
+    bad += test_compare_bits(out, want, 4 * n, nx, "strips of rows");
+    ck_assert_uint_eq(bad, 0);
+    /* A reader that stops, a budget too small for one strip. */
+    c.stop_after = 3;
+    ck_assert_int_eq(clstats_filter_rows(ctx, &job), CLSTATS_ERR_CALLBACK);
+    size_t height = 0;
+    ck_assert_int_eq(clstats_filter_strip_height(ctx, nx, ny, 7, job.maps, 100, &height),
+                     CLSTATS_ERR_NOMEM);
+    ck_assert_int_eq(clstats_filter_strip_height(ctx, nx, ny, 7, job.maps, 1 << 20, &height),
+                     CLSTATS_OK);
+    ck_assert_uint_eq(height, ny);
+    free(cube), free(out), free(want);
+}
+END_TEST
+
 START_TEST(boundary_names_round_trip)
 {
     enum clstats_boundary b;
@@ -901,27 +979,28 @@ START_TEST(reference_boundaries_match_scipy_known_answers)
         int idx[22];
     } known[] = {
         {CLSTATS_BOUNDARY_REFLECT, 2, {0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1, 0, 0, 1, 1}},
-        {CLSTATS_BOUNDARY_REFLECT, 3,
-         {2, 1, 0, 0, 1, 2, 2, 1, 0, 0, 1, 2, 2, 1, 0, 0, 1, 2, 2, 1, 0}},
-        {CLSTATS_BOUNDARY_REFLECT, 4,
-         {0, 0, 1, 2, 3, 3, 2, 1, 0, 0, 1, 2, 3, 3, 2, 1, 0, 0, 1, 2, 3, 3}},
+        {CLSTATS_BOUNDARY_REFLECT, 3, {2, 1, 0, 0, 1, 2, 2, 1, 0, 0, 1,
+                                       2, 2, 1, 0, 0, 1, 2, 2, 1, 0}},
+        {CLSTATS_BOUNDARY_REFLECT, 4, {0, 0, 1, 2, 3, 3, 2, 1, 0, 0, 1,
+                                       2, 3, 3, 2, 1, 0, 0, 1, 2, 3, 3}},
         {CLSTATS_BOUNDARY_MIRROR, 2, {1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0}},
-        {CLSTATS_BOUNDARY_MIRROR, 3,
-         {1, 0, 1, 2, 1, 0, 1, 2, 1, 0, 1, 2, 1, 0, 1, 2, 1, 0, 1, 2, 1}},
-        {CLSTATS_BOUNDARY_MIRROR, 4,
-         {3, 2, 1, 0, 1, 2, 3, 2, 1, 0, 1, 2, 3, 2, 1, 0, 1, 2, 3, 2, 1, 0}},
-        {CLSTATS_BOUNDARY_NEAREST, 3,
-         {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 2, 2, 2, 2, 2, 2, 2, 2, 2, 2}},
+        {CLSTATS_BOUNDARY_MIRROR, 3, {1, 0, 1, 2, 1, 0, 1, 2, 1, 0, 1,
+                                      2, 1, 0, 1, 2, 1, 0, 1, 2, 1}},
+        {CLSTATS_BOUNDARY_MIRROR, 4, {3, 2, 1, 0, 1, 2, 3, 2, 1, 0, 1,
+                                      2, 3, 2, 1, 0, 1, 2, 3, 2, 1, 0}},
+        {CLSTATS_BOUNDARY_NEAREST, 3, {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1,
+                                       2, 2, 2, 2, 2, 2, 2, 2, 2, 2}},
         {CLSTATS_BOUNDARY_WRAP, 3, {0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2}},
-        {CLSTATS_BOUNDARY_WRAP, 4,
-         {3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0}},
+        {CLSTATS_BOUNDARY_WRAP, 4, {3, 0, 1, 2, 3, 0, 1, 2, 3, 0, 1,
+                                    2, 3, 0, 1, 2, 3, 0, 1, 2, 3, 0}},
     };
     for (size_t k = 0; k < sizeof known / sizeof known[0]; k++)
         for (int i = -9; i < known[k].n + 9; i++)
             ck_assert_int_eq(reference_extend(i, known[k].n, known[k].mode), known[k].idx[i + 9]);
     for (int m = 0; m < 5; m++) /* one sample: every mode gives it */
         if (all_modes[m] != CLSTATS_BOUNDARY_CONSTANT)
-            for (int i = -9; i < 10; i++) ck_assert_int_eq(reference_extend(i, 1, all_modes[m]), 0);
+            for (int i = -9; i < 10; i++)
+                ck_assert_int_eq(reference_extend(i, 1, all_modes[m]), 0);
     ck_assert_int_eq(reference_extend(-1, 4, CLSTATS_BOUNDARY_CONSTANT), -1);
 }
 END_TEST
@@ -951,6 +1030,7 @@ static Suite *filter_suite(void)
     tcase_add_test(tc, bands_give_the_whole_image_maps_bit_for_bit);
     tcase_add_test(tc, bad_arguments_are_refused_with_a_message);
     tcase_add_test(tc, array_form_on_device_buffers_gives_the_same_maps);
+    tcase_add_test(tc, strips_of_rows_give_the_one_piece_maps);
     tcase_add_test(tc, all_nan_window_is_nan_and_even_count_takes_the_mean);
     tcase_add_test(tc, constant_mode_nan_cval_means_missing);
     tcase_add_test(tc, median_of_infinities_and_mad_of_an_infinite_median);

@@ -2,7 +2,8 @@
  * and MAD maps with libclstats (plus SIGMA and SNR on the host) a strip of rows at a time, and
  * writes them as FITS and/or PNG. Several inputs share one context and its compiled programs; a
  * failed input is reported by name and the rest go on. This file only orchestrates: options.c
- * parses, outputs.c names the outputs, strips.c filters, fits_*.c and png_io.c do the files. */
+ * parses, outputs.c names the outputs, the library plans and filters the strips
+ * (clstats_filter_rows), apps/common does the files. */
 #include "atomic_file.h"
 #include "clstats.h"
 #include "fits_io.h"
@@ -12,7 +13,6 @@
 #include "paths.h"
 #include "png_io.h"
 #include "program_context.h"
-#include "strips.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -43,8 +43,8 @@ struct job {
     struct tool_image image;
     struct atomic_file out_file, preview_file;
     struct fits_output *fits;
-    float *sigma, *snr; /* one strip's derived maps */
-    float *png_map;     /* the first map whole, for a PNG */
+    float *png_map; /* the first map whole, for a PNG */
+    char err[1024]; /* the reader's or writer's words when it stopped the filter */
     size_t n_nan, n_strips, height;
     double start;
     int progress_len; /* characters of the progress line on screen; 0: none shown */
@@ -194,16 +194,27 @@ static bool wants(const struct options *o, enum map_kind k)
     return false;
 }
 
-/* Strip height within --max-memory and the device, and the buffers the strips need besides
- * strips.c's own: derived maps of one strip, and the first map whole when a PNG is written. */
+/* The maps madfilter asks the library for (CLSTATS_MAP_*). */
+static unsigned library_maps(const struct options *o)
+{
+    static const unsigned bits[MAP_KINDS] = {[MAP_MAD] = CLSTATS_MAP_MAD,
+                                             [MAP_MEDIAN] = CLSTATS_MAP_MEDIAN,
+                                             [MAP_SIGMA] = CLSTATS_MAP_SIGMA,
+                                             [MAP_SNR] = CLSTATS_MAP_SNR};
+    unsigned maps = 0;
+    for (int i = 0; i < o->n_maps; i++)
+        maps |= bits[o->maps[i]];
+    return maps;
+}
+
+/* Strip height within --max-memory and the device (the library plans it), and the first map
+ * whole when a PNG is written. */
 static int plan_strips(struct job *j)
 {
     const struct options *o = &j->s->opt;
     const size_t nx = j->image.nx, ny = j->image.ny;
     const uint64_t whole = (uint64_t)nx * ny * sizeof(float);
     const bool png_out = j->png_only || j->png_output;
-    const bool sigma = wants(o, MAP_SIGMA) || wants(o, MAP_SNR), snr = wants(o, MAP_SNR);
-    const int lib_maps = maps_need_median(o->maps, o->n_maps) + maps_need_mad(o->maps, o->n_maps);
     /* Held whole beside the strips: a PNG input's pixels, a PNG output's map. */
     const uint64_t held = (j->image.data ? whole : 0) + (png_out ? whole : 0);
     if (png_out && (uint64_t)nx * ny * PNG_WRITE_BYTES_PER_PIXEL > o->max_memory)
@@ -212,21 +223,17 @@ static int plan_strips(struct job *j)
                      nx, ny,
                      (unsigned long long)((uint64_t)nx * ny * PNG_WRITE_BYTES_PER_PIXEL >> 20),
                      (unsigned long long)(o->max_memory >> 20));
-    const struct strip_budget b = {
-        .host_bytes = o->max_memory > held ? o->max_memory - held : 0,
-        .device_bytes = j->s->device_bytes,
-        .device_max_alloc = j->s->device_max_alloc,
-        .host_maps = lib_maps + sigma + snr,
-        .device_maps = lib_maps,
-    };
-    char err[512];
-    j->height = strips_height(&b, nx, ny, o->width, err, sizeof err);
-    if (j->height == 0) return error("%s", err);
-    const size_t strip = j->height * nx;
-    if ((sigma && !(j->sigma = malloc(strip * sizeof(float)))) ||
-        (snr && !(j->snr = malloc(strip * sizeof(float)))) ||
-        (png_out && !(j->png_map = malloc(whole))))
-        return error("out of memory for strips of %zu rows", j->height);
+    const uint64_t host_bytes = o->max_memory > held ? o->max_memory - held : 0;
+    const int status = clstats_filter_strip_height(j->s->ctx, nx, ny, o->width, library_maps(o),
+                                                   host_bytes, &j->height);
+    const char *why = clstats_ctx_message(j->s->ctx), *host = strstr(why, " MiB of host memory");
+    /* The host memory the library was given is what --max-memory leaves: say it so. */
+    if (status == CLSTATS_ERR_NOMEM && host)
+        return error("the memory cap of %.*s MiB (--max-memory)%s", (int)(host - why), why,
+                     host + strlen(" MiB of host memory"));
+    if (status != CLSTATS_OK) return error("%s", why);
+    if (png_out && !(j->png_map = malloc(whole)))
+        return error("out of memory for a PNG of %zu x %zu pixels", nx, ny);
     return EXIT_OK;
 }
 
@@ -251,10 +258,10 @@ static void history_lines(const struct job *j, char lines[][600], int *n)
     if (j->image.cube)
         snprintf(lines[nh++], 600, "madfilter: each of the %zu planes filtered on its own",
                  j->image.planes);
-    if (j->sigma)
+    if (wants(o, MAP_SIGMA) || wants(o, MAP_SNR))
         snprintf(lines[nh++], 600,
                  "madfilter: SIGMA = 1.482602218505602 * MAD (astropy's mad_std constant)");
-    if (j->snr)
+    if (wants(o, MAP_SNR))
         snprintf(lines[nh++], 600, "madfilter: SNR = (x - MEDIAN) / SIGMA, NaN where SIGMA = 0");
     snprintf(lines[nh++], 600, "madfilter: device %.500s", clstats_ctx_device_name(j->s->ctx));
     snprintf(lines[nh++], 600, "madfilter: input %.500s", j->input);
@@ -283,20 +290,28 @@ static int create_fits_output(struct job *j)
     return EXIT_OK;
 }
 
-/* strips.c hands each finished strip here: derived maps, then FITS rows and the PNG's map. */
-static int take_strip(void *user, const struct strip *st, char *err, size_t errlen)
+/* The library's source of rows: the input's, keeping cfitsio's words for the error line. */
+static int read_rows(void *user, size_t plane, size_t row0, size_t rows, float *dst)
+{
+    struct job *j = user;
+    return image_read_rows(&j->image, plane, row0, rows, dst, j->err, sizeof j->err);
+}
+
+/* The library hands each finished strip here: FITS rows, and the PNG's map. */
+static int take_strip(void *user, const struct clstats_strip *st)
 {
     struct job *j = user;
     const struct options *o = &j->s->opt;
     const size_t n = st->rows * j->image.nx;
-    if (j->sigma) clstats_sigma_snr(st->pixels, st->median, st->mad, n, j->sigma, j->snr);
-    const float *data[MAP_KINDS] = {
-        [MAP_MAD] = st->mad, [MAP_MEDIAN] = st->median, [MAP_SIGMA] = j->sigma, [MAP_SNR] = j->snr};
+    const float *data[MAP_KINDS] = {[MAP_MAD] = st->mad,
+                                    [MAP_MEDIAN] = st->median,
+                                    [MAP_SIGMA] = st->sigma,
+                                    [MAP_SNR] = st->snr};
     for (int i = 0; j->fits && i < o->n_maps; i++) {
         char why[512];
         if (fits_output_write_rows(j->fits, i, st->plane, st->row0, st->rows, data[o->maps[i]], why,
                                    sizeof why) != 0) {
-            snprintf(err, errlen, "%s: %s", j->output, why);
+            snprintf(j->err, sizeof j->err, "%s: %s", j->output, why);
             return -1;
         }
     }
@@ -308,28 +323,32 @@ static int take_strip(void *user, const struct strip *st, char *err, size_t errl
 static int filter(struct job *j)
 {
     const struct options *o = &j->s->opt;
-    char err[1024];
-    struct strip_job sj = {
-        .ctx = j->s->ctx,
-        .image = &j->image,
-        .params = {.width = o->width, .boundary = o->boundary, .cval = o->cval},
-        .want_median = maps_need_median(o->maps, o->n_maps),
-        .want_mad = maps_need_mad(o->maps, o->n_maps),
+    struct clstats_rows_job rj = {
+        .nx = j->image.nx,
+        .ny = j->image.ny,
+        .planes = j->image.planes,
+        .params = {.width = o->width,
+                   .boundary = o->boundary,
+                   .cval = o->cval,
+                   .progress = j->s->show_progress ? on_progress : NULL,
+                   .progress_user = j},
+        .maps = library_maps(o),
         .height = j->height,
-        .sink = take_strip,
-        .progress = j->s->show_progress ? on_progress : NULL,
+        .read = read_rows,
+        .write = take_strip,
         .notice = on_notice,
         .user = j,
     };
-    int rc = strips_run(&sj, err, sizeof err);
+    j->err[0] = '\0';
+    const int status = clstats_filter_rows(j->s->ctx, &rj);
     clear_progress(j);
-    j->n_nan = sj.n_nan;
-    j->n_strips = sj.n_strips;
-    j->height = sj.height;
-    if (rc == 0) return EXIT_OK;
-    if (sj.library_status != CLSTATS_OK)
-        return library_error("filtering failed", sj.library_status, clstats_ctx_message(j->s->ctx));
-    return error("%s", err);
+    j->n_nan = rj.n_nan;
+    j->n_strips = rj.n_strips;
+    j->height = rj.height;
+    if (status == CLSTATS_OK) return EXIT_OK;
+    if (status == CLSTATS_ERR_CALLBACK) return error("%s", j->err);
+    if (status == CLSTATS_ERR_NOMEM) return error("%s", clstats_ctx_message(j->s->ctx));
+    return library_error("filtering failed", status, clstats_ctx_message(j->s->ctx));
 }
 
 static int write_outputs(struct job *j)
@@ -413,8 +432,6 @@ static int run_one(struct session *s, int i, bool *fatal)
     atomic_abort(&j.out_file);
     atomic_abort(&j.preview_file);
     image_close(&j.image);
-    free(j.sigma);
-    free(j.snr);
     free(j.png_map);
     error_subject = NULL;
     return rc;

@@ -66,17 +66,3 @@ int maps_parse(const char *list, enum map_kind *kinds, char *err, size_t errlen)
     }
     return n;
 }
-
-bool maps_need_median(const enum map_kind *kinds, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (kinds[i] == MAP_MEDIAN || kinds[i] == MAP_SNR) return true;
-    return false;
-}
-
-bool maps_need_mad(const enum map_kind *kinds, int n)
-{
-    for (int i = 0; i < n; i++)
-        if (kinds[i] != MAP_MEDIAN) return true;
-    return false;
-}

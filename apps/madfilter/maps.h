@@ -18,8 +18,4 @@ const char *map_description(enum map_kind k);
  * kinds[], at most MAP_KINDS entries. Returns the count, or -1 with a reason in err. */
 int maps_parse(const char *list, enum map_kind *kinds, char *err, size_t errlen);
 
-/* Whether any of the chosen maps needs the library's median / MAD. */
-bool maps_need_median(const enum map_kind *kinds, int n);
-bool maps_need_mad(const enum map_kind *kinds, int n);
-
 #endif

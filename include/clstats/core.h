@@ -55,6 +55,7 @@ enum clstats_status {
     CLSTATS_ERR_UNSUPPORTED = -8,   /* the device lacks a needed feature (e.g. fp64) */
     CLSTATS_ERR_NAN = -9,           /* NaN found where the caller asked for an error on NaN */
     CLSTATS_ERR_EMPTY = -10,        /* no valid value to take a statistic of */
+    CLSTATS_ERR_CALLBACK = -11,     /* a callback of the caller's stopped the operation */
 };
 
 /* The element types of the library's arrays. */

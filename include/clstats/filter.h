@@ -90,6 +90,49 @@ CLSTATS_API int clstats_median_filter_array(clstats_ctx *ctx, const struct clsta
 CLSTATS_API int clstats_sigma_snr(const float *pixels, const float *median, const float *mad,
                                   size_t n, float *sigma_out, float *snr_out);
 
+/* ---- Images larger than memory ------------------------------------------------------------ */
+
+/* The maps clstats_filter_rows computes, as a mask. */
+enum { CLSTATS_MAP_MEDIAN = 1, CLSTATS_MAP_MAD = 2, CLSTATS_MAP_SIGMA = 4, CLSTATS_MAP_SNR = 8 };
+
+/* A finished strip: rows row0 .. row0 + rows - 1 of one plane, nx values a row. */
+struct clstats_strip {
+    size_t plane, row0, rows;
+    const float *pixels;                     /* the strip's own input rows */
+    const float *median, *mad, *sigma, *snr; /* the maps asked for, NULL for the others */
+};
+
+/* An image (or a cube of planes, each filtered on its own) filtered a strip of rows at a time,
+ * so that it is never in memory whole: the library reads each strip with the rows its windows
+ * reach through `read`, filters it against the whole image's boundary (the same bits as one
+ * piece) and hands the maps to `write`, in order. When the device runs out of memory the strip
+ * is halved and filtered again, down to one row, and `notice` says so. */
+struct clstats_rows_job {
+    size_t nx, ny, planes;
+    struct clstats_filter_params params; /* its progress callback reports the whole image */
+    unsigned maps;                       /* CLSTATS_MAP_* */
+    size_t height; /* rows a strip: clstats_filter_strip_height's answer, or fewer */
+    /* Rows row0 .. row0 + rows - 1 of a plane into dst (rows * nx values, NaN where missing):
+     * 0, or nonzero to stop (the call then returns CLSTATS_ERR_CALLBACK). */
+    int (*read)(void *user, size_t plane, size_t row0, size_t rows, float *dst);
+    /* Takes each finished strip: 0, or nonzero to stop (CLSTATS_ERR_CALLBACK). */
+    int (*write)(void *user, const struct clstats_strip *strip);
+    void (*notice)(void *user, const char *text); /* optional */
+    void *user;
+    size_t n_strips, n_nan; /* out: strips filtered, and NaN input pixels met */
+};
+
+/* The tallest strip (at most ny rows) whose buffers fit host_bytes of host memory, half the
+ * device's memory and its largest buffer, for an image nx pixels wide, the window width and the
+ * maps asked for. When not even one row fits: CLSTATS_ERR_NOMEM (host memory: the context's
+ * message says how much one row needs) or CLSTATS_ERR_DEVICE_MEMORY (the device's). */
+CLSTATS_API int clstats_filter_strip_height(clstats_ctx *ctx, size_t nx, size_t ny, int width,
+                                            unsigned maps, uint64_t host_bytes, size_t *height);
+
+/* Runs the job: CLSTATS_OK, CLSTATS_ERR_CALLBACK when read or write stopped it (the caller's own
+ * words then stand), or the library's status with the context's message. */
+CLSTATS_API int clstats_filter_rows(clstats_ctx *ctx, struct clstats_rows_job *job);
+
 #ifdef __cplusplus
 }
 #endif

@@ -32,6 +32,8 @@ const char *clstats_strerror(int status)
         return "NaN in the data";
     case CLSTATS_ERR_EMPTY:
         return "no valid value";
+    case CLSTATS_ERR_CALLBACK:
+        return "stopped by the caller";
     default:
         return "unknown status";
     }

@@ -1,0 +1,198 @@
+/* rows.c - images larger than memory, filtered a strip of rows at a time: how tall a strip the
+ * memories allow, reading each strip with the halo its windows reach (through the caller's
+ * source), filtering it against the whole image's boundary, so that the maps are the same bits
+ * as a one-piece run, and handing them to the caller's sink. A strip that runs the device out of
+ * memory is halved and filtered again. Each plane of a cube is an image of its own. */
+#include "internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static int count_maps(unsigned maps)
+{
+    return !!(maps & CLSTATS_MAP_MEDIAN) + !!(maps & CLSTATS_MAP_MAD) +
+           !!(maps & CLSTATS_MAP_SIGMA) + !!(maps & CLSTATS_MAP_SNR);
+}
+
+/* What the filter itself must compute for the maps asked: SIGMA needs the MAD, SNR the median
+ * and the MAD. */
+static unsigned library_maps(unsigned maps)
+{
+    unsigned need = maps & (CLSTATS_MAP_MEDIAN | CLSTATS_MAP_MAD);
+    if (maps & (CLSTATS_MAP_SIGMA | CLSTATS_MAP_SNR)) need |= CLSTATS_MAP_MAD;
+    if (maps & CLSTATS_MAP_SNR) need |= CLSTATS_MAP_MEDIAN;
+    return need;
+}
+
+/* Maps held on the host a strip: the filter's, SIGMA for SNR too, and the ones asked. */
+static unsigned host_maps(unsigned maps)
+{
+    unsigned held = library_maps(maps) | (maps & CLSTATS_MAP_SIGMA);
+    if (maps & CLSTATS_MAP_SNR) held |= CLSTATS_MAP_SIGMA | CLSTATS_MAP_SNR;
+    return held;
+}
+
+int clstats_filter_strip_height(clstats_ctx *ctx, size_t nx, size_t ny, int width, unsigned maps,
+                                uint64_t host_bytes, size_t *height)
+{
+    if (!ctx || !height) return clstats__fail(ctx, CLSTATS_ERR_ARG, "NULL argument");
+    *height = 0;
+    if (nx == 0 || ny == 0 || width < 1 || !(maps & 15))
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "no image, window or map to plan strips for");
+    const uint64_t row = (uint64_t)nx * sizeof(float), halo = (uint64_t)(width - 1) * row;
+    /* A strip of k rows holds a band of k + width - 1 rows and its maps of k rows. */
+    const uint64_t host_row = row * (uint64_t)(1 + count_maps(host_maps(maps)));
+    const uint64_t device_row = row * (uint64_t)(1 + count_maps(library_maps(maps)));
+    /* Half the device: it may have other users, and the runtime needs room of its own. */
+    const uint64_t device_bytes = ctx->global_mem / 2, device_max = ctx->max_alloc;
+    if (host_bytes < halo + host_row)
+        return clstats__fail(ctx, CLSTATS_ERR_NOMEM,
+                             "%llu MiB of host memory cannot hold one strip of this "
+                             "%zu-pixel-wide image with a %d-pixel window: it needs %llu MiB",
+                             (unsigned long long)(host_bytes >> 20), nx, width,
+                             (unsigned long long)((halo + host_row + (1 << 20) - 1) >> 20));
+    if (device_bytes < halo + device_row || device_max < halo + row)
+        return clstats__fail(ctx, CLSTATS_ERR_DEVICE_MEMORY,
+                             "the device's memory (%llu MiB, buffers up to %llu MiB) cannot hold "
+                             "one strip of this %zu-pixel-wide image with a %d-pixel window",
+                             (unsigned long long)(device_bytes >> 20),
+                             (unsigned long long)(device_max >> 20), nx, width);
+    uint64_t k = (host_bytes - halo) / host_row;
+    const uint64_t k_device = (device_bytes - halo) / device_row;
+    const uint64_t k_alloc = (device_max - halo) / row; /* the band is the largest buffer */
+    if (k_device < k) k = k_device;
+    if (k_alloc < k) k = k_alloc;
+    *height = k < ny ? (size_t)k : ny;
+    return CLSTATS_OK;
+}
+
+/* What the library's progress callback needs to speak of the whole image. */
+struct run_state {
+    struct clstats_rows_job *job;
+    size_t done_rows, total_rows, strip_rows;
+};
+
+static void on_band_progress(void *user, double fraction)
+{
+    struct run_state *st = user;
+    const struct clstats_filter_params *p = &st->job->params;
+    p->progress(p->progress_user, ((double)st->done_rows + fraction * (double)st->strip_rows) /
+                                      (double)st->total_rows);
+}
+
+/* The band of a strip: band row j is image row clstats_boundary_index(row0 + j - width/2), read
+ * in runs of consecutive rows; the constant's rows are never read by the filter. */
+static int read_band(struct clstats_rows_job *job, size_t plane, size_t row0, size_t rows,
+                     float *band)
+{
+    const int width = job->params.width;
+    const size_t band_rows = rows + (size_t)width - 1, nx = job->nx;
+    for (size_t j = 0; j < band_rows;) {
+        const long src =
+            clstats_boundary_index((long)(row0 + j) - width / 2, job->ny, job->params.boundary);
+        size_t run = 1;
+        while (j + run < band_rows && src >= 0 &&
+               clstats_boundary_index((long)(row0 + j + run) - width / 2, job->ny,
+                                      job->params.boundary) == src + (long)run)
+            run++;
+        if (src < 0) {
+            for (size_t i = 0; i < nx; i++)
+                band[j * nx + i] = NAN;
+        } else if (job->read(job->user, plane, (size_t)src, run, band + j * nx) != 0) {
+            return -1;
+        }
+        j += run;
+    }
+    return 0;
+}
+
+int clstats_filter_rows(clstats_ctx *ctx, struct clstats_rows_job *job)
+{
+    if (!ctx || !job || !job->read || !job->write)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "a job needs a context, a reader and a writer");
+    if (job->nx == 0 || job->ny == 0 || job->planes == 0 || job->height == 0 || !(job->maps & 15))
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "the job has no image, strip height or map");
+    const size_t nx = job->nx, half = (size_t)(job->params.width / 2), max_rows = job->height;
+    const unsigned lib = library_maps(job->maps), held = host_maps(job->maps);
+    size_t band_elems, strip_elems;
+    if (!clstats__array_bytes(max_rows + 2 * half, nx, &band_elems) ||
+        !clstats__array_bytes(max_rows, nx, &strip_elems) ||
+        !clstats__array_bytes(band_elems, sizeof(float), &band_elems))
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "strips of %zu rows are larger than any array",
+                             max_rows);
+    float *band = malloc(band_elems);
+    float *maps[4] = {NULL, NULL, NULL, NULL}; /* median, MAD, SIGMA, SNR */
+    int status = band ? CLSTATS_OK : CLSTATS_ERR_NOMEM;
+    for (int m = 0; m < 4 && status == CLSTATS_OK; m++)
+        if ((held & (1u << m)) && !(maps[m] = malloc(strip_elems * sizeof(float))))
+            status = CLSTATS_ERR_NOMEM;
+    if (status != CLSTATS_OK) {
+        status =
+            clstats__fail(ctx, CLSTATS_ERR_NOMEM, "out of memory for strips of %zu rows", max_rows);
+        goto done;
+    }
+    struct run_state st = {.job = job, .total_rows = job->planes * job->ny};
+    struct clstats_filter_params p = job->params;
+    p.progress = job->params.progress ? on_band_progress : NULL;
+    p.progress_user = &st;
+    job->n_nan = job->n_strips = 0;
+
+    for (size_t plane = 0; plane < job->planes; plane++) {
+        for (size_t row0 = 0; row0 < job->ny;) {
+            const size_t rows = job->ny - row0 < job->height ? job->ny - row0 : job->height;
+            if (read_band(job, plane, row0, rows, band) != 0) {
+                status = clstats__fail(ctx, CLSTATS_ERR_CALLBACK, "the reader stopped");
+                goto done;
+            }
+            st.strip_rows = rows;
+            status = clstats_median_filter_band(ctx, band, nx, job->ny, nx, row0, rows, &p,
+                                                lib & CLSTATS_MAP_MEDIAN ? maps[0] : NULL,
+                                                lib & CLSTATS_MAP_MAD ? maps[1] : NULL);
+            if (status == CLSTATS_ERR_DEVICE_MEMORY && job->height > 1) {
+                /* The same strip again with half the rows; later strips keep the new height. */
+                job->height = rows / 2 > 0 ? rows / 2 : 1;
+                if (job->notice) {
+                    char text[200];
+                    snprintf(text, sizeof text,
+                             "the device ran out of memory for strips of %zu rows; trying %zu",
+                             rows, job->height);
+                    job->notice(job->user, text);
+                }
+                continue;
+            }
+            if (status != CLSTATS_OK) goto done;
+            const float *own = band + half * nx; /* the strip's own rows follow the lower halo */
+            const size_t n = rows * nx;
+            for (size_t i = 0; i < n; i++)
+                job->n_nan += isnan(own[i]) ? 1 : 0;
+            if (held & CLSTATS_MAP_SIGMA)
+                clstats_sigma_snr(own, maps[0], maps[1], n, maps[2],
+                                  job->maps & CLSTATS_MAP_SNR ? maps[3] : NULL);
+            const struct clstats_strip strip = {plane,
+                                                row0,
+                                                rows,
+                                                own,
+                                                job->maps & CLSTATS_MAP_MEDIAN ? maps[0] : NULL,
+                                                job->maps & CLSTATS_MAP_MAD ? maps[1] : NULL,
+                                                job->maps & CLSTATS_MAP_SIGMA ? maps[2] : NULL,
+                                                job->maps & CLSTATS_MAP_SNR ? maps[3] : NULL};
+            if (job->write(job->user, &strip) != 0) {
+                status = clstats__fail(ctx, CLSTATS_ERR_CALLBACK, "the writer stopped");
+                goto done;
+            }
+            job->n_strips++;
+            row0 += rows;
+            st.done_rows += rows;
+            if (job->params.progress)
+                job->params.progress(job->params.progress_user,
+                                     (double)st.done_rows / (double)st.total_rows);
+        }
+    }
+
+done:
+    free(band);
+    for (int m = 0; m < 4; m++)
+        free(maps[m]);
+    return status;
+}
