@@ -790,8 +790,7 @@ __kernel void select_init(__global uint *hist, __global uint *ctr)
 }
 
 /* Keys *ka and *kb of ranks ra and rb (ra <= rb < SAMPLE) of the sample s: a radix select in
- * local memory, a few barriers a digit, where a bitonic sort of the sample took 66 (26 us on
- * the H200). Every work-item calls it and gets the keys. */
+ * local memory, a few barriers a digit, where a bitonic sort of the sample took 66 barriers. Every work-item calls it and gets the keys. */
 inline void sample_quantiles(__local const key_t *s, uint ra, uint rb, key_t *ka, key_t *kb,
                              __local uint *lh, __local uint *csum, __local uint *found)
 {

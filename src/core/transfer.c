@@ -1,8 +1,8 @@
 /* transfer.c - host arrays onto the device for one call, by the fastest way measured
  * (bench/bench_transfer.c, bench/RESULTS.md): on CPU devices the array is used in place
  * (CL_MEM_USE_HOST_PTR, no copy); on other devices a device buffer is filled by a copy from a
- * buffer over the caller's memory, 18 GB/s on the H200 where CL_MEM_COPY_HOST_PTR gave 1.6 and
- * a pageable write 8.5. */
+ * buffer over the caller's memory, several times the rate of CL_MEM_COPY_HOST_PTR or of a
+ * pageable write on the GPUs measured. */
 #include "internal.h"
 
 int clstats__upload(clstats_ctx *ctx, const void *host, size_t bytes, const char *what, cl_mem *out)

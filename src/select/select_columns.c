@@ -14,9 +14,6 @@
 
 static const struct clstats_select_options default_options = {0};
 
-/* The context's scratch slots for the results and the transposed matrix (src/select/select.c uses
- * 0..5, src/select/select_columns_bracket.c 8..11, src/select/select_columns_registers.c 12). */
-
 /* Largest matrix transposed first (the copy is scratch the context keeps), and the fewest
  * columns for which it pays (see transpose()). */
 #define TRANSPOSE_MAX_BYTES ((size_t)256 << 20)
@@ -31,9 +28,8 @@ static size_t search_bytes(int bits)
 }
 
 /* The matrix transposed into scratch, so that a column's values are contiguous: *t, or NULL
- * where it does not pay or does not fit. On the H200 it made 1000 columns of 10^4 rows 25%
- * faster (0.121 -> 0.091 ms, transposition included) and 256 columns of 4096 rows 13% slower
- * (bench/RESULTS.md): done on GPUs from TRANSPOSE_MIN_COLS columns.
+ * where it does not pay or does not fit. It pays on GPUs for many columns and costs for few,
+ * transposition included (bench/RESULTS.md): done on GPUs from TRANSPOSE_MIN_COLS columns.
  * The tuning parameter columns.transpose (off, on) decides instead (tuning, tests). */
 static int transpose(clstats_ctx *ctx, cl_program program, cl_mem buf, size_t offset, size_t rows,
                      size_t cols, size_t ld, cl_mem *t)
@@ -188,26 +184,19 @@ void clstats__column_results(const cl_uint *out, size_t cols, cl_uint *keys3, bo
     }
 }
 
-/* On GPUs, by default (H100 measurements, kernel ms against the radix kernel, in
- * bench/RESULTS.md):
+/* On GPUs, by default (each threshold from the H100 sweeps in bench/RESULTS.md, kernel time
+ * against the radix kernel):
  * - columns from BRACKET_MIN_ROWS rows take the bracket path (src/select/select_columns_bracket.c),
- *   which reads the matrix once where the radix kernel makes four passes (32768 x 1000 0.28
- *   against 0.43; 10^5 x 1000 0.65 against 3.8, and 3.0x to 1.5x faster from 256 columns down
- *   to 10); so do shorter ones too long for the one-launch path, given a column for every
- *   compute unit (20000 x 256 0.100 against 0.142; 20000 x 100 0.076 against 0.069);
+ *   which reads the matrix once where the radix kernel makes four passes; so do shorter ones
+ *   too long for the one-launch path, given a column for every compute unit;
  * - columns of STREAMED_MIN_ROWS to STREAMED_MAX_ROWS rows take the streamed path where its
  *   groups of eight (or four) columns fill most compute units in one wave
- *   (clstats__column_streamed_group; against the registers path: 10^4 x 1000 0.059 against
- *   0.079, 12288 x 1000 0.070 against 0.103, 4096 x 1000 0.034 against 0.044, 2048 x 1000
- *   0.028 against 0.033, 10^4 x 700 0.054 against 0.074, 10^4 x 512 in groups of four 0.041
- *   against 0.045; not 10^4 x 2000, in two waves: 0.155 against 0.147);
+ *   (clstats__column_streamed_group); in two waves it loses to the registers path;
  * - columns of REGISTERS_MIN_ROWS rows up to what fits take the one-launch path
  *   (src/select/select_columns_registers.c) where there are REGISTERS_COLS_PER_UNIT columns for every
- *   compute unit (10^4 x 1000 0.076 against 0.094, 512 x 1000 0.027 against 0.035, 10^4 x 512
- *   0.043 against 0.052; with fewer its groups leave the GPU idle: 10^4 x 256 even, 10^4 x 100
- *   0.037 against 0.027), or from REGISTERS_ALWAYS_ROWS rows, where the radix kernel no longer
- *   holds a column in local memory and takes twice as long (12288 x 100 0.041 against 0.048,
- *   16384 x 256 0.059 against 0.117).
+ *   compute unit (with fewer its groups leave the GPU idle), or from REGISTERS_ALWAYS_ROWS
+ *   rows, where the radix kernel no longer holds a column in local memory and takes about
+ *   twice as long.
  * The tuning parameter columns.method (registers, streamed, bracket, radix) decides instead. */
 #define BRACKET_MIN_ROWS 32768
 #define STREAMED_MIN_ROWS 2048

@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The context's scratch slots (src/select/select.c uses 0..5, src/select/select_columns.c 6 and 7). */
-
 /* The kernels get these as build options. */
 #define BRACKET_SIGMAS 5.0
 #define COLS_PER_GROUP 32

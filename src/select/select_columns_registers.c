@@ -13,11 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The context's scratch slot for the results (src/select/select.c uses 0..5, src/select/select_columns.c 6
- * and 7, src/select/select_columns_bracket.c 8..11). */
-
-/* The most keys a work-item holds (the kernel's EACH_KEY names 64; at 64 registers already
- * spill on the H100, and the path is 11% ahead of the radix kernel, bench/RESULTS.md). */
+/* The most keys a work-item holds (the kernel's EACH_KEY names 64). At 64 registers already
+ * spill on GPUs, yet the path still leads the radix kernel there (bench/RESULTS.md). */
 #define VPT_MAX 64
 
 /* How the kernel is built for one matrix shape. */
@@ -44,10 +41,9 @@ size_t clstats__column_streamed_group(clstats_ctx *ctx, size_t cols)
 /* Sample keys a work-item holds, streaming: enough that the first range, about 2 SIGMAS
  * sample standard deviations of the median's rank wide, holds some 600 of the column's keys,
  * well inside the first pass's list (PASS_CAP, 1024), rounded to whole steps of the pass (8
- * loads), but at most HELD_MOST (H100, kernel ms, bench/RESULTS.md: at 10^4 rows 16 keys a
- * work-item 0.048-0.050, 20 0.050-0.054; at 12288 rows 24 0.067-0.069, 32 0.058-0.059, 40
- * 0.060-0.065; at 16384 rows 40 0.109-0.110, 44 0.095-0.097, 48 0.095; an earlier layout, 56
- * 0.16). Where more than 64 would be needed: 0, which does not fit. */
+ * loads), but at most HELD_MOST: beyond it, holding more keys stopped paying on the GPU sweeps
+ * from 10^4 to 16384 rows (bench/RESULTS.md). Where more than 64 would be needed: 0, which
+ * does not fit. */
 #define HELD_MOST 44
 static long held_for(size_t rows, long sigmas, size_t lanes)
 {
