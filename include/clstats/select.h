@@ -129,6 +129,11 @@ CLSTATS_API int clstats_median_array(clstats_ctx *ctx, const struct clstats_arra
 CLSTATS_API int clstats_percentiles_array(clstats_ctx *ctx, const struct clstats_array *data,
                                           const double *q, size_t nq,
                                           const struct clstats_select_options *opts, double *out);
+/* Quantiles q[0..nq), each in [0, 1], as numpy's quantile computes them (the percentiles' rule
+ * with h = (nv - 1) q): the same bits as numpy where percentiles would divide q by 100 first. */
+CLSTATS_API int clstats_quantiles_array(clstats_ctx *ctx, const struct clstats_array *data,
+                                        const double *q, size_t nq,
+                                        const struct clstats_select_options *opts, double *out);
 
 #ifdef __cplusplus
 }

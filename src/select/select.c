@@ -535,15 +535,18 @@ static double lerp(double a, double b, double g)
     return isnan(v) ? (double)NAN : v;
 }
 
+/* Percentiles (scale 100) or quantiles (scale 1): q[i] / scale is the fraction, divided as
+ * numpy's percentile divides before it calls quantile, so that each gives numpy's bits. */
 static int percentiles_any(clstats_ctx *ctx, const struct clstats_array *a, const double *q,
-                           size_t nq, const struct clstats_select_options *o, double *out)
+                           size_t nq, double scale, const struct clstats_select_options *o,
+                           double *out)
 {
     clstats__begin(ctx);
     for (size_t i = 0; i < nq; i++) {
         out[i] = NAN;
-        if (!(q[i] >= 0.0 && q[i] <= 100.0))
-            return clstats__fail(ctx, CLSTATS_ERR_ARG, "percentile q[%zu] = %g is not in [0, 100]",
-                                 i, q[i]);
+        if (!(q[i] >= 0.0 && q[i] <= scale))
+            return clstats__fail(ctx, CLSTATS_ERR_ARG, "%s q[%zu] = %g is not in [0, %g]",
+                                 scale == 1.0 ? "quantile" : "percentile", i, q[i], scale);
     }
     cl_mem buf;
     size_t offset = 0, n = 0;
@@ -562,7 +565,7 @@ static int percentiles_any(clstats_ctx *ctx, const struct clstats_array *a, cons
     total += ms;
     const uint64_t nv = res.nv;
     for (size_t i = 0; i < nq && status == CLSTATS_OK; i++) {
-        const double h = (double)(nv - 1) * (q[i] / 100.0);
+        const double h = (double)(nv - 1) * (scale == 1.0 ? q[i] : q[i] / scale);
         double lo = floor(h);
         if (lo > (double)(nv - 1)) lo = (double)(nv - 1);
         const uint64_t r0 = (uint64_t)lo, r1 = r0 + 1 < nv ? r0 + 1 : r0;
@@ -594,7 +597,7 @@ int clstats_percentiles(clstats_ctx *ctx, const float *data, size_t n, const dou
     double *tmp = malloc(nq ? q_bytes : sizeof *tmp);
     if (!tmp) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate %zu results", nq);
     const struct clstats_array a = vector(data, NULL, 0, n, CLSTATS_FLOAT32);
-    status = percentiles_any(ctx, &a, q, nq, o, tmp);
+    status = percentiles_any(ctx, &a, q, nq, 100.0, o, tmp);
     for (size_t i = 0; i < nq; i++)
         out[i] = (float)tmp[i];
     free(tmp);
@@ -609,7 +612,7 @@ int clstats_percentiles_f64(clstats_ctx *ctx, const double *data, size_t n, cons
     if (status != CLSTATS_OK) return status;
     if (!q && nq) return clstats__fail(ctx, CLSTATS_ERR_ARG, "q is NULL");
     const struct clstats_array a = vector(data, NULL, 0, n, CLSTATS_FLOAT64);
-    return percentiles_any(ctx, &a, q, nq, o, out);
+    return percentiles_any(ctx, &a, q, nq, 100.0, o, out);
 }
 
 int clstats_select_kth_array(clstats_ctx *ctx, const struct clstats_array *data, uint64_t k,
@@ -635,5 +638,15 @@ int clstats_percentiles_array(clstats_ctx *ctx, const struct clstats_array *data
     int status = check_common(ctx, o, data, out);
     if (status != CLSTATS_OK) return status;
     if (!q && nq) return clstats__fail(ctx, CLSTATS_ERR_ARG, "q is NULL");
-    return percentiles_any(ctx, data, q, nq, o, out);
+    return percentiles_any(ctx, data, q, nq, 100.0, o, out);
+}
+
+int clstats_quantiles_array(clstats_ctx *ctx, const struct clstats_array *data, const double *q,
+                            size_t nq, const struct clstats_select_options *opts, double *out)
+{
+    const struct clstats_select_options *o = opts ? opts : &default_options;
+    int status = check_common(ctx, o, data, out);
+    if (status != CLSTATS_OK) return status;
+    if (!q && nq) return clstats__fail(ctx, CLSTATS_ERR_ARG, "q is NULL");
+    return percentiles_any(ctx, data, q, nq, 1.0, o, out);
 }

@@ -1,0 +1,489 @@
+/* _ext.c - the Python package's bridge to libclstats: contexts, and each operation on numpy
+ * arrays that the Python side has already checked and laid out (float32 or float64, rows of
+ * contiguous elements, aligned, native byte order). Arguments are checked again here, so that
+ * no call from Python can crash the process; the GIL is released while the device works. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+
+#include "clstats.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+static PyObject *DeviceError;
+
+/* ---- Errors -------------------------------------------------------------------------------- */
+
+/* The exception a status stands for: bad arguments are the caller's (ValueError), host memory
+ * is MemoryError, and everything the device or OpenCL says is DeviceError. */
+static PyObject *exception_for(int status)
+{
+    switch (status) {
+    case CLSTATS_ERR_ARG:
+    case CLSTATS_ERR_NAN:
+    case CLSTATS_ERR_EMPTY: return PyExc_ValueError;
+    case CLSTATS_ERR_NOMEM: return PyExc_MemoryError;
+    default: return DeviceError;
+    }
+}
+
+static PyObject *raise_status(int status, const char *message)
+{
+    if (message && *message)
+        PyErr_Format(exception_for(status), "%s (%s)", message, clstats_strerror(status));
+    else
+        PyErr_SetString(exception_for(status), clstats_strerror(status));
+    return NULL;
+}
+
+/* ---- Contexts ----------------------------------------------------------------------------- */
+
+#define CONTEXT_CAPSULE "clstats._ext.context"
+
+static void context_free(PyObject *capsule)
+{
+    clstats_ctx_destroy(PyCapsule_GetPointer(capsule, CONTEXT_CAPSULE));
+}
+
+static clstats_ctx *context_of(PyObject *capsule)
+{
+    return PyCapsule_GetPointer(capsule, CONTEXT_CAPSULE);
+}
+
+static PyObject *py_context(PyObject *self, PyObject *args)
+{
+    (void)self;
+    const char *spec = NULL;
+    if (!PyArg_ParseTuple(args, "z", &spec)) return NULL;
+    clstats_ctx *ctx = NULL;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = clstats_ctx_create(&ctx, spec);
+    Py_END_ALLOW_THREADS
+    if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(NULL));
+    PyObject *capsule = PyCapsule_New(ctx, CONTEXT_CAPSULE, context_free);
+    if (!capsule) clstats_ctx_destroy(ctx);
+    return capsule;
+}
+
+static PyObject *py_context_info(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule;
+    if (!PyArg_ParseTuple(args, "O", &capsule)) return NULL;
+    clstats_ctx *ctx = context_of(capsule);
+    if (!ctx) return NULL;
+    struct clstats_device_limits l;
+    int status = clstats_ctx_limits(ctx, &l);
+    if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(ctx));
+    return Py_BuildValue("{s:s,s:K,s:K,s:K,s:n,s:I,s:O,s:O}", "name",
+                         clstats_ctx_device_name(ctx), "global_memory",
+                         (unsigned long long)l.global_memory, "max_allocation",
+                         (unsigned long long)l.max_allocation, "local_memory",
+                         (unsigned long long)l.local_memory, "max_work_group",
+                         (Py_ssize_t)l.max_work_group, "compute_units", l.compute_units, "fp64",
+                         l.has_fp64 ? Py_True : Py_False, "cpu", l.is_cpu ? Py_True : Py_False);
+}
+
+static PyObject *py_last_kernel_ms(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule;
+    if (!PyArg_ParseTuple(args, "O", &capsule)) return NULL;
+    clstats_ctx *ctx = context_of(capsule);
+    return ctx ? PyFloat_FromDouble(clstats_ctx_last_kernel_ms(ctx)) : NULL;
+}
+
+static PyObject *py_devices(PyObject *self, PyObject *args)
+{
+    (void)self;
+    (void)args;
+    size_t count = 0;
+    int status = clstats_list_devices(NULL, 0, &count);
+    if (status == CLSTATS_ERR_NO_DEVICE) return PyList_New(0);
+    if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(NULL));
+    struct clstats_device_info *info = calloc(count ? count : 1, sizeof *info);
+    if (!info) return PyErr_NoMemory();
+    status = clstats_list_devices(info, count, &count);
+    PyObject *list = status == CLSTATS_OK ? PyList_New(0) : NULL;
+    for (size_t i = 0; list && i < count; i++) {
+        PyObject *d = Py_BuildValue("{s:i,s:i,s:s,s:s,s:s,s:s}", "platform_index",
+                                    info[i].platform_index, "device_index", info[i].device_index,
+                                    "platform", info[i].platform_name, "name",
+                                    info[i].device_name, "type", info[i].type, "version",
+                                    info[i].version);
+        if (!d || PyList_Append(list, d) < 0) Py_CLEAR(list);
+        Py_XDECREF(d);
+    }
+    free(info);
+    if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(NULL));
+    return list;
+}
+
+static PyObject *py_version(PyObject *self, PyObject *args)
+{
+    (void)self;
+    (void)args;
+    return PyUnicode_FromString(clstats_version());
+}
+
+/* ---- Arrays ------------------------------------------------------------------------------- */
+
+/* The descriptor of a 1-D or 2-D numpy array of float32 or float64 whose rows are contiguous,
+ * aligned and in native byte order (a 1-D array is one row); writable when it is an output.
+ * Anything else is a ValueError, never a crash: the Python side lays arrays out first. */
+static int describe(PyObject *obj, bool output, const char *what, struct clstats_array *a)
+{
+    if (!PyArray_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a numpy array", what);
+        return -1;
+    }
+    PyArrayObject *arr = (PyArrayObject *)obj;
+    const int type = PyArray_TYPE(arr), nd = PyArray_NDIM(arr);
+    if (type != NPY_FLOAT32 && type != NPY_FLOAT64) {
+        PyErr_Format(PyExc_ValueError, "%s must be float32 or float64", what);
+        return -1;
+    }
+    const npy_intp item = PyArray_ITEMSIZE(arr);
+    const npy_intp *shape = PyArray_SHAPE(arr), *strides = PyArray_STRIDES(arr);
+    const bool rows_ok = nd == 1 || nd == 2;
+    const npy_intp nx = nd == 2 ? shape[1] : nd == 1 ? shape[0] : 0;
+    const npy_intp ny = nd == 2 ? shape[0] : 1;
+    const bool inner_ok = nx <= 1 || strides[nd - 1] == item;
+    const bool outer_ok = nd == 1 || ny <= 1 || (strides[0] >= nx * item && strides[0] % item == 0);
+    if (!rows_ok || !inner_ok || !outer_ok || !PyArray_ISALIGNED(arr) ||
+        !PyArray_ISNOTSWAPPED(arr) || (output && !PyArray_ISWRITEABLE(arr))) {
+        PyErr_Format(PyExc_ValueError,
+                     "%s must be a 1-D or 2-D %s array of contiguous, aligned rows%s", what,
+                     type == NPY_FLOAT32 ? "float32" : "float64", output ? ", writeable" : "");
+        return -1;
+    }
+    memset(a, 0, sizeof *a);
+    a->host = PyArray_DATA(arr);
+    a->dtype = type == NPY_FLOAT32 ? CLSTATS_FLOAT32 : CLSTATS_FLOAT64;
+    a->nx = (size_t)nx;
+    a->ny = (size_t)ny;
+    a->stride = nd == 2 && ny > 1 ? (size_t)(strides[0] / item) : (size_t)nx;
+    return 0;
+}
+
+/* An optional output: None gives *present false. */
+static int describe_output(PyObject *obj, const char *what, struct clstats_array *a,
+                           bool *present)
+{
+    *present = obj != Py_None;
+    return *present ? describe(obj, true, what, a) : 0;
+}
+
+static bool same_shape(const struct clstats_array *a, const struct clstats_array *b)
+{
+    return a->nx == b->nx && a->ny == b->ny;
+}
+
+/* ---- The filter --------------------------------------------------------------------------- */
+
+/* Where the device cannot hold the whole image, the library filters it a strip at a time from
+ * these rows of host memory. */
+struct rows_in_memory {
+    const struct clstats_array *image, *median, *mad;
+};
+
+static int read_rows(void *user, size_t plane, size_t row0, size_t rows, float *dst)
+{
+    (void)plane;
+    const struct rows_in_memory *m = user;
+    const float *src = (const float *)m->image->host;
+    for (size_t r = 0; r < rows; r++)
+        memcpy(dst + r * m->image->nx, src + (row0 + r) * m->image->stride,
+               m->image->nx * sizeof *dst);
+    return 0;
+}
+
+static void copy_rows(const struct clstats_array *out, const float *src, size_t row0, size_t rows)
+{
+    for (size_t r = 0; r < rows; r++)
+        memcpy((float *)out->host + (row0 + r) * out->stride, src + r * out->nx,
+               out->nx * sizeof *src);
+}
+
+static int write_rows(void *user, const struct clstats_strip *s)
+{
+    const struct rows_in_memory *m = user;
+    if (m->median) copy_rows(m->median, s->median, s->row0, s->rows);
+    if (m->mad) copy_rows(m->mad, s->mad, s->row0, s->rows);
+    return 0;
+}
+
+static int filter_in_strips(clstats_ctx *ctx, const struct clstats_array *image,
+                            const struct clstats_filter_params *p,
+                            const struct clstats_array *median, const struct clstats_array *mad)
+{
+    struct rows_in_memory m = {image, median, mad};
+    struct clstats_rows_job job = {
+        .nx = image->nx, .ny = image->ny, .planes = 1, .params = *p,
+        .maps = (median ? CLSTATS_MAP_MEDIAN : 0) | (mad ? CLSTATS_MAP_MAD : 0),
+        .read = read_rows, .write = write_rows, .user = &m};
+    const uint64_t strip_memory = (uint64_t)1 << 30;
+    int status = clstats_filter_strip_height(ctx, image->nx, image->ny, p->width, job.maps,
+                                             strip_memory, &job.height);
+    return status == CLSTATS_OK ? clstats_filter_rows(ctx, &job) : status;
+}
+
+static PyObject *py_median_filter(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule, *image_obj, *median_obj, *mad_obj;
+    int width;
+    const char *mode;
+    double cval;
+    if (!PyArg_ParseTuple(args, "OOisdOO", &capsule, &image_obj, &width, &mode, &cval,
+                          &median_obj, &mad_obj))
+        return NULL;
+    clstats_ctx *ctx = context_of(capsule);
+    if (!ctx) return NULL;
+    struct clstats_array image, median, mad;
+    bool want_median, want_mad;
+    if (describe(image_obj, false, "image", &image) < 0 ||
+        describe_output(median_obj, "median output", &median, &want_median) < 0 ||
+        describe_output(mad_obj, "MAD output", &mad, &want_mad) < 0)
+        return NULL;
+    if ((want_median && !same_shape(&image, &median)) || (want_mad && !same_shape(&image, &mad))) {
+        PyErr_SetString(PyExc_ValueError, "outputs must have the image's shape");
+        return NULL;
+    }
+    struct clstats_filter_params p = {.width = width, .cval = (float)cval};
+    int status = clstats_boundary_from_name(mode, &p.boundary);
+    if (status != CLSTATS_OK) return raise_status(status, "unknown boundary mode");
+    const struct clstats_array *mo = want_median ? &median : NULL, *ao = want_mad ? &mad : NULL;
+    Py_BEGIN_ALLOW_THREADS
+    status = clstats_median_filter_array(ctx, &image, &p, mo, ao);
+    if (status == CLSTATS_ERR_DEVICE_MEMORY && image.dtype == CLSTATS_FLOAT32 &&
+        (!mo || mo->dtype == CLSTATS_FLOAT32) && (!ao || ao->dtype == CLSTATS_FLOAT32))
+        status = filter_in_strips(ctx, &image, &p, mo, ao);
+    Py_END_ALLOW_THREADS
+    if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(ctx));
+    Py_RETURN_NONE;
+}
+
+/* SIGMA and SNR maps from C-contiguous float32 arrays of one size (the Python side makes them
+ * so); snr may be None. */
+static PyObject *py_sigma_snr(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *objs[5];
+    if (!PyArg_ParseTuple(args, "OOOOO", &objs[0], &objs[1], &objs[2], &objs[3], &objs[4]))
+        return NULL;
+    static const char *const names[5] = {"pixels", "median", "mad", "sigma output",
+                                         "snr output"};
+    float *ptr[5] = {NULL};
+    npy_intp n = -1;
+    for (int i = 0; i < 5; i++) {
+        if (objs[i] == Py_None && (i == 4 || i == 0 || i == 1)) continue;
+        PyArrayObject *a = (PyArrayObject *)objs[i];
+        if (!PyArray_Check(objs[i]) || PyArray_TYPE(a) != NPY_FLOAT32 ||
+            !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a) || !PyArray_ISNOTSWAPPED(a) ||
+            (i >= 3 && !PyArray_ISWRITEABLE(a)) || (n >= 0 && PyArray_SIZE(a) != n)) {
+            PyErr_Format(PyExc_ValueError, "%s must be a C-contiguous float32 array of %zd values",
+                         names[i], n);
+            return NULL;
+        }
+        n = PyArray_SIZE(a);
+        ptr[i] = PyArray_DATA(a);
+    }
+    if (ptr[4] && (!ptr[0] || !ptr[1])) {
+        PyErr_SetString(PyExc_ValueError, "the SNR map needs the pixels and the median map");
+        return NULL;
+    }
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = clstats_sigma_snr(ptr[0], ptr[1], ptr[2], (size_t)n, ptr[3], ptr[4]);
+    Py_END_ALLOW_THREADS
+    if (status != CLSTATS_OK) return raise_status(status, NULL);
+    Py_RETURN_NONE;
+}
+
+/* ---- Order statistics --------------------------------------------------------------------- */
+
+static int even_rule(const char *name, enum clstats_even *out)
+{
+    if (strcmp(name, "mean") == 0) *out = CLSTATS_EVEN_MEAN;
+    else if (strcmp(name, "lower") == 0) *out = CLSTATS_EVEN_LOWER;
+    else if (strcmp(name, "upper") == 0) *out = CLSTATS_EVEN_UPPER;
+    else {
+        PyErr_Format(PyExc_ValueError, "even must be 'mean', 'lower' or 'upper', not '%s'", name);
+        return -1;
+    }
+    return 0;
+}
+
+/* (value, NaNs met) of one order statistic of all the array's elements; value None where no
+ * element is valid (numpy's all-NaN case, which the Python side warns about). what: "median"
+ * or "kth" (k the 0-based rank among the valid values). */
+static PyObject *py_select(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule, *data_obj;
+    const char *what, *even = "mean";
+    unsigned long long k = 0;
+    if (!PyArg_ParseTuple(args, "OOsK|s", &capsule, &data_obj, &what, &k, &even)) return NULL;
+    clstats_ctx *ctx = context_of(capsule);
+    if (!ctx) return NULL;
+    struct clstats_array data;
+    if (describe(data_obj, false, "data", &data) < 0) return NULL;
+    uint64_t nans = 0;
+    struct clstats_select_options o = {.nan_count = &nans};
+    if (even_rule(even, &o.even) < 0) return NULL;
+    const bool median = strcmp(what, "median") == 0;
+    if (!median && strcmp(what, "kth") != 0) {
+        PyErr_SetString(PyExc_ValueError, "what must be 'median' or 'kth'");
+        return NULL;
+    }
+    double value = NAN;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = median ? clstats_median_array(ctx, &data, &o, &value)
+                    : clstats_select_kth_array(ctx, &data, k, &o, &value);
+    Py_END_ALLOW_THREADS
+    if (status == CLSTATS_ERR_EMPTY) return Py_BuildValue("(OK)", Py_None, nans);
+    if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(ctx));
+    return Py_BuildValue("(dK)", value, nans);
+}
+
+/* Quantiles (fractions, a contiguous float64 vector) of all the array's elements by numpy's
+ * 'linear' rule into a float64 vector of the same length; returns the NaNs met, or None where
+ * no element is valid. */
+static PyObject *py_quantiles(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule, *data_obj, *q_obj, *out_obj;
+    if (!PyArg_ParseTuple(args, "OOOO", &capsule, &data_obj, &q_obj, &out_obj)) return NULL;
+    clstats_ctx *ctx = context_of(capsule);
+    if (!ctx) return NULL;
+    struct clstats_array data, q, out;
+    if (describe(data_obj, false, "data", &data) < 0 || describe(q_obj, false, "q", &q) < 0 ||
+        describe(out_obj, true, "out", &out) < 0)
+        return NULL;
+    if (q.dtype != CLSTATS_FLOAT64 || out.dtype != CLSTATS_FLOAT64 || q.ny != 1 || out.ny != 1 ||
+        q.nx != out.nx) {
+        PyErr_SetString(PyExc_ValueError, "q and out must be float64 vectors of one length");
+        return NULL;
+    }
+    uint64_t nans = 0;
+    struct clstats_select_options o = {.nan_count = &nans};
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = clstats_quantiles_array(ctx, &data, q.host, q.nx, &o, out.host);
+    Py_END_ALLOW_THREADS
+    if (status == CLSTATS_ERR_EMPTY) Py_RETURN_NONE;
+    if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(ctx));
+    return PyLong_FromUnsignedLongLong(nans);
+}
+
+/* Medians of the columns of a float32 matrix into a float32 vector. */
+static PyObject *py_column_medians(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule, *m_obj, *out_obj;
+    const char *even = "mean";
+    if (!PyArg_ParseTuple(args, "OOO|s", &capsule, &m_obj, &out_obj, &even)) return NULL;
+    clstats_ctx *ctx = context_of(capsule);
+    if (!ctx) return NULL;
+    struct clstats_array m, out;
+    if (describe(m_obj, false, "matrix", &m) < 0 || describe(out_obj, true, "out", &out) < 0)
+        return NULL;
+    if (m.dtype != CLSTATS_FLOAT32 || out.dtype != CLSTATS_FLOAT32 || out.ny != 1 ||
+        out.nx != m.nx) {
+        PyErr_SetString(PyExc_ValueError, "column medians take float32, out one per column");
+        return NULL;
+    }
+    struct clstats_select_options o = {0};
+    if (even_rule(even, &o.even) < 0) return NULL;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = clstats_column_medians(ctx, m.host, m.ny, m.nx, m.stride, &o, out.host);
+    Py_END_ALLOW_THREADS
+    if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(ctx));
+    Py_RETURN_NONE;
+}
+
+/* Medians of tw x th tiles of a float32 image into a C-contiguous float32 array of
+ * ceil(ny / th) x ceil(nx / tw). */
+static PyObject *py_tile_medians(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule, *im_obj, *out_obj;
+    Py_ssize_t tw, th;
+    const char *even = "mean";
+    if (!PyArg_ParseTuple(args, "OOnnO|s", &capsule, &im_obj, &tw, &th, &out_obj, &even))
+        return NULL;
+    clstats_ctx *ctx = context_of(capsule);
+    if (!ctx) return NULL;
+    struct clstats_array im, out;
+    if (describe(im_obj, false, "image", &im) < 0 || describe(out_obj, true, "out", &out) < 0)
+        return NULL;
+    if (tw < 1 || th < 1) {
+        PyErr_SetString(PyExc_ValueError, "tiles must be at least 1 x 1");
+        return NULL;
+    }
+    const size_t ntx = (im.nx + (size_t)tw - 1) / (size_t)tw;
+    const size_t nty = (im.ny + (size_t)th - 1) / (size_t)th;
+    if (im.dtype != CLSTATS_FLOAT32 || out.dtype != CLSTATS_FLOAT32 || out.nx != ntx ||
+        out.ny != nty || out.stride != ntx) {
+        PyErr_SetString(PyExc_ValueError, "tile medians take float32, out one per tile");
+        return NULL;
+    }
+    struct clstats_select_options o = {0};
+    if (even_rule(even, &o.even) < 0) return NULL;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = clstats_tile_medians(ctx, im.host, im.nx, im.ny, im.stride, (size_t)tw, (size_t)th,
+                                  &o, out.host);
+    Py_END_ALLOW_THREADS
+    if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(ctx));
+    Py_RETURN_NONE;
+}
+
+/* ---- The module --------------------------------------------------------------------------- */
+
+static PyMethodDef methods[] = {
+    {"context", py_context, METH_VARARGS, "context(spec) -> a context capsule"},
+    {"context_info", py_context_info, METH_VARARGS, "context_info(ctx) -> dict"},
+    {"last_kernel_ms", py_last_kernel_ms, METH_VARARGS, "device ms of the last call's kernels"},
+    {"devices", py_devices, METH_NOARGS, "devices() -> list of dicts"},
+    {"version", py_version, METH_NOARGS, "the library's version"},
+    {"median_filter", py_median_filter, METH_VARARGS,
+     "median_filter(ctx, image, width, mode, cval, median_out, mad_out)"},
+    {"sigma_snr", py_sigma_snr, METH_VARARGS, "sigma_snr(pixels, median, mad, sigma, snr)"},
+    {"select", py_select, METH_VARARGS, "select(ctx, data, what, k[, even]) -> (value, nans)"},
+    {"quantiles", py_quantiles, METH_VARARGS, "quantiles(ctx, data, q, out) -> nans"},
+    {"column_medians", py_column_medians, METH_VARARGS, "column_medians(ctx, m, out[, even])"},
+    {"tile_medians", py_tile_medians, METH_VARARGS, "tile_medians(ctx, im, tw, th, out[, even])"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_ext",
+                                    "libclstats for the clstats package", -1, methods,
+                                    NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__ext(void)
+{
+    import_array();
+    PyObject *m = PyModule_Create(&module);
+    if (!m) return NULL;
+    DeviceError = PyErr_NewExceptionWithDoc(
+        "clstats.DeviceError",
+        "The OpenCL device failed: no device, a kernel that would not build, or the device out "
+        "of memory. The message is the library's.",
+        PyExc_RuntimeError, NULL);
+    if (!DeviceError || PyModule_AddObject(m, "DeviceError", DeviceError) < 0) {
+        Py_XDECREF(DeviceError);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_INCREF(DeviceError);
+    return m;
+}
