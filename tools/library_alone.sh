@@ -7,7 +7,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-meson setup "$dir/build" -Dprograms=disabled -Dtests=disabled -Dbench=false >/dev/null
+meson setup "$dir/build" -Dprograms=disabled -Dtests=disabled -Dbench=false -Dpython=disabled \
+    >/dev/null
 ninja -C "$dir/build" >/dev/null
 DESTDIR=$dir/root meson install -C "$dir/build" --quiet >/dev/null
 lib=$(find "$dir/root" -name 'libclstats.so.*' -type f | head -1)

@@ -11,7 +11,7 @@ dir=build-sanitize
 if [ ! -f "$dir/build.ninja" ]; then
     # b_lundef=false: the sanitizer runtimes resolve symbols of the shared library at run time.
     meson setup "$dir" --buildtype=debugoptimized -Db_sanitize=address,undefined \
-        -Db_lundef=false >/dev/null
+        -Db_lundef=false -Dpython=disabled >/dev/null
 fi
 ninja -C "$dir"
 # verify_asan_link_order=0: the tests preload tests/opencl_shim.c into some runs, ahead of the

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test.sh - sets everything up (tools/setup.sh --tests) and runs the whole test suite on the first
 # OpenCL device found (PoCL's CPU device where there is no GPU; CLSTATS_DEVICE picks another),
+# and the Python package's pytest suite after a `pip install .` (tools/test_python.sh),
 # then again on Intel's OpenCL CPU runtime, installed from PyPI, with madfilter's maps compared
 # byte for byte between the two (tools/test_intel.sh), then every kernel family on tiny inputs
 # under Oclgrind's checks for out-of-bounds accesses and data races (tools/test_oclgrind.sh).
@@ -31,6 +32,7 @@ PY
 }
 rm -f build/meson-logs/testlog.json build/meson-logs/testlog-intel.json
 stage "suites on the default device" meson test -C build --print-errorlogs
+stage "Python package: pip install . and its pytest suite" bash tools/test_python.sh
 if [ "${CLSTATS_TEST_INTEL:-1}" = 0 ]; then
     summary+=("suites on Intel's runtime: LEFT OUT (CLSTATS_TEST_INTEL=0)")
 else

@@ -84,8 +84,6 @@ def _image(where, input, mask):
                          f"(shape {arr.shape})")
     arr = with_mask(arr, mask, where)
     kept = arr.dtype
-    if kept.kind == "b":
-        kept = np.dtype(np.uint8)
     if kept == np.float64 or (kept.kind in "iu" and kept.itemsize > 2):
         finite = arr[np.isfinite(arr)] if kept.kind == "f" else arr
         if finite.size and not np.array_equal(finite.astype(np.float32).astype(kept), finite):

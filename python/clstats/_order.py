@@ -148,7 +148,7 @@ def _q_array(where, q, scale):
     return qa
 
 
-def _quantiles(where, a, fractions, q_shape, axis, out, keepdims, method, device, numpy_fn):
+def _quantiles(where, a, fractions, q_shape, axis, out, keepdims, method, device):
     if method != "linear":
         raise ValueError(f"{where}: method={method!r}: only numpy's default 'linear' is "
                          "supported")
@@ -156,7 +156,7 @@ def _quantiles(where, a, fractions, q_shape, axis, out, keepdims, method, device
     if arr.size == 0:
         return None
     axes = _axes(where, axis, arr.ndim)
-    dtype = _numpy_dtype(lambda x: numpy_fn(x, 50), arr.dtype)
+    dtype = _numpy_dtype(lambda x: np.nanquantile(x, 0.5), arr.dtype)
     wd = work_dtype(arr)
     ctx = get_context(device)
     q = np.ascontiguousarray(fractions.reshape(-1))
@@ -219,7 +219,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     del overwrite_input
     qa = _q_array("percentile", q, 100)
     result = _quantiles("percentile", a, qa / 100, qa.shape, axis, out, keepdims, method,
-                        device, np.nanpercentile)
+                        device)
     if result is None:
         return np.nanpercentile(as_array(a, "percentile"), q, axis=axis, out=out,
                                 keepdims=keepdims)
@@ -240,8 +240,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     """
     del overwrite_input
     qa = _q_array("quantile", q, 1)
-    result = _quantiles("quantile", a, qa, qa.shape, axis, out, keepdims, method, device,
-                        np.nanquantile)
+    result = _quantiles("quantile", a, qa, qa.shape, axis, out, keepdims, method, device)
     if result is None:
         return np.nanquantile(as_array(a, "quantile"), q, axis=axis, out=out, keepdims=keepdims)
     return result

@@ -527,10 +527,11 @@ int clstats_median_buffer(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t n,
 /* numpy's _lerp (numpy/lib/function_base.py), its arithmetic exactly: exact at both ends,
  * monotone in g, and NaN wherever numpy's is, which is wherever an infinite order statistic
  * takes part (inf - inf, or inf * 0 at g = 0): numpy gives NaN for any percentile of [inf].
- * NaN comes back as the one quiet NaN every device gives. */
-static double lerp(double a, double b, double g)
+ * numpy takes b - a in the data's type (float32 data: rounded to float, overflowing to inf)
+ * and the rest in double. NaN comes back as the one quiet NaN every device gives. */
+static double lerp(double a, double b, double g, bool f64)
 {
-    const double d = b - a;
+    const double d = f64 ? b - a : (double)(float)(b - a);
     const double v = g >= 0.5 ? b - d * (1.0 - g) : a + d * g;
     return isnan(v) ? (double)NAN : v;
 }
@@ -575,7 +576,7 @@ static int percentiles_any(clstats_ctx *ctx, const struct clstats_array *a, cons
         if (status != CLSTATS_OK) break;
         const double a = clstats__value_of_key(res.key0, f64);
         const double b = clstats__value_of_key(res.key1, f64);
-        out[i] = clstats__plus_zero(lerp(a, b, h - lo));
+        out[i] = clstats__plus_zero(lerp(a, b, h - lo, f64));
     }
     if (kt) *kt = total;
     status = clstats__end(ctx, status);
