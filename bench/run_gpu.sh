@@ -8,7 +8,8 @@
 # parameters swept, through CLSTATS_TUNE), columns (column medians by the radix kernel, the
 # one-launch registers and streamed paths and the bracket, interleaved, per shape), columns_tune (the
 # bracket's settings swept), registers_tune (the one-launch path's settings swept), streamed_tune
-# (the streamed path's). Expects build/ and .device-libs/ carried (and, for
+# (the streamed path's), python (the Python package built there, its tests, and its calls beside
+# the C call, scipy and cupyx). Expects build/ and .device-libs/ carried (and, for
 # select_ab and filter_ab, the older build as $AB_BASE, default build-base/, made by
 # bench/build_base.sh);
 # logs go under $OUT. Extra bench arguments: $FILTER_ARGS, $SELECT_ARGS.
@@ -316,4 +317,28 @@ if has select; then
         --reps 3 2>&1 | tee "$OUT/bench_select_cpu.txt"
     timeout 200 python3 bench/peers_select.py --log2n 20,25,28 --columns 10000x1000 \
         --tiles "$TILES" --reps 3 2>&1 | tee "$OUT/peers_select.txt"
+fi
+
+if has python; then
+    # The Python package on this machine's Python and numpy (not the build machine's): its
+    # extension compiled here over the carried library objects and OpenCL headers
+    # (.device-libs/include), its pytest suite on the GPU, then the C call (bench_filter) and
+    # the Python call (bench/bench_python.py, beside scipy and cupyx) on one 4096^2 image, on
+    # the GPU and on PoCL.
+    pkg=/tmp/clstats-pkg
+    rm -rf "$pkg" && mkdir -p "$pkg/clstats"
+    cp python/clstats/*.py "$pkg/clstats/"
+    gcc -O2 -shared -fPIC $(python3-config --includes) \
+        -I"$(python3 -c 'import numpy; print(numpy.get_include())')" -Iinclude \
+        -I.device-libs/include python/clstats/_ext.c build/src/libclstats_internal.a \
+        -L.device-libs -l:libOpenCL.so.1 -lm -lpthread \
+        -o "$pkg/clstats/_ext$(python3-config --extension-suffix)" 2>&1 | tee "$OUT/python_build.txt"
+    (cd /tmp && CLSTATS_DEVICE=gpu PYTHONPATH=$pkg timeout 200 python3 -m pytest -q -p no:cacheprovider \
+        "$OLDPWD/python/tests") 2>&1 | tail -15 | tee "$OUT/python_tests_gpu.txt"
+    for dev in gpu cpu; do
+        timeout 200 ./build/bench/bench_filter --device $dev --sizes 4096 \
+            --widths "${PY_WIDTHS:-5,11}" --maps median,mad,both --repeat 5 --budget 4
+        PYTHONPATH=$pkg timeout 250 python3 bench/bench_python.py --device $dev --size 4096 \
+            --widths "${PY_WIDTHS:-5,11}" --scipy-widths "$([ $dev = gpu ] && echo 5,11)"
+    done 2>&1 | tee "$OUT/bench_python.txt"
 fi

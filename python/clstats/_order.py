@@ -11,6 +11,8 @@ from ._context import get_context
 
 __all__ = ["median", "percentile", "quantile", "select_kth", "tile_medians"]
 
+_AxisError = getattr(getattr(np, "exceptions", np), "AxisError", None) or np.AxisError
+
 
 def _all_nan_warning():
     warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
@@ -26,7 +28,7 @@ def _axes(where, axis, ndim):
         if not isinstance(ax, numbers.Integral) or isinstance(ax, bool):
             raise ValueError(f"{where}: axis={axis!r} must be None, an integer or a tuple of them")
         if not -ndim <= ax < ndim:
-            raise np.AxisError(int(ax), ndim)
+            raise _AxisError(int(ax), ndim)
         axes.append(int(ax) % ndim)
     if len(set(axes)) != len(axes):
         raise ValueError(f"{where}: axis={axis!r} repeats an axis")
@@ -148,7 +150,68 @@ def _q_array(where, q, scale):
     return qa
 
 
-def _quantiles(where, a, fractions, q_shape, axis, out, keepdims, method, device):
+_scalar_rule = []
+
+
+def _float32_rule(q, arr):
+    """How numpy computes this quantile of float32 data: None where as in float64 (numpy 1,
+    and any array q), which the library does; for a Python scalar q numpy 2 returns float32,
+    either working in float32 from end to end ('float32') or taking the index and the weight
+    in float64 and interpolating in float32 ('weak'), as its versions differ: told apart once,
+    on a probe whose bits differ between the two."""
+    if type(q) not in (int, float) or arr.dtype != np.float32:
+        return None
+    if not _scalar_rule:
+        x = np.array([1.4494741, -1.4403604, -0.01746621], np.float32)
+        got = np.nanquantile(x, 0.3)
+        if np.asarray(got).dtype != np.float32:
+            _scalar_rule.append(None)
+        else:
+            weak = _interpolate(x[1], x[2], 2 * 0.3, 0, "weak")
+            _scalar_rule.append("weak" if weak == got else "float32")
+    return _scalar_rule[0]
+
+
+def _interpolate(a, b, h, r0, rule):
+    """numpy's _lerp of float32 order statistics a and b at index h (r0 its floor, or -1 past
+    the last), in the arithmetic of the rule."""
+    with np.errstate(invalid="ignore", over="ignore"):
+        d = np.float32(b - a)
+        if rule == "float32":
+            g = np.float32(h - np.float32(r0))
+            if g >= 0.5:
+                return np.float32(b - d * (np.float32(1) - g))
+            return np.float32(a + d * g)
+        g = float(h) - r0
+        if g >= 0.5:
+            return np.float32(b - d * np.float32(1 - g))
+        return np.float32(a + d * np.float32(g))
+
+
+def _quantile_in_float32(ctx, vec, q, percent, rule):
+    """numpy 2's 'linear' quantile of a float32 vector at a Python scalar q, from the order
+    statistics the device selects; None where no value is valid."""
+    low, nans = ctx.call(_ext.select, vec, "kth", 0)
+    if low is None:
+        return None
+    n = vec.size - nans
+    if rule == "float32":
+        fraction = np.float32(q) / np.float32(100) if percent else np.float32(q)
+        h = np.float32(n - 1) * fraction
+    else:
+        h = (n - 1) * (q / 100 if percent else float(q))
+    if h >= n - 1:
+        r0 = r1 = n - 1
+        floor = -1
+    else:
+        r0 = floor = int(np.floor(h))
+        r1 = r0 + 1
+    a = np.float32(ctx.call(_ext.select, vec, "kth", r0)[0])
+    b = a if r1 == r0 else np.float32(ctx.call(_ext.select, vec, "kth", r1)[0])
+    return _interpolate(a, b, h, floor, rule)
+
+
+def _quantiles(where, a, q_input, fractions, q_shape, axis, out, keepdims, method, device):
     if method != "linear":
         raise ValueError(f"{where}: method={method!r}: only numpy's default 'linear' is "
                          "supported")
@@ -156,7 +219,10 @@ def _quantiles(where, a, fractions, q_shape, axis, out, keepdims, method, device
     if arr.size == 0:
         return None
     axes = _axes(where, axis, arr.ndim)
-    dtype = _numpy_dtype(lambda x: np.nanquantile(x, 0.5), arr.dtype)
+    rule = _float32_rule(q_input, arr)
+    in_float32 = rule is not None
+    probe_q = 0.5 if type(q_input) in (int, float) else [0.5]
+    dtype = _numpy_dtype(lambda x: np.nanquantile(x, probe_q), arr.dtype)
     wd = work_dtype(arr)
     ctx = get_context(device)
     q = np.ascontiguousarray(fractions.reshape(-1))
@@ -168,8 +234,12 @@ def _quantiles(where, a, fractions, q_shape, axis, out, keepdims, method, device
     values = np.empty((q.size, len(vectors)))
     empty = False
     for i, vec in enumerate(vectors):
-        column = np.empty(q.size)
-        found = ctx.call(_ext.quantiles, vec, q, column) if q.size else 0
+        if in_float32:
+            v = _quantile_in_float32(ctx, vec, q_input, where == "percentile", rule)
+            found, column = (None if v is None else 0), np.array([v if v is not None else 0.0])
+        else:
+            column = np.empty(q.size)
+            found = ctx.call(_ext.quantiles, vec, q, column) if q.size else 0
         empty |= found is None
         values[:, i] = np.nan if found is None else column
     if empty:
@@ -218,7 +288,7 @@ def percentile(a, q, axis=None, out=None, overwrite_input=False, method="linear"
     """
     del overwrite_input
     qa = _q_array("percentile", q, 100)
-    result = _quantiles("percentile", a, qa / 100, qa.shape, axis, out, keepdims, method,
+    result = _quantiles("percentile", a, q, qa / 100, qa.shape, axis, out, keepdims, method,
                         device)
     if result is None:
         return np.nanpercentile(as_array(a, "percentile"), q, axis=axis, out=out,
@@ -240,7 +310,7 @@ def quantile(a, q, axis=None, out=None, overwrite_input=False, method="linear", 
     """
     del overwrite_input
     qa = _q_array("quantile", q, 1)
-    result = _quantiles("quantile", a, qa, qa.shape, axis, out, keepdims, method, device)
+    result = _quantiles("quantile", a, q, qa, qa.shape, axis, out, keepdims, method, device)
     if result is None:
         return np.nanquantile(as_array(a, "quantile"), q, axis=axis, out=out, keepdims=keepdims)
     return result
