@@ -209,3 +209,16 @@ def test_float64_is_refused_until_exact(rng):
 def test_empty_image():
     out = clstats.median_filter(np.zeros((0, 5), np.float32), 3)
     assert out.shape == (0, 5)
+
+
+def test_cases_from_scipys_suite():
+    # scipy.ndimage's tests filter these small integer arrays (test_rank06, test_median...):
+    # every mode, against scipy's own answer.
+    arrays = [np.array([[3, 2, 5, 1, 4], [5, 8, 3, 7, 1], [5, 6, 9, 3, 5]]),
+              np.array([[1, 2, 3], [4, 5, 6], [7, 8, 9]], np.float32),
+              np.array([[1.0, 2.0], [3.0, 4.0]])[..., :1].astype(np.float32)]
+    for a in arrays:
+        for mode in MODES:
+            for size in (1, 3, 5):
+                assert np.array_equal(clstats.median_filter(a, size, mode=mode),
+                                      ndi.median_filter(a, size, mode=mode)), (a, mode, size)
