@@ -165,6 +165,25 @@ size_t test_compare_bits(const float *got, const float *want, size_t n, size_t n
     return bad;
 }
 
+size_t test_compare_bits_f64(const double *got, const double *want, size_t n, size_t nx,
+                             const char *what)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t a, b;
+        memcpy(&a, &got[i], 8);
+        memcpy(&b, &want[i], 8);
+        if (a == b) continue;
+        if (bad < 5)
+            fprintf(stderr, "%s mismatch at (%zu, %zu): got %.17g (0x%016llx), want %.17g "
+                            "(0x%016llx)\n",
+                    what, i % nx, i / nx, got[i], (unsigned long long)a, want[i],
+                    (unsigned long long)b);
+        bad++;
+    }
+    return bad;
+}
+
 int test_feed_fifo(const char *fifo, const char *file)
 {
     pid_t pid = fork();

@@ -40,6 +40,10 @@ int test_run_suite(Suite *s);
 size_t test_compare_bits(const float *got, const float *want, size_t n, size_t nx,
                          const char *what);
 
+/* The same for float64 arrays. */
+size_t test_compare_bits_f64(const double *got, const double *want, size_t n, size_t nx,
+                             const char *what);
+
 /* Writes a file into a FIFO from a child process, as a shell's pipe does; returns the child's
  * pid, for waitpid (or kill, when the reader stops early). */
 int test_feed_fifo(const char *fifo, const char *file);

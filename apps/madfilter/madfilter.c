@@ -13,6 +13,7 @@
 #include "paths.h"
 #include "png_io.h"
 #include "program_context.h"
+#include "window.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,6 +34,7 @@ struct session {
     bool show_progress; /* stderr is a terminal and not --quiet */
     int index, count;   /* the input in hand, of how many */
     struct output_names outputs;
+    struct window window; /* --footprint's cells, loaded once */
 };
 
 /* One input and its outputs. */
@@ -41,6 +43,7 @@ struct job {
     const char *input, *output, *png_output; /* output NULL when only --png */
     bool png_only;                           /* OUTPUT itself ends in .png */
     struct tool_image image;
+    struct missing missing; /* --mask and --valid-range */
     struct atomic_file out_file, preview_file;
     struct fits_output *fits;
     float *png_map; /* the first map whole, for a PNG */
@@ -166,6 +169,8 @@ static int open_input(struct job *j)
                    &j->image, err, sizeof err) != 0)
         return error("%s", err);
     if (j->image.notice[0] && !o->quiet) error("note: %s", j->image.notice);
+    if (missing_open(&j->missing, o, &j->image, err, sizeof err) != EXIT_OK)
+        return error("%s", err);
     if (j->image.planes > 1 && (j->png_only || j->png_output))
         return error("%s is a cube of %zu planes and a PNG holds one: write FITS, or select a "
                      "plane, e.g. 'cube.fits[*,*,1:1]'",
@@ -224,7 +229,10 @@ static int plan_strips(struct job *j)
                      (unsigned long long)((uint64_t)nx * ny * PNG_WRITE_BYTES_PER_PIXEL >> 20),
                      (unsigned long long)(o->max_memory >> 20));
     const uint64_t host_bytes = o->max_memory > held ? o->max_memory - held : 0;
-    const int status = clstats_filter_strip_height(j->s->ctx, nx, ny, o->width, library_maps(o),
+    const struct clstats_filter_params p = window_params(o, &j->s->window);
+    int rows;
+    clstats_filter_window(&p, NULL, &rows, NULL, NULL);
+    const int status = clstats_filter_strip_height(j->s->ctx, nx, ny, rows, library_maps(o),
                                                    host_bytes, &j->height);
     const char *why = clstats_ctx_message(j->s->ctx), *host = strstr(why, " MiB of host memory");
     /* The host memory the library was given is what --max-memory leaves: say it so. */
@@ -243,12 +251,20 @@ static void history_lines(const struct job *j, char lines[][600], int *n)
     int nh = 0;
     snprintf(lines[nh++], 600, "madfilter %s (libclstats): sliding-window robust statistics maps",
              CLSTATS_VERSION);
+    char window[300];
+    window_describe(o, &j->s->window, window, sizeof window);
     if (o->boundary == CLSTATS_BOUNDARY_CONSTANT)
-        snprintf(lines[nh++], 600, "madfilter: window %d x %d, boundary constant, cval %.9g",
-                 o->width, o->width, o->cval);
+        snprintf(lines[nh++], 600, "madfilter: %s, boundary constant, cval %.9g", window, o->cval);
     else
-        snprintf(lines[nh++], 600, "madfilter: window %d x %d, boundary %s", o->width, o->width,
+        snprintf(lines[nh++], 600, "madfilter: %s, boundary %s", window,
                  clstats_boundary_name(o->boundary));
+    if (o->origin_x || o->origin_y || o->even != CLSTATS_EVEN_MEAN)
+        snprintf(lines[nh++], 600, "madfilter: origin %d,%d, even counts take the %s", o->origin_x,
+                 o->origin_y, even_names[o->even]);
+    if (o->mask || o->valid_range)
+        snprintf(lines[nh++], 600, "madfilter: missing also: %s%.300s%s%s", o->mask ? "mask " : "",
+                 o->mask ? o->mask : "", o->mask && o->valid_range ? ", " : "",
+                 o->valid_range ? "outside --valid-range" : "");
     char list[64] = "";
     for (int i = 0; i < o->n_maps; i++) {
         strcat(list, i ? "," : "");
@@ -271,8 +287,8 @@ static void history_lines(const struct job *j, char lines[][600], int *n)
 static int create_fits_output(struct job *j)
 {
     const struct options *o = &j->s->opt;
-    char err[1024], lines[8][600];
-    const char *history[8];
+    char err[1024], lines[10][600];
+    const char *history[10];
     int nh = 0;
     history_lines(j, lines, &nh);
     for (int i = 0; i < nh; i++)
@@ -294,7 +310,9 @@ static int create_fits_output(struct job *j)
 static int read_rows(void *user, size_t plane, size_t row0, size_t rows, float *dst)
 {
     struct job *j = user;
-    return image_read_rows(&j->image, plane, row0, rows, dst, j->err, sizeof j->err);
+    if (image_read_rows(&j->image, plane, row0, rows, dst, j->err, sizeof j->err) != 0) return -1;
+    return missing_apply(&j->missing, &j->s->opt, plane, row0, rows, j->image.nx, dst, j->err,
+                         sizeof j->err);
 }
 
 /* The library hands each finished strip here: FITS rows, and the PNG's map. */
@@ -323,15 +341,14 @@ static int take_strip(void *user, const struct clstats_strip *st)
 static int filter(struct job *j)
 {
     const struct options *o = &j->s->opt;
+    struct clstats_filter_params params = window_params(o, &j->s->window);
+    params.progress = j->s->show_progress ? on_progress : NULL;
+    params.progress_user = j;
     struct clstats_rows_job rj = {
         .nx = j->image.nx,
         .ny = j->image.ny,
         .planes = j->image.planes,
-        .params = {.width = o->width,
-                   .boundary = o->boundary,
-                   .cval = o->cval,
-                   .progress = j->s->show_progress ? on_progress : NULL,
-                   .progress_user = j},
+        .params = params,
         .maps = library_maps(o),
         .height = j->height,
         .read = read_rows,
@@ -365,10 +382,10 @@ static int write_outputs(struct job *j)
     }
     /* A PNG is scaled from the whole map: the input's pixels are no longer needed. */
     image_close(&j->image);
-    char description[300];
-    snprintf(description, sizeof description, "%s map of %.200s, window %d x %d, boundary %s",
-             map_extname(o->maps[0]), j->input, o->width, o->width,
-             clstats_boundary_name(o->boundary));
+    char description[600], window[300];
+    window_describe(o, &j->s->window, window, sizeof window);
+    snprintf(description, sizeof description, "%s map of %.200s, %s, boundary %s",
+             map_extname(o->maps[0]), j->input, window, clstats_boundary_name(o->boundary));
     const size_t nx = j->image.nx, ny = j->image.ny;
     if (j->png_only && png_io_write(j->out_file.tmp_path, j->output, j->png_map, nx, ny,
                                     description, err, sizeof err) != 0)
@@ -388,7 +405,7 @@ static int write_outputs(struct job *j)
 static void summary(const struct job *j)
 {
     const struct options *o = &j->s->opt;
-    char list[64] = "", shape[80], strips[80] = "";
+    char list[64] = "", shape[80], strips[80] = "", window[300];
     for (int i = 0; i < o->n_maps; i++) {
         strcat(list, i ? ", " : "");
         strcat(list, map_extname(o->maps[i]));
@@ -397,13 +414,17 @@ static void summary(const struct job *j)
         snprintf(shape, sizeof shape, "%zu x %zu x %zu", j->image.nx, j->image.ny, j->image.planes);
     else
         snprintf(shape, sizeof shape, "%zu x %zu", j->image.nx, j->image.ny);
+    if (o->footprint || o->width != o->height)
+        window_describe(o, &j->s->window, window, sizeof window);
+    else
+        snprintf(window, sizeof window, "width %d", o->width);
     if (j->n_strips > j->image.planes)
         snprintf(strips, sizeof strips, ", %zu strips of up to %zu rows", j->n_strips, j->height);
     fprintf(stderr,
-            "madfilter: wrote %s%s%s: %s of %s pixels (%zu missing), width %d, %s%s, %.2f s on "
+            "madfilter: wrote %s%s%s: %s of %s pixels (%zu missing), %s, %s%s, %.2f s on "
             "%s\n",
             j->output ? j->output : "", j->output && j->png_output ? " and " : "",
-            j->png_output ? j->png_output : "", list, shape, j->n_nan, o->width,
+            j->png_output ? j->png_output : "", list, shape, j->n_nan, window,
             clstats_boundary_name(o->boundary), strips, now() - j->start,
             clstats_ctx_device_name(j->s->ctx));
 }
@@ -431,6 +452,7 @@ static int run_one(struct session *s, int i, bool *fatal)
     fits_output_abort(j.fits);
     atomic_abort(&j.out_file);
     atomic_abort(&j.preview_file);
+    missing_close(&j.missing);
     image_close(&j.image);
     free(j.png_map);
     error_subject = NULL;
@@ -442,6 +464,9 @@ static int run_all(struct session *s)
     const struct options *o = &s->opt;
     int rc = outputs_plan(o, &s->outputs);
     if (rc != EXIT_OK) return rc;
+    char err[1024];
+    if (window_load(o, o->max_memory, &s->window, err, sizeof err) != EXIT_OK)
+        return error("%s", err);
     s->count = o->n_inputs;
     s->show_progress = !o->quiet && isatty(STDERR_FILENO);
     int failed = 0;
@@ -473,6 +498,7 @@ int main(int argc, char **argv)
         rc = run_all(&s);
     clstats_ctx_destroy(s.ctx);
     outputs_free(&s.outputs);
+    window_free(&s.window);
     options_free(&s.opt);
     return rc;
 }

@@ -4,6 +4,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,8 +15,9 @@ static const char manual[] =
     "       madfilter --list-devices | --help | --version\n"
     "\n"
     "Sliding-window median absolute deviation (MAD) and median maps of 2-D images, computed\n"
-    "exactly on an OpenCL device by libclstats. For every pixel the W x W window centred on it\n"
-    "gives m, the median of its valid values, and MAD = median(|x - m|) over the same values.\n"
+    "exactly on an OpenCL device by libclstats. For every pixel the window around it (W x W,\n"
+    "W x H, or a footprint) gives m, the median of its valid values, and MAD = median(|x - m|)\n"
+    "over the same values.\n"
     "The results are exact: the same bits on every device.\n"
     "\n"
     "INPUT   A FITS image (BITPIX 8, 16, 32, 64, -32 or -64). cfitsio's extended syntax picks an\n"
@@ -41,8 +43,24 @@ static const char manual[] =
     "                       is the input's file name without directory, HDU selector and\n"
     "                       .fits/.fit/.fts/.fz/.gz/.png extension. With -o every other file\n"
     "                       name is an INPUT. --png then takes a pattern with {} too.\n"
-    "  -w, --width N        Window width in pixels: odd, 1 to 255 (default 11). The window is\n"
-    "                       N x N pixels, centred on each pixel.\n"
+    "  -w, --width N|WxH    Window size in pixels, 1 to 255 a side, odd or even (default 11):\n"
+    "                       N x N, or W columns by H rows ('31x11'). Odd sizes are centred on\n"
+    "                       each pixel; an even size follows scipy.ndimage: a 4-pixel side\n"
+    "                       covers offsets -2 .. +1.\n"
+    "      --origin X,Y     Shift the window as scipy.ndimage's origin=(Y, X) does: it covers\n"
+    "                       offsets -(W/2 + X) .. W-1-(W/2 + X) along x (likewise y); each\n"
+    "                       must lie in -(W/2) .. (W-1)/2 (default 0,0).\n"
+    "      --footprint F    Any window instead of the -w box: circle:R (pixels whose centre\n"
+    "                       lies within R of the window centre), ring:RIN,ROUT (RIN < distance\n"
+    "                       <= ROUT, IRAF rmedian's annulus; radii below 128), or an image FILE\n"
+    "                       (FITS or PNG, up to 255 x 255, non-zero = in the window).\n"
+    "      --even RULE      The median of an even count of valid values: mean (default: the\n"
+    "                       mean of the two middle values, numpy's), lower or upper (scipy's\n"
+    "                       median_filter). MAD, a median too, follows the same rule.\n"
+    "      --mask FILE[EXT] Missing-data mask of the input's size (e.g. 'in.fits[DQ]'):\n"
+    "                       non-zero (or NaN) pixels are missing, like NaN and BLANK. A 2-D\n"
+    "                       mask serves every plane of a cube.\n"
+    "      --valid-range LO,HI  Pixels below LO or above HI are missing.\n"
     "  -m, --maps LIST      Maps to write, comma-separated, in this order (default: mad):\n"
     "                         mad     median absolute deviation, median(|x - median|)\n"
     "                         median  median of the window\n"
@@ -71,7 +89,7 @@ static const char manual[] =
     "      --png FILE       Also write a PNG preview of the first map to FILE.\n"
     "      --max-memory SIZE  Host memory for pixels, at most (default 1G): 512M, 2G, ... (K, M,\n"
     "                       G, T are powers of 1024). Larger images are filtered in strips of\n"
-    "                       rows, each read with the width/2 rows around it and written as it\n"
+    "                       rows, each read with the rows its windows reach and written as it\n"
     "                       is done; the maps are the same bits as in one piece. Strips also\n"
     "                       fit half the device's memory, and halve whenever the device runs\n"
     "                       out of memory. PNG inputs and outputs are held whole, within SIZE.\n"
@@ -91,7 +109,8 @@ static const char manual[] =
     "Missing data:\n"
     "  NaN pixels, and BLANK pixels of integer FITS images, are missing: they are left out of\n"
     "  every window, so a window's median and MAD are those of its valid pixels (the mean of\n"
-    "  the two middle values when their count is even). A window without a valid pixel gives\n"
+    "  the two middle values when their count is even, or as --even says; so are pixels that\n"
+    "  --mask or --valid-range marks). A window without a valid pixel gives\n"
     "  NaN. BSCALE and BZERO are applied first. At a missing pixel MEDIAN and MAD still describe\n"
     "  its neighbours (so MEDIAN fills small holes); SNR is NaN there. SNR is also NaN where\n"
     "  sigma is 0 (a flat window has no noise scale to measure a departure against).\n"
@@ -110,7 +129,8 @@ static const char manual[] =
     "  tile-compression keywords) and DATAMIN/DATAMAX; SNR also drops BUNIT. So astropy and ds9\n"
     "  read the WCS of every map. Only the chosen HDU's own header is copied: keywords an\n"
     "  extension inherits from its primary HDU (INHERIT = T) are not merged in. HISTORY\n"
-    "  cards record the tool and version, width, boundary, device, maps and input; DATE,\n"
+    "  cards record the tool and version, window (and origin, even rule, mask), boundary,\n"
+    "  device, maps and input; DATE,\n"
     "  CHECKSUM and DATASUM are written. The file appears only when it is complete: it is\n"
     "  written in a temporary directory next to OUTPUT (madfilter.tmp-XXXXXX, removed on any\n"
     "  failure or interrupt) and renamed into place; it only ever holds the rows computed, so a\n"
@@ -143,6 +163,8 @@ static const char manual[] =
     "\n"
     "Examples:\n"
     "  madfilter image.fits mad.fits -w 11\n"
+    "  madfilter image.fits maps.fits -w 31x11 --maps median,mad\n"
+    "  madfilter image.fits bg.fits --footprint ring:5,9 --maps median --mask 'image.fits[DQ]'\n"
     "  madfilter 'image.fits[SCI]' maps.fits -w 21 --maps median,mad,snr --boundary nearest\n"
     "  madfilter image.fits.fz sigma.png --maps sigma -w 15\n"
     "  CLSTATS_DEVICE=gpu madfilter big.fits '!mad.fits' -w 31 --png mad.png\n"
@@ -154,18 +176,69 @@ void options_print_help(FILE *f)
     fputs(manual, f);
 }
 
-static int parse_width(const char *text, int *out)
+/* N (a square) or WxH. */
+static int parse_width(const char *text, int *width, int *height)
 {
     char *end;
     errno = 0;
-    long w = strtol(text, &end, 10);
-    if (end == text || *end != '\0' || errno == ERANGE || w < 1 || w > CLSTATS_MAX_WIDTH)
-        return cli_usage_error("window width must be an odd number from 1 to %d, not \"%s\"",
+    long w = strtol(text, &end, 10), h = w;
+    if (end != text && (*end == 'x' || *end == 'X')) {
+        const char *rows = end + 1;
+        h = strtol(rows, &end, 10);
+        if (end == rows) h = 0;
+    }
+    if (end == text || *end != '\0' || errno == ERANGE || w < 1 || w > CLSTATS_MAX_WIDTH || h < 1 ||
+        h > CLSTATS_MAX_WIDTH)
+        return cli_usage_error("window size must be N or WxH, each from 1 to %d, not \"%s\"",
                                CLSTATS_MAX_WIDTH, text);
-    if (w % 2 == 0)
-        return cli_usage_error(
-            "window width %ld is even: it must be odd so the window has a centre", w);
-    *out = (int)w;
+    *width = (int)w;
+    *height = (int)h;
+    return EXIT_OK;
+}
+
+/* Two numbers "A,B" for --origin, --valid-range and ring radii. */
+static bool parse_pair(const char *text, double *a, double *b)
+{
+    const char *comma = strchr(text, ',');
+    if (!comma || comma == text) return false;
+    char first[64];
+    if ((size_t)(comma - text) >= sizeof first) return false;
+    memcpy(first, text, (size_t)(comma - text));
+    first[comma - text] = '\0';
+    return cli_number(first, a) && cli_number(comma + 1, b);
+}
+
+static int parse_origin(const char *text, struct options *o)
+{
+    double x, y;
+    if (!parse_pair(text, &x, &y) || x != (int)x || y != (int)y || fabs(x) > 255 || fabs(y) > 255)
+        return cli_usage_error("--origin needs two whole numbers X,Y, not \"%s\"", text);
+    o->origin_x = (int)x;
+    o->origin_y = (int)y;
+    return EXIT_OK;
+}
+
+static int parse_footprint(const char *text, struct options *o)
+{
+    o->footprint = text;
+    o->footprint_file = NULL;
+    if (strncmp(text, "circle:", 7) == 0) {
+        o->r_in = -1;
+        if (!cli_number(text + 7, &o->r_out) || !(o->r_out >= 0 && o->r_out < 128))
+            return cli_usage_error("--footprint circle:R needs a radius from 0 to 127, not \"%s\"",
+                                   text);
+        return EXIT_OK;
+    }
+    if (strncmp(text, "ring:", 5) == 0) {
+        if (!parse_pair(text + 5, &o->r_in, &o->r_out) || !(o->r_in >= 0) || !(o->r_out < 128) ||
+            !(o->r_in < o->r_out))
+            return cli_usage_error("--footprint ring:RIN,ROUT needs 0 <= RIN < ROUT < 128, not "
+                                   "\"%s\"",
+                                   text);
+        return EXIT_OK;
+    }
+    if (!*text) return cli_usage_error("--footprint needs circle:R, ring:RIN,ROUT or a file");
+    o->footprint_file = text;
     return EXIT_OK;
 }
 
@@ -214,16 +287,33 @@ enum option_id {
     OPT_LIST_DEVICES,
     OPT_PNG,
     OPT_OVERWRITE,
+    OPT_ORIGIN,
+    OPT_FOOTPRINT,
+    OPT_EVEN,
+    OPT_MASK,
+    OPT_VALID_RANGE,
 };
 
 static const struct cli_option specs[] = {
-    {OPT_OUTPUT, "output", 'o', true}, {OPT_MAX_MEMORY, "max-memory", 0, true},
-    {OPT_CUBE, "cube", 0, true},       {OPT_WIDTH, "width", 'w', true},
-    {OPT_MAPS, "maps", 'm', true},     {OPT_BOUNDARY, "boundary", 'b', true},
-    {OPT_CVAL, "cval", 0, true},       {OPT_LIST_DEVICES, "list-devices", 0, false},
-    {OPT_PNG, "png", 0, true},         {OPT_OVERWRITE, "overwrite", 0, false},
+    {OPT_OUTPUT, "output", 'o', true},
+    {OPT_MAX_MEMORY, "max-memory", 0, true},
+    {OPT_CUBE, "cube", 0, true},
+    {OPT_WIDTH, "width", 'w', true},
+    {OPT_MAPS, "maps", 'm', true},
+    {OPT_BOUNDARY, "boundary", 'b', true},
+    {OPT_CVAL, "cval", 0, true},
+    {OPT_LIST_DEVICES, "list-devices", 0, false},
+    {OPT_PNG, "png", 0, true},
+    {OPT_OVERWRITE, "overwrite", 0, false},
+    {OPT_ORIGIN, "origin", 0, true},
+    {OPT_FOOTPRINT, "footprint", 0, true},
+    {OPT_EVEN, "even", 0, true},
+    {OPT_MASK, "mask", 0, true},
+    {OPT_VALID_RANGE, "valid-range", 0, true},
 };
 #define N_SPECS (sizeof specs / sizeof specs[0])
+
+const char *const even_names[3] = {"mean", "lower", "upper"};
 
 static int apply(void *user, int id, const char *value)
 {
@@ -243,7 +333,7 @@ static int apply(void *user, int id, const char *value)
         o->refuse_cubes = strcmp(value, "refuse") == 0;
         return EXIT_OK;
     case OPT_WIDTH:
-        return parse_width(value, &o->width);
+        return parse_width(value, &o->width, &o->height);
     case OPT_MAPS:
         n = maps_parse(value, o->maps, err, sizeof err);
         if (n < 0) return cli_usage_error("%s", err);
@@ -266,6 +356,26 @@ static int apply(void *user, int id, const char *value)
         return EXIT_OK;
     case OPT_OVERWRITE:
         o->overwrite = true;
+        return EXIT_OK;
+    case OPT_ORIGIN:
+        return parse_origin(value, o);
+    case OPT_FOOTPRINT:
+        return parse_footprint(value, o);
+    case OPT_EVEN:
+        for (int rule = 0; rule < 3; rule++)
+            if (strcmp(value, even_names[rule]) == 0) {
+                o->even = (enum clstats_even)rule;
+                return EXIT_OK;
+            }
+        return cli_usage_error("--even takes mean, lower or upper, not \"%s\"", value);
+    case OPT_MASK:
+        if (!*value) return cli_usage_error("--mask needs a file name");
+        o->mask = value;
+        return EXIT_OK;
+    case OPT_VALID_RANGE:
+        if (!parse_pair(value, &o->valid_lo, &o->valid_hi) || !(o->valid_lo <= o->valid_hi))
+            return cli_usage_error("--valid-range needs LO,HI with LO <= HI, not \"%s\"", value);
+        o->valid_range = true;
         return EXIT_OK;
     }
     return EXIT_OK;
@@ -296,7 +406,7 @@ static int assign_files(struct options *o, const char **names, int n)
 int options_parse(int argc, char **argv, struct options *o)
 {
     memset(o, 0, sizeof *o);
-    o->width = MADFILTER_DEFAULT_WIDTH;
+    o->width = o->height = MADFILTER_DEFAULT_WIDTH;
     o->boundary = CLSTATS_BOUNDARY_REFLECT;
     o->maps[0] = MAP_MAD;
     o->n_maps = 1;
@@ -316,6 +426,17 @@ int options_parse(int argc, char **argv, struct options *o)
     o->version = common.version;
 
     if (o->help || o->version || o->list_devices) return EXIT_OK;
+    /* The window's own rule for origins, checked before any file is read (a footprint file's
+     * extent is checked once it is read). */
+    if (!o->footprint_file) {
+        const int side = o->footprint ? 2 * (int)floor(o->r_out) + 1 : 0;
+        const struct clstats_filter_params p = {.width = side ? side : o->width,
+                                                .height = side ? side : o->height,
+                                                .origin_x = o->origin_x,
+                                                .origin_y = o->origin_y};
+        if (clstats_filter_window(&p, NULL, NULL, NULL, NULL) != CLSTATS_OK)
+            return cli_usage_error("%s", clstats_ctx_message(NULL));
+    }
     if (o->cval_given && o->boundary != CLSTATS_BOUNDARY_CONSTANT)
         return cli_usage_error("--cval applies only to --boundary constant (the boundary is %s)",
                                clstats_boundary_name(o->boundary));

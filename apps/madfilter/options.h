@@ -25,7 +25,16 @@ struct options {
     const char *png_output; /* --png FILE (a pattern with several inputs), or NULL */
     uint64_t max_memory;    /* --max-memory, bytes */
     bool refuse_cubes;      /* --cube refuse */
-    int width;
+    int width, height;      /* -w N or WxH; height is width for a square */
+    int origin_x, origin_y; /* --origin X,Y (scipy's rule) */
+    enum clstats_even even; /* --even */
+    /* --footprint: circle:R or ring:RIN,ROUT (radii), or an image FILE (footprint_file) */
+    const char *footprint; /* as given, NULL for the -w box */
+    const char *footprint_file;
+    double r_in, r_out; /* circle: r_in < 0 */
+    const char *mask;   /* --mask FILE[EXT], NULL for none */
+    bool valid_range;   /* --valid-range LO,HI */
+    double valid_lo, valid_hi;
     enum clstats_boundary boundary;
     float cval;
     bool cval_given;
@@ -44,5 +53,8 @@ int options_parse(int argc, char **argv, struct options *o);
 void options_free(struct options *o);
 
 void options_print_help(FILE *f);
+
+/* --even's words, by enum clstats_even. */
+extern const char *const even_names[3];
 
 #endif

@@ -62,6 +62,15 @@ enum clstats_status {
 enum clstats_dtype {
     CLSTATS_FLOAT32 = 0,
     CLSTATS_FLOAT64, /* needs a device with fp64, else CLSTATS_ERR_UNSUPPORTED */
+    CLSTATS_UINT8,   /* masks only: non-zero marks an element missing, as NaN does */
+};
+
+/* An even count of valid values has two middle values a <= b: which one a median gives (the
+ * selection's option and the filter's parameter, one rule for both). */
+enum clstats_even {
+    CLSTATS_EVEN_MEAN = 0, /* (a + b) / 2, rounded once to the data type (numpy's median) */
+    CLSTATS_EVEN_LOWER,    /* a */
+    CLSTATS_EVEN_UPPER,    /* b (scipy.ndimage.median_filter's choice: rank n // 2) */
 };
 
 /* An array the library reads or writes, in host memory or in a buffer of the context on the

@@ -26,20 +26,58 @@ CLSTATS_API const char *clstats_boundary_name(enum clstats_boundary b);
 
 #define CLSTATS_MAX_WIDTH 255
 
+/* The window and how it is filtered. Zero-initialised fields beyond `width` keep the square
+ * window of odd width that the first version of this struct described, with its rules. */
 struct clstats_filter_params {
-    int width;                      /* odd, 1..CLSTATS_MAX_WIDTH: the window is width x width */
+    int width;                      /* 1..CLSTATS_MAX_WIDTH columns, odd or even */
     enum clstats_boundary boundary; /* CLSTATS_BOUNDARY_REFLECT when zero-initialised */
     float cval;                     /* value outside the image for CLSTATS_BOUNDARY_CONSTANT */
     /* Optional: called from the calling thread as bands of rows finish, fraction in (0, 1]. */
     void (*progress)(void *user, double fraction);
     void *progress_user;
+    int height; /* 1..CLSTATS_MAX_WIDTH rows, odd or even; 0 means width (a square) */
+    /* scipy.ndimage's origin per axis: the window of w cells along an axis covers offsets
+     * -(w/2 + origin) .. w - 1 - (w/2 + origin) from the pixel (so an even w = 4 covers -2..+1
+     * at origin 0), and origin must lie in -(w/2) .. (w-1)/2. */
+    int origin_x, origin_y;
+    /* Optional: any window, footprint_width x footprint_height cells (each 1..255), row-major,
+     * non-zero = in the window (scipy's footprint=, no flip: cell (i, j) is offset
+     * (i - top, j - left) with top and left from the origin rule above). When given it is the
+     * window, and width and height are not read. At least one cell must be set.
+     * clstats_footprint_circle and _ring make the usual ones. */
+    const unsigned char *footprint;
+    int footprint_width, footprint_height;
+    /* The median of an even count of valid values: the mean of the two middles (the default),
+     * the lower or the upper (scipy's median_filter, whose windows have no missing values,
+     * takes rank n // 2: the upper). The MAD, a median of |x - m|, follows the same rule. */
+    enum clstats_even even;
+    /* Optional: a CLSTATS_UINT8 array of the image's shape (for the band form, the band's), on
+     * the host or in a buffer of the context; non-zero marks a pixel missing, as NaN does. */
+    const struct clstats_array *mask;
+    /* Optional: the constant for float64 images, exactly (NULL: cval, widened). */
+    const double *cval_f64;
 };
 
-/* Median and MAD of the width x width window around every pixel of a float32 image of
- * nx columns and ny rows, rows `stride` elements apart (stride >= nx).
- * NaN is missing data and is ignored; a window without a valid value gives NaN; an even count
- * of valid values gives the mean of the two middle ones, by clstats_median's rule (the float
- * nearest their exact mean: two finite middles never give an infinity). MAD is numpy's
+/* The window's extent in cells, and the cells before the pixel along each axis (left, top: the
+ * origin rule above); any pointer may be NULL. CLSTATS_ERR_ARG for a window out of range. */
+CLSTATS_API int clstats_filter_window(const struct clstats_filter_params *params, int *width,
+                                      int *height, int *left, int *top);
+
+/* Footprints of width 2 r_out + 1 cells a side (the caller's buffer, at least that squared):
+ * cells whose centre lies within r of the window's centre (dx^2 + dy^2 <= r^2, so r = 1 gives a
+ * plus), and the ring r_in < distance <= r_out, as IRAF's rmedian takes its annulus. Radii are
+ * 0 .. 127 (r_in < r_out); the width is returned, or CLSTATS_ERR_ARG. */
+CLSTATS_API int clstats_footprint_circle(double r, unsigned char *cells, size_t capacity);
+CLSTATS_API int clstats_footprint_ring(double r_in, double r_out, unsigned char *cells,
+                                       size_t capacity);
+
+/* Median and MAD of the window around every pixel of a float32 image of nx columns and ny rows,
+ * rows `stride` elements apart (stride >= nx).
+ * NaN (and a masked pixel) is missing data and is ignored; a window without a valid value gives
+ * NaN; an even count of valid values gives the mean of the two middle ones by default, by
+ * clstats_median's rule (the float nearest their exact mean: two finite middles never give an
+ * infinity), or the lower or upper by params->even. The constant outside the image (boundary
+ * constant) is a value of the window like any other, and missing if NaN. MAD is numpy's
  * nanmedian(|x - m|) over the same values, m being that window's median and |x - m| computed
  * as IEEE does: for a finite m, the median of |x - m| (an infinite x lies +inf away); for
  * m = +-inf the values equal to m give inf - inf = NaN and drop out, every other lies +inf
@@ -52,6 +90,14 @@ CLSTATS_API int clstats_median_filter(clstats_ctx *ctx, const float *image, size
                                       size_t stride, const struct clstats_filter_params *params,
                                       float *median_out, float *mad_out);
 
+/* The same in float64, the data's own precision (float64 arithmetic for the even mean and
+ * |x - m|; a NaN result is 0x7ff8000000000000): CLSTATS_ERR_UNSUPPORTED on a device without
+ * fp64. */
+CLSTATS_API int clstats_median_filter_f64(clstats_ctx *ctx, const double *image, size_t nx,
+                                          size_t ny, size_t stride,
+                                          const struct clstats_filter_params *params,
+                                          double *median_out, double *mad_out);
+
 /* Source index of position i (any integer) on an axis of n samples as the boundary mode
  * extends it, windows wider than the axis included; -1 where the constant value stands (and for
  * n 0 or an unknown mode). */
@@ -59,10 +105,12 @@ CLSTATS_API long clstats_boundary_index(long i, size_t n, enum clstats_boundary 
 
 /* The same maps for output rows row0 .. row0 + rows - 1 of an image of nx x ny pixels, from a
  * band that holds only the rows those windows read, so that an image larger than memory can be
- * filtered a strip at a time. The band has rows + width - 1 rows, `stride` elements apart, in
- * window order: band row j is image row clstats_boundary_index(row0 + j - width/2, ny, boundary)
- * (away from the edges simply rows row0 - width/2 .. row0 + rows - 1 + width/2: the strip and
- * its halo); rows where that index is -1 are never read. The boundary applies against the whole
+ * filtered a strip at a time. The band has rows + height - 1 rows (height and top as
+ * clstats_filter_window gives them: width and width/2 for a square of odd width),
+ * `stride` elements apart, in window order: band row j is image row
+ * clstats_boundary_index(row0 + j - top, ny, boundary) (away from the edges simply rows
+ * row0 - top .. row0 + rows - 1 + height - 1 - top: the strip and its halo); rows where that
+ * index is -1 are never read. The boundary applies against the whole
  * image's ny rows, so the results are the same bits as those rows of clstats_median_filter on
  * the whole image. median_out and mad_out receive nx*rows values. */
 CLSTATS_API int clstats_median_filter_band(clstats_ctx *ctx, const float *band, size_t nx,
@@ -72,8 +120,8 @@ CLSTATS_API int clstats_median_filter_band(clstats_ctx *ctx, const float *band, 
 
 /* The same maps for an image described by an array (include/clstats/core.h: host memory or a
  * buffer of the context at an offset, rows a stride apart), into outputs described alike (either
- * may be NULL; each nx x ny float32, on the host or on the device, strided as they say): the one
- * implementation the entry points above wrap. The image must be float32. */
+ * may be NULL; each nx x ny of the image's dtype, float32 or float64, on the host or on the
+ * device, strided as they say): the one implementation the entry points above wrap. */
 CLSTATS_API int clstats_median_filter_array(clstats_ctx *ctx, const struct clstats_array *image,
                                             const struct clstats_filter_params *params,
                                             const struct clstats_array *median_out,
@@ -123,8 +171,8 @@ struct clstats_rows_job {
 };
 
 /* The tallest strip (at most ny rows) whose buffers fit host_bytes of host memory, half the
- * device's memory and its largest buffer, for an image nx pixels wide, the window width and the
- * maps asked for. When not even one row fits: CLSTATS_ERR_NOMEM (host memory: the context's
+ * device's memory and its largest buffer, for an image nx pixels wide, the window's rows
+ * (`width`: the width of a square) and the maps asked for. When not even one row fits: CLSTATS_ERR_NOMEM (host memory: the context's
  * message says how much one row needs) or CLSTATS_ERR_DEVICE_MEMORY (the device's). */
 CLSTATS_API int clstats_filter_strip_height(clstats_ctx *ctx, size_t nx, size_t ny, int width,
                                             unsigned maps, uint64_t host_bytes, size_t *height);

@@ -33,13 +33,6 @@ enum clstats_nan_policy {
     CLSTATS_NAN_ERROR,    /* any NaN gives CLSTATS_ERR_NAN */
 };
 
-/* An even count of valid values has two middle values a <= b. */
-enum clstats_even {
-    CLSTATS_EVEN_MEAN = 0, /* (a + b) / 2, rounded once to the data type (numpy's median) */
-    CLSTATS_EVEN_LOWER,    /* a */
-    CLSTATS_EVEN_UPPER,    /* b */
-};
-
 /* Options; a NULL pointer or a zero-initialised struct means the defaults. */
 struct clstats_select_options {
     enum clstats_select_method method;
@@ -47,6 +40,11 @@ struct clstats_select_options {
     enum clstats_even even;
     uint64_t *nan_count; /* out, optional: NaNs found */
     double *kernel_ms;   /* out, optional: device time of the call's kernels (profiling events) */
+    /* Optional: a CLSTATS_UINT8 array of the data's shape (n x 1 for the vector entry points),
+     * on the host or in a buffer of the context; its non-zero elements are missing data, left
+     * out as NaNs are and counted with them (nan_count; CLSTATS_NAN_ERROR refuses them too).
+     * Column and tile medians do not take one. */
+    const struct clstats_array *mask;
 };
 
 /* k-th smallest valid value, k 0-based (0: the minimum). k beyond the valid values gives

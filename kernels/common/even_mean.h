@@ -24,4 +24,16 @@ EVEN_MEAN_FN float mean_of_middles(float a, float b)
     return s * 0.5f;
 }
 
+/* The same rule in float64 (clstats_median_f64's and the float64 filter's): (a + b) / 2 as
+ * numpy computes it, except that a + b of two finite values never overflows. In OpenCL C only
+ * where the including kernel enabled fp64 and says so with FP64. */
+#if !defined(__OPENCL_VERSION__) || defined(FP64)
+EVEN_MEAN_FN double mean_of_middles_f64(double a, double b)
+{
+    const double s = a + b;
+    if (isinf(s) && isfinite(a) && isfinite(b)) return 0.5 * a + 0.5 * b;
+    return s * 0.5;
+}
+#endif
+
 #endif

@@ -68,4 +68,48 @@ inline float deviation(float v, float m)
     return fabs(v - m);
 }
 
+/* The same rules for float64 data, where the including kernel enabled fp64 (-D FP64). */
+#ifdef FP64
+#define CANONICAL_NAN_F64 0x7ff8000000000000ul
+
+inline ulong key_of_f64(double v)
+{
+    const ulong b = as_ulong(v);
+    return (b & 0x8000000000000000ul) ? ~b : (b | 0x8000000000000000ul);
+}
+
+inline double value_of_f64(ulong k)
+{
+    return as_double((k & 0x8000000000000000ul) ? (k & 0x7ffffffffffffffful) : ~k);
+}
+
+inline bool is_nan_f64(double v)
+{
+    return (as_ulong(v) & 0x7ffffffffffffffful) > 0x7ff0000000000000ul;
+}
+
+inline bool is_inf_f64(double v)
+{
+    return (as_ulong(v) & 0x7ffffffffffffffful) == 0x7ff0000000000000ul;
+}
+
+inline double mad_without_selection_f64(double m, bool all_equal)
+{
+    if (!is_inf_f64(m)) return 0.0;
+    return all_equal ? as_double(CANONICAL_NAN_F64) : (double)INFINITY;
+}
+
+inline double stored_result_f64(double v)
+{
+    const ulong b = as_ulong(v);
+    return is_nan_f64(v) ? as_double(CANONICAL_NAN_F64)
+                         : as_double(b == 0x8000000000000000ul ? 0ul : b);
+}
+
+inline double deviation_f64(double v, double m)
+{
+    return fabs(v - m);
+}
+#endif
+
 #endif

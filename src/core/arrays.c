@@ -8,14 +8,14 @@
 
 size_t clstats__dtype_size(enum clstats_dtype dtype)
 {
-    return dtype == CLSTATS_FLOAT64 ? 8 : 4;
+    return dtype == CLSTATS_FLOAT64 ? 8 : dtype == CLSTATS_UINT8 ? 1 : 4;
 }
 
 int clstats__array_check(clstats_ctx *ctx, const struct clstats_array *a, const char *what,
                          size_t *bytes)
 {
     if (!a) return clstats__fail(ctx, CLSTATS_ERR_ARG, "%s is NULL", what);
-    if ((unsigned)a->dtype > CLSTATS_FLOAT64)
+    if ((unsigned)a->dtype > CLSTATS_UINT8)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "%s: unknown dtype %d", what, (int)a->dtype);
     if (!a->host == !a->buffer)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "%s needs host memory or a buffer, one of them",

@@ -183,6 +183,11 @@ int clstats__array_check(clstats_ctx *ctx, const struct clstats_array *a, const 
 int clstats__array_in(clstats_ctx *ctx, const struct clstats_array *a, bool packed, cl_mem *out,
                       size_t *offset, bool *owned);
 int clstats__array_out(clstats_ctx *ctx, cl_mem src, const struct clstats_array *a);
+/* The array's elements packed on the device (as clstats__array_in with `packed`), and where a
+ * mask is given (uint8, the array's shape; src/core/masks.c) a copy whose masked elements are
+ * NaN, which every module then leaves out as missing. */
+int clstats__array_in_masked(clstats_ctx *ctx, const struct clstats_array *a,
+                             const struct clstats_array *mask, cl_mem *out, bool *owned);
 
 /* Source text of an embedded kernel file, or NULL (generated: kernels_embedded.c). */
 const char *clstats__kernel_source(const char *name);

@@ -1,8 +1,10 @@
 /* filter.c - sliding-window median and MAD maps (clstats_median_filter, and
  * clstats_median_filter_band for an image given a strip at a time): checks the arguments, turns
- * the boundary mode into row and column maps, picks a design (kernels/median_filter*.cl) and runs
- * it in bands of rows so no single launch runs for long. */
-#include "internal.h"
+ * the window (src/filter/window.c) and the boundary mode into row and column maps, picks a design
+ * (kernels/median_filter*.cl: the square designs for odd squares of float32 under the mean rule,
+ * the footprint design for every other window, rule and dtype) and runs it in bands of rows so
+ * no single launch runs for long. */
+#include "filter_internal.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -16,7 +18,7 @@
  * counting bisection over a local-memory tile; the binned reference design reading global
  * memory, for any width; on CPU devices, rank sets swept over a sorted tile, one work-item per
  * group. */
-enum filter_path { PATH_SORTED, PATH_BISECT, PATH_BINNED, PATH_RANK };
+enum filter_path { PATH_SORTED, PATH_BISECT, PATH_BINNED, PATH_RANK, PATH_FOOTPRINT };
 
 struct filter_plan {
     enum filter_path path;
@@ -213,18 +215,19 @@ struct row_span {
 };
 
 /* Map of window positions to source indices for outputs first .. first + padded - 1 (n outputs
- * rounded up to whole work-groups): `padded` + width - 1 entries, position j being index
- * first + j - width/2 of an axis of n samples. In window order the buffer already holds each
- * position's row, so the map only marks the constant's positions (-1); the padding past the
- * band reads the constant too (those outputs are never stored). */
-static int *axis_map(size_t n, size_t first, size_t padded, int width, enum clstats_boundary mode,
-                     size_t window_rows)
+ * rounded up to whole work-groups): `padded` + extent - 1 entries, position j being index
+ * first + j - before of an axis of n samples (`before`: the window's cells before its pixel). In
+ * window order the buffer already holds each position's row, so the map only marks the
+ * constant's positions (-1); the padding past the band reads the constant too (those outputs
+ * are never stored). */
+static int *axis_map(size_t n, size_t first, size_t padded, int extent, int before,
+                     enum clstats_boundary mode, size_t window_rows)
 {
-    size_t len = padded + (size_t)width - 1;
+    size_t len = padded + (size_t)extent - 1;
     int *map = malloc(len * sizeof *map);
     if (!map) return NULL;
     for (size_t j = 0; j < len; j++) {
-        map[j] = extend_index((long)(first + j) - width / 2, (long)n, mode);
+        map[j] = extend_index((long)(first + j) - before, (long)n, mode);
         if (window_rows && map[j] >= 0) map[j] = j < window_rows ? (int)j : -1;
     }
     return map;
@@ -232,18 +235,18 @@ static int *axis_map(size_t n, size_t first, size_t padded, int width, enum clst
 
 static int check_params(clstats_ctx *ctx, const struct clstats_filter_params *p)
 {
-    if (p->width < 1 || p->width % 2 == 0 || p->width > CLSTATS_MAX_WIDTH)
-        return clstats__fail(ctx, CLSTATS_ERR_ARG,
-                             "window width %d must be odd and between 1 and %d", p->width,
-                             CLSTATS_MAX_WIDTH);
+    int status = clstats__window_check(ctx, p);
+    if (status != CLSTATS_OK) return status;
     if ((unsigned)p->boundary > CLSTATS_BOUNDARY_WRAP)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "unknown boundary mode %d", (int)p->boundary);
+    if ((unsigned)p->even > CLSTATS_EVEN_UPPER)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "unknown even-count rule %d", (int)p->even);
     return CLSTATS_OK;
 }
 
-static int check_args(clstats_ctx *ctx, const float *image, size_t nx, size_t ny, size_t stride,
-                      const struct clstats_filter_params *p, const float *median_out,
-                      const float *mad_out)
+static int check_args(clstats_ctx *ctx, const void *image, size_t nx, size_t ny, size_t stride,
+                      const struct clstats_filter_params *p, const void *median_out,
+                      const void *mad_out)
 {
     if (!ctx) return clstats__fail(NULL, CLSTATS_ERR_ARG, "context is NULL");
     if (!image || !p) return clstats__fail(ctx, CLSTATS_ERR_ARG, "image or params is NULL");
@@ -257,41 +260,70 @@ static int check_args(clstats_ctx *ctx, const float *image, size_t nx, size_t ny
     return check_params(ctx, p);
 }
 
+/* The footprint design for any window, rule and dtype (kernels/median_filter_footprint.cl). */
+static void plan_footprint(bool f64, struct filter_plan *plan)
+{
+    memset(plan, 0, sizeof *plan);
+    plan->path = PATH_FOOTPRINT;
+    plan->px = plan->py = 1;
+    plan->local[0] = 16;
+    plan->local[1] = 4;
+    plan->source = "median_filter_footprint.cl";
+    snprintf(plan->options, sizeof plan->options, "%s", f64 ? "-D FP64" : "");
+}
+
 /* The filter for span->rows output rows of the image `in` holds (span->buffer_rows of it);
- * `ny` below counts the output rows. median_out and mad_out (either may be NULL) are nx x ny.
- * The one implementation behind every entry point. */
+ * `ny` below counts the output rows. median_out and mad_out (either may be NULL) are nx x ny of
+ * the image's dtype. The one implementation behind every entry point. */
 static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
                        const struct row_span *span, const struct clstats_filter_params *p,
                        const struct clstats_array *median_out, const struct clstats_array *mad_out)
 {
     int status;
-    const size_t ny = span->rows, nx = in->nx, stride = clstats__array_stride(in);
+    const bool f64 = in->dtype == CLSTATS_FLOAT64;
+    const size_t ny = span->rows, nx = in->nx, es = f64 ? sizeof(double) : sizeof(float);
+    /* A mask gives a packed copy with the masked pixels NaN. */
+    const size_t stride = p->mask ? nx : clstats__array_stride(in);
     bool own_input = false;
     clstats__begin(ctx);
 
     int *colmap = NULL, *rowmap = NULL;
-    cl_mem img_buf = NULL, col_buf = NULL, row_buf = NULL, med_buf = NULL, mad_buf = NULL;
+    cl_mem img_buf = NULL, col_buf = NULL, row_buf = NULL, med_buf = NULL, mad_buf = NULL,
+           cell_buf = NULL;
     cl_kernel kernel = NULL;
     cl_program program;
     cl_int err;
-    const int w = p->width;
+    struct filter_window win = {0};
     size_t in_bytes;
+    if (f64 && !ctx->has_fp64)
+        return clstats__end(ctx, clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED,
+                                               "the device has no fp64 for a float64 image"));
     status = clstats__array_check(ctx, in, "the image", &in_bytes);
-    if (status != CLSTATS_OK) return status;
-    const size_t out_bytes = nx * ny * sizeof(float); /* below 2^62: check_args bounds nx, ny */
+    if (status != CLSTATS_OK) return clstats__end(ctx, status);
+    const size_t out_bytes = nx * ny * es; /* below 2^63: check_args bounds nx, ny */
 
     if (in_bytes > ctx->max_alloc || out_bytes > ctx->max_alloc)
-        return clstats__fail(ctx, CLSTATS_ERR_DEVICE_MEMORY,
-                             "a %zu x %zu image is larger than the device's largest buffer "
-                             "(%llu MiB)",
-                             nx, ny, (unsigned long long)(ctx->max_alloc >> 20));
+        return clstats__end(ctx, clstats__fail(ctx, CLSTATS_ERR_DEVICE_MEMORY,
+                                               "a %zu x %zu image is larger than the device's "
+                                               "largest buffer (%llu MiB)",
+                                               nx, ny, (unsigned long long)(ctx->max_alloc >> 20)));
+    status = clstats__window_of(ctx, p, &win);
+    if (status != CLSTATS_OK) return clstats__end(ctx, status);
 
     struct filter_plan plan;
-    status = plan_filter(ctx, w, &plan);
-    if (status != CLSTATS_OK) return status;
+    const bool square = win.square && !f64 && p->even == CLSTATS_EVEN_MEAN;
+    if (square) {
+        status = plan_filter(ctx, win.width, &plan);
+        if (status != CLSTATS_OK) goto fail;
+    } else {
+        plan_footprint(f64, &plan);
+    }
+    clstats__log(ctx, "median filter: %d x %d window of %d cells, %s, %s design", win.width,
+                 win.height, win.n_cells, f64 ? "float64" : "float32",
+                 square ? "square" : "footprint");
     status = clstats__program_prefixed(ctx, plan.source, plan.prefix, plan.options, &program);
     free(plan.prefix);
-    if (status != CLSTATS_OK) return status;
+    if (status != CLSTATS_OK) goto fail;
     status = clstats__kernel(ctx, program, "median_mad", &kernel);
     if (status != CLSTATS_OK) goto fail;
 
@@ -300,8 +332,8 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
     const size_t step_x = local[0] * (size_t)plan.px, step_y = local[1] * (size_t)plan.py;
     const size_t gx = (nx + step_x - 1) / step_x * step_x;
     const size_t gy = (ny + step_y - 1) / step_y * step_y;
-    colmap = axis_map(nx, 0, gx, w, p->boundary, 0);
-    rowmap = axis_map(span->full_ny, span->row0, gy, w, p->boundary,
+    colmap = axis_map(nx, 0, gx, win.width, win.left, p->boundary, 0);
+    rowmap = axis_map(span->full_ny, span->row0, gy, win.height, win.top, p->boundary,
                       span->window_order ? span->buffer_rows : 0);
     if (!colmap || !rowmap) {
         status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate boundary maps");
@@ -309,36 +341,58 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
     }
 
     const cl_mem_flags in_flags = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
-    status = clstats__array_in(ctx, in, false, &img_buf, NULL, &own_input);
+    if (p->mask)
+        status = clstats__array_in_masked(ctx, in, p->mask, &img_buf, &own_input);
+    else
+        status = clstats__array_in(ctx, in, false, &img_buf, NULL, &own_input);
     if (status != CLSTATS_OK) goto fail;
-    col_buf = clCreateBuffer(ctx->context, in_flags, (gx + w - 1) * sizeof(int), colmap, &err);
+    col_buf = clCreateBuffer(ctx->context, in_flags, (gx + (size_t)win.width - 1) * sizeof(int),
+                             colmap, &err);
     CL_TRY(ctx, err, "clCreateBuffer(column map)");
-    row_buf = clCreateBuffer(ctx->context, in_flags, (gy + w - 1) * sizeof(int), rowmap, &err);
+    row_buf = clCreateBuffer(ctx->context, in_flags, (gy + (size_t)win.height - 1) * sizeof(int),
+                             rowmap, &err);
     CL_TRY(ctx, err, "clCreateBuffer(row map)");
     /* An unused output still needs a valid buffer argument: a one-element stand-in. */
     med_buf =
-        clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, median_out ? out_bytes : 4, NULL, &err);
+        clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, median_out ? out_bytes : es, NULL, &err);
     CL_TRY(ctx, err, "clCreateBuffer(median)");
-    mad_buf = clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, mad_out ? out_bytes : 4, NULL, &err);
+    mad_buf = clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, mad_out ? out_bytes : es, NULL, &err);
     CL_TRY(ctx, err, "clCreateBuffer(MAD)");
 
     const cl_long stride_arg = (cl_long)stride;
     const cl_int nx_arg = (cl_int)nx, ny_arg = (cl_int)ny;
     const cl_int want_median = median_out != NULL, want_mad = mad_out != NULL;
     const cl_float cval = p->cval;
+    const cl_double cval64 = p->cval_f64 ? *p->cval_f64 : (double)p->cval;
     CL_TRY(ctx, clSetKernelArg(kernel, 0, sizeof img_buf, &img_buf), "clSetKernelArg");
     CL_TRY(ctx, clSetKernelArg(kernel, 1, sizeof stride_arg, &stride_arg), "clSetKernelArg");
     CL_TRY(ctx, clSetKernelArg(kernel, 2, sizeof nx_arg, &nx_arg), "clSetKernelArg");
     CL_TRY(ctx, clSetKernelArg(kernel, 3, sizeof ny_arg, &ny_arg), "clSetKernelArg");
     CL_TRY(ctx, clSetKernelArg(kernel, 4, sizeof col_buf, &col_buf), "clSetKernelArg");
     CL_TRY(ctx, clSetKernelArg(kernel, 5, sizeof row_buf, &row_buf), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 6, sizeof cval, &cval), "clSetKernelArg");
+    if (f64)
+        CL_TRY(ctx, clSetKernelArg(kernel, 6, sizeof cval64, &cval64), "clSetKernelArg");
+    else
+        CL_TRY(ctx, clSetKernelArg(kernel, 6, sizeof cval, &cval), "clSetKernelArg");
     CL_TRY(ctx, clSetKernelArg(kernel, 7, sizeof med_buf, &med_buf), "clSetKernelArg");
     CL_TRY(ctx, clSetKernelArg(kernel, 8, sizeof mad_buf, &mad_buf), "clSetKernelArg");
     CL_TRY(ctx, clSetKernelArg(kernel, 9, sizeof want_median, &want_median), "clSetKernelArg");
     CL_TRY(ctx, clSetKernelArg(kernel, 10, sizeof want_mad, &want_mad), "clSetKernelArg");
+    /* Window values a launch visits: the square designs read each about once per pixel, the
+     * footprint design once per 4-bit pass (up to 8 for float32 keys, 16 for float64). */
+    long work = (long)win.n_cells;
+    if (plan.path == PATH_FOOTPRINT) {
+        cell_buf = clCreateBuffer(ctx->context, in_flags, (size_t)win.n_cells * sizeof(int),
+                                  win.cells, &err);
+        CL_TRY(ctx, err, "clCreateBuffer(window cells)");
+        const cl_int n_cells = win.n_cells, even = (cl_int)p->even;
+        CL_TRY(ctx, clSetKernelArg(kernel, 11, sizeof cell_buf, &cell_buf), "clSetKernelArg");
+        CL_TRY(ctx, clSetKernelArg(kernel, 12, sizeof n_cells, &n_cells), "clSetKernelArg");
+        CL_TRY(ctx, clSetKernelArg(kernel, 13, sizeof even, &even), "clSetKernelArg");
+        work *= f64 ? 16 : 8;
+    }
 
-    long band = WORK_PER_LAUNCH / ((long)gx * w * w);
+    long band = WORK_PER_LAUNCH / ((long)gx * work);
     band = band < (long)step_y ? (long)step_y : band / (long)step_y * (long)step_y;
     for (size_t y0 = 0; y0 < ny; y0 += (size_t)band) {
         size_t rows = ny - y0 < (size_t)band ? ny - y0 : (size_t)band;
@@ -364,28 +418,46 @@ fail:
     if (row_buf) clReleaseMemObject(row_buf);
     if (med_buf) clReleaseMemObject(med_buf);
     if (mad_buf) clReleaseMemObject(mad_buf);
+    if (cell_buf) clReleaseMemObject(cell_buf);
     free(colmap);
     free(rowmap);
+    free(win.cells);
     return status;
 }
 
-/* A host float32 array of the caller's (the simple entry points' arguments). */
-static struct clstats_array host_floats(const float *data, size_t nx, size_t ny, size_t stride)
+/* A host array of the caller's (the simple entry points' arguments). */
+static struct clstats_array host_array(const void *data, enum clstats_dtype dtype, size_t nx,
+                                       size_t ny, size_t stride)
 {
     return (struct clstats_array){
-        .host = (void *)data, .dtype = CLSTATS_FLOAT32, .nx = nx, .ny = ny, .stride = stride};
+        .host = (void *)data, .dtype = dtype, .nx = nx, .ny = ny, .stride = stride};
+}
+
+/* The whole image of a host entry point, in either dtype. */
+static int filter_host(clstats_ctx *ctx, const void *image, enum clstats_dtype dtype, size_t nx,
+                       size_t ny, size_t stride, const struct clstats_filter_params *p,
+                       void *median_out, void *mad_out)
+{
+    int status = check_args(ctx, image, nx, ny, stride, p, median_out, mad_out);
+    if (status != CLSTATS_OK) return status;
+    const struct row_span whole = {.full_ny = ny, .row0 = 0, .rows = ny, .buffer_rows = ny};
+    const struct clstats_array in = host_array(image, dtype, nx, ny, stride),
+                               median = host_array(median_out, dtype, nx, ny, nx),
+                               mad = host_array(mad_out, dtype, nx, ny, nx);
+    return filter_span(ctx, &in, &whole, p, median_out ? &median : NULL, mad_out ? &mad : NULL);
 }
 
 int clstats_median_filter(clstats_ctx *ctx, const float *image, size_t nx, size_t ny, size_t stride,
                           const struct clstats_filter_params *p, float *median_out, float *mad_out)
 {
-    int status = check_args(ctx, image, nx, ny, stride, p, median_out, mad_out);
-    if (status != CLSTATS_OK) return status;
-    const struct row_span whole = {.full_ny = ny, .row0 = 0, .rows = ny, .buffer_rows = ny};
-    const struct clstats_array in = host_floats(image, nx, ny, stride),
-                               median = host_floats(median_out, nx, ny, nx),
-                               mad = host_floats(mad_out, nx, ny, nx);
-    return filter_span(ctx, &in, &whole, p, median_out ? &median : NULL, mad_out ? &mad : NULL);
+    return filter_host(ctx, image, CLSTATS_FLOAT32, nx, ny, stride, p, median_out, mad_out);
+}
+
+int clstats_median_filter_f64(clstats_ctx *ctx, const double *image, size_t nx, size_t ny,
+                              size_t stride, const struct clstats_filter_params *p,
+                              double *median_out, double *mad_out)
+{
+    return filter_host(ctx, image, CLSTATS_FLOAT64, nx, ny, stride, p, median_out, mad_out);
 }
 
 int clstats_median_filter_band(clstats_ctx *ctx, const float *band, size_t nx, size_t ny,
@@ -399,28 +471,31 @@ int clstats_median_filter_band(clstats_ctx *ctx, const float *band, size_t nx, s
         return clstats__fail(ctx, CLSTATS_ERR_ARG,
                              "rows %zu .. %zu are not rows of an image of %zu rows", row0,
                              row0 + rows, ny);
+    int height;
+    clstats_filter_window(p, NULL, &height, NULL, NULL);
     const struct row_span band_span = {.full_ny = ny,
                                        .row0 = row0,
                                        .rows = rows,
-                                       .buffer_rows = rows + (size_t)p->width - 1,
+                                       .buffer_rows = rows + (size_t)height - 1,
                                        .window_order = true};
-    const struct clstats_array in = host_floats(band, nx, band_span.buffer_rows, stride),
-                               median = host_floats(median_out, nx, rows, nx),
-                               mad = host_floats(mad_out, nx, rows, nx);
+    const struct clstats_array in = host_array(band, CLSTATS_FLOAT32, nx, band_span.buffer_rows,
+                                               stride),
+                               median = host_array(median_out, CLSTATS_FLOAT32, nx, rows, nx),
+                               mad = host_array(mad_out, CLSTATS_FLOAT32, nx, rows, nx);
     return filter_span(ctx, &in, &band_span, p, median_out ? &median : NULL, mad_out ? &mad : NULL);
 }
 
 /* An output array must hold the image's shape, in float32. */
-static int check_output(clstats_ctx *ctx, const struct clstats_array *out, size_t nx, size_t ny,
-                        const char *what)
+static int check_output(clstats_ctx *ctx, const struct clstats_array *out,
+                        const struct clstats_array *image, const char *what)
 {
     if (!out) return CLSTATS_OK;
     int status = clstats__array_check(ctx, out, what, NULL);
     if (status != CLSTATS_OK) return status;
-    if (out->nx != nx || out->ny != ny || out->dtype != CLSTATS_FLOAT32)
+    if (out->nx != image->nx || out->ny != image->ny || out->dtype != image->dtype)
         return clstats__fail(ctx, CLSTATS_ERR_ARG,
-                             "%s must be float32 and %zu x %zu like the image, not %zu x %zu", what,
-                             nx, ny, out->nx, out->ny);
+                             "%s must have the image's dtype and shape, %zu x %zu, not %zu x %zu",
+                             what, image->nx, image->ny, out->nx, out->ny);
     return CLSTATS_OK;
 }
 
@@ -433,16 +508,16 @@ int clstats_median_filter_array(clstats_ctx *ctx, const struct clstats_array *im
     if (!image || !p) return clstats__fail(ctx, CLSTATS_ERR_ARG, "image or params is NULL");
     if (!median_out && !mad_out)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "neither a median nor a MAD output given");
-    if (image->dtype == CLSTATS_FLOAT64)
-        return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED, "the filter takes float32 images");
+    if (image->dtype == CLSTATS_UINT8)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "the filter takes float32 or float64 images");
     int status = clstats__array_check(ctx, image, "the image", NULL);
     if (status != CLSTATS_OK) return status;
     if (image->nx > INT32_MAX / 2 || image->ny > INT32_MAX / 2)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "image size %zu x %zu is out of range",
                              image->nx, image->ny);
     if ((status = check_params(ctx, p)) ||
-        (status = check_output(ctx, median_out, image->nx, image->ny, "the median output")) ||
-        (status = check_output(ctx, mad_out, image->nx, image->ny, "the MAD output")))
+        (status = check_output(ctx, median_out, image, "the median output")) ||
+        (status = check_output(ctx, mad_out, image, "the MAD output")))
         return status;
     const struct row_span whole = {
         .full_ny = image->ny, .row0 = 0, .rows = image->ny, .buffer_rows = image->ny};

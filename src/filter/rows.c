@@ -81,19 +81,18 @@ static void on_band_progress(void *user, double fraction)
                                       (double)st->total_rows);
 }
 
-/* The band of a strip: band row j is image row clstats_boundary_index(row0 + j - width/2), read
+/* The band of a strip: band row j is image row clstats_boundary_index(row0 + j - top), read
  * in runs of consecutive rows; the constant's rows are never read by the filter. */
 static int read_band(struct clstats_rows_job *job, size_t plane, size_t row0, size_t rows,
-                     float *band)
+                     int height, int top, float *band)
 {
-    const int width = job->params.width;
-    const size_t band_rows = rows + (size_t)width - 1, nx = job->nx;
+    const size_t band_rows = rows + (size_t)height - 1, nx = job->nx;
     for (size_t j = 0; j < band_rows;) {
         const long src =
-            clstats_boundary_index((long)(row0 + j) - width / 2, job->ny, job->params.boundary);
+            clstats_boundary_index((long)(row0 + j) - top, job->ny, job->params.boundary);
         size_t run = 1;
         while (j + run < band_rows && src >= 0 &&
-               clstats_boundary_index((long)(row0 + j + run) - width / 2, job->ny,
+               clstats_boundary_index((long)(row0 + j + run) - top, job->ny,
                                       job->params.boundary) == src + (long)run)
             run++;
         if (src < 0) {
@@ -113,17 +112,24 @@ int clstats_filter_rows(clstats_ctx *ctx, struct clstats_rows_job *job)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "a job needs a context, a reader and a writer");
     if (job->nx == 0 || job->ny == 0 || job->planes == 0 || job->height == 0 || !(job->maps & 15))
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "the job has no image, strip height or map");
-    const size_t nx = job->nx, half = (size_t)(job->params.width / 2), max_rows = job->height;
+    int height, top;
+    int status = clstats_filter_window(&job->params, NULL, &height, NULL, &top);
+    if (status != CLSTATS_OK)
+        return clstats__fail(ctx, status, "%s", clstats_ctx_message(NULL));
+    if (job->params.mask)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG,
+                             "a job's reader gives NaN for missing pixels: it takes no mask");
+    const size_t nx = job->nx, max_rows = job->height;
     const unsigned lib = library_maps(job->maps), held = host_maps(job->maps);
     size_t band_elems, strip_elems;
-    if (!clstats__array_bytes(max_rows + 2 * half, nx, &band_elems) ||
+    if (!clstats__array_bytes(max_rows + (size_t)height - 1, nx, &band_elems) ||
         !clstats__array_bytes(max_rows, nx, &strip_elems) ||
         !clstats__array_bytes(band_elems, sizeof(float), &band_elems))
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "strips of %zu rows are larger than any array",
                              max_rows);
     float *band = malloc(band_elems);
     float *maps[4] = {NULL, NULL, NULL, NULL}; /* median, MAD, SIGMA, SNR */
-    int status = band ? CLSTATS_OK : CLSTATS_ERR_NOMEM;
+    status = band ? CLSTATS_OK : CLSTATS_ERR_NOMEM;
     for (int m = 0; m < 4 && status == CLSTATS_OK; m++)
         if ((held & (1u << m)) && !(maps[m] = malloc(strip_elems * sizeof(float))))
             status = CLSTATS_ERR_NOMEM;
@@ -141,7 +147,7 @@ int clstats_filter_rows(clstats_ctx *ctx, struct clstats_rows_job *job)
     for (size_t plane = 0; plane < job->planes; plane++) {
         for (size_t row0 = 0; row0 < job->ny;) {
             const size_t rows = job->ny - row0 < job->height ? job->ny - row0 : job->height;
-            if (read_band(job, plane, row0, rows, band) != 0) {
+            if (read_band(job, plane, row0, rows, height, top, band) != 0) {
                 status = clstats__fail(ctx, CLSTATS_ERR_CALLBACK, "the reader stopped");
                 goto done;
             }
@@ -162,7 +168,7 @@ int clstats_filter_rows(clstats_ctx *ctx, struct clstats_rows_job *job)
                 continue;
             }
             if (status != CLSTATS_OK) goto done;
-            const float *own = band + half * nx; /* the strip's own rows follow the lower halo */
+            const float *own = band + (size_t)top * nx; /* the strip's own rows follow the halo */
             const size_t n = rows * nx;
             for (size_t i = 0; i < n; i++)
                 job->n_nan += isnan(own[i]) ? 1 : 0;

@@ -336,9 +336,7 @@ float clstats__mean_f32(float a, float b)
 double clstats__mean_f64(double a, double b)
 {
     if (a == b) return a;
-    double s = a + b;
-    if (isinf(s) && isfinite(a) && isfinite(b)) return a * 0.5 + b * 0.5;
-    s *= 0.5;
+    double s = mean_of_middles_f64(a, b);
     if (isnan(s)) {
         uint64_t nan = 0x7ff8000000000000ull;
         memcpy(&s, &nan, sizeof s);
@@ -363,7 +361,10 @@ static int data_in(clstats_ctx *ctx, const struct clstats_array *a,
         if (o->nan_count) *o->nan_count = 0;
         return clstats__fail(ctx, CLSTATS_ERR_EMPTY, "the array is empty");
     }
+    if (a->dtype == CLSTATS_UINT8)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "the data must be float32 or float64");
     *n = a->nx * a->ny; /* below 2^62: clstats__array_in checks the span first */
+    if (o->mask) return clstats__array_in_masked(ctx, a, o->mask, buf, owned);
     return clstats__array_in(ctx, a, true, buf, offset, owned);
 }
 
