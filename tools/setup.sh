@@ -6,12 +6,13 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(meson ninja-build pkg-config gcc python3 ocl-icd-opencl-dev opencl-c-headers
-          pocl-opencl-icd clinfo libcfitsio-dev libpng-dev check libsubunit-dev
+          libclblast-dev pocl-opencl-icd clinfo libcfitsio-dev libpng-dev check libsubunit-dev
           python3-numpy python3-scipy python3-astropy
           clang libclang-rt-dev) # clang and its runtimes: tools/fuzz.sh (libFuzzer)
-# Only for the tests: Oclgrind's simulated device (tools/test_oclgrind.sh), and venv for
-# Intel's OpenCL runtime from PyPI (tools/intel_opencl.sh).
-test_packages=(oclgrind python3-venv)
+# Only for the tests: Oclgrind's simulated device (tools/test_oclgrind.sh), venv for Intel's
+# OpenCL runtime from PyPI (tools/intel_opencl.sh), and R's robustbase, the peer of the
+# regression tests (tests/compare_robustbase.R; skipped without it).
+test_packages=(oclgrind python3-venv r-cran-robustbase)
 if [ "${1:-}" = --tests ]; then packages+=("${test_packages[@]}"); fi
 missing=()
 for p in "${packages[@]}"; do
