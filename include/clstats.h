@@ -8,6 +8,7 @@
 #include "clstats/core.h"
 #include "clstats/filter.h"
 #include "clstats/linalg.h"
+#include "clstats/regress.h"
 #include "clstats/select.h"
 
 #endif
