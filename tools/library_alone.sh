@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# library_alone.sh - the library builds and installs with the OpenCL loader only: configured with
+# library_alone.sh - the library builds and installs with the OpenCL loader and CLBlast only (its
+# matrix library, docs/ARCHITECTURE.md): configured with
 # the programs, tests and benchmarks off (so cfitsio, libpng, zlib and Check are never looked
 # for), built, installed into a scratch directory, and its shared library checked to need none
-# of them. CI runs it (.ci/run).
+# of them: OpenCL and CLBlast (with CLBlast's own C++ runtime) are all it may need. CI runs it
+# (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$(mktemp -d)
@@ -14,7 +16,11 @@ DESTDIR=$dir/root meson install -C "$dir/build" --quiet >/dev/null
 lib=$(find "$dir/root" -name 'libclstats.so.*' -type f | head -1)
 needed=$(objdump -p "$lib" | awk '/NEEDED/ {print $2}')
 if echo "$needed" | grep -qiE 'cfitsio|png|libz|check'; then
-    echo "library_alone: libclstats needs more than OpenCL: $needed" >&2
+    echo "library_alone: libclstats needs more than OpenCL and CLBlast: $needed" >&2
+    exit 1
+fi
+if ! echo "$needed" | grep -q 'libclblast'; then
+    echo "library_alone: libclstats does not link CLBlast: $needed" >&2
     exit 1
 fi
 echo "library alone: builds and installs needing only $(echo $needed | tr ' ' ',')"

@@ -6,13 +6,14 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 packages=(meson ninja-build pkg-config gcc python3 ocl-icd-opencl-dev opencl-c-headers
-          pocl-opencl-icd clinfo libcfitsio-dev libpng-dev check libsubunit-dev
+          libclblast-dev pocl-opencl-icd clinfo libcfitsio-dev libpng-dev check libsubunit-dev
           python3-numpy python3-scipy python3-astropy
           python3-dev python3-mesonpy python3-pip python3-venv # the Python package (pip install .)
           clang libclang-rt-dev) # clang and its runtimes: tools/fuzz.sh (libFuzzer)
-# Only for the tests: Oclgrind's simulated device (tools/test_oclgrind.sh), and pytest for the
-# Python package's suite (tools/test_python.sh).
-test_packages=(oclgrind python3-pytest)
+# Only for the tests: Oclgrind's simulated device (tools/test_oclgrind.sh), pytest for the
+# Python package's suite (tools/test_python.sh), and R's robustbase, the peer of the regression
+# tests (tests/compare_robustbase.R; skipped without it).
+test_packages=(oclgrind python3-pytest r-cran-robustbase)
 if [ "${1:-}" = --tests ]; then packages+=("${test_packages[@]}"); fi
 missing=()
 for p in "${packages[@]}"; do

@@ -56,6 +56,7 @@ enum clstats_status {
     CLSTATS_ERR_NAN = -9,           /* NaN found where the caller asked for an error on NaN */
     CLSTATS_ERR_EMPTY = -10,        /* no valid value to take a statistic of */
     CLSTATS_ERR_CALLBACK = -11,     /* a callback of the caller's stopped the operation */
+    CLSTATS_ERR_SINGULAR = -12,     /* a matrix is singular or not positive definite */
 };
 
 /* The element types of the library's arrays. */

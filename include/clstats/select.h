@@ -133,6 +133,19 @@ CLSTATS_API int clstats_quantiles_array(clstats_ctx *ctx, const struct clstats_a
                                         const double *q, size_t nq,
                                         const struct clstats_select_options *opts, double *out);
 
+/* Batched selection: for each column c of the matrix m (m->nx columns of m->ny rows, float32 or
+ * float64, host or device), its k[c]-th smallest valid value (k[c] from 1 to the rows) into
+ * kth[c] and, when sum is not NULL, the sum of its k[c] smallest valid values into sum[c] (in the
+ * dtype's precision, float32 sums accumulated in float32), computed from the k-th value t, the
+ * count c and the sum s of the values below t as s + (k - c) t: the multiplicity rule of the
+ * cutting-plane paper's section VI, exact in which values it takes however many equal t. A column
+ * with fewer than k[c] valid values gives NaN there and CLSTATS_ERR_EMPTY once the others are
+ * done; NaNs are left out (or reported, by nan_policy); method and even are ignored. */
+CLSTATS_API int clstats_column_smallest(clstats_ctx *ctx, const struct clstats_array *m,
+                                        const uint64_t *k,
+                                        const struct clstats_select_options *opts, double *kth,
+                                        double *sum);
+
 #ifdef __cplusplus
 }
 #endif

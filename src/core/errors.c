@@ -34,6 +34,8 @@ const char *clstats_strerror(int status)
         return "no valid value";
     case CLSTATS_ERR_CALLBACK:
         return "stopped by the caller";
+    case CLSTATS_ERR_SINGULAR:
+        return "singular matrix";
     default:
         return "unknown status";
     }

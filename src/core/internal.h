@@ -128,6 +128,9 @@ int clstats__scratch(clstats_ctx *ctx, const char *name, size_t bytes, cl_mem *o
 void clstats__begin(clstats_ctx *ctx);
 int clstats__launch(clstats_ctx *ctx, cl_kernel kernel, cl_uint dims, const size_t *offset,
                     const size_t *global, const size_t *local, const char *what);
+/* An event of a command enqueued elsewhere (CLBlast's, src/linalg/blas.c), kept like a
+ * launch's so that its time counts too; released by clstats__end. */
+int clstats__keep_event(clstats_ctx *ctx, cl_event ev);
 size_t clstats__event_mark(const clstats_ctx *ctx);
 double clstats__events_ms(const clstats_ctx *ctx, size_t first);
 int clstats__end(clstats_ctx *ctx, int status);

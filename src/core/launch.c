@@ -11,22 +11,42 @@ void clstats__begin(clstats_ctx *ctx)
     ctx->last_kernel_ms = 0.0;
 }
 
+/* Room for one more event. */
+static int reserve_event(clstats_ctx *ctx)
+{
+    if (ctx->n_events < ctx->events_cap) return CLSTATS_OK;
+    const size_t cap = ctx->events_cap ? 2 * ctx->events_cap : 64;
+    cl_event *grown = realloc(ctx->events, cap * sizeof *grown);
+    if (!grown) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot keep the events");
+    ctx->events = grown;
+    ctx->events_cap = cap;
+    return CLSTATS_OK;
+}
+
 int clstats__launch(clstats_ctx *ctx, cl_kernel kernel, cl_uint dims, const size_t *offset,
                     const size_t *global, const size_t *local, const char *what)
 {
-    if (ctx->n_events == ctx->events_cap) {
-        const size_t cap = ctx->events_cap ? 2 * ctx->events_cap : 64;
-        cl_event *grown = realloc(ctx->events, cap * sizeof *grown);
-        if (!grown) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot keep the events");
-        ctx->events = grown;
-        ctx->events_cap = cap;
-    }
+    int status = reserve_event(ctx);
+    if (status != CLSTATS_OK) return status;
     cl_event ev = NULL;
-    int status = clstats__cl_check(
+    status = clstats__cl_check(
         ctx, clEnqueueNDRangeKernel(ctx->queue, kernel, dims, offset, global, local, 0, NULL, &ev),
         what);
     if (status == CLSTATS_OK) ctx->events[ctx->n_events++] = ev;
     return status;
+}
+
+int clstats__keep_event(clstats_ctx *ctx, cl_event ev)
+{
+    if (!ev) return CLSTATS_OK;
+    int status = reserve_event(ctx);
+    if (status != CLSTATS_OK) {
+        clWaitForEvents(1, &ev);
+        clReleaseEvent(ev);
+        return status;
+    }
+    ctx->events[ctx->n_events++] = ev;
+    return CLSTATS_OK;
 }
 
 size_t clstats__event_mark(const clstats_ctx *ctx)

@@ -75,6 +75,19 @@ int clstats__column_streamed(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t
                              size_t ld, cl_uint *keys3, bool *missed,
                              struct column_bracket_report *report, double *ms);
 
+/* Batched selection (src/select/column_ranks.c): for each of `cols` columns, column c's element
+ * r at buf[off + c cstep + r rstep] (float64 when f64), the valid value of rank ranks[c]
+ * (device, cl_ulong a column) into stats[4 c ..] = its key (all ones where the column has too
+ * few valid values), NaN count, count below it, count equal; sums[c] (the dtype) the sum of the
+ * values below it. Enqueued only: the caller reads the results. */
+int clstats__column_ranks(clstats_ctx *ctx, bool f64, cl_mem buf, size_t off, size_t cstep,
+                          size_t rstep, size_t rows, size_t cols, cl_mem ranks, cl_mem stats,
+                          cl_mem sums);
+
+/* The sum of the k smallest values of a column from its stats (of rank k - 1) and its sum below:
+ * section VI's multiplicity rule. */
+double clstats__smallest_sum(const uint64_t *stats, double sum_below, uint64_t k, bool f64);
+
 /* A result as the caller gets it: +0 for a zero of either sign (include/clstats.h). Zeros are
  * equal as numbers, but keys order -0 below +0, so the sign of a zero result would otherwise
  * follow how many of each the data holds, a rule the caller could not see. */

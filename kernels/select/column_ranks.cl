@@ -1,0 +1,185 @@
+/* column_ranks.cl - the k-th smallest valid value of every column, any rank per column, and the
+ * sum of the values below it: one work-group a column runs a radix select on order-preserving
+ * keys (32-bit for float, 64-bit for double), histograms in local memory, the digits starting
+ * below the prefix that all the column's keys share. The sum of the k + 1 smallest follows on
+ * the host from the k-th value t, the count c of values below t and their sum s by the
+ * multiplicity rule of the cutting-plane paper's section VI: s + (k + 1 - c) t, exact in
+ * which values it takes however many equal t. The LTS objective is that sum over squared
+ * residuals, the LMS objective the k-th value itself (src/regress/).
+ *
+ * Column c's element r is m[off + c cstep + r rstep]: columns of a row-major matrix (cstep 1,
+ * rstep its row stride) or its rows (cstep the stride, rstep 1).
+ *
+ * Build options: -D REAL=float or double (-D CLSTATS_FP64 with double), -D WG=work-group size
+ * (1 on CPU devices: no barriers, no atomics).
+ */
+#pragma OPENCL FP_CONTRACT OFF
+#ifdef CLSTATS_FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#ifndef REAL
+#define REAL float
+#endif
+#ifndef WG
+#define WG 1
+#endif
+
+#define DIGIT 8
+#define BINS (1 << DIGIT)
+
+#ifdef CLSTATS_FP64
+typedef ulong key_t;
+#define KEY_BITS 64
+#define NAN_KEY 0xffffffffffffffffUL
+/* Order-preserving map of double bits: total order, -0 below +0 (NaN handled by the caller). */
+inline key_t key_of_real(double v)
+{
+    const ulong b = as_ulong(v);
+    return (b >> 63) ? ~b : (b | 0x8000000000000000UL);
+}
+inline bool real_nan(double v)
+{
+    return (as_ulong(v) & 0x7fffffffffffffffUL) > 0x7ff0000000000000UL;
+}
+#else
+typedef uint key_t;
+#define KEY_BITS 32
+#define NAN_KEY 0xffffffffu
+inline key_t key_of_real(float v)
+{
+    const uint b = as_uint(v);
+    return (b >> 31) ? ~b : (b | 0x80000000u);
+}
+inline bool real_nan(float v)
+{
+    return (as_uint(v) & 0x7fffffffu) > 0x7f800000u;
+}
+#endif
+
+#if WG == 1
+#define BARRIER()
+#define INC(x) ((x)++)
+#else
+#define BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
+#define INC(x) atomic_inc(&(x))
+#endif
+
+/* Bits of the keys from kmin to kmax that they do not all share. */
+inline int unshared_bits(key_t kmin, key_t kmax)
+{
+    return kmin == kmax ? 0 : KEY_BITS - (int)clz(kmin ^ kmax);
+}
+
+/* stats[4 c ..]: the key of rank ranks[c] among the valid values (NAN_KEY where the rank is
+ * not below their count), the NaN count, the count of values below that key and of values
+ * equal to it; sums[c] the sum of the values below it. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+column_ranks(__global const REAL *m, ulong off, ulong cstep, ulong rstep, uint rows,
+             __global const ulong *ranks, __global ulong *stats, __global REAL *sums)
+{
+    __local uint hist[BINS];
+    __local key_t lmin[WG], lmax[WG];
+    __local uint lcount[WG], lequal[WG];
+    __local REAL lsum[WG];
+    __local key_t prefix_l;
+    __local uint rank_l;
+    __local int done_l;
+    const uint lid = get_local_id(0);
+    const ulong c = get_group_id(0);
+    __global const REAL *col = m + off + c * cstep;
+
+    /* The NaN count and the key range. */
+    key_t kmin = NAN_KEY, kmax = 0;
+    uint nan = 0;
+    for (uint r = lid; r < rows; r += WG) {
+        const REAL v = col[(ulong)r * rstep];
+        if (real_nan(v)) {
+            nan++;
+            continue;
+        }
+        const key_t k = key_of_real(v);
+        kmin = min(kmin, k);
+        kmax = max(kmax, k);
+    }
+    lmin[lid] = kmin;
+    lmax[lid] = kmax;
+    lcount[lid] = nan;
+    BARRIER();
+    if (lid == 0) {
+        for (uint i = 1; i < WG; i++) {
+            kmin = min(kmin, lmin[i]);
+            kmax = max(kmax, lmax[i]);
+            nan += lcount[i];
+        }
+        const ulong want = ranks[c];
+        const uint nv = rows - nan;
+        done_l = want >= nv;
+        rank_l = (uint)want;
+        prefix_l = kmin;
+        lmin[0] = kmin;
+        lmax[0] = kmax;
+        lcount[0] = nan;
+    }
+    BARRIER();
+    const uint nans = lcount[0];
+    const int top = unshared_bits(lmin[0], lmax[0]);
+    /* prefix_l holds the bits resolved so far, those below `shift + DIGIT` still kmin's. */
+    for (int shift = top - DIGIT; !done_l && shift > -DIGIT; shift -= DIGIT) {
+        const int s = max(shift, 0), width = shift < 0 ? DIGIT + shift : DIGIT;
+        const key_t above = (s + width >= KEY_BITS) ? 0 : (~(key_t)0) << (s + width);
+        const key_t want_above = prefix_l & above;
+        for (uint b = lid; b < BINS; b += WG) hist[b] = 0;
+        BARRIER();
+        for (uint r = lid; r < rows; r += WG) {
+            const REAL v = col[(ulong)r * rstep];
+            if (real_nan(v)) continue;
+            const key_t k = key_of_real(v);
+            if ((k & above) == want_above) INC(hist[(uint)(k >> s) & ((1u << width) - 1u)]);
+        }
+        BARRIER();
+        if (lid == 0) {
+            uint want = rank_l, b = 0;
+            while (want >= hist[b]) want -= hist[b++];
+            rank_l = want;
+            const key_t low = s ? (((key_t)1 << s) - 1) : 0;
+            prefix_l = want_above | ((key_t)b << s) | low; /* low bits: any; cleared below */
+            prefix_l &= ~low;
+        }
+        BARRIER();
+        if (s == 0) break;
+    }
+    const key_t t = prefix_l;
+    /* Values below t: their count and sum (in a fixed order per work-item, then summed by
+     * item 0 in item order, so the same on every run); values equal to t. */
+    uint less = 0, equal = 0;
+    REAL sum = 0;
+    if (!done_l)
+        for (uint r = lid; r < rows; r += WG) {
+            const REAL v = col[(ulong)r * rstep];
+            if (real_nan(v)) continue;
+            const key_t k = key_of_real(v);
+            if (k < t) {
+                less++;
+                sum += v;
+            } else if (k == t) {
+                equal++;
+            }
+        }
+    BARRIER();
+    lcount[lid] = less;
+    lequal[lid] = equal;
+    lsum[lid] = sum;
+    BARRIER();
+    if (lid == 0) {
+        for (uint i = 1; i < WG; i++) {
+            less += lcount[i];
+            equal += lequal[i];
+            sum += lsum[i];
+        }
+        stats[4 * c] = done_l ? (ulong)NAN_KEY : (ulong)t;
+        stats[4 * c + 1] = nans;
+        stats[4 * c + 2] = less;
+        stats[4 * c + 3] = equal;
+        sums[c] = sum;
+    }
+}

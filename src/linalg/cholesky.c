@@ -1,0 +1,143 @@
+/* cholesky.c - Cholesky factorisations and solves on the device, which CLBlast lacks: many small
+ * p x p systems at once (kernels/linalg/cholesky.cl, one work-item a matrix), and an n x n
+ * matrix blocked as clMAGMA does it: each diagonal block factored by one work-group, the panel
+ * below it by CLBlast's TRSM, the trailing matrix updated by CLBlast's SYRK. */
+#include "linalg_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* Rows of the diagonal block: its work-group's size, and the block in local memory (8 KiB of
+ * doubles at 32). */
+#define BLOCK 32
+
+static int program(clstats_ctx *ctx, bool f64, cl_program *out)
+{
+    if (f64 && !ctx->has_fp64)
+        return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED, "the device has no float64");
+    char options[96];
+    snprintf(options, sizeof options, "-D REAL=%s%s -D NB=%d", f64 ? "double" : "float",
+             f64 ? " -D CLSTATS_FP64" : "", BLOCK);
+    return clstats__program(ctx, "cholesky.cl", options, out);
+}
+
+#define ARG(k, i, v)                                                                               \
+    CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
+
+int clstats__potrf_batched(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t step,
+                           size_t p, size_t count, cl_mem info, cl_mem logdet)
+{
+    cl_program prog;
+    cl_kernel k;
+    int status = program(ctx, f64, &prog);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_batched", &k);
+    if (status != CLSTATS_OK) return status;
+    const cl_ulong off = a.off, mstep = step;
+    const cl_uint np = (cl_uint)p, lda = (cl_uint)a.ld, cnt = (cl_uint)count;
+    ARG(k, 0, a.buf);
+    ARG(k, 1, off);
+    ARG(k, 2, mstep);
+    ARG(k, 3, np);
+    ARG(k, 4, lda);
+    ARG(k, 5, cnt);
+    ARG(k, 6, info);
+    ARG(k, 7, logdet);
+    const size_t local = 64, global = (count + local - 1) / local * local;
+    status = clstats__launch(ctx, k, 1, NULL, &global, &local, "potrf_batched");
+fail:
+    return status;
+}
+
+int clstats__potrs_batched(clstats_ctx *ctx, bool f64, struct clstats__mat l, size_t l_step,
+                           size_t p, struct clstats__mat b, size_t b_step, size_t nrhs,
+                           size_t count)
+{
+    cl_program prog;
+    cl_kernel k;
+    int status = program(ctx, f64, &prog);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrs_batched", &k);
+    if (status != CLSTATS_OK) return status;
+    const cl_ulong loff = l.off, ls = l_step, boff = b.off, bs = b_step;
+    const cl_uint np = (cl_uint)p, lda = (cl_uint)l.ld, nr = (cl_uint)nrhs, ldb = (cl_uint)b.ld,
+                  cnt = (cl_uint)count;
+    ARG(k, 0, l.buf);
+    ARG(k, 1, loff);
+    ARG(k, 2, ls);
+    ARG(k, 3, np);
+    ARG(k, 4, lda);
+    ARG(k, 5, b.buf);
+    ARG(k, 6, boff);
+    ARG(k, 7, bs);
+    ARG(k, 8, nr);
+    ARG(k, 9, ldb);
+    ARG(k, 10, cnt);
+    const size_t local[2] = {1, 64};
+    const size_t global[2] = {nrhs, (count + 63) / 64 * 64};
+    status = clstats__launch(ctx, k, 2, NULL, global, local, "potrs_batched");
+fail:
+    return status;
+}
+
+int clstats__potrf(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t n, int *bad,
+                   double *logdet)
+{
+    cl_program prog;
+    cl_kernel k;
+    cl_mem st = NULL, parts = NULL;
+    const size_t blocks = (n + BLOCK - 1) / BLOCK, es = f64 ? 8 : 4;
+    double *part = malloc(blocks * sizeof *part);
+    *bad = 0;
+    *logdet = NAN;
+    int status = part ? program(ctx, f64, &prog) : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "potrf");
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_block", &k);
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "linalg.status", sizeof(cl_int), &st);
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "linalg.logdet", blocks * es, &parts);
+    if (status != CLSTATS_OK) goto fail;
+    const cl_int zero = 0;
+    CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, st, &zero, sizeof zero, 0, sizeof zero, 0, NULL,
+                                    NULL),
+           "clEnqueueFillBuffer(status)");
+    const cl_ulong off = a.off;
+    const cl_uint lda = (cl_uint)a.ld;
+    ARG(k, 0, a.buf);
+    ARG(k, 1, off);
+    ARG(k, 2, lda);
+    ARG(k, 6, st);
+    ARG(k, 7, parts);
+    for (size_t b = 0; b < blocks; b++) {
+        const size_t at = b * BLOCK, nb = n - at < BLOCK ? n - at : BLOCK, rest = n - at - nb;
+        const cl_uint at32 = (cl_uint)at, nb32 = (cl_uint)nb, b32 = (cl_uint)b;
+        ARG(k, 3, at32);
+        ARG(k, 4, nb32);
+        ARG(k, 5, b32);
+        const size_t local = BLOCK;
+        status = clstats__launch(ctx, k, 1, NULL, &local, &local, "potrf_block");
+        if (status != CLSTATS_OK || rest == 0) continue;
+        /* The panel below the block: A21 L11^-T; then A22 -= A21 A21^T. */
+        const struct clstats__mat l11 = {a.buf, a.off + at * a.ld + at, a.ld};
+        const struct clstats__mat a21 = {a.buf, a.off + (at + nb) * a.ld + at, a.ld};
+        const struct clstats__mat a22 = {a.buf, a.off + (at + nb) * a.ld + at + nb, a.ld};
+        status = clstats__trsm(ctx, f64, true, true, rest, nb, 1.0, l11, a21);
+        if (status == CLSTATS_OK) status = clstats__syrk(ctx, f64, false, rest, nb, -1.0, a21,
+                                                         1.0, a22);
+        if (status != CLSTATS_OK) goto fail;
+    }
+    if (status != CLSTATS_OK) goto fail;
+    cl_int first_bad = 0;
+    void *raw = part;
+    CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, st, CL_FALSE, 0, sizeof first_bad, &first_bad, 0,
+                                    NULL, NULL),
+           "clEnqueueReadBuffer(status)");
+    CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, parts, CL_TRUE, 0, blocks * es, raw, 0, NULL, NULL),
+           "clEnqueueReadBuffer(logdet)");
+    /* Summed here in a fixed order, so that the result is the same on every device. */
+    double sum = 0;
+    for (size_t b = 0; b < blocks; b++)
+        sum += f64 ? part[b] : (double)((float *)raw)[b];
+    *bad = first_bad;
+    *logdet = first_bad ? NAN : sum;
+fail:
+    free(part);
+    return status;
+}

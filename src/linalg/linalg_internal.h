@@ -1,0 +1,58 @@
+/* linalg_internal.h - the linear-algebra layer as other modules use it (src/regress/): CLBlast's
+ * routines on device buffers, row-major, on the context's queue, each call's event kept for the
+ * context's timing and its status turned into ours (src/linalg/blas.c); and our own kernels for
+ * what CLBlast lacks (src/linalg/cholesky.c). No other folder includes CLBlast. */
+#ifndef CLSTATS_LINALG_INTERNAL_H
+#define CLSTATS_LINALG_INTERNAL_H
+
+#include "internal.h"
+
+/* A row-major matrix in a device buffer: element (i, j) at buf[off + i ld + j]. */
+struct clstats__mat {
+    cl_mem buf;
+    size_t off, ld;
+};
+
+/* C = alpha op(A) op(B) + beta C; C is m x n, op(A) m x k, op(B) k x n. */
+int clstats__gemm(clstats_ctx *ctx, bool f64, bool ta, bool tb, size_t m, size_t n, size_t k,
+                  double alpha, struct clstats__mat a, struct clstats__mat b, double beta,
+                  struct clstats__mat c);
+
+/* count GEMMs of one shape; matrix i of A starts at a.off + a_offs[i] (likewise B and C). */
+int clstats__gemm_batched(clstats_ctx *ctx, bool f64, bool ta, bool tb, size_t m, size_t n,
+                          size_t k, double alpha, struct clstats__mat a, const size_t *a_offs,
+                          struct clstats__mat b, const size_t *b_offs, double beta,
+                          struct clstats__mat c, const size_t *c_offs, size_t count);
+
+/* Lower triangle of the n x n C = alpha op(A) op(A)^T + beta C; op(A) is n x k (ta: A is
+ * k x n, C = alpha A^T A + beta C). */
+int clstats__syrk(clstats_ctx *ctx, bool f64, bool ta, size_t n, size_t k, double alpha,
+                  struct clstats__mat a, double beta, struct clstats__mat c);
+
+/* B = alpha op(L)^-1 B (left: L is m x m, B m x n) or alpha B op(L)^-1 (right: L n x n), L
+ * lower triangular with its diagonal. */
+int clstats__trsm(clstats_ctx *ctx, bool f64, bool right, bool tl, size_t m, size_t n,
+                  double alpha, struct clstats__mat l, struct clstats__mat b);
+
+/* y = alpha op(A) x + beta y; A is m x n; x and y step by one element. */
+int clstats__gemv(clstats_ctx *ctx, bool f64, bool ta, size_t m, size_t n, double alpha,
+                  struct clstats__mat a, cl_mem x, size_t xoff, double beta, cl_mem y,
+                  size_t yoff);
+
+/* Cholesky of `count` p x p matrices, matrix i at a.off + i step: info[i] 0 or the bad pivot
+ * + 1, logdet[i]; both device buffers of count entries (int32, and the dtype). */
+int clstats__potrf_batched(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t step,
+                           size_t p, size_t count, cl_mem info, cl_mem logdet);
+
+/* Solves L L^T X = B in place for `count` systems: L p x p at l.off + i l_step, B p x nrhs at
+ * b.off + i b_step. */
+int clstats__potrs_batched(clstats_ctx *ctx, bool f64, struct clstats__mat l, size_t l_step,
+                           size_t p, struct clstats__mat b, size_t b_step, size_t nrhs,
+                           size_t count);
+
+/* Blocked Cholesky of the n x n A in place (lower): *bad 0 or the first bad pivot + 1;
+ * *logdet log det A (NaN when bad). */
+int clstats__potrf(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t n, int *bad,
+                   double *logdet);
+
+#endif

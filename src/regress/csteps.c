@@ -1,0 +1,243 @@
+/* csteps.c - FAST-LTS's concentration steps on the device for a batch of candidate fits: their
+ * residuals by one GEMM (CLBlast), each one's h-th smallest squared residual by batched selection
+ * (src/select/column_ranks.c) and its LTS objective by section VI's multiplicity rule, then the LS
+ * refits of all their h-subsets at once: the weighted sums of the column products by one more
+ * GEMM, W P, give every candidate's normal equations, which our batched Cholesky solves. Only the
+ * candidates' coefficients and objectives cross to the host. */
+#include "regress_internal.h"
+
+#include "../linalg/linalg_internal.h"
+#include "../select/select_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int buffer(clstats_ctx *ctx, size_t bytes, cl_mem *out)
+{
+    cl_int err;
+    *out = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes ? bytes : 1, NULL, &err);
+    return clstats__cl_check(ctx, err, "clCreateBuffer(regression)");
+}
+
+#define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
+
+static int kernel(clstats_ctx *ctx, const char *name, cl_kernel *k)
+{
+    cl_program prog;
+    if (!ctx->has_fp64)
+        return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED,
+                             "the regression needs a device with float64");
+    int status = clstats__program(ctx, "csteps.cl", "", &prog);
+    return status ? status : clstats__kernel(ctx, prog, name, k);
+}
+
+static size_t pairs(size_t q)
+{
+    return (q + 1) * (q + 2) / 2;
+}
+
+int clstats__data_set(clstats_ctx *ctx, const double *z, size_t n, size_t q, size_t cap,
+                      struct data_set *d)
+{
+    memset(d, 0, sizeof *d);
+    d->n = n, d->q = q, d->cap = cap;
+    const size_t np = pairs(q);
+    int status = clstats__upload(ctx, z, n * (q + 1) * sizeof *z, "uploading the data", &d->z);
+    if (status) return status;
+    /* The upload's host copy must stay until it is read: the caller keeps z. */
+    if ((status = buffer(ctx, n * np * 8, &d->prods)) || (status = buffer(ctx, cap * q * 8, &d->coef)) ||
+        (status = buffer(ctx, cap * n * 8, &d->resid)) ||
+        (status = buffer(ctx, cap * n * 8, &d->weights)) ||
+        (status = buffer(ctx, cap * np * 8, &d->gram)) ||
+        (status = buffer(ctx, cap * q * q * 8, &d->a)) ||
+        (status = buffer(ctx, cap * q * 8, &d->b)) || (status = buffer(ctx, cap * 8, &d->t)) ||
+        (status = buffer(ctx, cap * 4, &d->flags)) || (status = buffer(ctx, cap * 4, &d->places)) ||
+        (status = buffer(ctx, cap * 8, &d->ranks)) ||
+        (status = buffer(ctx, cap * 32, &d->stats)) || (status = buffer(ctx, cap * 8, &d->sums)) ||
+        (status = buffer(ctx, cap * 4, &d->info)) || (status = buffer(ctx, cap * 8, &d->logdet)))
+        return status;
+    cl_kernel k;
+    if ((status = kernel(ctx, "products", &k))) return status;
+    const cl_uint n32 = (cl_uint)n, q32 = (cl_uint)q;
+    ARG(k, 0, d->z);
+    ARG(k, 1, n32);
+    ARG(k, 2, q32);
+    ARG(k, 3, d->prods);
+    const size_t local = 64, global = (n + 63) / 64 * 64;
+    status = clstats__launch(ctx, k, 1, NULL, &global, &local, "products");
+    if (status == CLSTATS_OK) status = clstats__cl_check(ctx, clFinish(ctx->queue), "clFinish");
+fail:
+    return status;
+}
+
+void clstats__data_set_free(struct data_set *d)
+{
+    cl_mem *all[] = {&d->z,     &d->prods, &d->coef,  &d->resid, &d->weights, &d->gram,
+                     &d->a,     &d->b,     &d->t,     &d->flags, &d->places,  &d->ranks,
+                     &d->stats, &d->sums,  &d->info,  &d->logdet};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
+        if (*all[i]) clReleaseMemObject(*all[i]), *all[i] = NULL;
+}
+
+/* Squared residuals of m candidates (d->coef) into d->resid. */
+static int residuals(clstats_ctx *ctx, struct data_set *d, size_t m)
+{
+    const size_t n = d->n, q = d->q;
+    int status = clstats__gemm(ctx, true, false, true, m, n, q, 1.0,
+                               (struct clstats__mat){d->coef, 0, q},
+                               (struct clstats__mat){d->z, 0, q + 1}, 0.0,
+                               (struct clstats__mat){d->resid, 0, n});
+    cl_kernel k;
+    if (status || (status = kernel(ctx, "squared_residuals", &k))) return status;
+    const cl_uint n32 = (cl_uint)n, q32 = (cl_uint)q, m32 = (cl_uint)m;
+    ARG(k, 0, d->resid);
+    ARG(k, 1, d->z);
+    ARG(k, 2, n32);
+    ARG(k, 3, q32);
+    ARG(k, 4, m32);
+    const size_t local[2] = {64, 1}, global[2] = {(n + 63) / 64 * 64, m};
+    status = clstats__launch(ctx, k, 2, NULL, global, local, "squared_residuals");
+fail:
+    return status;
+}
+
+static int write(clstats_ctx *ctx, cl_mem buf, const void *host, size_t bytes)
+{
+    return clstats__cl_check(
+        ctx, clEnqueueWriteBuffer(ctx->queue, buf, CL_TRUE, 0, bytes, host, 0, NULL, NULL),
+        "clEnqueueWriteBuffer(regression)");
+}
+
+static int read(clstats_ctx *ctx, cl_mem buf, void *host, size_t bytes)
+{
+    return clstats__cl_check(
+        ctx, clEnqueueReadBuffer(ctx->queue, buf, CL_TRUE, 0, bytes, host, 0, NULL, NULL),
+        "clEnqueueReadBuffer(regression)");
+}
+
+/* The LS fits of the subsets weighted by d->weights, into d->b; info per candidate. */
+static int solve_weighted(clstats_ctx *ctx, struct data_set *d, size_t m, cl_int *info)
+{
+    const size_t n = d->n, q = d->q, np = pairs(q);
+    int status = clstats__gemm(ctx, true, false, false, m, np, n, 1.0,
+                               (struct clstats__mat){d->weights, 0, n},
+                               (struct clstats__mat){d->prods, 0, np}, 0.0,
+                               (struct clstats__mat){d->gram, 0, np});
+    cl_kernel k;
+    if (status || (status = kernel(ctx, "normal_equations", &k))) return status;
+    const cl_uint q32 = (cl_uint)q, m32 = (cl_uint)m;
+    ARG(k, 0, d->gram);
+    ARG(k, 1, q32);
+    ARG(k, 2, m32);
+    ARG(k, 3, d->a);
+    ARG(k, 4, d->b);
+    const size_t local = 1, global = m;
+    if ((status = clstats__launch(ctx, k, 1, NULL, &global, &local, "normal_equations")) ||
+        (status = clstats__potrf_batched(ctx, true, (struct clstats__mat){d->a, 0, q}, q * q, q,
+                                         m, d->info, d->logdet)) ||
+        (status = clstats__potrs_batched(ctx, true, (struct clstats__mat){d->a, 0, q}, q * q, q,
+                                         (struct clstats__mat){d->b, 0, 1}, q, 1, m)))
+        return status;
+    status = read(ctx, d->info, info, m * sizeof *info);
+fail:
+    return status;
+}
+
+int clstats__evaluate(clstats_ctx *ctx, struct data_set *d, double *coef, size_t m, size_t h,
+                      bool refit, double *obj, double *kth, bool *singular)
+{
+    const size_t n = d->n, q = d->q;
+    uint64_t *ranks = malloc(m * 8), *stats = malloc(m * 32);
+    double *sums = malloc(m * 8), *t = malloc(m * 8), *b = malloc(m * q * 8);
+    cl_int *flags = malloc(m * 4), *info = malloc(m * 4);
+    cl_uint *places = malloc(m * 4);
+    int status = CLSTATS_OK;
+    if (!ranks || !stats || !sums || !t || !b || !flags || !info || !places) {
+        status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "candidates");
+        goto done;
+    }
+    for (size_t c = 0; c < m; c++) ranks[c] = h - 1;
+    if ((status = write(ctx, d->coef, coef, m * q * 8)) ||
+        (status = write(ctx, d->ranks, ranks, m * 8)) || (status = residuals(ctx, d, m)) ||
+        (status = clstats__column_ranks(ctx, true, d->resid, 0, n, 1, n, m, d->ranks, d->stats,
+                                        d->sums)) ||
+        (status = read(ctx, d->stats, stats, m * 32)) || (status = read(ctx, d->sums, sums, m * 8)))
+        goto done;
+    for (size_t c = 0; c < m; c++) {
+        const uint64_t *s = stats + 4 * c;
+        if (s[1] || s[0] == UINT64_MAX) { /* a NaN residual: an overflowed fit */
+            t[c] = INFINITY, obj[c] = INFINITY;
+            flags[c] = 1, places[c] = 0;
+        } else {
+            t[c] = clstats__value_of_key(s[0], true);
+            obj[c] = clstats__smallest_sum(s, sums[c], h, true);
+            /* less < h <= less + equal: all rows equal to t fit when the last one is the h-th */
+            flags[c] = s[2] + s[3] == h;
+            places[c] = flags[c] ? 0 : (cl_uint)(h - s[2]);
+        }
+        if (kth) kth[c] = t[c];
+    }
+    if (!refit) goto done;
+    cl_kernel kw, kt;
+    if ((status = write(ctx, d->t, t, m * 8)) || (status = write(ctx, d->flags, flags, m * 4)) ||
+        (status = write(ctx, d->places, places, m * 4)) ||
+        (status = kernel(ctx, "subset_weights", &kw)) || (status = kernel(ctx, "subset_ties", &kt)))
+        goto done;
+    const cl_uint n32 = (cl_uint)n, m32 = (cl_uint)m;
+    ARG(kw, 0, d->resid);
+    ARG(kw, 1, d->t);
+    ARG(kw, 2, d->flags);
+    ARG(kw, 3, n32);
+    ARG(kw, 4, m32);
+    ARG(kw, 5, d->weights);
+    ARG(kt, 0, d->resid);
+    ARG(kt, 1, d->t);
+    ARG(kt, 2, d->places);
+    ARG(kt, 3, n32);
+    ARG(kt, 4, m32);
+    ARG(kt, 5, d->weights);
+    const size_t local[2] = {64, 1}, global[2] = {(n + 63) / 64 * 64, m}, one = 1;
+    if ((status = clstats__launch(ctx, kw, 2, NULL, global, local, "subset_weights")) ||
+        (status = clstats__launch(ctx, kt, 1, NULL, &m, &one, "subset_ties")) ||
+        (status = solve_weighted(ctx, d, m, info)) || (status = read(ctx, d->b, b, m * q * 8)))
+        goto done;
+    for (size_t c = 0; c < m; c++) {
+        if (singular) singular[c] = info[c] != 0;
+        if (info[c] == 0 && isfinite(obj[c])) memcpy(coef + c * q, b + c * q, q * 8);
+    }
+fail:
+done:
+    free(ranks), free(stats), free(sums), free(t), free(b), free(flags), free(info), free(places);
+    return status;
+}
+
+int clstats__subset(clstats_ctx *ctx, struct data_set *d, unsigned char *in)
+{
+    double *w = malloc(d->n * 8);
+    if (!w) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "subset");
+    int status = read(ctx, d->weights, w, d->n * 8);
+    for (size_t i = 0; status == CLSTATS_OK && i < d->n; i++) in[i] = w[i] != 0;
+    free(w);
+    return status;
+}
+
+int clstats__weighted_fit(clstats_ctx *ctx, struct data_set *d, const double *w, double *coef)
+{
+    cl_int info;
+    int status = write(ctx, d->weights, w, d->n * 8);
+    if (!status) status = solve_weighted(ctx, d, 1, &info);
+    if (!status) status = read(ctx, d->b, coef, d->q * 8);
+    if (!status && info)
+        status = clstats__fail(ctx, CLSTATS_ERR_SINGULAR,
+                               "the weighted rows do not determine the fit");
+    return status;
+}
+
+int clstats__residuals2(clstats_ctx *ctx, struct data_set *d, const double *coef, double *r2)
+{
+    int status = write(ctx, d->coef, coef, d->q * 8);
+    if (!status) status = residuals(ctx, d, 1);
+    if (!status) status = read(ctx, d->resid, r2, d->n * 8);
+    return status;
+}

@@ -1,0 +1,138 @@
+/* column_ranks.c - batched selection: the k-th smallest valid value of every column of a matrix,
+ * a rank of its own per column, and the sum of the k smallest by section VI's multiplicity rule
+ * (kernels/select/column_ranks.cl). clstats_column_smallest is the public form; the regression
+ * module runs clstats__column_ranks on the rows of its residual matrices. */
+#include "internal.h"
+#include "select_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+int clstats__column_ranks(clstats_ctx *ctx, bool f64, cl_mem buf, size_t off, size_t cstep,
+                          size_t rstep, size_t rows, size_t cols, cl_mem ranks, cl_mem stats,
+                          cl_mem sums)
+{
+    if (f64 && !ctx->has_fp64)
+        return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED, "the device has no float64");
+    if (rows > UINT32_MAX)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "columns of %zu rows are too long", rows);
+    /* columns.wg: one work-item a column on CPU devices, several on GPUs (src/core/tuning.c);
+     * at most 256, as the kernel's local arrays hold one entry per item. */
+    long wg = clstats__tuned(ctx, P_COLUMNS_WG);
+    if (wg > 256) wg = 256;
+    if ((size_t)wg > ctx->max_work_group) wg = (long)ctx->max_work_group;
+    if (wg < 1 || (wg & (wg - 1))) return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad columns.wg");
+    char options[96];
+    snprintf(options, sizeof options, "-D REAL=%s%s -D WG=%ld", f64 ? "double" : "float",
+             f64 ? " -D CLSTATS_FP64" : "", wg);
+    cl_program program;
+    cl_kernel k;
+    int status = clstats__program(ctx, "column_ranks.cl", options, &program);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, program, "column_ranks", &k);
+    if (status != CLSTATS_OK) return status;
+    const cl_ulong o = off, cs = cstep, rs = rstep;
+    const cl_uint nrows = (cl_uint)rows;
+    CL_TRY(ctx, clSetKernelArg(k, 0, sizeof buf, &buf), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(k, 1, sizeof o, &o), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(k, 2, sizeof cs, &cs), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(k, 3, sizeof rs, &rs), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(k, 4, sizeof nrows, &nrows), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(k, 5, sizeof ranks, &ranks), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(k, 6, sizeof stats, &stats), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(k, 7, sizeof sums, &sums), "clSetKernelArg");
+    const size_t local = (size_t)wg, global = cols * local;
+    status = clstats__launch(ctx, k, 1, NULL, &global, &local, "column_ranks");
+fail:
+    return status;
+}
+
+double clstats__smallest_sum(const uint64_t *stats, double sum_below, uint64_t k, bool f64)
+{
+    const double t = clstats__value_of_key(stats[0], f64);
+    /* The k smallest: every value below t, and k - (their count) copies of t. */
+    return sum_below + (double)(k - stats[2]) * t;
+}
+
+int clstats_column_smallest(clstats_ctx *ctx, const struct clstats_array *m, const uint64_t *k,
+                            const struct clstats_select_options *opts, double *kth, double *sum)
+{
+    if (!ctx) return clstats__fail(NULL, CLSTATS_ERR_ARG, "context is NULL");
+    if (!m || !k || !kth) return clstats__fail(ctx, CLSTATS_ERR_ARG, "m, k or kth is NULL");
+    const struct clstats_select_options o = opts ? *opts : (struct clstats_select_options){0};
+    const bool f64 = m->dtype == CLSTATS_FLOAT64;
+    const size_t cols = m->nx, rows = m->ny;
+    int status = clstats__array_check(ctx, m, "the matrix", NULL);
+    if (status != CLSTATS_OK) return status;
+    for (size_t c = 0; c < cols; c++)
+        if (k[c] == 0 || k[c] > rows)
+            return clstats__fail(ctx, CLSTATS_ERR_ARG, "k[%zu] = %llu is not in [1, %zu]", c,
+                                 (unsigned long long)k[c], rows);
+    const size_t es = f64 ? 8 : 4;
+    uint64_t *stats = malloc(cols * 4 * sizeof *stats);
+    uint64_t *ranks = malloc(cols * sizeof *ranks);
+    void *sums = malloc(cols * es);
+    if (!stats || !ranks || !sums) {
+        free(stats), free(ranks), free(sums);
+        return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "column results");
+    }
+    for (size_t c = 0; c < cols; c++) ranks[c] = k[c] - 1;
+    cl_mem buf = NULL, rbuf, sbuf, ubuf;
+    size_t off = 0;
+    bool owned = false;
+    clstats__begin(ctx);
+    status = clstats__array_in(ctx, m, false, &buf, &off, &owned);
+    if (status == CLSTATS_OK)
+        status = clstats__scratch(ctx, "columns.ranks", cols * sizeof *ranks, &rbuf);
+    if (status == CLSTATS_OK)
+        status = clstats__scratch(ctx, "columns.rank_stats", cols * 4 * sizeof *stats, &sbuf);
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "columns.rank_sums", cols * es, &ubuf);
+    if (status == CLSTATS_OK)
+        status = clstats__cl_check(ctx,
+                                   clEnqueueWriteBuffer(ctx->queue, rbuf, CL_FALSE, 0,
+                                                        cols * sizeof *ranks, ranks, 0, NULL,
+                                                        NULL),
+                                   "uploading the ranks");
+    if (status == CLSTATS_OK)
+        status = clstats__column_ranks(ctx, f64, buf, off, 1, clstats__array_stride(m), rows, cols,
+                                       rbuf, sbuf, ubuf);
+    if (status == CLSTATS_OK)
+        status = clstats__cl_check(ctx,
+                                   clEnqueueReadBuffer(ctx->queue, sbuf, CL_FALSE, 0,
+                                                       cols * 4 * sizeof *stats, stats, 0, NULL,
+                                                       NULL),
+                                   "reading the results");
+    if (status == CLSTATS_OK)
+        status = clstats__cl_check(
+            ctx, clEnqueueReadBuffer(ctx->queue, ubuf, CL_TRUE, 0, cols * es, sums, 0, NULL, NULL),
+            "reading the sums");
+    status = clstats__end(ctx, status);
+    if (owned) clReleaseMemObject(buf);
+    uint64_t nan = 0, short_cols = 0;
+    for (size_t c = 0; status == CLSTATS_OK && c < cols; c++) {
+        const uint64_t *s = stats + 4 * c;
+        nan += s[1];
+        if (s[1] && o.nan_policy == CLSTATS_NAN_ERROR) continue;
+        const bool none = f64 ? s[0] == UINT64_MAX : s[0] == UINT32_MAX;
+        if (none) { /* fewer valid values than k: NaN, counted */
+            short_cols++;
+            kth[c] = NAN;
+            if (sum) sum[c] = NAN;
+            continue;
+        }
+        kth[c] = clstats__plus_zero(clstats__value_of_key(s[0], f64));
+        if (sum)
+            sum[c] = clstats__smallest_sum(s, f64 ? ((double *)sums)[c] : ((float *)sums)[c], k[c],
+                                           f64);
+    }
+    if (o.nan_count) *o.nan_count = nan;
+    if (status == CLSTATS_OK && nan && o.nan_policy == CLSTATS_NAN_ERROR)
+        status = clstats__fail(ctx, CLSTATS_ERR_NAN, "%llu NaN values in the matrix",
+                               (unsigned long long)nan);
+    else if (status == CLSTATS_OK && short_cols)
+        status = clstats__fail(ctx, CLSTATS_ERR_EMPTY,
+                               "%llu columns have fewer valid values than their k (NaN there)",
+                               (unsigned long long)short_cols);
+    free(stats), free(ranks), free(sums);
+    return status;
+}
