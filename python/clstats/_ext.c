@@ -184,6 +184,19 @@ static bool same_shape(const struct clstats_array *a, const struct clstats_array
     return a->nx == b->nx && a->ny == b->ny;
 }
 
+/* The even-count rule by name: 'mean', 'lower' or 'upper'. */
+static int even_rule(const char *name, enum clstats_even *out)
+{
+    if (strcmp(name, "mean") == 0) *out = CLSTATS_EVEN_MEAN;
+    else if (strcmp(name, "lower") == 0) *out = CLSTATS_EVEN_LOWER;
+    else if (strcmp(name, "upper") == 0) *out = CLSTATS_EVEN_UPPER;
+    else {
+        PyErr_Format(PyExc_ValueError, "even must be 'mean', 'lower' or 'upper', not '%s'", name);
+        return -1;
+    }
+    return 0;
+}
+
 /* ---- The filter --------------------------------------------------------------------------- */
 
 /* Where the device cannot hold the whole image, the library filters it a strip at a time from
@@ -228,41 +241,77 @@ static int filter_in_strips(clstats_ctx *ctx, const struct clstats_array *image,
         .maps = (median ? CLSTATS_MAP_MEDIAN : 0) | (mad ? CLSTATS_MAP_MAD : 0),
         .read = read_rows, .write = write_rows, .user = &m};
     const uint64_t strip_memory = (uint64_t)1 << 30;
-    int status = clstats_filter_strip_height(ctx, image->nx, image->ny, p->width, job.maps,
+    int rows = 0;
+    int status = clstats_filter_window(p, NULL, &rows, NULL, NULL);
+    if (status == CLSTATS_OK)
+        status = clstats_filter_strip_height(ctx, image->nx, image->ny, rows, job.maps,
                                              strip_memory, &job.height);
     return status == CLSTATS_OK ? clstats_filter_rows(ctx, &job) : status;
 }
 
+/* A uint8 array of one row or rows of contiguous bytes: a footprint or a mask. */
+static int describe_bytes(PyObject *obj, const char *what, struct clstats_array *a)
+{
+    PyArrayObject *arr = (PyArrayObject *)obj;
+    if (!PyArray_Check(obj) || PyArray_TYPE(arr) != NPY_UINT8 || PyArray_NDIM(arr) != 2 ||
+        !PyArray_IS_C_CONTIGUOUS(arr)) {
+        PyErr_Format(PyExc_ValueError, "%s must be a C-contiguous 2-D uint8 array", what);
+        return -1;
+    }
+    memset(a, 0, sizeof *a);
+    a->host = PyArray_DATA(arr);
+    a->dtype = CLSTATS_UINT8;
+    a->ny = (size_t)PyArray_DIM(arr, 0);
+    a->nx = (size_t)PyArray_DIM(arr, 1);
+    a->stride = a->nx;
+    return 0;
+}
+
+/* median_filter(ctx, image, (width, height, origin_x, origin_y), footprint, even, mode, cval,
+ * mask, median_out, mad_out): footprint and mask None or C-contiguous uint8; the outputs of the
+ * image's dtype. */
 static PyObject *py_median_filter(PyObject *self, PyObject *args)
 {
     (void)self;
-    PyObject *capsule, *image_obj, *median_obj, *mad_obj;
-    int width;
-    const char *mode;
+    PyObject *capsule, *image_obj, *footprint_obj, *mask_obj, *median_obj, *mad_obj;
+    int width, height, origin_x, origin_y;
+    const char *even, *mode;
     double cval;
-    if (!PyArg_ParseTuple(args, "OOisdOO", &capsule, &image_obj, &width, &mode, &cval,
+    if (!PyArg_ParseTuple(args, "OO(iiii)OssdOOO", &capsule, &image_obj, &width, &height,
+                          &origin_x, &origin_y, &footprint_obj, &even, &mode, &cval, &mask_obj,
                           &median_obj, &mad_obj))
         return NULL;
     clstats_ctx *ctx = context_of(capsule);
     if (!ctx) return NULL;
-    struct clstats_array image, median, mad;
+    struct clstats_array image, median, mad, footprint, mask;
     bool want_median, want_mad;
     if (describe(image_obj, false, "image", &image) < 0 ||
         describe_output(median_obj, "median output", &median, &want_median) < 0 ||
-        describe_output(mad_obj, "MAD output", &mad, &want_mad) < 0)
+        describe_output(mad_obj, "MAD output", &mad, &want_mad) < 0 ||
+        (footprint_obj != Py_None && describe_bytes(footprint_obj, "footprint", &footprint) < 0) ||
+        (mask_obj != Py_None && describe_bytes(mask_obj, "mask", &mask) < 0))
         return NULL;
-    if ((want_median && !same_shape(&image, &median)) || (want_mad && !same_shape(&image, &mad))) {
-        PyErr_SetString(PyExc_ValueError, "outputs must have the image's shape");
+    if ((want_median && !same_shape(&image, &median)) || (want_mad && !same_shape(&image, &mad)) ||
+        (mask_obj != Py_None && !same_shape(&image, &mask))) {
+        PyErr_SetString(PyExc_ValueError, "outputs and mask must have the image's shape");
         return NULL;
     }
-    struct clstats_filter_params p = {.width = width, .cval = (float)cval};
+    struct clstats_filter_params p = {.width = width, .height = height, .origin_x = origin_x,
+                                      .origin_y = origin_y, .cval = (float)cval,
+                                      .cval_f64 = &cval};
+    if (footprint_obj != Py_None) {
+        p.footprint = footprint.host;
+        p.footprint_width = (int)footprint.nx;
+        p.footprint_height = (int)footprint.ny;
+    }
+    if (mask_obj != Py_None) p.mask = &mask;
+    if (even_rule(even, &p.even) < 0) return NULL;
     int status = clstats_boundary_from_name(mode, &p.boundary);
     if (status != CLSTATS_OK) return raise_status(status, "unknown boundary mode");
     const struct clstats_array *mo = want_median ? &median : NULL, *ao = want_mad ? &mad : NULL;
     Py_BEGIN_ALLOW_THREADS
     status = clstats_median_filter_array(ctx, &image, &p, mo, ao);
-    if (status == CLSTATS_ERR_DEVICE_MEMORY && image.dtype == CLSTATS_FLOAT32 &&
-        (!mo || mo->dtype == CLSTATS_FLOAT32) && (!ao || ao->dtype == CLSTATS_FLOAT32))
+    if (status == CLSTATS_ERR_DEVICE_MEMORY && image.dtype == CLSTATS_FLOAT32 && !p.mask)
         status = filter_in_strips(ctx, &image, &p, mo, ao);
     Py_END_ALLOW_THREADS
     if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(ctx));
@@ -308,17 +357,6 @@ static PyObject *py_sigma_snr(PyObject *self, PyObject *args)
 
 /* ---- Order statistics --------------------------------------------------------------------- */
 
-static int even_rule(const char *name, enum clstats_even *out)
-{
-    if (strcmp(name, "mean") == 0) *out = CLSTATS_EVEN_MEAN;
-    else if (strcmp(name, "lower") == 0) *out = CLSTATS_EVEN_LOWER;
-    else if (strcmp(name, "upper") == 0) *out = CLSTATS_EVEN_UPPER;
-    else {
-        PyErr_Format(PyExc_ValueError, "even must be 'mean', 'lower' or 'upper', not '%s'", name);
-        return -1;
-    }
-    return 0;
-}
 
 /* (value, NaNs met) of one order statistic of all the array's elements; value None where no
  * element is valid (numpy's all-NaN case, which the Python side warns about). what: "median"
@@ -456,7 +494,7 @@ static PyMethodDef methods[] = {
     {"devices", py_devices, METH_NOARGS, "devices() -> list of dicts"},
     {"version", py_version, METH_NOARGS, "the library's version"},
     {"median_filter", py_median_filter, METH_VARARGS,
-     "median_filter(ctx, image, width, mode, cval, median_out, mad_out)"},
+     "median_filter(ctx, image, (w, h, ox, oy), footprint, even, mode, cval, mask, median, mad)"},
     {"sigma_snr", py_sigma_snr, METH_VARARGS, "sigma_snr(pixels, median, mad, sigma, snr)"},
     {"select", py_select, METH_VARARGS, "select(ctx, data, what, k[, even]) -> (value, nans)"},
     {"quantiles", py_quantiles, METH_VARARGS, "quantiles(ctx, data, q, out) -> nans"},

@@ -49,18 +49,21 @@ def test_clstats_device_is_read_as_in_c():
 
 def test_library_errors_keep_the_process_working():
     image = np.zeros((4, 4), np.float32)
-    with pytest.raises(ValueError):
-        clstats._ext.median_filter(clstats._context.get_context()._capsule, image, 4,
-                                   "reflect", 0.0, None, None)
-    with pytest.raises(ValueError):
-        clstats._ext.median_filter(clstats._context.get_context()._capsule, image[:, ::2], 3,
-                                   "reflect", 0.0, None, None)
+    capsule = clstats._context.get_context()._capsule
+
+    def call(img, window=(3, 3, 0, 0), footprint=None, even="mean", mode="reflect", mask=None):
+        clstats._ext.median_filter(capsule, img, window, footprint, even, mode, 0.0, mask, None,
+                                   None)
+
+    for kwargs in (dict(window=(3, 3, 5, 0)), dict(window=(0, 3, 0, 0)), dict(mode="bogus"),
+                   dict(img=image[:, ::2]), dict(even="middle"),
+                   dict(footprint=np.ones((3, 3), np.float32)),
+                   dict(footprint=np.zeros((3, 3), np.uint8)),
+                   dict(mask=np.zeros((3, 4), np.uint8))):
+        with pytest.raises(ValueError):
+            call(**{"img": image, **kwargs})
     with pytest.raises(TypeError):
-        clstats._ext.median_filter(clstats._context.get_context()._capsule, [1.0], 3,
-                                   "reflect", 0.0, None, None)
-    with pytest.raises(ValueError):
-        clstats._ext.median_filter(clstats._context.get_context()._capsule, image, 3,
-                                   "bogus", 0.0, None, None)
+        call([1.0])
     assert clstats.median_filter(image, 3).sum() == 0
 
 

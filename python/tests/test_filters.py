@@ -170,16 +170,19 @@ def test_bad_arguments_are_clear(rng):
         dict(input=np.zeros((3, 3, 3), np.float32), size=3),
         dict(input=np.array([["a"]], object), size=3),
         dict(input=image.astype(complex), size=3),
-        dict(input=image, size=4),
-        dict(input=image, size=(3, 5)),
         dict(input=image, size=0),
+        dict(input=image, size=(3, 0)),
+        dict(input=image, size=(3, 3, 3)),
         dict(input=image, size=257),
         dict(input=image, size=3.5),
         dict(input=image),
-        dict(input=image, size=3, footprint=np.ones((3, 3))),
-        dict(input=image, footprint=np.eye(3)),
+        dict(input=image, footprint=np.zeros((3, 3))),
+        dict(input=image, footprint=np.ones((3, 3, 3))),
+        dict(input=image, footprint=np.ones((256, 1))),
         dict(input=image, size=3, mode="bogus"),
-        dict(input=image, size=3, origin=1),
+        dict(input=image, size=3, origin=2),
+        dict(input=image, size=3, origin=(0, 0, 0)),
+        dict(input=image, size=3, even="middle"),
         dict(input=image, size=3, cval="x"),
         dict(input=image, size=3, output=np.empty((9, 10), np.float32)),
         dict(input=image, size=3, output=np.empty((10, 10), np.int32)),
@@ -198,12 +201,80 @@ def test_bad_arguments_are_clear(rng):
     assert np.array_equal(clstats.median_filter(image, 3), ndi.median_filter(image, 3))
 
 
-def test_float64_is_refused_until_exact(rng):
-    image = rng.normal(size=(8, 8))
-    with pytest.raises(ValueError, match="float"):
-        clstats.median_filter(image, 3)
-    with pytest.raises(ValueError, match="float32 cannot hold"):
-        clstats.median_filter(np.full((4, 4), 16777217, np.int32), 3)
+@pytest.mark.parametrize("size", [(1, 7), (9, 1), (4, 3), (3, 4), (2, 2), (6, 5)])
+@pytest.mark.parametrize("mode", MODES)
+def test_rectangles_and_even_sizes_are_scipys(rng, size, mode):
+    image = hard_image(rng, (29, 31), nan=0)
+    assert np.array_equal(clstats.median_filter(image, size, mode=mode, cval=0.5),
+                          ndi.median_filter(image, size, mode=mode, cval=0.5))
+
+
+@pytest.mark.parametrize("origin", [(0, 1), (-1, 0), (1, -1), 1])
+def test_origins_are_scipys(rng, origin):
+    image = hard_image(rng, (20, 24), nan=0)
+    for size in ((3, 3), (4, 5)):
+        assert np.array_equal(clstats.median_filter(image, size, origin=origin),
+                              ndi.median_filter(image, size, origin=origin)), (size, origin)
+
+
+def test_footprints_circles_and_rings_are_scipys(rng):
+    image = hard_image(rng, (33, 27), nan=0)
+    yy, xx = np.mgrid[-5:6, -5:6]
+    circle = xx**2 + yy**2 <= 16
+    ring = (xx**2 + yy**2 > 4) & (xx**2 + yy**2 <= 25)
+    random_fp = rng.random((5, 6)) < 0.5
+    random_fp[0, 0] = True
+    for fp in (circle, ring, random_fp, np.eye(4, dtype=bool)):
+        for mode in MODES:
+            assert np.array_equal(clstats.median_filter(image, footprint=fp, mode=mode),
+                                  ndi.median_filter(image, footprint=fp, mode=mode)), mode
+    with pytest.warns(UserWarning, match="ignoring size"):
+        clstats.median_filter(image, size=3, footprint=circle)
+
+
+def test_float64_and_wide_integers_keep_their_precision(rng):
+    image = rng.normal(size=(25, 30))
+    for size in (3, (4, 5)):
+        ours = clstats.median_filter(image, size)
+        assert ours.dtype == np.float64
+        assert np.array_equal(ours, ndi.median_filter(image, size))
+    big = np.full((6, 6), 16777217, np.int32)
+    big[::2] = 16777219
+    assert np.array_equal(clstats.median_filter(big, 3), ndi.median_filter(big, 3))
+    image[3, 4] = np.nan
+    median, mad = reference_maps_f64(image, 5)
+    maps = clstats.filter_maps(image, 5, maps=("median", "mad"))
+    assert np.array_equal(maps["median"], median, equal_nan=True)
+    assert np.array_equal(maps["mad"], mad, equal_nan=True)
+    assert maps["mad"].dtype == np.float64
+
+
+def reference_maps_f64(image, width):
+    h = width // 2
+    padded = np.pad(image, h, mode="symmetric")
+    windows = np.lib.stride_tricks.sliding_window_view(padded, (width, width))
+    windows = windows.reshape(image.shape + (-1,))
+    with _quiet():
+        median = np.nanmedian(windows, axis=-1)
+        mad = np.nanmedian(np.abs(windows - median[..., None]), axis=-1)
+    return median + 0.0, mad + 0.0
+
+
+def test_even_rules(rng):
+    image = hard_image(rng, (16, 18), nan=0.3)
+    width = 4
+    upper = clstats.median_filter(image, width)
+    lower = clstats.median_filter(image, width, even="lower")
+    mean = clstats.median_filter(image, width, even="mean")
+    with np.errstate(invalid="ignore"):
+        assert np.all((lower <= mean) | np.isnan(mean))
+        assert np.all((mean <= upper) | np.isnan(mean))
+    assert not np.array_equal(lower, upper, equal_nan=True)
+    no_nan = hard_image(rng, (16, 18), nan=0)
+    assert np.array_equal(clstats.median_filter(no_nan, width),
+                          ndi.median_filter(no_nan, width))
+    assert np.array_equal(clstats.median_filter(no_nan, width, even="lower"),
+                          ndi.rank_filter(no_nan, width * width // 2 - 1, width))
 
 
 def test_empty_image():
