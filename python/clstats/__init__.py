@@ -17,10 +17,11 @@ from ._context import Context, DeviceError, devices
 from ._filters import MAD_TO_SIGMA, filter_maps, mad_filter, median_filter
 from ._order import median, percentile, quantile, select_kth, tile_medians
 from ._clipping import mad_std, sigma_clipped_stats
+from ._regress import LMSRegression, LTSRegression
 from . import _ext
 
 __version__ = _ext.version()
 
 __all__ = ["Context", "DeviceError", "devices", "MAD_TO_SIGMA", "filter_maps", "mad_filter",
            "median_filter", "median", "percentile", "quantile", "select_kth", "tile_medians",
-           "mad_std", "sigma_clipped_stats"]
+           "mad_std", "sigma_clipped_stats", "LTSRegression", "LMSRegression"]

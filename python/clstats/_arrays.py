@@ -52,19 +52,3 @@ def rows_contiguous(arr, dtype):
                or arr.ndim == 2 and (arr.shape[1] <= 1 or arr.strides[1] == arr.itemsize)
                and (arr.shape[0] <= 1 or arr.strides[0] >= arr.shape[1] * arr.itemsize)))
     return arr if ok else np.ascontiguousarray(arr, dtype=dtype)
-
-
-def with_mask(arr, mask, where):
-    """``arr`` with ``mask`` (True = missing) applied as NaN: a float copy where any is set."""
-    if mask is None:
-        return arr
-    mask = np.asarray(mask)
-    if mask.shape != arr.shape:
-        raise ValueError(f"{where}: mask has shape {mask.shape}, the data {arr.shape}")
-    if mask.dtype != bool:
-        mask = mask != 0
-    if not mask.any():
-        return arr
-    out = arr.astype(np.result_type(arr.dtype, np.float32), copy=True)
-    out[mask] = np.nan
-    return out

@@ -25,6 +25,7 @@ static PyObject *exception_for(int status)
     switch (status) {
     case CLSTATS_ERR_ARG:
     case CLSTATS_ERR_NAN:
+    case CLSTATS_ERR_SINGULAR:
     case CLSTATS_ERR_EMPTY: return PyExc_ValueError;
     case CLSTATS_ERR_NOMEM: return PyExc_MemoryError;
     default: return DeviceError;
@@ -485,6 +486,73 @@ static PyObject *py_tile_medians(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* ---- Robust regression ------------------------------------------------------------------ */
+
+/* A C-contiguous vector of n values of a type, writable: a fit's outputs. */
+static void *vector_out(PyObject *obj, int type, npy_intp n, const char *what)
+{
+    PyArrayObject *arr = (PyArrayObject *)obj;
+    if (!PyArray_Check(obj) || PyArray_TYPE(arr) != type || !PyArray_IS_C_CONTIGUOUS(arr) ||
+        !PyArray_ISWRITEABLE(arr) || PyArray_SIZE(arr) != n) {
+        PyErr_Format(PyExc_ValueError, "%s must be a writable contiguous vector of %zd", what, n);
+        return NULL;
+    }
+    return PyArray_DATA(arr);
+}
+
+/* regress(ctx, x, y, (method, alpha, h, n_subsets, intercept, reweight, seed, omit_nan),
+ * coef, raw_coef, support, outliers) -> dict of the fit's numbers; x an n x p float64 matrix,
+ * y n float64 values, coef and raw_coef p float64, support and outliers n uint8. */
+static PyObject *py_regress(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule, *x_obj, *y_obj, *coef_obj, *raw_obj, *support_obj, *outliers_obj;
+    const char *method;
+    double alpha;
+    Py_ssize_t h;
+    unsigned int n_subsets;
+    int intercept, reweight, omit_nan;
+    unsigned long long seed;
+    if (!PyArg_ParseTuple(args, "OOO(sdnIppKp)OOOO", &capsule, &x_obj, &y_obj, &method, &alpha,
+                          &h, &n_subsets, &intercept, &reweight, &seed, &omit_nan, &coef_obj,
+                          &raw_obj, &support_obj, &outliers_obj))
+        return NULL;
+    clstats_ctx *ctx = context_of(capsule);
+    if (!ctx) return NULL;
+    struct clstats_array x, y;
+    if (describe(x_obj, false, "X", &x) < 0 || describe(y_obj, false, "y", &y) < 0) return NULL;
+    const npy_intp n = (npy_intp)x.ny, p = (npy_intp)x.nx;
+    struct clstats_regress_result r = {0};
+    if (!(r.coef = vector_out(coef_obj, NPY_FLOAT64, p, "coef")) ||
+        !(r.raw_coef = vector_out(raw_obj, NPY_FLOAT64, p, "raw_coef")) ||
+        !(r.support = vector_out(support_obj, NPY_UINT8, n, "support")) ||
+        !(r.outliers = vector_out(outliers_obj, NPY_UINT8, n, "outliers")))
+        return NULL;
+    if (h < 0) {
+        PyErr_SetString(PyExc_ValueError, "h must not be negative");
+        return NULL;
+    }
+    struct clstats_regress_options o = {
+        .alpha = alpha, .h = (size_t)h, .n_subsets = n_subsets, .no_intercept = !intercept,
+        .no_reweight = !reweight, .seed = seed,
+        .nan_policy = omit_nan ? CLSTATS_NAN_OMIT : CLSTATS_NAN_ERROR};
+    if (strcmp(method, "lts") == 0) o.method = CLSTATS_REGRESS_LTS;
+    else if (strcmp(method, "lms") == 0) o.method = CLSTATS_REGRESS_LMS;
+    else {
+        PyErr_SetString(PyExc_ValueError, "method must be 'lts' or 'lms'");
+        return NULL;
+    }
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = clstats_regress_fit(ctx, &x, &y, &o, &r);
+    Py_END_ALLOW_THREADS
+    if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(ctx));
+    return Py_BuildValue("{s:d,s:d,s:d,s:d,s:d,s:n,s:n}", "intercept", r.intercept,
+                         "raw_intercept", r.raw_intercept, "scale", r.scale, "raw_scale",
+                         r.raw_scale, "crit", r.crit, "h", (Py_ssize_t)r.h, "n_used",
+                         (Py_ssize_t)r.n_used);
+}
+
 /* ---- The module --------------------------------------------------------------------------- */
 
 static PyMethodDef methods[] = {
@@ -500,6 +568,7 @@ static PyMethodDef methods[] = {
     {"quantiles", py_quantiles, METH_VARARGS, "quantiles(ctx, data, q, out) -> nans"},
     {"column_medians", py_column_medians, METH_VARARGS, "column_medians(ctx, m, out[, even])"},
     {"tile_medians", py_tile_medians, METH_VARARGS, "tile_medians(ctx, im, tw, th, out[, even])"},
+    {"regress", py_regress, METH_VARARGS, "regress(ctx, x, y, options, coef, raw, sup, out)"},
     {NULL, NULL, 0, NULL},
 };
 
