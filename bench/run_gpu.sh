@@ -331,11 +331,11 @@ if has python; then
     gcc -O2 -shared -fPIC $(python3-config --includes) \
         -I"$(python3 -c 'import numpy; print(numpy.get_include())')" -Iinclude \
         -I.device-libs/include python/clstats/_ext.c build/src/libclstats_internal.a \
-        -L.device-libs -l:libOpenCL.so.1 -lm -lpthread \
+        -L.device-libs -l:libclblast.so.1 -l:libOpenCL.so.1 -lm -lpthread \
         -o "$pkg/clstats/_ext$(python3-config --extension-suffix)" 2>&1 | tee "$OUT/python_build.txt"
     (cd /tmp && CLSTATS_DEVICE=gpu PYTHONPATH=$pkg timeout 200 python3 -m pytest -q -p no:cacheprovider \
         "$OLDPWD/python/tests") 2>&1 | tail -15 | tee "$OUT/python_tests_gpu.txt"
-    for dev in gpu cpu; do
+    for dev in $([ "${PY_BENCH:-1}" = 1 ] && echo gpu cpu); do
         timeout 200 ./build/bench/bench_filter --device $dev --sizes 4096 \
             --widths "${PY_WIDTHS:-5,11}" --maps median,mad,both --repeat 5 --budget 4
         PYTHONPATH=$pkg timeout 250 python3 bench/bench_python.py --device $dev --size 4096 \
