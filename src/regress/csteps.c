@@ -123,11 +123,14 @@ static int read(clstats_ctx *ctx, cl_mem buf, void *host, size_t bytes)
 static int solve_weighted(clstats_ctx *ctx, struct data_set *d, size_t m, cl_int *info)
 {
     const size_t n = d->n, q = d->q, np = pairs(q), nc = chunks(n);
-    cl_kernel kp, kr, ks, k;
+    /* regress.products: auto (0) is a chunk a work-item on CPU devices, a pair on GPUs; both
+     * kernels take the same arguments */
+    const long path = clstats__tuned(ctx, P_REGRESS_PRODUCTS);
+    const bool rows = path == 2 || (path == 0 && ctx->is_cpu);
+    const char *name = rows ? "subset_products_rows" : "subset_products";
+    cl_kernel kp, ks, k;
     int status;
-    if ((status = kernel(ctx, "subset_products", &kp)) ||
-        (status = kernel(ctx, "subset_products_rows", &kr)) ||
-        (status = kernel(ctx, "sum_chunks", &ks)) ||
+    if ((status = kernel(ctx, name, &kp)) || (status = kernel(ctx, "sum_chunks", &ks)) ||
         (status = kernel(ctx, "normal_equations", &k)))
         return status;
     const cl_uint n32 = (cl_uint)n, q32 = (cl_uint)q, m32 = (cl_uint)m, chunk32 = CHUNK;
@@ -139,26 +142,16 @@ static int solve_weighted(clstats_ctx *ctx, struct data_set *d, size_t m, cl_int
     ARG(kp, 4, m32);
     ARG(kp, 5, chunk32);
     ARG(kp, 6, d->part);
-    ARG(kr, 0, d->z);
-    ARG(kr, 1, d->weights);
-    ARG(kr, 2, n32);
-    ARG(kr, 3, q32);
-    ARG(kr, 4, m32);
-    ARG(kr, 5, chunk32);
-    ARG(kr, 6, d->part);
     ARG(ks, 0, d->part);
     ARG(ks, 1, np32);
     ARG(ks, 2, nc32);
     ARG(ks, 3, m32);
     ARG(ks, 4, d->gram);
-    /* regress.products: auto (0) is a chunk a work-item on CPU devices, a pair on GPUs */
-    const long path = clstats__tuned(ctx, P_REGRESS_PRODUCTS);
-    const bool rows = path == 2 || (path == 0 && ctx->is_cpu);
     const size_t lp[3] = {64, 1, 1}, gp[3] = {(np + 63) / 64 * 64, nc, m};
     const size_t lr[2] = {1, 1}, gr[2] = {nc, m};
     const size_t ls[2] = {64, 1}, gs[2] = {(np + 63) / 64 * 64, m};
-    if ((status = rows ? clstats__launch(ctx, kr, 2, NULL, gr, lr, "subset_products_rows")
-                       : clstats__launch(ctx, kp, 3, NULL, gp, lp, "subset_products")) ||
+    if ((status = rows ? clstats__launch(ctx, kp, 2, NULL, gr, lr, name)
+                       : clstats__launch(ctx, kp, 3, NULL, gp, lp, name)) ||
         (status = clstats__launch(ctx, ks, 2, NULL, gs, ls, "sum_chunks")))
         return status;
     ARG(k, 0, d->gram);
