@@ -9,7 +9,8 @@
 # one-launch registers and streamed paths and the bracket, interleaved, per shape), columns_tune (the
 # bracket's settings swept), registers_tune (the one-launch path's settings swept), streamed_tune
 # (the streamed path's), python (the Python package built there, its tests, and its calls beside
-# the C call, scipy and cupyx). Expects build/ and .device-libs/ carried (and, for
+# the C call, scipy and cupyx), regress (bench_regress's LTS at 10^5 and 10^6 rows, p = 10, on
+# the GPU and on PoCL there). Expects build/ and .device-libs/ carried (and, for
 # select_ab and filter_ab, the older build as $AB_BASE, default build-base/, made by
 # bench/build_base.sh);
 # logs go under $OUT. Extra bench arguments: $FILTER_ARGS, $SELECT_ARGS.
@@ -341,4 +342,16 @@ if has python; then
         PYTHONPATH=$pkg timeout 250 python3 bench/bench_python.py --device $dev --size 4096 \
             --widths "${PY_WIDTHS:-5,11}" --scipy-widths "$([ $dev = gpu ] && echo 5,11)"
     done 2>&1 | tee "$OUT/bench_python.txt"
+fi
+
+if has regress; then
+    # LTS on synthetic data with 20 % vertical outliers (bench/bench_regress.c), p = 10, on the
+    # GPU and on PoCL there; the peer, robustbase, runs on the build machine (bench/RESULTS.md).
+    # CLBlast's shared library must be among the carried .device-libs.
+    for n in ${REGRESS_SIZES:-100000 1000000}; do
+        for dev in gpu cpu; do
+            echo "== bench_regress n $n p 10 on $dev"
+            CLSTATS_DEVICE=$dev timeout 250 ./build/bench/bench_regress "$n" 10 "${REGRESS_REPS:-3}"
+        done
+    done 2>&1 | tee "$OUT/bench_regress.txt"
 fi

@@ -1,11 +1,14 @@
 /* test_tiny_kernels.c - every kernel family once, on inputs small enough for a simulator: the
  * four filter designs, whole-array selection by radix, cutting plane and sample (float32 and
  * float64), column medians by the radix kernel and the forced bracket, registers and streamed
- * paths, and tile medians, each judged bit for bit by the plain references. An ordinary suite
+ * paths, and tile medians, each judged bit for bit by the plain references; the regression's
+ * kernels (batched Cholesky and solves, the one-group Cholesky block, batched column ranks, the
+ * C-steps' residuals, subsets and chunked sums) judged by textbook loops. An ordinary suite
  * on any device; CI also runs it under Oclgrind (tools/test_oclgrind.sh), whose checks for
  * out-of-bounds accesses and data races need inputs this small to finish quickly. */
 #include "column_cases.h"
 #include "reference_filter.h"
+#include "reference_linalg.h"
 #include "reference_select.h"
 #include "test_util.h"
 
@@ -221,6 +224,165 @@ START_TEST(tile_medians_match_the_reference)
 }
 END_TEST
 
+/* A float64 device buffer holding host[0..count), and back. */
+static cl_mem to_device(const double *host, size_t count)
+{
+    cl_int err;
+    cl_mem m = clCreateBuffer(clstats_ctx_cl_context(test_ctx()),
+                              CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, count * 8, (void *)host,
+                              &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    return m;
+}
+
+static void to_host(cl_mem m, double *host, size_t count)
+{
+    ck_assert_int_eq(clEnqueueReadBuffer(clstats_ctx_cl_queue(test_ctx()), m, CL_TRUE, 0,
+                                         count * 8, host, 0, NULL, NULL),
+                     CL_SUCCESS);
+    clReleaseMemObject(m);
+}
+
+/* Batched Cholesky (one matrix not positive definite) and solves, and the one-group diagonal
+ * block of the blocked Cholesky (n below its block), float64, against textbook loops. */
+START_TEST(cholesky_matches_the_reference)
+{
+    const size_t p = 5, count = 3, n = 9;
+    double a[3 * 5 * 5], l[3 * 5 * 5], b[3 * 5], x[3 * 5], big[9 * 9], lbig[9 * 9], ld[3];
+    for (size_t i = 0; i < count; i++) ref_spd(a + i * p * p, p, test_seed() + 50 + i);
+    a[p * p + 2 * p + 2] = -4.0; /* matrix 1: third pivot negative */
+    struct test_rng rng;
+    test_rng_seed(&rng, test_seed() + 51);
+    for (size_t i = 0; i < count * p; i++) b[i] = test_rng_uniform(&rng) - 0.5;
+    cl_mem dl = to_device(a, count * p * p), dx = to_device(b, count * p);
+    struct clstats_array A = {.buffer = dl, .dtype = CLSTATS_FLOAT64, .nx = p, .ny = count * p},
+                         B = {.buffer = dx, .dtype = CLSTATS_FLOAT64, .nx = 1, .ny = count * p};
+    int32_t info[3];
+    ck_assert_msg(clstats_cholesky_batched(test_ctx(), &A, count, info, ld) == CLSTATS_OK, "%s",
+                  clstats_ctx_message(test_ctx()));
+    ck_assert(info[0] == 0 && info[2] == 0 && info[1] == 3);
+    ck_assert_int_eq(clstats_cholesky_solve_batched(test_ctx(), &A, &B, count), CLSTATS_OK);
+    to_host(dl, l, count * p * p);
+    to_host(dx, x, count * p);
+    for (size_t i = 0; i < count; i += 2) {
+        double want[25], logdet, back[5];
+        memcpy(want, a + i * p * p, sizeof want);
+        ck_assert_int_eq(ref_cholesky(want, p, p, &logdet), 0);
+        for (size_t r = 0; r < p; r++)
+            for (size_t c = 0; c <= r; c++)
+                ck_assert(fabs(l[i * p * p + r * p + c] - want[r * p + c]) <= 1e-12 * (1 + fabs(want[r * p + c])));
+        ck_assert(fabs(ld[i] - logdet) <= 1e-12 * (1 + fabs(logdet)));
+        ref_gemm(false, false, p, 1, p, 1.0, a + i * p * p, p, x + i * p, 1, 0.0, back, 1);
+        for (size_t r = 0; r < p; r++) ck_assert(fabs(back[r] - b[i * p + r]) <= 1e-10);
+    }
+    ref_spd(big, n, test_seed() + 52);
+    cl_mem dbig = to_device(big, n * n);
+    struct clstats_array M = {.buffer = dbig, .dtype = CLSTATS_FLOAT64, .nx = n, .ny = n};
+    double logdet_got, logdet;
+    ck_assert_int_eq(clstats_cholesky(test_ctx(), &M, &logdet_got, NULL), CLSTATS_OK);
+    to_host(dbig, lbig, n * n);
+    ck_assert_int_eq(ref_cholesky(big, n, n, &logdet), 0);
+    for (size_t r = 0; r < n; r++)
+        for (size_t c = 0; c <= r; c++)
+            ck_assert(fabs(lbig[r * n + c] - big[r * n + c]) <= 1e-12 * (1 + fabs(big[r * n + c])));
+    ck_assert(fabs(logdet_got - logdet) <= 1e-12 * (1 + fabs(logdet)));
+}
+END_TEST
+
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Batched column ranks (float32 and float64 keys) over columns with ties, NaNs and signed zeros:
+ * the k-th value to the bit and the sum of the k smallest against sorting. */
+START_TEST(column_ranks_match_sorting)
+{
+    const size_t rows = 23, cols = 4;
+    for (int f64 = 0; f64 < 2; f64++) {
+        float *v = hard_values(rows * cols, 500 + f64);
+        double m[23 * 4], col[23], kth[4], sum[4];
+        uint64_t k[4];
+        for (size_t i = 0; i < rows * cols; i++) m[i] = isinf(v[i]) ? 3.0 : v[i];
+        for (size_t c = 0; c < cols; c++) {
+            size_t nv = 0;
+            for (size_t r = 0; r < rows; r++) nv += !isnan(m[r * cols + c]);
+            k[c] = c == 0 ? 1 : c == 1 ? nv : 1 + (c * 7) % nv;
+        }
+        float m32[23 * 4];
+        for (size_t i = 0; i < rows * cols; i++) m32[i] = (float)m[i];
+        struct clstats_array a = {.host = f64 ? (void *)m : (void *)m32,
+                                  .dtype = f64 ? CLSTATS_FLOAT64 : CLSTATS_FLOAT32,
+                                  .nx = cols,
+                                  .ny = rows};
+        ck_assert_msg(clstats_column_smallest(test_ctx(), &a, k, NULL, kth, sum) == CLSTATS_OK,
+                      "%s", clstats_ctx_message(test_ctx()));
+        for (size_t c = 0; c < cols; c++) {
+            size_t nv = 0;
+            for (size_t r = 0; r < rows; r++)
+                if (!isnan(m[r * cols + c])) col[nv++] = m[r * cols + c];
+            qsort(col, nv, sizeof *col, cmp_double);
+            double want = col[k[c] - 1], s = 0, scale = 0;
+            if (want == 0) want = 0.0;
+            for (size_t i = 0; i < k[c]; i++) s += col[i], scale += fabs(col[i]);
+            ck_assert_msg(kth[c] == want && !signbit(kth[c]) == !signbit(want),
+                          "f64 %d column %zu k %llu: %g, want %g", f64, c,
+                          (unsigned long long)k[c], kth[c], want);
+            ck_assert(fabs(sum[c] - s) <= (f64 ? 1e-12 : 1e-5) * (1 + scale));
+        }
+        free(v);
+    }
+}
+END_TEST
+
+/* The C-steps' kernels through a small LTS fit, both ways of summing the column products (a
+ * pair a work-item, a chunk a work-item): its objective is the sum of the h smallest squared
+ * residuals of its raw fit, the support those h rows, and the two ways agree to the bit. */
+START_TEST(csteps_match_the_reference)
+{
+    enum { N = 24 };
+    double x[N], y[N], coef[2][1], raw[1], r2[N], sorted[N], crit[2];
+    unsigned char support[2][N];
+    struct test_rng rng;
+    test_rng_seed(&rng, test_seed() + 60);
+    for (size_t i = 0; i < N; i++) {
+        x[i] = floor(8 * test_rng_uniform(&rng));
+        y[i] = 2 + 0.5 * x[i] + floor(3 * test_rng_uniform(&rng)) + (i % 5 == 0 ? 30 : 0);
+    }
+    const char *paths[] = {"pairs", "rows"};
+    for (int pi = 0; pi < 2; pi++) {
+        ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "regress.products", paths[pi]), CLSTATS_OK);
+        struct clstats_array X = {.host = x, .dtype = CLSTATS_FLOAT64, .nx = 1, .ny = N},
+                             Y = {.host = y, .dtype = CLSTATS_FLOAT64, .nx = 1, .ny = N};
+        struct clstats_regress_options o = {.seed = 4, .n_subsets = 8, .no_reweight = 1};
+        struct clstats_regress_result r = {.coef = coef[pi], .raw_coef = raw, .support = support[pi]};
+        ck_assert_msg(clstats_lts_fit(test_ctx(), &X, &Y, &o, &r) == CLSTATS_OK, "%s",
+                      clstats_ctx_message(test_ctx()));
+        crit[pi] = r.crit;
+        double t, s = 0;
+        for (size_t i = 0; i < N; i++) {
+            const double e = y[i] - (r.raw_intercept + raw[0] * x[i]);
+            sorted[i] = r2[i] = e * e;
+        }
+        qsort(sorted, N, sizeof *sorted, cmp_double);
+        for (size_t i = 0; i < r.h; i++) s += sorted[i];
+        t = sorted[r.h - 1];
+        ck_assert_msg(fabs(r.crit - s) <= 1e-9 * (1 + s), "%s: crit %.17g, want %.17g", paths[pi],
+                      r.crit, s);
+        size_t in = 0;
+        for (size_t i = 0; i < N; i++) {
+            in += support[pi][i];
+            if (support[pi][i]) ck_assert(r2[i] <= t * (1 + 1e-12) + 1e-12);
+        }
+        ck_assert_uint_eq(in, r.h);
+    }
+    ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "regress.products", "auto"), CLSTATS_OK);
+    ck_assert(crit[0] == crit[1] && coef[0][0] == coef[1][0] &&
+              memcmp(support[0], support[1], N) == 0);
+}
+END_TEST
+
 int main(void)
 {
     /* A case a family, so that CK_RUN_CASE=NAME runs one (a simulator is slow). */
@@ -232,6 +394,9 @@ int main(void)
         {"select", selection_methods_match_the_reference},
         {"columns", column_medians_match_the_reference_on_every_path},
         {"tiles", tile_medians_match_the_reference},
+        {"cholesky", cholesky_matches_the_reference},
+        {"column_ranks", column_ranks_match_sorting},
+        {"csteps", csteps_match_the_reference},
     };
     Suite *s = suite_create("tiny_kernels");
     for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {

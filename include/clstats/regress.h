@@ -12,7 +12,9 @@
  * objective stops falling. From 600 rows on, as robustbase: up to 5 disjoint groups of up to 300
  * rows drawn from the data (merged, at most 1500) each take n_subsets / groups starts with two
  * C-steps in the group, their best 10 each get two C-steps in the merged set, and that set's best
- * 10 go on to the whole data. The subsets come from xoshiro256** seeded by splitmix64 from
+ * 10 go on to the whole data, or its best one from 5001 rows on (robustbase's nrep = 1 there;
+ * where robustbase then stops after k3 = 100 down to one C-step as n p grows, we C-step that
+ * one to convergence, at most 100 steps: the objective is never higher than after its k3). The subsets come from xoshiro256** seeded by splitmix64 from
  * `seed`: the same seed gives the same fit on every run and every device. Residuals, selections
  * and refits run on the device in float64 (a device without fp64 gives CLSTATS_ERR_UNSUPPORTED);
  * only coefficients and objectives cross to the host, and once each the final residuals.

@@ -1,33 +1,91 @@
 /* csteps.cl - the O(n) steps of FAST-LTS's concentration steps on the device (src/regress/):
- * squared residuals of many candidate fits (after CLBlast's GEMM E = B X^T), the 0/1 weights of
- * each candidate's h-subset, the products of the data's columns whose weighted sums (one GEMM
- * W P) are every candidate's normal equations, and their unpacking for the batched Cholesky.
+ * squared residuals of many candidate fits, the 0/1 weights of each candidate's h-subset, the
+ * sums of the products of the data's columns over each subset (every candidate's normal
+ * equations, summed by chunks of rows so that long data keeps the device busy), and their
+ * unpacking for the batched Cholesky.
  * Always double: the refits must match R's robustbase to 1e-6.
  *
  * The data set Z is n rows of q + 1 doubles: the q columns of the design (1 first when there is
  * an intercept), then y. */
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#pragma OPENCL FP_CONTRACT OFF
 
-/* e[c n + i] = (y_i - e[c n + i])^2 for m candidates. */
-__kernel void squared_residuals(__global double *e, __global const double *z, uint n, uint q,
-                                uint m)
+/* r2[c n + i] = (y_i - x_i . coef_c)^2 for m candidates, the dot product in column order (no
+ * contraction: the same bits on every device). */
+__kernel void squared_residuals(__global const double *z, __global const double *coef, uint n,
+                                uint q, uint m, __global double *r2)
 {
     const uint i = get_global_id(0), c = get_global_id(1);
     if (i >= n || c >= m) return;
-    const double r = z[(ulong)i * (q + 1) + q] - e[(ulong)c * n + i];
-    e[(ulong)c * n + i] = r * r;
+    __global const double *row = z + (ulong)i * (q + 1);
+    __global const double *b = coef + (ulong)c * q;
+    double fit = 0;
+    for (uint j = 0; j < q; j++) fit += b[j] * row[j];
+    const double r = row[q] - fit;
+    r2[(ulong)c * n + i] = r * r;
 }
 
-/* p[i np + k] = z_ia z_ib over the pairs a <= b of the q + 1 columns, in row order. */
-__kernel void products(__global const double *z, uint n, uint q, __global double *p)
+/* The pair (a, b), a <= b, of product k in the packed order of the q + 1 columns. */
+inline uint2 pair_of(uint k, uint w)
 {
-    const uint i = get_global_id(0);
-    if (i >= n) return;
-    const uint w = q + 1, np = w * (w + 1) / 2;
-    __global const double *row = z + (ulong)i * w;
-    uint k = 0;
-    for (uint a = 0; a < w; a++)
-        for (uint b = a; b < w; b++) p[(ulong)i * np + k++] = row[a] * row[b];
+    uint a = 0;
+    while (k >= w - a) k -= w - a++;
+    return (uint2)(a, a + k);
+}
+
+/* Partial sums of the products of the columns over the rows of one chunk that a candidate's
+ * weights take: part[(c chunks + g) np + k] = sum of z_ia z_ib over rows i of chunk g (CHUNK
+ * rows from g CHUNK) with w[c n + i] != 0, k the pair (a, b) in packed order. Work-item
+ * (k, g, c); the chunks are summed in order by sum_chunks, so the result does not depend on
+ * the device's work-group size or scheduling. */
+__kernel void subset_products(__global const double *z, __global const double *w, uint n, uint q,
+                              uint m, uint chunk, __global double *part)
+{
+    const uint k = get_global_id(0), g = get_global_id(1), c = get_global_id(2);
+    const uint wd = q + 1, np = wd * (wd + 1) / 2;
+    if (k >= np || c >= m) return;
+    const uint2 ab = pair_of(k, wd);
+    const uint from = g * chunk, to = min(n, from + chunk);
+    __global const double *wc = w + (ulong)c * n;
+    double s = 0;
+    for (uint i = from; i < to; i++)
+        if (wc[i] != 0) s += z[(ulong)i * wd + ab.x] * z[(ulong)i * wd + ab.y];
+    part[((ulong)c * get_global_size(1) + g) * np + k] = s;
+}
+
+/* The same sums, one work-item (g, c) for all the pairs of a chunk: each row read once, for CPU
+ * devices where work-items are loop iterations. Each sum adds the same terms in the same order
+ * as subset_products, so both give the same bits. */
+__kernel void subset_products_rows(__global const double *z, __global const double *w, uint n,
+                                   uint q, uint m, uint chunk, __global double *part)
+{
+    const uint g = get_global_id(0), c = get_global_id(1), chunks = get_global_size(0);
+    const uint wd = q + 1, np = wd * (wd + 1) / 2;
+    if (c >= m) return;
+    __global double *s = part + ((ulong)c * chunks + g) * np;
+    for (uint k = 0; k < np; k++) s[k] = 0;
+    const uint from = g * chunk, to = min(n, from + chunk);
+    __global const double *wc = w + (ulong)c * n;
+    for (uint i = from; i < to; i++) {
+        if (wc[i] == 0) continue;
+        __global const double *row = z + (ulong)i * wd;
+        uint k = 0;
+        for (uint a = 0; a < wd; a++) {
+            const double za = row[a];
+            for (uint b = a; b < wd; b++) s[k++] += za * row[b];
+        }
+    }
+}
+
+/* g[c np + k] = the sum of the chunks' partial sums, in chunk order. */
+__kernel void sum_chunks(__global const double *part, uint np, uint chunks, uint m,
+                         __global double *g)
+{
+    const uint k = get_global_id(0), c = get_global_id(1);
+    if (k >= np || c >= m) return;
+    double s = 0;
+    for (uint j = 0; j < chunks; j++) s += part[((ulong)c * chunks + j) * np + k];
+    g[(ulong)c * np + k] = s;
 }
 
 /* w[c n + i] = 1 where candidate c takes row i into its h-subset: r^2 below its h-th smallest

@@ -19,6 +19,7 @@ struct param {
 
 static const char *const switches[] = {"auto", "off", "on", NULL};
 static const char *const filter_paths[] = {"auto", "sorted", "bisect", "binned", "rank", NULL};
+static const char *const regress_products[] = {"auto", "pairs", "rows", NULL};
 static const char *const column_methods[] = {"auto",     "radix",   "registers",
                                              "streamed", "bracket", NULL};
 
@@ -90,6 +91,10 @@ static const struct param params[PARAMS] = {
     [P_REGISTERS_INDEX64] = {"registers.index64", ALL(0), 2, switches},
     [P_REGISTERS_L2_HINT] = {"registers.l2_hint", ALL(0), 2, switches},
     [P_REGISTERS_STOP] = {"registers.stop", ALL(0), 6, NULL},
+    /* The regression's sums of column products over each subset: a work-item a pair of columns
+     * on GPUs, a work-item a chunk of rows on CPU devices (RESULTS "LTS regression (issue 21):
+     * nested stages, chunked sums"); both give the same bits. */
+    [P_REGRESS_PRODUCTS] = {"regress.products", GPUS_CPU(1, 2), 2, regress_products},
 };
 
 void clstats__tuning_init(clstats_ctx *ctx)

@@ -1,9 +1,14 @@
 /* csteps.c - FAST-LTS's concentration steps on the device for a batch of candidate fits: their
- * residuals by one GEMM (CLBlast), each one's h-th smallest squared residual by batched selection
- * (src/select/column_ranks.c) and its LTS objective by section VI's multiplicity rule, then the LS
- * refits of all their h-subsets at once: the weighted sums of the column products by one more
- * GEMM, W P, give every candidate's normal equations, which our batched Cholesky solves. Only the
- * candidates' coefficients and objectives cross to the host. */
+ * squared residuals, each one's h-th smallest by batched selection (src/select/column_ranks.c)
+ * and its LTS objective by section VI's multiplicity rule, then the LS refits of all their
+ * h-subsets at once: the sums of the column products over each subset, by chunks of rows, give
+ * every candidate's normal equations, which our batched Cholesky solves. Only the candidates'
+ * coefficients and objectives cross to the host.
+ *
+ * Not CLBlast's GEMM: the products are (candidates x n) by (n x q + 1) with few candidates and
+ * long n on the full data, one tile of outputs over 10^5 inner terms and more, which leaves the
+ * device idle; chunked sums keep every compute unit busy and need no n x (q + 1)(q + 2) / 2
+ * matrix of products. */
 #include "regress_internal.h"
 
 #include "../linalg/linalg_internal.h"
@@ -37,6 +42,16 @@ static size_t pairs(size_t q)
     return (q + 1) * (q + 2) / 2;
 }
 
+/* Rows a work-item sums in subset_products: fixed, not tuned, so that the sums round alike on
+ * every device; long enough to cost little in sum_chunks, short enough to fill a GPU at 10^5
+ * rows. */
+#define CHUNK 1024
+
+static size_t chunks(size_t n)
+{
+    return (n + CHUNK - 1) / CHUNK;
+}
+
 int clstats__data_set(clstats_ctx *ctx, const double *z, size_t n, size_t q, size_t cap,
                       struct data_set *d)
 {
@@ -46,7 +61,8 @@ int clstats__data_set(clstats_ctx *ctx, const double *z, size_t n, size_t q, siz
     int status = clstats__upload(ctx, z, n * (q + 1) * sizeof *z, "uploading the data", &d->z);
     if (status) return status;
     /* The upload's host copy must stay until it is read: the caller keeps z. */
-    if ((status = buffer(ctx, n * np * 8, &d->prods)) || (status = buffer(ctx, cap * q * 8, &d->coef)) ||
+    if ((status = buffer(ctx, cap * chunks(n) * np * 8, &d->part)) ||
+        (status = buffer(ctx, cap * q * 8, &d->coef)) ||
         (status = buffer(ctx, cap * n * 8, &d->resid)) ||
         (status = buffer(ctx, cap * n * 8, &d->weights)) ||
         (status = buffer(ctx, cap * np * 8, &d->gram)) ||
@@ -57,23 +73,12 @@ int clstats__data_set(clstats_ctx *ctx, const double *z, size_t n, size_t q, siz
         (status = buffer(ctx, cap * 32, &d->stats)) || (status = buffer(ctx, cap * 8, &d->sums)) ||
         (status = buffer(ctx, cap * 4, &d->info)) || (status = buffer(ctx, cap * 8, &d->logdet)))
         return status;
-    cl_kernel k;
-    if ((status = kernel(ctx, "products", &k))) return status;
-    const cl_uint n32 = (cl_uint)n, q32 = (cl_uint)q;
-    ARG(k, 0, d->z);
-    ARG(k, 1, n32);
-    ARG(k, 2, q32);
-    ARG(k, 3, d->prods);
-    const size_t local = 64, global = (n + 63) / 64 * 64;
-    status = clstats__launch(ctx, k, 1, NULL, &global, &local, "products");
-    if (status == CLSTATS_OK) status = clstats__cl_check(ctx, clFinish(ctx->queue), "clFinish");
-fail:
-    return status;
+    return clstats__cl_check(ctx, clFinish(ctx->queue), "clFinish");
 }
 
 void clstats__data_set_free(struct data_set *d)
 {
-    cl_mem *all[] = {&d->z,     &d->prods, &d->coef,  &d->resid, &d->weights, &d->gram,
+    cl_mem *all[] = {&d->z,     &d->part,  &d->coef,  &d->resid, &d->weights, &d->gram,
                      &d->a,     &d->b,     &d->t,     &d->flags, &d->places,  &d->ranks,
                      &d->stats, &d->sums,  &d->info,  &d->logdet};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
@@ -84,18 +89,16 @@ void clstats__data_set_free(struct data_set *d)
 static int residuals(clstats_ctx *ctx, struct data_set *d, size_t m)
 {
     const size_t n = d->n, q = d->q;
-    int status = clstats__gemm(ctx, true, false, true, m, n, q, 1.0,
-                               (struct clstats__mat){d->coef, 0, q},
-                               (struct clstats__mat){d->z, 0, q + 1}, 0.0,
-                               (struct clstats__mat){d->resid, 0, n});
     cl_kernel k;
-    if (status || (status = kernel(ctx, "squared_residuals", &k))) return status;
+    int status = kernel(ctx, "squared_residuals", &k);
+    if (status) return status;
     const cl_uint n32 = (cl_uint)n, q32 = (cl_uint)q, m32 = (cl_uint)m;
-    ARG(k, 0, d->resid);
-    ARG(k, 1, d->z);
+    ARG(k, 0, d->z);
+    ARG(k, 1, d->coef);
     ARG(k, 2, n32);
     ARG(k, 3, q32);
     ARG(k, 4, m32);
+    ARG(k, 5, d->resid);
     const size_t local[2] = {64, 1}, global[2] = {(n + 63) / 64 * 64, m};
     status = clstats__launch(ctx, k, 2, NULL, global, local, "squared_residuals");
 fail:
@@ -119,14 +122,38 @@ static int read(clstats_ctx *ctx, cl_mem buf, void *host, size_t bytes)
 /* The LS fits of the subsets weighted by d->weights, into d->b; info per candidate. */
 static int solve_weighted(clstats_ctx *ctx, struct data_set *d, size_t m, cl_int *info)
 {
-    const size_t n = d->n, q = d->q, np = pairs(q);
-    int status = clstats__gemm(ctx, true, false, false, m, np, n, 1.0,
-                               (struct clstats__mat){d->weights, 0, n},
-                               (struct clstats__mat){d->prods, 0, np}, 0.0,
-                               (struct clstats__mat){d->gram, 0, np});
-    cl_kernel k;
-    if (status || (status = kernel(ctx, "normal_equations", &k))) return status;
-    const cl_uint q32 = (cl_uint)q, m32 = (cl_uint)m;
+    const size_t n = d->n, q = d->q, np = pairs(q), nc = chunks(n);
+    /* regress.products: auto (0) is a chunk a work-item on CPU devices, a pair on GPUs; both
+     * kernels take the same arguments */
+    const long path = clstats__tuned(ctx, P_REGRESS_PRODUCTS);
+    const bool rows = path == 2 || (path == 0 && ctx->is_cpu);
+    const char *name = rows ? "subset_products_rows" : "subset_products";
+    cl_kernel kp, ks, k;
+    int status;
+    if ((status = kernel(ctx, name, &kp)) || (status = kernel(ctx, "sum_chunks", &ks)) ||
+        (status = kernel(ctx, "normal_equations", &k)))
+        return status;
+    const cl_uint n32 = (cl_uint)n, q32 = (cl_uint)q, m32 = (cl_uint)m, chunk32 = CHUNK;
+    const cl_uint np32 = (cl_uint)np, nc32 = (cl_uint)nc;
+    ARG(kp, 0, d->z);
+    ARG(kp, 1, d->weights);
+    ARG(kp, 2, n32);
+    ARG(kp, 3, q32);
+    ARG(kp, 4, m32);
+    ARG(kp, 5, chunk32);
+    ARG(kp, 6, d->part);
+    ARG(ks, 0, d->part);
+    ARG(ks, 1, np32);
+    ARG(ks, 2, nc32);
+    ARG(ks, 3, m32);
+    ARG(ks, 4, d->gram);
+    const size_t lp[3] = {64, 1, 1}, gp[3] = {(np + 63) / 64 * 64, nc, m};
+    const size_t lr[2] = {1, 1}, gr[2] = {nc, m};
+    const size_t ls[2] = {64, 1}, gs[2] = {(np + 63) / 64 * 64, m};
+    if ((status = rows ? clstats__launch(ctx, kp, 2, NULL, gr, lr, name)
+                       : clstats__launch(ctx, kp, 3, NULL, gp, lp, name)) ||
+        (status = clstats__launch(ctx, ks, 2, NULL, gs, ls, "sum_chunks")))
+        return status;
     ARG(k, 0, d->gram);
     ARG(k, 1, q32);
     ARG(k, 2, m32);

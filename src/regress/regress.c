@@ -12,6 +12,8 @@
 #define GROUP_ROWS 300  /* robustbase's nmini */
 #define GROUPS 5        /* its kmini */
 #define NESTED_FROM 600 /* 2 nmini: below, every start runs on the whole data */
+#define ONE_FROM 5000   /* above, only the merged set's best goes on to the whole data, as in
+                           robustbase: the full-data C-steps are most of the work at large n */
 #define MAX_STEPS 100   /* C-steps of the last stage; each lowers the objective or stops it */
 
 /* Element i of an input (host or device, either dtype) as double, all into out[0..nx ny). */
@@ -193,7 +195,8 @@ static int raw_fit(clstats_ctx *ctx, const struct problem *pb, uint64_t seed, do
     if (status == CLSTATS_OK && m == 0)
         status = clstats__fail(ctx, CLSTATS_ERR_SINGULAR, "no random subset gave a fit");
     if (status == CLSTATS_OK && !pb->lms)
-        status = csteps_on(ctx, pb->z, n, q, pb->h, cand, m, 0, 1, cand, &m, NULL);
+        status = csteps_on(ctx, pb->z, n, q, pb->h, cand, n > ONE_FROM && m > 1 ? 1 : m, 0, 1,
+                           cand, &m, NULL);
     if (status == CLSTATS_OK) memcpy(coef, cand, q * 8);
     return status;
 }

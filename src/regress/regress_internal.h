@@ -6,11 +6,11 @@
 
 #include "internal.h"
 
-/* n rows of q + 1 doubles on the device (the design's q columns, then y), the products of their
- * columns, and buffers for up to `cap` candidates. */
+/* n rows of q + 1 doubles on the device (the design's q columns, then y) and buffers for up to
+ * `cap` candidates. */
 struct data_set {
     size_t n, q, cap;
-    cl_mem z, prods;
+    cl_mem z, part;
     cl_mem coef, resid, weights, gram, a, b, t, flags, places, ranks, stats, sums, info, logdet;
 };
 
