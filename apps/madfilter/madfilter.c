@@ -7,6 +7,7 @@
 #include "atomic_file.h"
 #include "clstats.h"
 #include "fits_io.h"
+#include "keywords.h"
 #include "maps.h"
 #include "options.h"
 #include "outputs.h"
@@ -299,9 +300,15 @@ static int create_fits_output(struct job *j)
         maps[i].comment = map_description(o->maps[i]);
         maps[i].unitless = o->maps[i] == MAP_SNR;
     }
+    struct keyword_text text;
+    struct fits_key keys[MADFILTER_KEYS];
+    const struct fits_output_format format = {
+        .bitpix = -32,
+        .keys = keys,
+        .n_keys = keywords_make(o, &j->s->window, clstats_ctx_device_name(j->s->ctx), &text, keys)};
     /* One late line: the count of missing pixels, known once every strip is read. */
     if (fits_output_create(&j->fits, j->out_file.tmp_path, j->out_file.scratch_path, &j->image,
-                           maps, o->n_maps, history, nh, 1, err, sizeof err) != 0)
+                           maps, o->n_maps, &format, history, nh, 1, err, sizeof err) != 0)
         return error("%s: %s", j->output, err);
     return EXIT_OK;
 }
