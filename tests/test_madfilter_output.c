@@ -1,6 +1,7 @@
 /* test_madfilter_output.c - what madfilter's outputs hold and where they go: the keyword cards a
  * program reads (MFWIDTH ...) with the data and checksums intact whatever the header's length,
  * float64 maps of float64 and wide integer images, -o DIR and standard output. */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "madfilter_harness.h"
 
 #include <fitsio.h>
@@ -8,6 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 /* Every HDU of path passes cfitsio's CHECKSUM and DATASUM verification. */
 static void check_checksums(const char *path)
@@ -50,6 +54,106 @@ static int count_key(const char *path, int hdu, const char *key)
         n += strncmp(hdr + i, name, 8) == 0;
     free(hdr);
     return n;
+}
+
+/* The library's float64 maps of img, computed in a child process (the test process keeps no
+ * OpenCL state), as madfilter's harness does for float32. */
+static void library_maps_f64(const double *img, size_t nx, size_t ny,
+                             const struct clstats_filter_params *p, double *median, double *mad)
+{
+    const size_t bytes = nx * ny * sizeof(double), msg_size = 512;
+    char *shared =
+        mmap(NULL, 2 * bytes + msg_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    ck_assert_ptr_ne(shared, MAP_FAILED);
+    char *msg = shared + 2 * bytes;
+    fflush(NULL);
+    pid_t pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        clstats_ctx *ctx = NULL;
+        int status = clstats_ctx_create(&ctx, NULL);
+        if (status == CLSTATS_OK)
+            status = clstats_median_filter_f64(ctx, img, nx, ny, nx, p, (double *)shared,
+                                               (double *)(shared + bytes));
+        snprintf(msg, msg_size, "%s", status == CLSTATS_OK ? "" : clstats_ctx_message(ctx));
+        clstats_ctx_destroy(ctx);
+        _exit(status == CLSTATS_OK ? 0 : 1);
+    }
+    int wstatus;
+    ck_assert_int_eq(waitpid(pid, &wstatus, 0), pid);
+    ck_assert_msg(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0, "library: %s", msg);
+    memcpy(median, shared, bytes);
+    memcpy(mad, shared + bytes, bytes);
+    munmap(shared, 2 * bytes + msg_size);
+}
+
+/* HDU hdu's pixels as float64, bits untouched (no null check), and its BITPIX. */
+static double *read_hdu_f64(const char *path, int hdu, size_t n, int *bitpix)
+{
+    fitsfile *f;
+    int status = 0, anynul = 0;
+    double nulval = 0.0, *data = malloc(n * sizeof *data);
+    fits_open_file(&f, path, READONLY, &status);
+    fits_movabs_hdu(f, hdu, NULL, &status);
+    fits_get_img_type(f, bitpix, &status);
+    fits_read_img(f, TDOUBLE, 1, (LONGLONG)n, &nulval, data, &anynul, &status);
+    fits_close_file(f, &status);
+    fits_check(status, "reading a float64 output");
+    return data;
+}
+
+/* Equal bits, NaN for NaN (the library writes one NaN; cfitsio keeps it). */
+static size_t differ_f64(const double *got, const double *want, size_t n, size_t *first)
+{
+    size_t bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        const bool same = (isnan(got[i]) && isnan(want[i])) || memcmp(&got[i], &want[i], 8) == 0;
+        if (!same && bad++ == 0) *first = i;
+    }
+    return bad;
+}
+
+/* A float64 image with ties, NaN, +-inf, -0 and values float32 cannot hold. */
+static double *random_image_f64(size_t nx, size_t ny, uint64_t salt)
+{
+    double *img = malloc(nx * ny * sizeof *img);
+    uint64_t x = 0x9e3779b97f4a7c15ULL ^ salt;
+    for (size_t i = 0; i < nx * ny; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        const unsigned r = (unsigned)(x % 1000);
+        img[i] = r < 20    ? NAN
+                 : r < 25  ? INFINITY
+                 : r < 30  ? -INFINITY
+                 : r < 35  ? -0.0
+                 : r < 300 ? (double)(x % 7) + 0.1 /* ties */
+                           : 16777216.0 + (double)(x % 64) + 1e-9 * (double)(x % 1000);
+    }
+    return img;
+}
+
+/* A float64 or integer FITS image of values (BLANK where NaN for integers). */
+static void write_fits_f64(const char *path, int bitpix, const double *v, size_t nx, size_t ny)
+{
+    fitsfile *f;
+    int status = 0;
+    long naxes[2] = {(long)nx, (long)ny};
+    remove(path);
+    fits_create_file(&f, path, &status);
+    fits_create_img(f, bitpix, 2, naxes, &status);
+    if (bitpix > 0) {
+        long long blank = -999;
+        fits_write_key(f, TLONGLONG, "BLANK", &blank, NULL, &status);
+        double null = -999;
+        double *copy = malloc(nx * ny * sizeof *copy);
+        for (size_t i = 0; i < nx * ny; i++)
+            copy[i] = isnan(v[i]) ? null : v[i];
+        fits_write_imgnull(f, TDOUBLE, 1, (LONGLONG)(nx * ny), copy, &null, &status);
+        free(copy);
+    } else {
+        fits_write_img(f, TDOUBLE, 1, (LONGLONG)(nx * ny), (double *)v, &status);
+    }
+    fits_close_file(f, &status);
+    fits_check(status, path);
 }
 
 START_TEST(keywords_a_program_can_read_are_in_every_map)
@@ -152,6 +256,122 @@ START_TEST(headers_of_every_length_keep_the_data_in_place)
 }
 END_TEST
 
+/* An int32 of 16 777 217 is not a float32: a BITPIX 32 image is filtered in float64, and its
+ * maps are float64 unless --bitpix -32 asks otherwise. */
+START_TEST(wide_integers_are_filtered_exactly_in_float64)
+{
+    const size_t nx = 5, ny = 4;
+    double v[20];
+    for (size_t i = 0; i < 20; i++)
+        v[i] = 16777217.0 + 2.0 * (double)(i % 3);
+    v[7] = NAN; /* BLANK */
+    write_fits_f64(tmp("int32.fits"), LONG_IMG, v, nx, ny);
+    ck_run_ok(run(tmp("int32.fits"), tmp("w1.fits"), "-w", "1", "--maps", "median", "-q", NULL));
+    int bitpix = 0;
+    double *got = read_hdu_f64(tmp("w1.fits"), 1, 20, &bitpix);
+    ck_assert_int_eq(bitpix, DOUBLE_IMG);
+    ck_assert_double_eq(got[0], 16777217.0);
+    ck_assert(isnan(got[7]));
+    free(got);
+    ck_run_ok(run(tmp("int32.fits"), tmp("w1_32.fits"), "-w", "1", "--maps", "median", "--bitpix",
+                  "-32", "-q", NULL));
+    got = read_hdu_f64(tmp("w1_32.fits"), 1, 20, &bitpix);
+    ck_assert_int_eq(bitpix, FLOAT_IMG);
+    ck_assert_double_eq(got[0], (double)(float)16777217.0);
+    free(got);
+    /* A float32 image keeps float32 maps, unless --bitpix -64 widens them. */
+    const float f[20] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20};
+    write_float_fits(tmp("f32.fits"), f, nx, ny);
+    ck_run_ok(run(tmp("f32.fits"), tmp("f32_out.fits"), "-w", "3", "-q", NULL));
+    free(read_hdu_f64(tmp("f32_out.fits"), 1, 20, &bitpix));
+    ck_assert_int_eq(bitpix, FLOAT_IMG);
+    ck_run_ok(run(tmp("f32.fits"), tmp("f32_64.fits"), "-w", "3", "--bitpix", "-64", "-q", NULL));
+    free(read_hdu_f64(tmp("f32_64.fits"), 1, 20, &bitpix));
+    ck_assert_int_eq(bitpix, DOUBLE_IMG);
+    check_checksums(tmp("f32_64.fits"));
+    struct result *r = run(tmp("f32.fits"), tmp("x.fits"), "--bitpix", "16", NULL);
+    check_one_line_error(r, 2, "--bitpix takes -32 or -64", "a bad --bitpix");
+}
+END_TEST
+
+/* BITPIX -64, 32 and 64 images in every shape the filter takes, against the library's float64
+ * filter bit for bit; SIGMA and SNR in float64 arithmetic; strips of a few rows give the same
+ * bits as one piece. */
+START_TEST(float64_maps_are_the_librarys_in_every_strip)
+{
+    const size_t nx = 61, ny = 47, n = nx * ny;
+    const int bitpixes[3] = {DOUBLE_IMG, LONG_IMG, LONGLONG_IMG};
+    for (int b = 0; b < 3; b++) {
+        double *img = random_image_f64(nx, ny, 40u + (unsigned)b);
+        if (bitpixes[b] > 0) /* integers: no infinities, NaN stands for BLANK */
+            for (size_t i = 0; i < n; i++)
+                img[i] = isinf(img[i]) ? 5.0 : isnan(img[i]) ? NAN : floor(img[i]);
+        write_fits_f64(tmp("wide.fits"), bitpixes[b], img, nx, ny);
+        struct {
+            const char *args[8];
+            struct clstats_filter_params p;
+        } cases[3] = {
+            {{"-w", "5x3", "--boundary", "nearest", NULL},
+             {.width = 5, .height = 3, .boundary = CLSTATS_BOUNDARY_NEAREST}},
+            {{"--footprint", "circle:2", "--even", "lower", NULL}, {.even = CLSTATS_EVEN_LOWER}},
+            {{"-w", "4", "--boundary", "constant", "--cval", "16777217", NULL},
+             {.width = 4, .boundary = CLSTATS_BOUNDARY_CONSTANT, .cval = 16777217.0f}},
+        };
+        unsigned char circle[25];
+        ck_assert_int_eq(clstats_footprint_circle(2, circle, 25), 5);
+        cases[1].p.footprint = circle, cases[1].p.footprint_width = 5;
+        cases[1].p.footprint_height = 5;
+        const double cval = 16777217.0;
+        cases[2].p.cval_f64 = &cval;
+        double *median = malloc(n * sizeof *median), *mad = malloc(n * sizeof *mad);
+        double *sigma = malloc(n * sizeof *sigma), *snr = malloc(n * sizeof *snr);
+        for (int c = 0; c < 3; c++) {
+            library_maps_f64(img, nx, ny, &cases[c].p, median, mad);
+            for (size_t i = 0; i < n; i++) {
+                sigma[i] = 1.482602218505602 * mad[i];
+                snr[i] = sigma[i] == 0.0 ? NAN : (img[i] - median[i]) / sigma[i];
+            }
+            const double *want[4] = {median, mad, sigma, snr};
+            for (int strips = 0; strips < 2; strips++) {
+                const char *a[16];
+                int k = 0;
+                a[k++] = tmp("wide.fits"), a[k++] = tmp("wide_out.fits");
+                for (int i = 0; cases[c].args[i]; i++)
+                    a[k++] = cases[c].args[i];
+                a[k++] = "--maps", a[k++] = "median,mad,sigma,snr", a[k++] = "--overwrite";
+                /* 64K of host memory holds strips of a few rows of this image. */
+                if (strips) a[k++] = "--max-memory", a[k++] = "64K";
+                a[k] = NULL;
+                remove(tmp("wide_out.fits"));
+                struct result *r = run(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
+                                       a[10], a[11], a[12], a[13], NULL);
+                ck_assert_msg(r->code == 0, "madfilter failed: %s", r->err);
+                ck_assert_msg(!strips || strstr(r->err, "strips of"), "no strips: %s", r->err);
+                check_checksums(tmp("wide_out.fits"));
+                for (int h = 0; h < 4; h++) {
+                    int bitpix = 0;
+                    size_t first = 0;
+                    double *got = read_hdu_f64(tmp("wide_out.fits"), h + 1, n, &bitpix);
+                    ck_assert_int_eq(bitpix, DOUBLE_IMG);
+                    const size_t bad = differ_f64(got, want[h], n, &first);
+                    ck_assert_msg(bad == 0,
+                                  "BITPIX %d case %d strips %d HDU %d: %zu differ, first %zu: "
+                                  "%.17g vs %.17g",
+                                  bitpixes[b], c, strips, h + 1, bad, first, got[first],
+                                  want[h][first]);
+                    free(got);
+                }
+            }
+        }
+        free(img);
+        free(median);
+        free(mad);
+        free(sigma);
+        free(snr);
+    }
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("madfilter_output");
@@ -160,6 +380,8 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, keywords_a_program_can_read_are_in_every_map);
     tcase_add_test(tc, headers_of_every_length_keep_the_data_in_place);
+    tcase_add_test(tc, wide_integers_are_filtered_exactly_in_float64);
+    tcase_add_test(tc, float64_maps_are_the_librarys_in_every_strip);
     suite_add_tcase(s, tc);
     return test_run_suite(s);
 }

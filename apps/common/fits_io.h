@@ -24,6 +24,9 @@ int fits_io_open(const char *name, enum image_shape want, uint64_t max_bytes,
  * tile-compressed image). Returns 0 or -1 with err. */
 int fits_io_read_rows(struct tool_image *img, size_t plane, size_t row0, size_t rows, float *dst,
                       char *err, size_t errlen);
+/* The same as float64, the values as stored. */
+int fits_io_read_rows_f64(struct tool_image *img, size_t plane, size_t row0, size_t rows,
+                          double *dst, char *err, size_t errlen);
 
 /* For fits_probe's and fits_reader's children: signals back to their defaults (a crash kills
  * the child itself, an interrupt leaves the parent's clean-up to the parent), and how a child
@@ -36,8 +39,8 @@ void fits_child_cause(int how, char *cause, size_t len);
  * (fits_reader.c). Start it after the image is open; fits_io_read_rows then asks it; stop
  * waits for it. Each returns 0, or -1 with one line in err. */
 int fits_reader_start(struct tool_image *img, char *err, size_t errlen);
-int fits_reader_read(struct tool_image *img, size_t plane, size_t row0, size_t rows, float *dst,
-                     char *err, size_t errlen);
+int fits_reader_read(struct tool_image *img, size_t plane, size_t row0, size_t rows, void *dst,
+                     bool f64, char *err, size_t errlen);
 void fits_reader_stop(struct tool_image *img);
 
 /* Closes the input file; harmless when not open. */

@@ -43,6 +43,7 @@ struct job {
     struct session *s;
     const char *input, *output, *png_output; /* output NULL when only --png */
     bool png_only;                           /* OUTPUT itself ends in .png */
+    bool f64; /* filtered in float64: a BITPIX -64, 32 or 64 image (image_is_wide) */
     struct tool_image image;
     struct missing missing; /* --mask and --valid-range */
     struct atomic_file out_file, preview_file;
@@ -172,6 +173,7 @@ static int open_input(struct job *j)
     if (j->image.notice[0] && !o->quiet) error("note: %s", j->image.notice);
     if (missing_open(&j->missing, o, &j->image, err, sizeof err) != EXIT_OK)
         return error("%s", err);
+    j->f64 = image_is_wide(&j->image);
     if (j->image.planes > 1 && (j->png_only || j->png_output))
         return error("%s is a cube of %zu planes and a PNG holds one: write FITS, or select a "
                      "plane, e.g. 'cube.fits[*,*,1:1]'",
@@ -233,8 +235,8 @@ static int plan_strips(struct job *j)
     const struct clstats_filter_params p = window_params(o, &j->s->window);
     int rows;
     clstats_filter_window(&p, NULL, &rows, NULL, NULL);
-    const int status = clstats_filter_strip_height(j->s->ctx, nx, ny, rows, library_maps(o),
-                                                   host_bytes, &j->height);
+    const int status = (j->f64 ? clstats_filter_strip_height_f64 : clstats_filter_strip_height)(
+        j->s->ctx, nx, ny, rows, library_maps(o), host_bytes, &j->height);
     const char *why = clstats_ctx_message(j->s->ctx), *host = strstr(why, " MiB of host memory");
     /* The host memory the library was given is what --max-memory leaves: say it so. */
     if (status == CLSTATS_ERR_NOMEM && host)
@@ -244,6 +246,12 @@ static int plan_strips(struct job *j)
     if (png_out && !(j->png_map = malloc(whole)))
         return error("out of memory for a PNG of %zu x %zu pixels", nx, ny);
     return EXIT_OK;
+}
+
+/* The maps' BITPIX: --bitpix, else float64 for an image filtered in float64. */
+static int output_bitpix(const struct job *j)
+{
+    return j->s->opt.bitpix ? j->s->opt.bitpix : j->f64 ? -64 : -32;
 }
 
 static void history_lines(const struct job *j, char lines[][600], int *n)
@@ -271,7 +279,11 @@ static void history_lines(const struct job *j, char lines[][600], int *n)
         strcat(list, i ? "," : "");
         strcat(list, map_extname(o->maps[i]));
     }
-    snprintf(lines[nh++], 600, "madfilter: maps %s (EXTNAME of each HDU)", list);
+    snprintf(lines[nh++], 600, "madfilter: maps %s (EXTNAME of each HDU), BITPIX %d", list,
+             output_bitpix(j));
+    if (j->f64)
+        snprintf(lines[nh++], 600, "madfilter: filtered in float64 (input BITPIX %d)",
+                 j->image.bitpix);
     if (j->image.cube)
         snprintf(lines[nh++], 600, "madfilter: each of the %zu planes filtered on its own",
                  j->image.planes);
@@ -288,8 +300,8 @@ static void history_lines(const struct job *j, char lines[][600], int *n)
 static int create_fits_output(struct job *j)
 {
     const struct options *o = &j->s->opt;
-    char err[1024], lines[10][600];
-    const char *history[10];
+    char err[1024], lines[12][600];
+    const char *history[12];
     int nh = 0;
     history_lines(j, lines, &nh);
     for (int i = 0; i < nh; i++)
@@ -303,7 +315,7 @@ static int create_fits_output(struct job *j)
     struct keyword_text text;
     struct fits_key keys[MADFILTER_KEYS];
     const struct fits_output_format format = {
-        .bitpix = -32,
+        .bitpix = output_bitpix(j),
         .keys = keys,
         .n_keys = keywords_make(o, &j->s->window, clstats_ctx_device_name(j->s->ctx), &text, keys)};
     /* One late line: the count of missing pixels, known once every strip is read. */
@@ -322,7 +334,17 @@ static int read_rows(void *user, size_t plane, size_t row0, size_t rows, float *
                          sizeof j->err);
 }
 
-/* The library hands each finished strip here: FITS rows, and the PNG's map. */
+static int read_rows_f64(void *user, size_t plane, size_t row0, size_t rows, double *dst)
+{
+    struct job *j = user;
+    if (image_read_rows_f64(&j->image, plane, row0, rows, dst, j->err, sizeof j->err) != 0)
+        return -1;
+    return missing_apply_f64(&j->missing, &j->s->opt, plane, row0, rows, j->image.nx, dst, j->err,
+                             sizeof j->err);
+}
+
+/* The library hands each finished strip here: FITS rows, and the PNG's map (a preview: a
+ * float64 map is rounded to float32 there). */
 static int take_strip(void *user, const struct clstats_strip *st)
 {
     struct job *j = user;
@@ -332,16 +354,28 @@ static int take_strip(void *user, const struct clstats_strip *st)
                                     [MAP_MEDIAN] = st->median,
                                     [MAP_SIGMA] = st->sigma,
                                     [MAP_SNR] = st->snr};
+    const double *data64[MAP_KINDS] = {[MAP_MAD] = st->mad_f64,
+                                       [MAP_MEDIAN] = st->median_f64,
+                                       [MAP_SIGMA] = st->sigma_f64,
+                                       [MAP_SNR] = st->snr_f64};
     for (int i = 0; j->fits && i < o->n_maps; i++) {
         char why[512];
-        if (fits_output_write_rows(j->fits, i, st->plane, st->row0, st->rows, data[o->maps[i]], why,
-                                   sizeof why) != 0) {
+        const int rc = j->f64
+                           ? fits_output_write_rows_f64(j->fits, i, st->plane, st->row0, st->rows,
+                                                        data64[o->maps[i]], why, sizeof why)
+                           : fits_output_write_rows(j->fits, i, st->plane, st->row0, st->rows,
+                                                    data[o->maps[i]], why, sizeof why);
+        if (rc != 0) {
             snprintf(j->err, sizeof j->err, "%s: %s", j->output, why);
             return -1;
         }
     }
-    if (j->png_map)
-        memcpy(j->png_map + st->row0 * j->image.nx, data[o->maps[0]], n * sizeof(float));
+    float *png = j->png_map ? j->png_map + st->row0 * j->image.nx : NULL;
+    if (png && j->f64)
+        for (size_t i = 0; i < n; i++)
+            png[i] = (float)data64[o->maps[0]][i];
+    else if (png)
+        memcpy(png, data[o->maps[0]], n * sizeof(float));
     return 0;
 }
 
@@ -358,7 +392,8 @@ static int filter(struct job *j)
         .params = params,
         .maps = library_maps(o),
         .height = j->height,
-        .read = read_rows,
+        .read = j->f64 ? NULL : read_rows,
+        .read_f64 = j->f64 ? read_rows_f64 : NULL,
         .write = take_strip,
         .notice = on_notice,
         .user = j,
