@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -372,6 +373,105 @@ START_TEST(float64_maps_are_the_librarys_in_every_strip)
 }
 END_TEST
 
+/* -o DIR makes the directory (and its parents) when missing and names each map file after its
+ * input, never with the input's own name: a map cannot be mistaken for the image. */
+START_TEST(output_directories_are_made_and_maps_named_after_inputs)
+{
+    const size_t nx = 9, ny = 7;
+    float *img = random_image(nx, ny, 21);
+    float *median = malloc(nx * ny * sizeof *median), *mad = malloc(nx * ny * sizeof *mad);
+    library_maps(img, nx, ny, 3, CLSTATS_BOUNDARY_REFLECT, median, mad);
+    write_float_fits(tmp("a.fits"), img, nx, ny);
+    write_float_fits(tmp("b.fits"), img, nx, ny);
+    /* One input, a name ending in '/': a directory, two levels made. */
+    ck_run_ok(run("-o", tmp("new/deeper/"), tmp("a.fits"), "-w", "3", "-q", NULL));
+    ck_assert(exists(tmp("new/deeper/a_maps.fits")) && !exists(tmp("new/deeper/a.fits")));
+    /* Several inputs, a new name without an image extension: a directory. */
+    ck_run_ok(run("-o", tmp("maps"), tmp("a.fits"), tmp("b.fits[0]"), "-w", "3", "-q", NULL));
+    const char *outs[3] = {"new/deeper/a_maps.fits", "maps/a_maps.fits", "maps/b_maps.fits"};
+    for (int i = 0; i < 3; i++) {
+        long gx, gy;
+        float *got = read_hdu(tmp(outs[i]), 1, &gx, &gy);
+        ck_assert_msg(test_compare_bits(got, mad, nx * ny, nx, outs[i]) == 0, "%s", outs[i]);
+        free(got);
+    }
+    /* Written into the input's own directory, the map still has a name of its own. */
+    ck_run_ok(run("-o", tmp(""), tmp("a.fits"), "-w", "3", "-q", NULL));
+    ck_assert(exists(tmp("a_maps.fits")));
+    /* A name with an image extension stays a file name: several inputs cannot share it, and no
+     * directory of that name is made; nor is one made when a name is refused. */
+    struct result *r = run("-o", tmp("plain.fits"), tmp("a.fits"), tmp("b.fits"), NULL);
+    check_one_line_error(r, 2, "a directory or a pattern", "-o FILE for two inputs");
+    ck_assert(!exists(tmp("plain.fits")));
+    r = run("-o", tmp("never/"), tmp("a.fits"), tmp("a.fits"), NULL);
+    check_one_line_error(r, 2, "would both write", "one input twice");
+    ck_assert(!exists(tmp("never")));
+    /* A file where the directory should be: one line, exit 1. */
+    FILE *f = fopen(tmp("afile"), "w");
+    fclose(f);
+    r = run("-o", tmp("afile/sub/"), tmp("a.fits"), "-q", NULL);
+    check_one_line_error(r, 1, "cannot make the output directory", "a file in the way");
+    free(img);
+    free(median);
+    free(mad);
+}
+END_TEST
+
+static long file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* OUTPUT "-" writes the FITS file to standard output, whole, and nothing else there; a run that
+ * fails writes nothing to it; --png, several inputs and a terminal are refused. */
+START_TEST(standard_output_gets_the_whole_fits_file_or_nothing)
+{
+    const size_t nx = 12, ny = 10;
+    float *img = random_image(nx, ny, 23);
+    float *median = malloc(nx * ny * sizeof *median), *mad = malloc(nx * ny * sizeof *mad);
+    library_maps(img, nx, ny, 5, CLSTATS_BOUNDARY_REFLECT, median, mad);
+    write_float_fits(tmp("in.fits"), img, nx, ny);
+    char copy[600];
+    snprintf(copy, sizeof copy, "%s", tmp("from_stdout.fits"));
+    run_stdout_to = copy;
+    struct result *r = run(tmp("in.fits"), "-", "-w", "5", "--maps", "median,mad", NULL);
+    ck_run_ok(r);
+    ck_assert_msg(strstr(r->err, "madfilter: wrote -"), "summary: %s", r->err);
+    check_checksums(copy);
+    ck_assert_int_eq(count_hdus(copy), 2);
+    for (int h = 1; h <= 2; h++) {
+        long gx, gy;
+        float *got = read_hdu(copy, h, &gx, &gy);
+        ck_assert(test_compare_bits(got, h == 1 ? median : mad, nx * ny, nx, "stdout") == 0);
+        free(got);
+    }
+    ck_assert_int_eq(file_size(copy) % 2880, 0);
+    ck_assert_int_eq(count_temporaries(), 0);
+    ck_assert(!exists(tmp("-")));
+    /* -o - is the same. */
+    ck_run_ok(run("-o", "-", tmp("in.fits"), "-w", "5", "-q", NULL));
+    ck_assert_int_gt(file_size(copy), 2880);
+    /* A device lost: an error line, and not a byte on standard output. */
+    shim_set("OPENCL_SHIM_LOSE_AFTER", "0");
+    r = run(tmp("in.fits"), "-", "-w", "5", "-q", "--max-memory", "4K", NULL);
+    shim_clear();
+    check_one_line_error(r, 1, "filtering failed", "lost device");
+    ck_assert_int_eq(file_size(copy), 0);
+    r = run(tmp("missing.fits"), "-", "-q", NULL);
+    ck_assert_int_eq(r->code, 1);
+    ck_assert_int_eq(file_size(copy), 0);
+    r = run(tmp("in.fits"), "-", "--png", "-", NULL);
+    check_one_line_error(r, 2, "--png writes a file, not standard output", "--png -");
+    r = run("-o", "-", tmp("in.fits"), tmp("in.fits[0]"), NULL);
+    check_one_line_error(r, 2, "standard output (-) takes the maps of one input", "two inputs");
+    run_stdout_to = NULL;
+    free(img);
+    free(median);
+    free(mad);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("madfilter_output");
@@ -382,6 +482,8 @@ int main(void)
     tcase_add_test(tc, headers_of_every_length_keep_the_data_in_place);
     tcase_add_test(tc, wide_integers_are_filtered_exactly_in_float64);
     tcase_add_test(tc, float64_maps_are_the_librarys_in_every_strip);
+    tcase_add_test(tc, output_directories_are_made_and_maps_named_after_inputs);
+    tcase_add_test(tc, standard_output_gets_the_whole_fits_file_or_nothing);
     suite_add_tcase(s, tc);
     return test_run_suite(s);
 }

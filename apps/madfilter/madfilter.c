@@ -16,6 +16,7 @@
 #include "program_context.h"
 #include "window.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +44,8 @@ struct job {
     struct session *s;
     const char *input, *output, *png_output; /* output NULL when only --png */
     bool png_only;                           /* OUTPUT itself ends in .png */
-    bool f64; /* filtered in float64: a BITPIX -64, 32 or 64 image (image_is_wide) */
+    bool to_stdout; /* OUTPUT "-": written to a temporary file, then copied to stdout */
+    bool f64;       /* filtered in float64: a BITPIX -64, 32 or 64 image (image_is_wide) */
     struct tool_image image;
     struct missing missing; /* --mask and --valid-range */
     struct atomic_file out_file, preview_file;
@@ -149,14 +151,21 @@ static int check_outputs(struct job *j)
     const struct options *o = &j->s->opt;
     char err[512];
     struct stat st;
-    const char *outs[2] = {j->output, j->png_output};
+    const char *outs[2] = {j->to_stdout ? NULL : j->output, j->png_output};
+    if (j->to_stdout && isatty(STDOUT_FILENO))
+        return error("standard output is a terminal: redirect it to a file or a pipe for FITS");
     for (int i = 0; i < 2; i++) {
         if (!outs[i] || lstat(outs[i], &st) != 0) continue;
         if (S_ISDIR(st.st_mode)) return error("output %s is a directory", outs[i]);
         if (atomic_check_destination(outs[i], err, sizeof err) != 0) return error("%s", err);
         if (!o->overwrite) return error("%s exists (use --overwrite to replace it)", outs[i]);
     }
-    if (j->output && atomic_begin(&j->out_file, j->output, err, sizeof err) != 0)
+    /* Standard output's FITS is made whole in $TMPDIR first: stdout gets all of it or nothing. */
+    char spool[4096];
+    const char *tmpdir = getenv("TMPDIR");
+    snprintf(spool, sizeof spool, "%s/madfilter-stdout.fits", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    if (j->output &&
+        atomic_begin(&j->out_file, j->to_stdout ? spool : j->output, err, sizeof err) != 0)
         return error("%s", err);
     if (j->png_output && atomic_begin(&j->preview_file, j->png_output, err, sizeof err) != 0)
         return error("%s", err);
@@ -410,6 +419,33 @@ static int filter(struct job *j)
     return library_error("filtering failed", status, clstats_ctx_message(j->s->ctx));
 }
 
+/* The finished FITS file to standard output. A failure here (a closed pipe, a full disk) can
+ * leave part of it written: that is the only partial output stdout can get. */
+static int copy_to_stdout(const char *path, char *err, size_t errlen)
+{
+    FILE *in = fopen(path, "rb");
+    if (!in) {
+        snprintf(err, errlen, "cannot read back the output: %s", strerror(errno));
+        return -1;
+    }
+    static char buf[1 << 16];
+    size_t n;
+    int rc = 0;
+    while (rc == 0 && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, n, stdout) != n) rc = -1;
+    if (rc == 0 && ferror(in)) {
+        snprintf(err, errlen, "cannot read back the output: %s", strerror(errno));
+        fclose(in);
+        return -1;
+    }
+    fclose(in);
+    if (rc != 0 || fflush(stdout) != 0) {
+        snprintf(err, errlen, "cannot write to standard output: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 static int write_outputs(struct job *j)
 {
     const struct options *o = &j->s->opt;
@@ -437,7 +473,11 @@ static int write_outputs(struct job *j)
         return error("%s", err);
 
     /* Both outputs are complete before either is moved into place. */
-    if (j->output && atomic_commit(&j->out_file, o->overwrite, err, sizeof err) != 0)
+    if (j->to_stdout && copy_to_stdout(j->out_file.tmp_path, err, sizeof err) != 0)
+        return error("%s", err);
+    if (j->to_stdout)
+        atomic_abort(&j->out_file);
+    else if (j->output && atomic_commit(&j->out_file, o->overwrite, err, sizeof err) != 0)
         return error("%s", err);
     if (j->png_output && atomic_commit(&j->preview_file, o->overwrite, err, sizeof err) != 0)
         return error("%s", err);
@@ -478,7 +518,8 @@ static int run_one(struct session *s, int i, bool *fatal)
     struct job j = {.s = s, .input = s->opt.inputs[i], .start = now()};
     j.output = outputs_file(&s->outputs, i);
     j.png_output = outputs_png(&s->outputs, i);
-    j.png_only = j.output && path_has_suffix(j.output, ".png");
+    j.to_stdout = outputs_is_stdout(j.output);
+    j.png_only = j.output && !j.to_stdout && path_has_suffix(j.output, ".png");
     error_subject = s->outputs.batch ? j.input : NULL;
     s->index = i;
 

@@ -36,12 +36,18 @@ static const char manual[] =
     "        in cfitsio; a name ending in .gz is written gzip-compressed (.fz, .Z, .bz2\n"
     "        and .zip are refused: write .fits and compress it afterwards). OUTPUT must\n"
     "        not be a file that an input of the run reads, nor a FIFO, device, directory or\n"
-    "        symbolic link.\n"
+    "        symbolic link. '-' writes the FITS file to standard output (uncompressed; pipe it\n"
+    "        to gzip for .gz): it is made whole in $TMPDIR first, so a run that fails writes\n"
+    "        nothing there (only a failure while copying, such as a closed pipe, can leave\n"
+    "        part of it); a terminal, --png - and several inputs are refused.\n"
     "\n"
     "Options:\n"
     "  -o, --output TARGET  The output, given as an option: a file for one INPUT; for several,\n"
-    "                       an existing directory (each INPUT writes DIR/NAME.fits) or a\n"
-    "                       pattern in which {} stands for NAME ('maps/{}_mad.fits'). NAME\n"
+    "                       a directory (each INPUT writes DIR/NAME_maps.fits, so a map never\n"
+    "                       takes its input's name; DIR and its parents are made when\n"
+    "                       missing: an existing directory, a name ending in '/', or, with\n"
+    "                       several inputs, a new name without a .fits/.fz/.gz/.png extension)\n"
+    "                       or a pattern in which {} stands for NAME ('maps/{}_mad.fits'). NAME\n"
     "                       is the input's file name without directory, HDU selector and\n"
     "                       .fits/.fit/.fts/.fz/.gz/.png extension. With -o every other file\n"
     "                       name is an INPUT. --png then takes a pattern with {} too.\n"
@@ -471,9 +477,9 @@ int options_parse(int argc, char **argv, struct options *o)
     }
     if (o->output_target && o->output_target[0] == '\0')
         return cli_usage_error("the output file name is empty");
-    if ((o->output_target && strcmp(o->output_target, "-") == 0) ||
-        (o->png_output && strcmp(o->png_output, "-") == 0))
-        return cli_usage_error("writing to standard output is not supported: give a file name");
+    /* OUTPUT "-" is FITS on standard output (outputs.c); a PNG preview is always a file. */
+    if (o->png_output && strcmp(o->png_output, "-") == 0)
+        return cli_usage_error("--png writes a file, not standard output (-): give a file name");
     return EXIT_OK;
 }
 
