@@ -84,8 +84,8 @@ static void read_and_write(struct tool_image *img)
     struct fits_output *out = NULL;
     const struct fits_map map = {"MAD", "median absolute deviation", false};
     const char *history[1] = {"fuzz"};
-    if (small &&
-        fits_output_create(&out, output, scratch, img, &map, 1, history, 1, 1, err, sizeof err))
+    if (small && fits_output_create(&out, output, scratch, img, &map, 1, NULL, history, 1, 1, err,
+                                    sizeof err))
         out = NULL;
     if (out) check_disk_usage(0, img, false); /* created: nothing written yet */
     size_t done = 0;

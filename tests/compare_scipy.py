@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import warnings
 
 try:
     import numpy as np
@@ -177,6 +178,22 @@ def check_sample(madfilter, tmp, sky):
     out = os.path.join(tmp, "sky_maps.fits")
     run_madfilter(madfilter, [sky, out, "-w", "11", "--maps", "mad,median,sigma,snr"])
     problems = []
+    # astropy checks every HDU's CHECKSUM and DATASUM on opening, and warns where one fails.
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with fits.open(out, checksum=True) as hout:
+            for h in hout:
+                h.data
+            keys = [(h.name, h.header.get("MFWIDTH"), h.header.get("MFHEIGHT"),
+                     h.header.get("MFFOOT"), h.header.get("MFBOUND"), h.header.get("MFMAPS"),
+                     h.header.get("MFEVEN"), h.header.get("MFORIGX"), bool(h.header.get("MFDEVICE")))
+                    for h in hout]
+    for w in caught:
+        if "checksum" in str(w.message).lower():
+            problems.append("astropy: %s" % w.message)
+    for k in keys:
+        if k[1:] != (11, 11, "square", "reflect", "MAD,MEDIAN,SIGMA,SNR", "mean", 0, True):
+            problems.append("%s: keywords %r" % (k[0], k[1:]))
     with fits.open(sky) as hin, fits.open(out) as hout:
         data = hin[0].data.astype(np.float32)
         wcs_in = WCS(hin[0].header)

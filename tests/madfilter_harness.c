@@ -93,6 +93,7 @@ static void slurp(const char *path, char *buf, size_t size)
 }
 
 const char *run_stdin;
+const char *run_stdout_to;
 
 /* Runs madfilter with the given arguments (NULL-terminated), capturing stdout and stderr. */
 struct result *run(const char *first, ...)
@@ -112,7 +113,8 @@ struct result *run(const char *first, ...)
     snprintf(err_path, sizeof err_path, "%s.stderr", tmpdir);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, out_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 1, run_stdout_to ? run_stdout_to : out_path,
+                                     O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addopen(&fa, 2, err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (run_stdin) posix_spawn_file_actions_addopen(&fa, 0, run_stdin, O_RDONLY, 0);
     pid_t pid;
@@ -122,7 +124,10 @@ struct result *run(const char *first, ...)
     int wstatus;
     ck_assert_int_eq(waitpid(pid, &wstatus, 0), pid);
     r.code = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
-    slurp(out_path, r.out, sizeof r.out);
+    if (run_stdout_to)
+        r.out[0] = '\0';
+    else
+        slurp(out_path, r.out, sizeof r.out);
     slurp(err_path, r.err, sizeof r.err);
     r.err_lines = 0;
     for (const char *p = r.err; *p; p++)

@@ -32,6 +32,8 @@ struct result {
  * result lives until the next call. Its standard input is run_stdin when that names a file. */
 struct result *run(const char *first, ...);
 extern const char *run_stdin;
+/* When set, standard output goes to this file (kept) instead of result.out. */
+extern const char *run_stdout_to;
 
 /* The run succeeded; `call` is evaluated once (a second run would hide what the first said). */
 #define ck_run_ok(call)                                                                            \

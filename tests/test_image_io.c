@@ -209,8 +209,8 @@ START_TEST(an_output_holds_only_what_was_written)
     const char *history[1] = {"test"};
     struct fits_output *out;
     char err[512];
-    ck_assert_msg(fits_output_create(&out, path("o.fits"), path("scratch"), &img, maps, 4, history,
-                                     1, 1, err, sizeof err) == 0,
+    ck_assert_msg(fits_output_create(&out, path("o.fits"), path("scratch"), &img, maps, 4, NULL,
+                                     history, 1, 1, err, sizeof err) == 0,
                   "%s", err);
     float *rows = calloc(2 * 4096, sizeof *rows);
     for (int m = 0; m < 4; m++)
@@ -225,8 +225,8 @@ START_TEST(an_output_holds_only_what_was_written)
     ck_assert(fits_output_finish(out, history, 1, err, sizeof err) != 0);
     ck_assert_msg(strstr(err, "incomplete") != NULL, "%s", err);
     ck_assert(access(path("o.fits"), F_OK) != 0);
-    ck_assert(fits_output_create(&out, path("o.fits"), path("scratch"), &img, maps, 1, history, 1,
-                                 1, err, sizeof err) == 0);
+    ck_assert(fits_output_create(&out, path("o.fits"), path("scratch"), &img, maps, 1, NULL,
+                                 history, 1, 1, err, sizeof err) == 0);
     ck_assert(fits_output_write_rows(out, 0, 0, 0, 2, rows, err, sizeof err) == 0);
     fits_output_abort(out);
     ck_assert(access(path("o.fits"), F_OK) != 0);
@@ -247,8 +247,8 @@ static void write_finished(const char *name, size_t planes, const float *v)
     float neg[35];
     for (int i = 0; i < 35; i++)
         neg[i] = -v[i];
-    ck_assert(fits_output_create(&out, name, path("scratch"), &img, maps, 2, history, 2, 1, err,
-                                 sizeof err) == 0);
+    ck_assert(fits_output_create(&out, name, path("scratch"), &img, maps, 2, NULL, history, 2, 1,
+                                 err, sizeof err) == 0);
     for (size_t p = 0; p < planes; p++)
         for (int m = 0; m < 2; m++) /* strips of 3 and 2 rows */
             for (size_t r = 0; r < 5; r += 3)

@@ -670,7 +670,7 @@ START_TEST(bad_inputs_give_one_line_and_an_exit_code)
         {{"good.fits", "o.fits.fz"}, {NULL}, 2, "not .fz files; write .fits and compress it"},
         {{"good.fits", "o.fits.Z"}, {NULL}, 2, "not .Z files"},
         {{"good.fits", "o.fits.bz2"}, {NULL}, 2, "not .bz2 files"},
-        {{"good.fits", NULL}, {"-"}, 2, "standard output"},
+        {{"good.fits", NULL}, {"--png", "-"}, 2, "standard output"},
         {{"good.fits", NULL}, {NULL}, 2, "no output"},
         {{NULL, NULL}, {NULL}, 2, "no input"},
     };

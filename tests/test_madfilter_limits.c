@@ -283,7 +283,7 @@ START_TEST(several_inputs_share_one_context_and_program)
     read_report(tmp("report.txt"), &contexts, &builds, &launches);
     ck_assert_int_eq(contexts, 1);
     ck_assert_int_eq(builds, 1);
-    const char *outs[3] = {"out/a.fits", "out/b.fits", "out/c.fits"};
+    const char *outs[3] = {"out/a_maps.fits", "out/b_maps.fits", "out/c_maps.fits"};
     for (int i = 0; i < 3; i++)
         mad_matches_library(tmp(outs[i]), imgs[i], 5);
 
@@ -456,9 +456,9 @@ START_TEST(a_failed_input_is_named_and_the_rest_go_on)
     ck_assert_msg(strstr(r->err, want) && strstr(r->err, "not a FITS file"), "%s", r->err);
     ck_assert_msg(strstr(r->err, "madfilter: 2 of 4 inputs failed"), "%s", r->err);
     ck_assert_int_eq(count_lines_with(r->err, "good"), 0);
-    mad_matches_library(tmp("maps/good1.fits"), img, 5);
-    mad_matches_library(tmp("maps/good2.fits"), img, 5);
-    ck_assert(!exists(tmp("maps/missing.fits")) && !exists(tmp("maps/junk.fits")));
+    mad_matches_library(tmp("maps/good1_maps.fits"), img, 5);
+    mad_matches_library(tmp("maps/good2_maps.fits"), img, 5);
+    ck_assert(!exists(tmp("maps/missing_maps.fits")) && !exists(tmp("maps/junk_maps.fits")));
     ck_assert_int_eq(count_temporaries(), 0);
     free(img);
 }

@@ -404,6 +404,7 @@ static int open_image(const char *name, enum image_shape want, struct tool_image
         img->planes *= (size_t)naxes[i]; /* each below 2^30, and at most 7 of them */
     img->cube = img->planes > 1;
     img->naxis = naxis;
+    img->bitpix = bitpix;
     for (int i = 0; i < naxis; i++)
         img->axes[i] = naxes[i];
     if (check_scaling(f, name, err, errlen) != 0) goto fail;
@@ -470,20 +471,23 @@ static void plane_position(const struct tool_image *img, size_t plane, long *fir
     }
 }
 
-static void reverse(float *v, size_t n)
+/* Reverses n elements of `size` bytes (4 or 8). */
+static void reverse(void *v, size_t n, size_t size)
 {
+    char *b = v, t[8];
     for (size_t i = 0, j = n - 1; n > 1 && i < j; i++, j--) {
-        const float t = v[i];
-        v[i] = v[j];
-        v[j] = t;
+        memcpy(t, b + i * size, size);
+        memcpy(b + i * size, b + j * size, size);
+        memcpy(b + j * size, t, size);
     }
 }
 
 /* Rows of an image section: one cfitsio subset read for rows that run forward, else a row at a
  * time; a backward x axis is reversed in place. */
 static int read_section_rows(struct tool_image *img, size_t plane, size_t row0, size_t rows,
-                             float *dst, void *null, int *status)
+                             int type, void *dst, void *null, int *status)
 {
+    const size_t size = type == TDOUBLE ? sizeof(double) : sizeof(float);
     const struct image_section *s = &img->section;
     long first[9] = {0}, last[9] = {0}, inc[9] = {0};
     for (int a = 0; a < img->naxis; a++)
@@ -501,32 +505,36 @@ static int read_section_rows(struct tool_image *img, size_t plane, size_t row0, 
             last[1] = first[1] + (long)n - 1;
         }
         int anynul = 0;
-        if (fits_read_subset(img->fits, TFLOAT, first, last, inc, null, dst + r * img->nx, &anynul,
-                             status))
+        if (fits_read_subset(img->fits, type, first, last, inc, null,
+                             (char *)dst + r * img->nx * size, &anynul, status))
             return -1;
     }
     if (s->step[0] < 0)
         for (size_t r = 0; r < rows; r++)
-            reverse(dst + r * img->nx, img->nx);
+            reverse((char *)dst + r * img->nx * size, img->nx, size);
     return 0;
 }
 
-int fits_io_read_rows(struct tool_image *img, size_t plane, size_t row0, size_t rows, float *dst,
-                      char *err, size_t errlen)
+/* Rows as cfitsio's type TFLOAT or TDOUBLE. */
+static int read_rows(struct tool_image *img, size_t plane, size_t row0, size_t rows, int type,
+                     void *dst, char *err, size_t errlen)
 {
-    if (img->reader) return fits_reader_read(img, plane, row0, rows, dst, err, errlen);
+    if (img->reader)
+        return fits_reader_read(img, plane, row0, rows, dst, type == TDOUBLE, err, errlen);
     int status = 0, anynul = 0;
     float nan_null = NAN, no_check = 0.0f;
-    float *null = img->raw_floats ? &no_check : &nan_null;
+    double nan_null64 = NAN, no_check64 = 0.0;
+    void *null = type == TDOUBLE ? (img->raw_floats ? (void *)&no_check64 : (void *)&nan_null64)
+                                 : (img->raw_floats ? (void *)&no_check : (void *)&nan_null);
     if (img->section.active) {
-        read_section_rows(img, plane, row0, rows, dst, null, &status);
+        read_section_rows(img, plane, row0, rows, type, dst, null, &status);
     } else {
         long position[9] = {1, (long)row0 + 1, 1, 1, 1, 1, 1, 1, 1};
         plane_position(img, plane, position);
         LONGLONG first[9];
         for (int a = 0; a < 9; a++)
             first[a] = position[a] ? position[a] : 1;
-        fits_read_pixll(img->fits, TFLOAT, first, (LONGLONG)(rows * img->nx), null, dst, &anynul,
+        fits_read_pixll(img->fits, type, first, (LONGLONG)(rows * img->nx), null, dst, &anynul,
                         &status);
     }
     if (status) {
@@ -536,6 +544,18 @@ int fits_io_read_rows(struct tool_image *img, size_t plane, size_t row0, size_t 
         return -1;
     }
     return 0;
+}
+
+int fits_io_read_rows(struct tool_image *img, size_t plane, size_t row0, size_t rows, float *dst,
+                      char *err, size_t errlen)
+{
+    return read_rows(img, plane, row0, rows, TFLOAT, dst, err, errlen);
+}
+
+int fits_io_read_rows_f64(struct tool_image *img, size_t plane, size_t row0, size_t rows,
+                          double *dst, char *err, size_t errlen)
+{
+    return read_rows(img, plane, row0, rows, TDOUBLE, dst, err, errlen);
 }
 
 void fits_io_close(struct tool_image *img)

@@ -1,7 +1,7 @@
 /* fits_io.h - madfilter's FITS input and output through cfitsio, a run of rows at a time so that
  * memory stays bounded: reading one image HDU (2-D, or a cube of planes) as float32 with BLANK
- * and NaN as NaN (fits_input.c), and writing maps as float32 HDUs that keep the input header
- * (fits_output.c); cfitsio's failures in one line (fits_errors.c). */
+ * and NaN as NaN (fits_input.c), and writing maps as float32 or float64 HDUs that keep the input
+ * header (fits_output.c); cfitsio's failures in one line (fits_errors.c). */
 #ifndef MADFILTER_FITS_IO_H
 #define MADFILTER_FITS_IO_H
 
@@ -24,6 +24,9 @@ int fits_io_open(const char *name, enum image_shape want, uint64_t max_bytes,
  * tile-compressed image). Returns 0 or -1 with err. */
 int fits_io_read_rows(struct tool_image *img, size_t plane, size_t row0, size_t rows, float *dst,
                       char *err, size_t errlen);
+/* The same as float64, the values as stored. */
+int fits_io_read_rows_f64(struct tool_image *img, size_t plane, size_t row0, size_t rows,
+                          double *dst, char *err, size_t errlen);
 
 /* For fits_probe's and fits_reader's children: signals back to their defaults (a crash kills
  * the child itself, an interrupt leaves the parent's clean-up to the parent), and how a child
@@ -36,8 +39,8 @@ void fits_child_cause(int how, char *cause, size_t len);
  * (fits_reader.c). Start it after the image is open; fits_io_read_rows then asks it; stop
  * waits for it. Each returns 0, or -1 with one line in err. */
 int fits_reader_start(struct tool_image *img, char *err, size_t errlen);
-int fits_reader_read(struct tool_image *img, size_t plane, size_t row0, size_t rows, float *dst,
-                     char *err, size_t errlen);
+int fits_reader_read(struct tool_image *img, size_t plane, size_t row0, size_t rows, void *dst,
+                     bool f64, char *err, size_t errlen);
 void fits_reader_stop(struct tool_image *img);
 
 /* Closes the input file; harmless when not open. */
@@ -77,24 +80,47 @@ struct fits_map {
     bool unitless;       /* drop BUNIT: the map is not in the input's units */
 };
 
+/* A keyword card a program can read in every map's header: an integer, a real (NaN: no value,
+ * which FITS cannot write) or a string. */
+struct fits_key {
+    const char *name; /* up to 8 characters */
+    char type;        /* 'I', 'F' or 'S' */
+    long long i;
+    double f;
+    const char *s;
+    const char *comment; /* NULL for none */
+};
+
+/* What a map HDU holds beyond the input's header: its pixels' type and the program's keywords
+ * (placed after the input's cards, which lose any card of the same name). */
+struct fits_output_format {
+    int bitpix; /* -32 (float32) or -64 (float64) */
+    const struct fits_key *keys;
+    int n_keys;
+};
+
 struct fits_output;
 
-/* Creates path (which must not exist) for one float32 HDU per map, shaped like img (NAXIS 3 for a
- * cube): the first as the primary HDU, the rest as IMAGE extensions, each with img's header cards
- * (less DATE, which is the output's own), the HISTORY lines and DATE, and room for n_late more
+/* Creates path (which must not exist) for one HDU per map, float32 or as format says (NULL:
+ * float32, no keywords), shaped like img (NAXIS 3 for a cube): the first as the primary HDU, the
+ * rest as IMAGE extensions, each with img's header cards (less DATE, which is the output's own),
+ * format's keywords, the HISTORY lines and DATE, and room for n_late more
  * HISTORY lines of up to 216 characters. Pixels follow with fits_output_write_rows; the file only
  * ever holds the rows written so far (no zero fill). A name ending in .gz is written to
  * scratch_path (which must not exist either) and compressed into path by fits_output_finish.
  * Returns 0, or -1 with one line in err. */
 int fits_output_create(struct fits_output **out, const char *path, const char *scratch_path,
                        const struct tool_image *img, const struct fits_map *maps, int n_maps,
-                       const char *const *history, int n_history, int n_late, char *err,
-                       size_t errlen);
+                       const struct fits_output_format *format, const char *const *history,
+                       int n_history, int n_late, char *err, size_t errlen);
 
 /* Writes rows row0 .. row0 + rows - 1 of one plane of map number `map`; each map's rows must come
  * in order, each once (so the checksums count every pixel once). */
 int fits_output_write_rows(struct fits_output *out, int map, size_t plane, size_t row0, size_t rows,
                            const float *data, char *err, size_t errlen);
+/* The same from float64 rows (rounded to float32 for a -32 output). */
+int fits_output_write_rows_f64(struct fits_output *out, int map, size_t plane, size_t row0,
+                               size_t rows, const double *data, char *err, size_t errlen);
 
 /* Writes every header, with the late HISTORY lines (at most the n_late given at creation),
  * DATASUM and CHECKSUM, and closes the file (a .gz output is compressed now). Every map must be

@@ -1,12 +1,12 @@
-/* fits_output.c - madfilter's FITS output: one float32 HDU per map, each carrying the input's
- * header. The whole layout (every header's size, every data unit's place) is fixed when the file
- * is created, so each strip's rows go straight to their place with pwrite and the file holds only
- * what has been computed. An abandoned output is unlinked as it stands: it is never padded out to
- * the size its headers declare. (cfitsio zero-fills every data unit it moves past or closes, so a
- * damaged input that declared a huge image once filled the disk on the way out.) The headers,
- * which end with what is known only at the end (late HISTORY lines, checksums), are written
- * last. A .gz name is written uncompressed to a scratch file first and compressed at the end, a
- * block at a time, so no output is ever held whole in memory. */
+/* fits_output.c - madfilter's FITS output: one float32 or float64 HDU per map, each carrying the
+ * input's header and the program's keywords. The whole layout (every header's size, every data
+ * unit's place) is fixed when the file is created, so each strip's rows go straight to their place
+ * with pwrite and the file holds only what has been computed. An abandoned output is unlinked as it
+ * stands: it is never padded out to the size its headers declare. (cfitsio zero-fills every data
+ * unit it moves past or closes, so a damaged input that declared a huge image once filled the disk
+ * on the way out.) The headers, which end with what is known only at the end (late HISTORY lines,
+ * checksums), are written last. A .gz name is written uncompressed to a scratch file first and
+ * compressed at the end, a block at a time, so no output is ever held whole in memory. */
 #include "fits_io.h"
 
 #include <errno.h>
@@ -44,6 +44,9 @@ struct fits_output {
     char *gz_path; /* the .gz output compressed from path at the end; NULL when plain */
     size_t nx, ny, planes;
     int n_maps, late_cards;
+    int bitpix, pixel_bytes;
+    const struct fits_key *keys; /* the caller's, read only while the headers are counted */
+    int n_keys;
     uint64_t data_bytes; /* one map's pixels, unpadded */
     uint64_t total_bytes;
     char date[32]; /* UTC, as FITS writes dates */
@@ -107,6 +110,45 @@ static void card_string(char *card, const char *key, const char *value, const ch
     memcpy(card, text, CARD);
     card[CARD] = '\0';
     finish_card(card);
+}
+
+/* A real value as FITS reads it back exactly: the shortest form that round-trips, with a decimal
+ * point or an exponent so that it is not read as an integer; NaN has no FITS form and leaves the
+ * value undefined (blank). */
+static void card_real(char *card, const char *key, double v, const char *comment)
+{
+    char value[40] = "";
+    if (v == v) {
+        for (int digits = 1; digits <= 17; digits++) {
+            snprintf(value, sizeof value, "%.*G", digits, v);
+            if (strtod(value, NULL) == v) break;
+        }
+        if (!strpbrk(value, ".EN")) strcat(value, ".");
+        if (strchr(value, 'N') || strchr(value, 'I')) snprintf(value, sizeof value, "%s", "");
+    }
+    card_value(card, key, value, comment);
+}
+
+static void card_key(char *card, const struct fits_key *k)
+{
+    if (k->type == 'I')
+        card_int(card, k->name, k->i, k->comment);
+    else if (k->type == 'F')
+        card_real(card, k->name, k->f, k->comment);
+    else
+        card_string(card, k->name, k->s ? k->s : "", k->comment);
+}
+
+/* Whether a card of the input carries one of the program's keywords: the output states this
+ * run's, not an earlier run's as well. */
+static bool is_own_key(const struct fits_output *o, const char *card)
+{
+    for (int i = 0; i < o->n_keys; i++) {
+        const size_t n = strlen(o->keys[i].name);
+        if (strncmp(card, o->keys[i].name, n) == 0 && (n == 8 || card[n] == ' ' || card[n] == '='))
+            return true;
+    }
+    return false;
 }
 
 /* HISTORY cards for text: as many as it needs, 72 characters each. Writes them at cards (NULL:
@@ -191,7 +233,7 @@ static int header_cards(char *cards, const struct fits_output *o, int map,
         PUT(card_value(card, "SIMPLE", "T", "file does conform to FITS standard"));
     else
         PUT(card_string(card, "XTENSION", "IMAGE", "IMAGE extension"));
-    PUT(card_int(card, "BITPIX", -32, "number of bits per data pixel"));
+    PUT(card_int(card, "BITPIX", o->bitpix, "number of bits per data pixel"));
     PUT(card_int(card, "NAXIS", naxis, "number of data axes"));
     for (int a = 0; a < naxis; a++)
         PUT(card_int(card, axis_keys[a], axes[a], "length of data axis"));
@@ -204,10 +246,13 @@ static int header_cards(char *cards, const struct fits_output *o, int map,
     PUT(card_string(card, "EXTNAME", m->extname, m->comment));
     for (int i = 0; i < img->n_cards; i++) {
         const char *c = img->cards + 80 * (size_t)i;
-        if (strncmp(c, "DATE    ", 8) == 0 || (m->unitless && strncmp(c, "BUNIT   ", 8) == 0))
+        if (strncmp(c, "DATE    ", 8) == 0 || (m->unitless && strncmp(c, "BUNIT   ", 8) == 0) ||
+            is_own_key(o, c))
             continue;
         PUT((memcpy(card, c, CARD), card[CARD] = '\0', finish_card(card)));
     }
+    for (int i = 0; i < o->n_keys; i++)
+        PUT(card_key(card, &o->keys[i]));
     for (int i = 0; i < n_history; i++) {
         if (cards) history_cards(cards + (size_t)n * CARD, history[i]);
         n += history_cards(NULL, history[i]);
@@ -219,12 +264,17 @@ static int header_cards(char *cards, const struct fits_output *o, int map,
 
 int fits_output_create(struct fits_output **out, const char *path, const char *scratch_path,
                        const struct tool_image *img, const struct fits_map *maps, int n_maps,
-                       const char *const *history, int n_history, int n_late, char *err,
-                       size_t errlen)
+                       const struct fits_output_format *format, const char *const *history,
+                       int n_history, int n_late, char *err, size_t errlen)
 {
     *out = NULL;
     if (n_maps < 1 || n_maps > MAX_MAPS) {
         snprintf(err, errlen, "cannot write %d maps to one file", n_maps);
+        return -1;
+    }
+    const int bitpix = format ? format->bitpix : -32;
+    if (bitpix != -32 && bitpix != -64) {
+        snprintf(err, errlen, "cannot write maps of BITPIX %d", bitpix);
         return -1;
     }
     struct fits_output *o = calloc(1, sizeof *o);
@@ -233,7 +283,11 @@ int fits_output_create(struct fits_output **out, const char *path, const char *s
     o->nx = img->nx, o->ny = img->ny, o->planes = img->planes;
     o->n_maps = n_maps;
     o->late_cards = n_late * CARDS_PER_LATE_LINE;
-    o->data_bytes = (uint64_t)img->nx * img->ny * img->planes * sizeof(float);
+    o->bitpix = bitpix;
+    o->pixel_bytes = bitpix == -64 ? 8 : 4;
+    o->keys = format ? format->keys : NULL;
+    o->n_keys = format ? format->n_keys : 0;
+    o->data_bytes = (uint64_t)img->nx * img->ny * img->planes * (uint64_t)o->pixel_bytes;
     const time_t t = time(NULL);
     struct tm utc;
     gmtime_r(&t, &utc);
@@ -254,6 +308,8 @@ int fits_output_create(struct fits_output **out, const char *path, const char *s
         h->data = at + (uint64_t)h->header_blocks * BLOCK;
         at = h->data + padded(o->data_bytes);
     }
+    o->keys = NULL; /* every header's cards are made: the caller's keys are not kept */
+    o->n_keys = 0;
     o->total_bytes = at;
     /* O_EXCL: the caller's temporary directory is its own, so an existing file is a mistake. */
     o->fd = open(o->path, (gz ? O_RDWR : O_WRONLY) | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
@@ -271,8 +327,9 @@ no_memory:
     return -1;
 }
 
-int fits_output_write_rows(struct fits_output *out, int map, size_t plane, size_t row0, size_t rows,
-                           const float *data, char *err, size_t errlen)
+/* Rows of float32 (f64 false) or float64 values, as big-endian pixels of the output's type. */
+static int write_rows(struct fits_output *out, int map, size_t plane, size_t row0, size_t rows,
+                      const void *data, bool f64, char *err, size_t errlen)
 {
     struct hdu *h = &out->hdus[map];
     const uint64_t first = ((uint64_t)plane * out->ny + row0) * out->nx;
@@ -284,18 +341,29 @@ int fits_output_write_rows(struct fits_output *out, int map, size_t plane, size_
                  row0, row0 + rows, plane);
         return -1;
     }
-    uint32_t buf[CHUNK];
+    const int size = out->pixel_bytes;
+    uint64_t buf[CHUNK];
     for (uint64_t done = 0; done < count;) {
         const size_t n = count - done < CHUNK ? (size_t)(count - done) : CHUNK;
         unsigned char *b = (unsigned char *)buf;
         for (size_t i = 0; i < n; i++) {
-            uint32_t u;
-            memcpy(&u, &data[done + i], 4);
-            b[4 * i] = (unsigned char)(u >> 24), b[4 * i + 1] = (unsigned char)(u >> 16);
-            b[4 * i + 2] = (unsigned char)(u >> 8), b[4 * i + 3] = (unsigned char)u;
+            const uint64_t k = done + i;
+            uint64_t u;
+            if (size == 8) {
+                const double v = f64 ? ((const double *)data)[k] : ((const float *)data)[k];
+                memcpy(&u, &v, 8);
+            } else {
+                const float v = f64 ? (float)((const double *)data)[k] : ((const float *)data)[k];
+                uint32_t u32;
+                memcpy(&u32, &v, 4);
+                u = u32;
+            }
+            for (int byte = 0; byte < size; byte++)
+                b[size * i + byte] = (unsigned char)(u >> (8 * (size - 1 - byte)));
         }
-        h->sum = fold(h->sum + sum_bytes(b, 4 * n));
-        if (write_at(out->fd, b, 4 * n, h->data + 4 * (first + done)) != 0) {
+        h->sum = fold(h->sum + sum_bytes(b, (size_t)size * n));
+        if (write_at(out->fd, b, (size_t)size * n, h->data + (uint64_t)size * (first + done)) !=
+            0) {
             io_error(err, errlen, "write");
             return -1;
         }
@@ -305,8 +373,23 @@ int fits_output_write_rows(struct fits_output *out, int map, size_t plane, size_
     return 0;
 }
 
-/* The whole header of one HDU: its cards, the late HISTORY lines, DATASUM and CHECKSUM, END and
- * blank padding; CHECKSUM makes the sum of the HDU all ones, as the FITS standard defines. */
+int fits_output_write_rows(struct fits_output *out, int map, size_t plane, size_t row0, size_t rows,
+                           const float *data, char *err, size_t errlen)
+{
+    return write_rows(out, map, plane, row0, rows, data, false, err, errlen);
+}
+
+int fits_output_write_rows_f64(struct fits_output *out, int map, size_t plane, size_t row0,
+                               size_t rows, const double *data, char *err, size_t errlen)
+{
+    return write_rows(out, map, plane, row0, rows, data, true, err, errlen);
+}
+
+/* The whole header of one HDU: its cards, the late HISTORY lines, blank cards for the room they
+ * left, CHECKSUM, DATASUM, END and blank padding; CHECKSUM makes the sum of the HDU all ones, as
+ * the FITS standard defines. END stays at the end of the room reserved: a reader takes the data
+ * to start at the block after END's, so an END that unused room left a block early would move
+ * the data (blank cards before END are valid FITS). */
 static void build_header(const struct fits_output *o, const struct hdu *h, const char *const *late,
                          int n_late, char *buf)
 {
@@ -322,6 +405,7 @@ static void build_header(const struct fits_output *o, const struct hdu *h, const
         at += (size_t)n * CARD;
         room -= n;
     }
+    at += (size_t)room * CARD;
     char card[CARD + 1], value[32], comment[64];
     snprintf(comment, sizeof comment, "HDU checksum updated %s", o->date);
     card_string(card, "CHECKSUM", "0000000000000000", comment);
@@ -386,7 +470,7 @@ int fits_output_finish(struct fits_output *out, const char *const *late, int n_l
     int rc = -1;
     char *header = NULL;
     for (int i = 0; i < out->n_maps; i++) {
-        if (out->hdus[i].next_pixel != out->data_bytes / sizeof(float)) {
+        if (out->hdus[i].next_pixel != out->data_bytes / (uint64_t)out->pixel_bytes) {
             snprintf(err, errlen, "internal error: map %d is incomplete", i + 1);
             goto done;
         }

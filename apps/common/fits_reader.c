@@ -19,11 +19,11 @@
 #include <unistd.h>
 
 struct request {
-    uint64_t plane, row0, rows;
+    uint64_t plane, row0, rows, f64; /* f64: doubles wanted, else floats */
 };
 
 struct reply {
-    int32_t status; /* 0: rows * nx floats follow; else `length` bytes of message */
+    int32_t status; /* 0: rows * nx pixels follow; else `length` bytes of message */
     uint32_t length;
 };
 
@@ -58,7 +58,7 @@ static int receive_all(int fd, void *buf, size_t n)
 static void serve(struct tool_image *img, int fd)
 {
     fits_child_defaults();
-    float *rows = NULL;
+    double *rows = NULL; /* room for floats or doubles */
     size_t held = 0;
     struct request q;
     while (receive_all(fd, &q, sizeof q) == 0) {
@@ -72,13 +72,17 @@ static void serve(struct tool_image *img, int fd)
         }
         if (!rows)
             snprintf(err, sizeof err, "out of memory unpacking %zu pixels", n);
+        else if (q.f64)
+            fits_io_read_rows_f64(img, (size_t)q.plane, (size_t)q.row0, (size_t)q.rows, rows, err,
+                                  sizeof err);
         else
-            fits_io_read_rows(img, (size_t)q.plane, (size_t)q.row0, (size_t)q.rows, rows, err,
-                              sizeof err);
+            fits_io_read_rows(img, (size_t)q.plane, (size_t)q.row0, (size_t)q.rows, (float *)rows,
+                              err, sizeof err);
         r.status = err[0] ? -1 : 0;
         r.length = err[0] ? (uint32_t)strlen(err) + 1 : 0;
         if (send_all(fd, &r, sizeof r) != 0 ||
-            send_all(fd, r.status ? (void *)err : (void *)rows, r.status ? r.length : n * 4) != 0)
+            send_all(fd, r.status ? (void *)err : (void *)rows,
+                     r.status ? r.length : n * (q.f64 ? 8 : 4)) != 0)
             break;
     }
     _exit(0); /* the parent owns every buffer and file this process shares */
@@ -163,14 +167,14 @@ static void describe_end(struct tool_image *img, char *err, size_t errlen)
              img->name, cause);
 }
 
-int fits_reader_read(struct tool_image *img, size_t plane, size_t row0, size_t rows, float *dst,
-                     char *err, size_t errlen)
+int fits_reader_read(struct tool_image *img, size_t plane, size_t row0, size_t rows, void *dst,
+                     bool f64, char *err, size_t errlen)
 {
     if (img->reader_pid <= 0) {
         snprintf(err, errlen, "cannot read the pixels of %s: its reader has stopped", img->name);
         return -1;
     }
-    const struct request q = {plane, row0, rows};
+    const struct request q = {plane, row0, rows, f64};
     struct reply r;
     if (send_all(img->reader_fd, &q, sizeof q) != 0 ||
         receive_all(img->reader_fd, &r, sizeof r) != 0) {
@@ -178,7 +182,7 @@ int fits_reader_read(struct tool_image *img, size_t plane, size_t row0, size_t r
         return -1;
     }
     if (r.status == 0) {
-        if (receive_all(img->reader_fd, dst, rows * img->nx * sizeof *dst) == 0) return 0;
+        if (receive_all(img->reader_fd, dst, rows * img->nx * (f64 ? 8 : 4)) == 0) return 0;
         describe_end(img, err, errlen);
         return -1;
     }

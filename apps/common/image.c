@@ -164,6 +164,21 @@ int image_read_rows(struct tool_image *img, size_t plane, size_t row0, size_t ro
     return 0;
 }
 
+int image_read_rows_f64(struct tool_image *img, size_t plane, size_t row0, size_t rows, double *dst,
+                        char *err, size_t errlen)
+{
+    if (img->fits) return fits_io_read_rows_f64(img, plane, row0, rows, dst, err, errlen);
+    const float *src = img->data + (plane * img->ny + row0) * img->nx;
+    for (size_t i = 0; i < rows * img->nx; i++)
+        dst[i] = src[i];
+    return 0;
+}
+
+bool image_is_wide(const struct tool_image *img)
+{
+    return img->fits && (img->bitpix == -64 || img->bitpix == 32 || img->bitpix == 64);
+}
+
 void image_close(struct tool_image *img)
 {
     fits_io_close(img);

@@ -36,6 +36,8 @@ struct tool_image {
     float *data;     /* PNG: nx * ny values, row 0 at the bottom; NULL for FITS */
     void *fits;      /* FITS: the open cfitsio file (fitsfile *); NULL for PNG */
     bool raw_floats; /* FITS float pixels: read bit for bit, with no null check */
+    int bitpix;      /* FITS: BITPIX of the pixels as stored (the image's, when compressed); 0
+                        for PNG */
     int naxis;       /* FITS: axes of the image (or section), and their lengths */
     long long axes[9];
     struct image_section section;
@@ -57,6 +59,15 @@ int image_open(const char *name, enum image_shape want, uint64_t max_bytes, stru
  * with one line in err. */
 int image_read_rows(struct tool_image *img, size_t plane, size_t row0, size_t rows, float *dst,
                     char *err, size_t errlen);
+
+/* The same in float64: a FITS image's values as stored (BSCALE and BZERO applied in double),
+ * a PNG's widened. */
+int image_read_rows_f64(struct tool_image *img, size_t plane, size_t row0, size_t rows, double *dst,
+                        char *err, size_t errlen);
+
+/* Whether an image's values need float64 to be exact: BITPIX -64, 32 and 64 (float32 holds
+ * every 8- and 16-bit integer and every float32). */
+bool image_is_wide(const struct tool_image *img);
 
 /* Closes the file or frees the pixels; harmless on a zeroed or already closed image. */
 void image_close(struct tool_image *img);

@@ -3,6 +3,7 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "paths.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,4 +77,34 @@ bool path_is_directory(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool path_has_image_extension(const char *path)
+{
+    for (size_t i = 0; i < sizeof extensions / sizeof extensions[0]; i++)
+        if (path_has_suffix(path, extensions[i])) return true;
+    return false;
+}
+
+int path_make_directories(const char *dir)
+{
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof path, "%s", dir) >= (int)sizeof path) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    /* Each parent in turn: an existing one is fine, whoever made it. */
+    for (char *p = path + 1;; p++) {
+        const bool end = *p == '\0';
+        if (*p == '/' || end) {
+            *p = '\0';
+            if (mkdir(path, 0777) != 0 && errno != EEXIST) return -1;
+            if (!path_is_directory(path)) {
+                errno = ENOTDIR;
+                return -1;
+            }
+            if (end) return 0;
+            *p = '/';
+        }
+    }
 }

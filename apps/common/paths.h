@@ -23,4 +23,11 @@ bool path_has_suffix(const char *path, const char *suffix);
 
 bool path_is_directory(const char *path);
 
+/* Whether a name ends with one of the extensions path_stem removes (.fits, .fz, .png, ...). */
+bool path_has_image_extension(const char *path);
+
+/* Makes the directory dir and any missing parents (mode 0777 less the umask). Returns 0, or -1
+ * with errno set. */
+int path_make_directories(const char *dir);
+
 #endif

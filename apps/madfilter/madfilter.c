@@ -7,6 +7,7 @@
 #include "atomic_file.h"
 #include "clstats.h"
 #include "fits_io.h"
+#include "keywords.h"
 #include "maps.h"
 #include "options.h"
 #include "outputs.h"
@@ -15,6 +16,7 @@
 #include "program_context.h"
 #include "window.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +44,8 @@ struct job {
     struct session *s;
     const char *input, *output, *png_output; /* output NULL when only --png */
     bool png_only;                           /* OUTPUT itself ends in .png */
+    bool to_stdout; /* OUTPUT "-": written to a temporary file, then copied to stdout */
+    bool f64;       /* filtered in float64: a BITPIX -64, 32 or 64 image (image_is_wide) */
     struct tool_image image;
     struct missing missing; /* --mask and --valid-range */
     struct atomic_file out_file, preview_file;
@@ -147,14 +151,21 @@ static int check_outputs(struct job *j)
     const struct options *o = &j->s->opt;
     char err[512];
     struct stat st;
-    const char *outs[2] = {j->output, j->png_output};
+    const char *outs[2] = {j->to_stdout ? NULL : j->output, j->png_output};
+    if (j->to_stdout && isatty(STDOUT_FILENO))
+        return error("standard output is a terminal: redirect it to a file or a pipe for FITS");
     for (int i = 0; i < 2; i++) {
         if (!outs[i] || lstat(outs[i], &st) != 0) continue;
         if (S_ISDIR(st.st_mode)) return error("output %s is a directory", outs[i]);
         if (atomic_check_destination(outs[i], err, sizeof err) != 0) return error("%s", err);
         if (!o->overwrite) return error("%s exists (use --overwrite to replace it)", outs[i]);
     }
-    if (j->output && atomic_begin(&j->out_file, j->output, err, sizeof err) != 0)
+    /* Standard output's FITS is made whole in $TMPDIR first: stdout gets all of it or nothing. */
+    char spool[4096];
+    const char *tmpdir = getenv("TMPDIR");
+    snprintf(spool, sizeof spool, "%s/madfilter-stdout.fits", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    if (j->output &&
+        atomic_begin(&j->out_file, j->to_stdout ? spool : j->output, err, sizeof err) != 0)
         return error("%s", err);
     if (j->png_output && atomic_begin(&j->preview_file, j->png_output, err, sizeof err) != 0)
         return error("%s", err);
@@ -171,6 +182,7 @@ static int open_input(struct job *j)
     if (j->image.notice[0] && !o->quiet) error("note: %s", j->image.notice);
     if (missing_open(&j->missing, o, &j->image, err, sizeof err) != EXIT_OK)
         return error("%s", err);
+    j->f64 = image_is_wide(&j->image);
     if (j->image.planes > 1 && (j->png_only || j->png_output))
         return error("%s is a cube of %zu planes and a PNG holds one: write FITS, or select a "
                      "plane, e.g. 'cube.fits[*,*,1:1]'",
@@ -232,8 +244,8 @@ static int plan_strips(struct job *j)
     const struct clstats_filter_params p = window_params(o, &j->s->window);
     int rows;
     clstats_filter_window(&p, NULL, &rows, NULL, NULL);
-    const int status = clstats_filter_strip_height(j->s->ctx, nx, ny, rows, library_maps(o),
-                                                   host_bytes, &j->height);
+    const int status = (j->f64 ? clstats_filter_strip_height_f64 : clstats_filter_strip_height)(
+        j->s->ctx, nx, ny, rows, library_maps(o), host_bytes, &j->height);
     const char *why = clstats_ctx_message(j->s->ctx), *host = strstr(why, " MiB of host memory");
     /* The host memory the library was given is what --max-memory leaves: say it so. */
     if (status == CLSTATS_ERR_NOMEM && host)
@@ -243,6 +255,12 @@ static int plan_strips(struct job *j)
     if (png_out && !(j->png_map = malloc(whole)))
         return error("out of memory for a PNG of %zu x %zu pixels", nx, ny);
     return EXIT_OK;
+}
+
+/* The maps' BITPIX: --bitpix, else float64 for an image filtered in float64. */
+static int output_bitpix(const struct job *j)
+{
+    return j->s->opt.bitpix ? j->s->opt.bitpix : j->f64 ? -64 : -32;
 }
 
 static void history_lines(const struct job *j, char lines[][600], int *n)
@@ -270,7 +288,11 @@ static void history_lines(const struct job *j, char lines[][600], int *n)
         strcat(list, i ? "," : "");
         strcat(list, map_extname(o->maps[i]));
     }
-    snprintf(lines[nh++], 600, "madfilter: maps %s (EXTNAME of each HDU)", list);
+    snprintf(lines[nh++], 600, "madfilter: maps %s (EXTNAME of each HDU), BITPIX %d", list,
+             output_bitpix(j));
+    if (j->f64)
+        snprintf(lines[nh++], 600, "madfilter: filtered in float64 (input BITPIX %d)",
+                 j->image.bitpix);
     if (j->image.cube)
         snprintf(lines[nh++], 600, "madfilter: each of the %zu planes filtered on its own",
                  j->image.planes);
@@ -287,8 +309,8 @@ static void history_lines(const struct job *j, char lines[][600], int *n)
 static int create_fits_output(struct job *j)
 {
     const struct options *o = &j->s->opt;
-    char err[1024], lines[10][600];
-    const char *history[10];
+    char err[1024], lines[12][600];
+    const char *history[12];
     int nh = 0;
     history_lines(j, lines, &nh);
     for (int i = 0; i < nh; i++)
@@ -299,9 +321,15 @@ static int create_fits_output(struct job *j)
         maps[i].comment = map_description(o->maps[i]);
         maps[i].unitless = o->maps[i] == MAP_SNR;
     }
+    struct keyword_text text;
+    struct fits_key keys[MADFILTER_KEYS];
+    const struct fits_output_format format = {
+        .bitpix = output_bitpix(j),
+        .keys = keys,
+        .n_keys = keywords_make(o, &j->s->window, clstats_ctx_device_name(j->s->ctx), &text, keys)};
     /* One late line: the count of missing pixels, known once every strip is read. */
     if (fits_output_create(&j->fits, j->out_file.tmp_path, j->out_file.scratch_path, &j->image,
-                           maps, o->n_maps, history, nh, 1, err, sizeof err) != 0)
+                           maps, o->n_maps, &format, history, nh, 1, err, sizeof err) != 0)
         return error("%s: %s", j->output, err);
     return EXIT_OK;
 }
@@ -315,7 +343,17 @@ static int read_rows(void *user, size_t plane, size_t row0, size_t rows, float *
                          sizeof j->err);
 }
 
-/* The library hands each finished strip here: FITS rows, and the PNG's map. */
+static int read_rows_f64(void *user, size_t plane, size_t row0, size_t rows, double *dst)
+{
+    struct job *j = user;
+    if (image_read_rows_f64(&j->image, plane, row0, rows, dst, j->err, sizeof j->err) != 0)
+        return -1;
+    return missing_apply_f64(&j->missing, &j->s->opt, plane, row0, rows, j->image.nx, dst, j->err,
+                             sizeof j->err);
+}
+
+/* The library hands each finished strip here: FITS rows, and the PNG's map (a preview: a
+ * float64 map is rounded to float32 there). */
 static int take_strip(void *user, const struct clstats_strip *st)
 {
     struct job *j = user;
@@ -325,16 +363,28 @@ static int take_strip(void *user, const struct clstats_strip *st)
                                     [MAP_MEDIAN] = st->median,
                                     [MAP_SIGMA] = st->sigma,
                                     [MAP_SNR] = st->snr};
+    const double *data64[MAP_KINDS] = {[MAP_MAD] = st->mad_f64,
+                                       [MAP_MEDIAN] = st->median_f64,
+                                       [MAP_SIGMA] = st->sigma_f64,
+                                       [MAP_SNR] = st->snr_f64};
     for (int i = 0; j->fits && i < o->n_maps; i++) {
         char why[512];
-        if (fits_output_write_rows(j->fits, i, st->plane, st->row0, st->rows, data[o->maps[i]], why,
-                                   sizeof why) != 0) {
+        const int rc = j->f64
+                           ? fits_output_write_rows_f64(j->fits, i, st->plane, st->row0, st->rows,
+                                                        data64[o->maps[i]], why, sizeof why)
+                           : fits_output_write_rows(j->fits, i, st->plane, st->row0, st->rows,
+                                                    data[o->maps[i]], why, sizeof why);
+        if (rc != 0) {
             snprintf(j->err, sizeof j->err, "%s: %s", j->output, why);
             return -1;
         }
     }
-    if (j->png_map)
-        memcpy(j->png_map + st->row0 * j->image.nx, data[o->maps[0]], n * sizeof(float));
+    float *png = j->png_map ? j->png_map + st->row0 * j->image.nx : NULL;
+    if (png && j->f64)
+        for (size_t i = 0; i < n; i++)
+            png[i] = (float)data64[o->maps[0]][i];
+    else if (png)
+        memcpy(png, data[o->maps[0]], n * sizeof(float));
     return 0;
 }
 
@@ -351,7 +401,8 @@ static int filter(struct job *j)
         .params = params,
         .maps = library_maps(o),
         .height = j->height,
-        .read = read_rows,
+        .read = j->f64 ? NULL : read_rows,
+        .read_f64 = j->f64 ? read_rows_f64 : NULL,
         .write = take_strip,
         .notice = on_notice,
         .user = j,
@@ -366,6 +417,33 @@ static int filter(struct job *j)
     if (status == CLSTATS_ERR_CALLBACK) return error("%s", j->err);
     if (status == CLSTATS_ERR_NOMEM) return error("%s", clstats_ctx_message(j->s->ctx));
     return library_error("filtering failed", status, clstats_ctx_message(j->s->ctx));
+}
+
+/* The finished FITS file to standard output. A failure here (a closed pipe, a full disk) can
+ * leave part of it written: that is the only partial output stdout can get. */
+static int copy_to_stdout(const char *path, char *err, size_t errlen)
+{
+    FILE *in = fopen(path, "rb");
+    if (!in) {
+        snprintf(err, errlen, "cannot read back the output: %s", strerror(errno));
+        return -1;
+    }
+    static char buf[1 << 16];
+    size_t n;
+    int rc = 0;
+    while (rc == 0 && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, n, stdout) != n) rc = -1;
+    if (rc == 0 && ferror(in)) {
+        snprintf(err, errlen, "cannot read back the output: %s", strerror(errno));
+        fclose(in);
+        return -1;
+    }
+    fclose(in);
+    if (rc != 0 || fflush(stdout) != 0) {
+        snprintf(err, errlen, "cannot write to standard output: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
 }
 
 static int write_outputs(struct job *j)
@@ -395,7 +473,11 @@ static int write_outputs(struct job *j)
         return error("%s", err);
 
     /* Both outputs are complete before either is moved into place. */
-    if (j->output && atomic_commit(&j->out_file, o->overwrite, err, sizeof err) != 0)
+    if (j->to_stdout && copy_to_stdout(j->out_file.tmp_path, err, sizeof err) != 0)
+        return error("%s", err);
+    if (j->to_stdout)
+        atomic_abort(&j->out_file);
+    else if (j->output && atomic_commit(&j->out_file, o->overwrite, err, sizeof err) != 0)
         return error("%s", err);
     if (j->png_output && atomic_commit(&j->preview_file, o->overwrite, err, sizeof err) != 0)
         return error("%s", err);
@@ -436,7 +518,8 @@ static int run_one(struct session *s, int i, bool *fatal)
     struct job j = {.s = s, .input = s->opt.inputs[i], .start = now()};
     j.output = outputs_file(&s->outputs, i);
     j.png_output = outputs_png(&s->outputs, i);
-    j.png_only = j.output && path_has_suffix(j.output, ".png");
+    j.to_stdout = outputs_is_stdout(j.output);
+    j.png_only = j.output && !j.to_stdout && path_has_suffix(j.output, ".png");
     error_subject = s->outputs.batch ? j.input : NULL;
     s->index = i;
 

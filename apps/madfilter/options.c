@@ -29,17 +29,25 @@ static const char manual[] =
     "        its signature. '-' reads standard input; a pipe ('-', a FIFO, <(...)) is\n"
     "        copied to a temporary file in $TMPDIR first, up to --max-memory bytes.\n"
     "        An image section ('[a:b,c:d]', '*', '-*', ':step') is read bit for bit.\n"
-    "OUTPUT  The FITS file to write (float32, BITPIX -32). A name ending in .png writes a PNG\n"
+    "OUTPUT  The FITS file to write: float64 maps (BITPIX -64) of a BITPIX -64, 32 or 64\n"
+    "        image, float32 (BITPIX -32) of the others (see --bitpix). A name ending in .png\n"
+    "        writes a PNG\n"
     "        of the (single) map instead, see PNG below. A leading '!' means --overwrite, as\n"
     "        in cfitsio; a name ending in .gz is written gzip-compressed (.fz, .Z, .bz2\n"
     "        and .zip are refused: write .fits and compress it afterwards). OUTPUT must\n"
     "        not be a file that an input of the run reads, nor a FIFO, device, directory or\n"
-    "        symbolic link.\n"
+    "        symbolic link. '-' writes the FITS file to standard output (uncompressed; pipe it\n"
+    "        to gzip for .gz): it is made whole in $TMPDIR first, so a run that fails writes\n"
+    "        nothing there (only a failure while copying, such as a closed pipe, can leave\n"
+    "        part of it); a terminal, --png - and several inputs are refused.\n"
     "\n"
     "Options:\n"
     "  -o, --output TARGET  The output, given as an option: a file for one INPUT; for several,\n"
-    "                       an existing directory (each INPUT writes DIR/NAME.fits) or a\n"
-    "                       pattern in which {} stands for NAME ('maps/{}_mad.fits'). NAME\n"
+    "                       a directory (each INPUT writes DIR/NAME_maps.fits, so a map never\n"
+    "                       takes its input's name; DIR and its parents are made when\n"
+    "                       missing: an existing directory, a name ending in '/', or, with\n"
+    "                       several inputs, a new name without a .fits/.fz/.gz/.png extension)\n"
+    "                       or a pattern in which {} stands for NAME ('maps/{}_mad.fits'). NAME\n"
     "                       is the input's file name without directory, HDU selector and\n"
     "                       .fits/.fit/.fts/.fz/.gz/.png extension. With -o every other file\n"
     "                       name is an INPUT. --png then takes a pattern with {} too.\n"
@@ -61,6 +69,12 @@ static const char manual[] =
     "                       non-zero (or NaN) pixels are missing, like NaN and BLANK. A 2-D\n"
     "                       mask serves every plane of a cube.\n"
     "      --valid-range LO,HI  Pixels below LO or above HI are missing.\n"
+    "      --bitpix -32|-64  The maps' FITS type: -32 (float32) or -64 (float64). Default: -64\n"
+    "                       for BITPIX -64, 32 and 64 images, which are filtered in float64\n"
+    "                       (the exact medians of the values as stored: an int32 16777217\n"
+    "                       stays 16777217), -32 for the others (float32 and 8- and 16-bit\n"
+    "                       images, filtered in float32, which holds them exactly). The\n"
+    "                       precision of the filter follows the input, not this option.\n"
     "  -m, --maps LIST      Maps to write, comma-separated, in this order (default: mad):\n"
     "                         mad     median absolute deviation, median(|x - median|)\n"
     "                         median  median of the window\n"
@@ -130,8 +144,13 @@ static const char manual[] =
     "  read the WCS of every map. Only the chosen HDU's own header is copied: keywords an\n"
     "  extension inherits from its primary HDU (INHERIT = T) are not merged in. HISTORY\n"
     "  cards record the tool and version, window (and origin, even rule, mask), boundary,\n"
-    "  device, maps and input; DATE,\n"
-    "  CHECKSUM and DATASUM are written. The file appears only when it is complete: it is\n"
+    "  device, maps and input; DATE, CHECKSUM and DATASUM are written. Keywords say the same\n"
+    "  for programs (any the input had are replaced): MFWIDTH, MFHEIGHT (the window's extent),\n"
+    "  MFFOOT ('square', 'rectangle', 'circle:R', 'ring:RIN,ROUT' or the footprint file as\n"
+    "  given), MFORIGX, MFORIGY, MFEVEN (mean, lower, upper), MFBOUND (the boundary), MFCVAL\n"
+    "  (the constant; no value unless --boundary constant, nor for nan), MFMAPS ('MAD,MEDIAN'\n"
+    "  in HDU order) and MFDEVICE (the OpenCL device). The file appears only when it is complete: "
+    "it is\n"
     "  written in a temporary directory next to OUTPUT (madfilter.tmp-XXXXXX, removed on any\n"
     "  failure or interrupt) and renamed into place; it only ever holds the rows computed, so a\n"
     "  damaged input that fails midway leaves nothing behind. A signal the parent ignores\n"
@@ -244,11 +263,13 @@ static int parse_footprint(const char *text, struct options *o)
 
 /* scipy casts cval to the image's dtype: a subnormal stays one, beyond float32's range it
  * becomes an infinity. */
-static int parse_cval(const char *text, float *out)
+/* The constant as given (a float64 image's) and cast to float32 (a float32 image's). */
+static int parse_cval(const char *text, float *out, double *out64)
 {
     double v;
     if (!cli_number(text, &v)) return cli_usage_error("--cval needs a number, not \"%s\"", text);
     *out = (float)v;
+    *out64 = v;
     return EXIT_OK;
 }
 
@@ -292,6 +313,7 @@ enum option_id {
     OPT_EVEN,
     OPT_MASK,
     OPT_VALID_RANGE,
+    OPT_BITPIX,
 };
 
 static const struct cli_option specs[] = {
@@ -310,6 +332,7 @@ static const struct cli_option specs[] = {
     {OPT_EVEN, "even", 0, true},
     {OPT_MASK, "mask", 0, true},
     {OPT_VALID_RANGE, "valid-range", 0, true},
+    {OPT_BITPIX, "bitpix", 0, true},
 };
 #define N_SPECS (sizeof specs / sizeof specs[0])
 
@@ -347,7 +370,7 @@ static int apply(void *user, int id, const char *value)
         return EXIT_OK;
     case OPT_CVAL:
         o->cval_given = true;
-        return parse_cval(value, &o->cval);
+        return parse_cval(value, &o->cval, &o->cval64);
     case OPT_LIST_DEVICES:
         o->list_devices = true;
         return EXIT_OK;
@@ -376,6 +399,11 @@ static int apply(void *user, int id, const char *value)
         if (!parse_pair(value, &o->valid_lo, &o->valid_hi) || !(o->valid_lo <= o->valid_hi))
             return cli_usage_error("--valid-range needs LO,HI with LO <= HI, not \"%s\"", value);
         o->valid_range = true;
+        return EXIT_OK;
+    case OPT_BITPIX:
+        if (strcmp(value, "-32") != 0 && strcmp(value, "-64") != 0)
+            return cli_usage_error("--bitpix takes -32 or -64, not \"%s\"", value);
+        o->bitpix = atoi(value);
         return EXIT_OK;
     }
     return EXIT_OK;
@@ -449,9 +477,9 @@ int options_parse(int argc, char **argv, struct options *o)
     }
     if (o->output_target && o->output_target[0] == '\0')
         return cli_usage_error("the output file name is empty");
-    if ((o->output_target && strcmp(o->output_target, "-") == 0) ||
-        (o->png_output && strcmp(o->png_output, "-") == 0))
-        return cli_usage_error("writing to standard output is not supported: give a file name");
+    /* OUTPUT "-" is FITS on standard output (outputs.c); a PNG preview is always a file. */
+    if (o->png_output && strcmp(o->png_output, "-") == 0)
+        return cli_usage_error("--png writes a file, not standard output (-): give a file name");
     return EXIT_OK;
 }
 

@@ -37,7 +37,9 @@ struct options {
     double valid_lo, valid_hi;
     enum clstats_boundary boundary;
     float cval;
+    double cval64; /* --cval as given, for images filtered in float64 */
     bool cval_given;
+    int bitpix;         /* --bitpix -32 or -64; 0: by the input */
     const char *device; /* NULL: $CLSTATS_DEVICE, else "auto" (the library decides) */
     enum map_kind maps[MAP_KINDS];
     int n_maps;

@@ -6,6 +6,7 @@
 #include "fits_io.h"
 #include "paths.h"
 
+#include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,23 @@ static int out_of_memory(void)
     return EXIT_RUNTIME;
 }
 
+bool outputs_is_stdout(const char *name)
+{
+    return name && strcmp(name, "-") == 0;
+}
+
+/* Whether -o's target names a directory: one that exists, a name ending in '/', or, for several
+ * inputs, a name that is no file yet and has no image extension (so that a mistyped
+ * "-o plain.fits" stays an error rather than a directory of that name). */
+static bool names_directory(const struct options *o, const char *target)
+{
+    struct stat st;
+    if (path_is_directory(target)) return true;
+    if (target[0] && target[strlen(target) - 1] == '/') return true;
+    return o->n_inputs > 1 && !outputs_is_stdout(target) && !path_has_image_extension(target) &&
+           lstat(target, &st) != 0;
+}
+
 /* Output and --png names of every input: as given for one input, else from -o's directory or
  * pattern and --png's pattern. */
 static int name_outputs(const struct options *o, struct output_names *n)
@@ -29,7 +47,12 @@ static int name_outputs(const struct options *o, struct output_names *n)
     const char *target = o->output_target;
     /* Only with -o: in the two-argument form a "{}" is part of a file's name. */
     bool pattern = target && o->output_option && strstr(target, "{}"),
-         dir = target && !pattern && o->output_option && path_is_directory(target);
+         dir = target && !pattern && o->output_option && names_directory(o, target);
+    if (outputs_is_stdout(target) && o->n_inputs > 1) {
+        fprintf(stderr, "madfilter: standard output (-) takes the maps of one input, not %d\n",
+                o->n_inputs);
+        return EXIT_USAGE;
+    }
     n->batch = o->n_inputs > 1 || pattern || dir;
     if (o->n_inputs > 1 && target && !pattern && !dir) {
         fprintf(stderr,
@@ -42,7 +65,13 @@ static int name_outputs(const struct options *o, struct output_names *n)
     if (!n->names) return out_of_memory();
     n->count = o->n_inputs;
     char dir_pattern[NAME_LEN], name[NAME_LEN];
-    if (dir) snprintf(dir_pattern, sizeof dir_pattern, "%s/{}.fits", target);
+    if (dir) {
+        size_t len = strlen(target);
+        while (len > 1 && target[len - 1] == '/')
+            len--;
+        if (!(n->make_dir = strndup(target, len))) return out_of_memory();
+        snprintf(dir_pattern, sizeof dir_pattern, OUTPUTS_DIR_PATTERN, n->make_dir);
+    }
     for (int i = 0; i < o->n_inputs; i++) {
         const char *given[2] = {dir ? dir_pattern : target, o->png_output};
         for (int k = 0; k < 2; k++) {
@@ -131,7 +160,7 @@ static int check_names(const struct options *o, const struct output_names *n)
 {
     for (int i = 0; i < 2 * n->count; i++) {
         const char *name = n->names[i];
-        if (!name) continue;
+        if (!name || outputs_is_stdout(name)) continue;
         bool png = i % 2 == 1 || path_has_suffix(name, ".png");
         if (i % 2 == 0 && png && o->n_maps > 1) {
             fprintf(stderr,
@@ -193,7 +222,7 @@ static int check_inputs(const struct options *o, const struct output_names *n)
         have[i] = input_file(o->inputs[i], &in[i]);
     for (int k = 0; rc == EXIT_OK && k < 2 * n->count; k++) {
         struct stat st;
-        if (!n->names[k] || stat(n->names[k], &st) != 0) continue;
+        if (!n->names[k] || outputs_is_stdout(n->names[k]) || stat(n->names[k], &st) != 0) continue;
         for (int i = 0; i < o->n_inputs; i++) {
             if (!have[i] || in[i].st_dev != st.st_dev || in[i].st_ino != st.st_ino) continue;
             if (i == k / 2)
@@ -218,7 +247,14 @@ int outputs_plan(const struct options *o, struct output_names *n)
     memset(n, 0, sizeof *n);
     int rc = name_outputs(o, n);
     if (rc == EXIT_OK) rc = check_names(o, n);
-    return rc == EXIT_OK ? check_inputs(o, n) : rc;
+    if (rc == EXIT_OK) rc = check_inputs(o, n);
+    /* Made last, once every name is known to be good: a refused run leaves no directory. */
+    if (rc == EXIT_OK && n->make_dir && path_make_directories(n->make_dir) != 0) {
+        fprintf(stderr, "madfilter: cannot make the output directory %s: %s\n", n->make_dir,
+                strerror(errno));
+        rc = EXIT_RUNTIME;
+    }
+    return rc;
 }
 
 const char *outputs_file(const struct output_names *n, int input)
@@ -236,5 +272,7 @@ void outputs_free(struct output_names *n)
     for (int i = 0; n->names && i < 2 * n->count; i++)
         free(n->names[i]);
     free(n->names);
+    free(n->make_dir);
     n->names = NULL;
+    n->make_dir = NULL;
 }

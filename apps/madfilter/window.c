@@ -84,7 +84,8 @@ struct clstats_filter_params window_params(const struct options *o, const struct
                                           .footprint_height = w->fh,
                                           .even = o->even,
                                           .boundary = o->boundary,
-                                          .cval = o->cval};
+                                          .cval = o->cval,
+                                          .cval_f64 = &o->cval64};
 }
 
 void window_describe(const struct options *o, const struct window *w, char *out, size_t len)
@@ -112,13 +113,20 @@ int missing_open(struct missing *m, const struct options *o, const struct tool_i
     return EXIT_OK;
 }
 
-int missing_apply(struct missing *m, const struct options *o, size_t plane, size_t row0,
-                  size_t rows, size_t nx, float *dst, char *err, size_t errlen)
+/* Rows of float32 (dst32) or float64 (dst64) values, the other NULL. */
+static int apply(struct missing *m, const struct options *o, size_t plane, size_t row0, size_t rows,
+                 size_t nx, float *dst32, double *dst64, char *err, size_t errlen)
 {
     const size_t n = rows * nx;
-    if (o->valid_range)
-        for (size_t i = 0; i < n; i++)
-            if (dst[i] < o->valid_lo || dst[i] > o->valid_hi) dst[i] = NAN;
+    for (size_t i = 0; o->valid_range && i < n; i++) {
+        const double v = dst64 ? dst64[i] : dst32[i];
+        if (v < o->valid_lo || v > o->valid_hi) {
+            if (dst64)
+                dst64[i] = NAN;
+            else
+                dst32[i] = NAN;
+        }
+    }
     if (!m->open) return 0;
     if (n > m->row_cap) {
         float *row = realloc(m->row, n * sizeof *row);
@@ -132,9 +140,26 @@ int missing_apply(struct missing *m, const struct options *o, size_t plane, size
     if (image_read_rows(&m->mask, m->mask.planes == 1 ? 0 : plane, row0, rows, m->row, err,
                         errlen) != 0)
         return -1;
-    for (size_t i = 0; i < n; i++)
-        if (m->row[i] != 0.0f) dst[i] = NAN; /* NaN != 0: a missing mask value masks */
+    for (size_t i = 0; i < n; i++) {
+        if (m->row[i] == 0.0f) continue; /* NaN != 0: a missing mask value masks */
+        if (dst64)
+            dst64[i] = NAN;
+        else
+            dst32[i] = NAN;
+    }
     return 0;
+}
+
+int missing_apply(struct missing *m, const struct options *o, size_t plane, size_t row0,
+                  size_t rows, size_t nx, float *dst, char *err, size_t errlen)
+{
+    return apply(m, o, plane, row0, rows, nx, dst, NULL, err, errlen);
+}
+
+int missing_apply_f64(struct missing *m, const struct options *o, size_t plane, size_t row0,
+                      size_t rows, size_t nx, double *dst, char *err, size_t errlen)
+{
+    return apply(m, o, plane, row0, rows, nx, NULL, dst, err, errlen);
 }
 
 void missing_close(struct missing *m)

@@ -36,6 +36,8 @@ int missing_open(struct missing *m, const struct options *o, const struct tool_i
                  char *err, size_t errlen);
 int missing_apply(struct missing *m, const struct options *o, size_t plane, size_t row0,
                   size_t rows, size_t nx, float *dst, char *err, size_t errlen);
+int missing_apply_f64(struct missing *m, const struct options *o, size_t plane, size_t row0,
+                      size_t rows, size_t nx, double *dst, char *err, size_t errlen);
 void missing_close(struct missing *m);
 
 #endif

@@ -118,6 +118,12 @@ CLSTATS_API int clstats_median_filter_band(clstats_ctx *ctx, const float *band, 
                                            const struct clstats_filter_params *params,
                                            float *median_out, float *mad_out);
 
+/* The same in float64 (needs fp64). */
+CLSTATS_API int clstats_median_filter_band_f64(clstats_ctx *ctx, const double *band, size_t nx,
+                                               size_t ny, size_t stride, size_t row0, size_t rows,
+                                               const struct clstats_filter_params *params,
+                                               double *median_out, double *mad_out);
+
 /* The same maps for an image described by an array (include/clstats/core.h: host memory or a
  * buffer of the context at an offset, rows a stride apart), into outputs described alike (either
  * may be NULL; each nx x ny of the image's dtype, float32 or float64, on the host or on the
@@ -137,6 +143,9 @@ CLSTATS_API int clstats_median_filter_array(clstats_ctx *ctx, const struct clsta
  * pixels and median may be too). Needs no context: it runs on the host. */
 CLSTATS_API int clstats_sigma_snr(const float *pixels, const float *median, const float *mad,
                                   size_t n, float *sigma_out, float *snr_out);
+/* The same in float64 arithmetic: sigma = CLSTATS_MAD_TO_SIGMA * mad as a double. */
+CLSTATS_API int clstats_sigma_snr_f64(const double *pixels, const double *median, const double *mad,
+                                      size_t n, double *sigma_out, double *snr_out);
 
 /* ---- Images larger than memory ------------------------------------------------------------ */
 
@@ -148,6 +157,8 @@ struct clstats_strip {
     size_t plane, row0, rows;
     const float *pixels;                     /* the strip's own input rows */
     const float *median, *mad, *sigma, *snr; /* the maps asked for, NULL for the others */
+    /* A float64 job's (read_f64): the same in float64, and the float32 pointers NULL. */
+    const double *pixels_f64, *median_f64, *mad_f64, *sigma_f64, *snr_f64;
 };
 
 /* An image (or a cube of planes, each filtered on its own) filtered a strip of rows at a time,
@@ -168,14 +179,21 @@ struct clstats_rows_job {
     void (*notice)(void *user, const char *text); /* optional */
     void *user;
     size_t n_strips, n_nan; /* out: strips filtered, and NaN input pixels met */
+    /* Optional: a float64 job, read in float64 rows instead of through `read` (which may then be
+     * NULL), filtered and handed over in float64 (needs fp64). */
+    int (*read_f64)(void *user, size_t plane, size_t row0, size_t rows, double *dst);
 };
 
 /* The tallest strip (at most ny rows) whose buffers fit host_bytes of host memory, half the
  * device's memory and its largest buffer, for an image nx pixels wide, the window's rows
- * (`width`: the width of a square) and the maps asked for. When not even one row fits: CLSTATS_ERR_NOMEM (host memory: the context's
- * message says how much one row needs) or CLSTATS_ERR_DEVICE_MEMORY (the device's). */
+ * (`width`: the width of a square) and the maps asked for. When not even one row fits:
+ * CLSTATS_ERR_NOMEM (host memory: the context's message says how much one row needs) or
+ * CLSTATS_ERR_DEVICE_MEMORY (the device's). */
 CLSTATS_API int clstats_filter_strip_height(clstats_ctx *ctx, size_t nx, size_t ny, int width,
                                             unsigned maps, uint64_t host_bytes, size_t *height);
+/* The same for a float64 job (read_f64): every row takes twice the bytes. */
+CLSTATS_API int clstats_filter_strip_height_f64(clstats_ctx *ctx, size_t nx, size_t ny, int width,
+                                                unsigned maps, uint64_t host_bytes, size_t *height);
 
 /* Runs the job: CLSTATS_OK, CLSTATS_ERR_CALLBACK when read or write stopped it (the caller's own
  * words then stand), or the library's status with the context's message. */

@@ -460,10 +460,10 @@ int clstats_median_filter_f64(clstats_ctx *ctx, const double *image, size_t nx, 
     return filter_host(ctx, image, CLSTATS_FLOAT64, nx, ny, stride, p, median_out, mad_out);
 }
 
-int clstats_median_filter_band(clstats_ctx *ctx, const float *band, size_t nx, size_t ny,
-                               size_t stride, size_t row0, size_t rows,
-                               const struct clstats_filter_params *p, float *median_out,
-                               float *mad_out)
+/* A band of either dtype (the band entry points' one implementation). */
+static int filter_band(clstats_ctx *ctx, const void *band, enum clstats_dtype dtype, size_t nx,
+                       size_t ny, size_t stride, size_t row0, size_t rows,
+                       const struct clstats_filter_params *p, void *median_out, void *mad_out)
 {
     int status = check_args(ctx, band, nx, ny, stride, p, median_out, mad_out);
     if (status != CLSTATS_OK) return status;
@@ -478,11 +478,28 @@ int clstats_median_filter_band(clstats_ctx *ctx, const float *band, size_t nx, s
                                        .rows = rows,
                                        .buffer_rows = rows + (size_t)height - 1,
                                        .window_order = true};
-    const struct clstats_array in = host_array(band, CLSTATS_FLOAT32, nx, band_span.buffer_rows,
-                                               stride),
-                               median = host_array(median_out, CLSTATS_FLOAT32, nx, rows, nx),
-                               mad = host_array(mad_out, CLSTATS_FLOAT32, nx, rows, nx);
+    const struct clstats_array in = host_array(band, dtype, nx, band_span.buffer_rows, stride),
+                               median = host_array(median_out, dtype, nx, rows, nx),
+                               mad = host_array(mad_out, dtype, nx, rows, nx);
     return filter_span(ctx, &in, &band_span, p, median_out ? &median : NULL, mad_out ? &mad : NULL);
+}
+
+int clstats_median_filter_band(clstats_ctx *ctx, const float *band, size_t nx, size_t ny,
+                               size_t stride, size_t row0, size_t rows,
+                               const struct clstats_filter_params *p, float *median_out,
+                               float *mad_out)
+{
+    return filter_band(ctx, band, CLSTATS_FLOAT32, nx, ny, stride, row0, rows, p, median_out,
+                       mad_out);
+}
+
+int clstats_median_filter_band_f64(clstats_ctx *ctx, const double *band, size_t nx, size_t ny,
+                                   size_t stride, size_t row0, size_t rows,
+                                   const struct clstats_filter_params *p, double *median_out,
+                                   double *mad_out)
+{
+    return filter_band(ctx, band, CLSTATS_FLOAT64, nx, ny, stride, row0, rows, p, median_out,
+                       mad_out);
 }
 
 /* An output array must hold the image's shape, in float32. */

@@ -1,7 +1,7 @@
 /* maps.c - the maps derived from the median and MAD: SIGMA, the standard deviation a MAD
  * stands for under Gaussian noise, and SNR, a pixel's departure from its window's median in
- * sigmas. Plain float32 arithmetic on the host, so that any numpy reference repeats it bit for
- * bit. */
+ * sigmas. Plain arithmetic on the host in the data's precision (float32 or float64), so that any
+ * numpy reference repeats it bit for bit. */
 #include "internal.h"
 
 #include <math.h>
@@ -10,8 +10,9 @@ int clstats_sigma_snr(const float *pixels, const float *median, const float *mad
                       float *sigma_out, float *snr_out)
 {
     if (!mad || !sigma_out || (snr_out && (!pixels || !median)))
-        return clstats__fail(NULL, CLSTATS_ERR_ARG, "sigma needs mad and an output; snr also "
-                                                    "needs the pixels and the median");
+        return clstats__fail(NULL, CLSTATS_ERR_ARG,
+                             "sigma needs mad and an output; snr also "
+                             "needs the pixels and the median");
     const float k = (float)CLSTATS_MAD_TO_SIGMA;
     for (size_t i = 0; i < n; i++)
         sigma_out[i] = k * mad[i];
@@ -19,5 +20,19 @@ int clstats_sigma_snr(const float *pixels, const float *median, const float *mad
      * undefined, so the map says "no measure" (NaN) rather than inventing +-inf or 0. */
     for (size_t i = 0; snr_out && i < n; i++)
         snr_out[i] = sigma_out[i] == 0.0f ? NAN : (pixels[i] - median[i]) / sigma_out[i];
+    return CLSTATS_OK;
+}
+
+int clstats_sigma_snr_f64(const double *pixels, const double *median, const double *mad, size_t n,
+                          double *sigma_out, double *snr_out)
+{
+    if (!mad || !sigma_out || (snr_out && (!pixels || !median)))
+        return clstats__fail(NULL, CLSTATS_ERR_ARG,
+                             "sigma needs mad and an output; snr also "
+                             "needs the pixels and the median");
+    for (size_t i = 0; i < n; i++)
+        sigma_out[i] = CLSTATS_MAD_TO_SIGMA * mad[i];
+    for (size_t i = 0; snr_out && i < n; i++)
+        snr_out[i] = sigma_out[i] == 0.0 ? NAN : (pixels[i] - median[i]) / sigma_out[i];
     return CLSTATS_OK;
 }

@@ -2,7 +2,8 @@
  * memories allow, reading each strip with the halo its windows reach (through the caller's
  * source), filtering it against the whole image's boundary, so that the maps are the same bits
  * as a one-piece run, and handing them to the caller's sink. A strip that runs the device out of
- * memory is halved and filtered again. Each plane of a cube is an image of its own. */
+ * memory is halved and filtered again. Each plane of a cube is an image of its own. A float64
+ * job takes the same path with 8-byte elements; a float32 job's arithmetic is untouched. */
 #include "internal.h"
 
 #include <math.h>
@@ -33,14 +34,14 @@ static unsigned host_maps(unsigned maps)
     return held;
 }
 
-int clstats_filter_strip_height(clstats_ctx *ctx, size_t nx, size_t ny, int width, unsigned maps,
-                                uint64_t host_bytes, size_t *height)
+static int strip_height(clstats_ctx *ctx, size_t elem, size_t nx, size_t ny, int width,
+                        unsigned maps, uint64_t host_bytes, size_t *height)
 {
     if (!ctx || !height) return clstats__fail(ctx, CLSTATS_ERR_ARG, "NULL argument");
     *height = 0;
     if (nx == 0 || ny == 0 || width < 1 || !(maps & 15))
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "no image, window or map to plan strips for");
-    const uint64_t row = (uint64_t)nx * sizeof(float), halo = (uint64_t)(width - 1) * row;
+    const uint64_t row = (uint64_t)nx * elem, halo = (uint64_t)(width - 1) * row;
     /* A strip of k rows holds a band of k + width - 1 rows and its maps of k rows. */
     const uint64_t host_row = row * (uint64_t)(1 + count_maps(host_maps(maps)));
     const uint64_t device_row = row * (uint64_t)(1 + count_maps(library_maps(maps)));
@@ -67,6 +68,18 @@ int clstats_filter_strip_height(clstats_ctx *ctx, size_t nx, size_t ny, int widt
     return CLSTATS_OK;
 }
 
+int clstats_filter_strip_height(clstats_ctx *ctx, size_t nx, size_t ny, int width, unsigned maps,
+                                uint64_t host_bytes, size_t *height)
+{
+    return strip_height(ctx, sizeof(float), nx, ny, width, maps, host_bytes, height);
+}
+
+int clstats_filter_strip_height_f64(clstats_ctx *ctx, size_t nx, size_t ny, int width,
+                                    unsigned maps, uint64_t host_bytes, size_t *height)
+{
+    return strip_height(ctx, sizeof(double), nx, ny, width, maps, host_bytes, height);
+}
+
 /* What the library's progress callback needs to speak of the whole image. */
 struct run_state {
     struct clstats_rows_job *job;
@@ -84,8 +97,10 @@ static void on_band_progress(void *user, double fraction)
 /* The band of a strip: band row j is image row clstats_boundary_index(row0 + j - top), read
  * in runs of consecutive rows; the constant's rows are never read by the filter. */
 static int read_band(struct clstats_rows_job *job, size_t plane, size_t row0, size_t rows,
-                     int height, int top, float *band)
+                     int height, int top, void *band)
 {
+    float *band32 = band;
+    double *band64 = band;
     const size_t band_rows = rows + (size_t)height - 1, nx = job->nx;
     for (size_t j = 0; j < band_rows;) {
         const long src =
@@ -96,9 +111,15 @@ static int read_band(struct clstats_rows_job *job, size_t plane, size_t row0, si
                                       job->params.boundary) == src + (long)run)
             run++;
         if (src < 0) {
-            for (size_t i = 0; i < nx; i++)
-                band[j * nx + i] = NAN;
-        } else if (job->read(job->user, plane, (size_t)src, run, band + j * nx) != 0) {
+            for (size_t i = 0; i < nx; i++) {
+                if (job->read_f64)
+                    band64[j * nx + i] = NAN;
+                else
+                    band32[j * nx + i] = NAN;
+            }
+        } else if (job->read_f64
+                       ? job->read_f64(job->user, plane, (size_t)src, run, band64 + j * nx)
+                       : job->read(job->user, plane, (size_t)src, run, band32 + j * nx)) {
             return -1;
         }
         j += run;
@@ -108,30 +129,31 @@ static int read_band(struct clstats_rows_job *job, size_t plane, size_t row0, si
 
 int clstats_filter_rows(clstats_ctx *ctx, struct clstats_rows_job *job)
 {
-    if (!ctx || !job || !job->read || !job->write)
+    if (!ctx || !job || !(job->read || job->read_f64) || !job->write)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "a job needs a context, a reader and a writer");
     if (job->nx == 0 || job->ny == 0 || job->planes == 0 || job->height == 0 || !(job->maps & 15))
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "the job has no image, strip height or map");
     int height, top;
     int status = clstats_filter_window(&job->params, NULL, &height, NULL, &top);
-    if (status != CLSTATS_OK)
-        return clstats__fail(ctx, status, "%s", clstats_ctx_message(NULL));
+    if (status != CLSTATS_OK) return clstats__fail(ctx, status, "%s", clstats_ctx_message(NULL));
     if (job->params.mask)
         return clstats__fail(ctx, CLSTATS_ERR_ARG,
                              "a job's reader gives NaN for missing pixels: it takes no mask");
     const size_t nx = job->nx, max_rows = job->height;
+    const bool f64 = job->read_f64 != NULL;
+    const size_t elem = f64 ? sizeof(double) : sizeof(float);
     const unsigned lib = library_maps(job->maps), held = host_maps(job->maps);
     size_t band_elems, strip_elems;
     if (!clstats__array_bytes(max_rows + (size_t)height - 1, nx, &band_elems) ||
         !clstats__array_bytes(max_rows, nx, &strip_elems) ||
-        !clstats__array_bytes(band_elems, sizeof(float), &band_elems))
+        !clstats__array_bytes(band_elems, elem, &band_elems))
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "strips of %zu rows are larger than any array",
                              max_rows);
-    float *band = malloc(band_elems);
-    float *maps[4] = {NULL, NULL, NULL, NULL}; /* median, MAD, SIGMA, SNR */
+    char *band = malloc(band_elems);
+    void *maps[4] = {NULL, NULL, NULL, NULL}; /* median, MAD, SIGMA, SNR */
     status = band ? CLSTATS_OK : CLSTATS_ERR_NOMEM;
     for (int m = 0; m < 4 && status == CLSTATS_OK; m++)
-        if ((held & (1u << m)) && !(maps[m] = malloc(strip_elems * sizeof(float))))
+        if ((held & (1u << m)) && !(maps[m] = malloc(strip_elems * elem)))
             status = CLSTATS_ERR_NOMEM;
     if (status != CLSTATS_OK) {
         status =
@@ -152,9 +174,12 @@ int clstats_filter_rows(clstats_ctx *ctx, struct clstats_rows_job *job)
                 goto done;
             }
             st.strip_rows = rows;
-            status = clstats_median_filter_band(ctx, band, nx, job->ny, nx, row0, rows, &p,
-                                                lib & CLSTATS_MAP_MEDIAN ? maps[0] : NULL,
-                                                lib & CLSTATS_MAP_MAD ? maps[1] : NULL);
+            void *median = lib & CLSTATS_MAP_MEDIAN ? maps[0] : NULL,
+                 *mad = lib & CLSTATS_MAP_MAD ? maps[1] : NULL;
+            status = f64 ? clstats_median_filter_band_f64(ctx, (const double *)band, nx, job->ny,
+                                                          nx, row0, rows, &p, median, mad)
+                         : clstats_median_filter_band(ctx, (const float *)band, nx, job->ny, nx,
+                                                      row0, rows, &p, median, mad);
             if (status == CLSTATS_ERR_DEVICE_MEMORY && job->height > 1) {
                 /* The same strip again with half the rows; later strips keep the new height. */
                 job->height = rows / 2 > 0 ? rows / 2 : 1;
@@ -168,21 +193,31 @@ int clstats_filter_rows(clstats_ctx *ctx, struct clstats_rows_job *job)
                 continue;
             }
             if (status != CLSTATS_OK) goto done;
-            const float *own = band + (size_t)top * nx; /* the strip's own rows follow the halo */
+            /* the strip's own rows follow the halo */
+            const void *own = band + (size_t)top * nx * elem;
             const size_t n = rows * nx;
             for (size_t i = 0; i < n; i++)
-                job->n_nan += isnan(own[i]) ? 1 : 0;
-            if (held & CLSTATS_MAP_SIGMA)
-                clstats_sigma_snr(own, maps[0], maps[1], n, maps[2],
-                                  job->maps & CLSTATS_MAP_SNR ? maps[3] : NULL);
-            const struct clstats_strip strip = {plane,
-                                                row0,
-                                                rows,
-                                                own,
-                                                job->maps & CLSTATS_MAP_MEDIAN ? maps[0] : NULL,
-                                                job->maps & CLSTATS_MAP_MAD ? maps[1] : NULL,
-                                                job->maps & CLSTATS_MAP_SIGMA ? maps[2] : NULL,
-                                                job->maps & CLSTATS_MAP_SNR ? maps[3] : NULL};
+                job->n_nan +=
+                    (f64 ? isnan(((const double *)own)[i]) : isnan(((const float *)own)[i])) ? 1
+                                                                                             : 0;
+            void *snr = job->maps & CLSTATS_MAP_SNR ? maps[3] : NULL;
+            if ((held & CLSTATS_MAP_SIGMA) && f64)
+                clstats_sigma_snr_f64(own, maps[0], maps[1], n, maps[2], snr);
+            else if (held & CLSTATS_MAP_SIGMA)
+                clstats_sigma_snr(own, maps[0], maps[1], n, maps[2], snr);
+            const void *asked[4];
+            for (int m = 0; m < 4; m++)
+                asked[m] = job->maps & (1u << m) ? maps[m] : NULL;
+            struct clstats_strip strip = {.plane = plane, .row0 = row0, .rows = rows};
+            if (f64) {
+                strip.pixels_f64 = own;
+                strip.median_f64 = asked[0], strip.mad_f64 = asked[1];
+                strip.sigma_f64 = asked[2], strip.snr_f64 = asked[3];
+            } else {
+                strip.pixels = own;
+                strip.median = asked[0], strip.mad = asked[1];
+                strip.sigma = asked[2], strip.snr = asked[3];
+            }
             if (job->write(job->user, &strip) != 0) {
                 status = clstats__fail(ctx, CLSTATS_ERR_CALLBACK, "the writer stopped");
                 goto done;
