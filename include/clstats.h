@@ -1,10 +1,11 @@
 /* clstats.h - the whole public API of libclstats: exact robust image statistics on OpenCL devices.
  * One header per module under clstats/ (core: statuses, devices, contexts; filter: sliding-window
- * median and MAD; select: order statistics of whole arrays); this one includes them all. */
+ * median and MAD; select: order statistics of whole arrays; cluster: k-means); this one includes them all. */
 #ifndef CLSTATS_H
 #define CLSTATS_H
 
 #include "clstats/core.h"
+#include "clstats/cluster.h"
 #include "clstats/filter.h"
 #include "clstats/select.h"
 
