@@ -459,6 +459,18 @@ static PyObject *py_tile_medians(PyObject *self, PyObject *args)
 
 /* ---- k-means ------------------------------------------------------------------------------ */
 
+/* The labels' output: a writeable contiguous int32 vector of n, or NULL with a ValueError. */
+static int32_t *labels_vector(PyObject *obj, size_t n)
+{
+    PyArrayObject *arr = (PyArrayObject *)obj;
+    if (!PyArray_Check(obj) || PyArray_TYPE(arr) != NPY_INT32 || !PyArray_IS_C_CONTIGUOUS(arr) ||
+        !PyArray_ISWRITEABLE(arr) || (size_t)PyArray_SIZE(arr) != n) {
+        PyErr_SetString(PyExc_ValueError, "labels must be a contiguous int32 vector of n");
+        return NULL;
+    }
+    return PyArray_DATA(arr);
+}
+
 /* kmeans(ctx, X, k, init, init_centres or None, weights or None, n_init, max_iter, tol, seed,
  * skip_nan, centres_out, labels_out (int32)) -> (inertia, n_iter). init: 0 k-means++, 1
  * random, 2 given. */
@@ -481,12 +493,8 @@ static PyObject *py_kmeans(PyObject *self, PyObject *args)
         describe_optional(init_obj, "init", &given, &has_given) < 0 ||
         describe_optional(w_obj, "sample_weight", &weight, &has_weight) < 0)
         return NULL;
-    if (!PyArray_Check(l_obj) || PyArray_TYPE((PyArrayObject *)l_obj) != NPY_INT32 ||
-        !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)l_obj) ||
-        (size_t)PyArray_SIZE((PyArrayObject *)l_obj) != x.ny) {
-        PyErr_SetString(PyExc_ValueError, "labels must be a contiguous int32 vector of n");
-        return NULL;
-    }
+    int32_t *labels = labels_vector(l_obj, x.ny);
+    if (!labels) return NULL;
     int n_iter = 0;
     double inertia = 0.0;
     struct clstats_kmeans_options o;
@@ -501,7 +509,6 @@ static PyObject *py_kmeans(PyObject *self, PyObject *args)
     o.skip_nan = skip_nan;
     o.n_iter = &n_iter;
     o.inertia = &inertia;
-    int32_t *labels = PyArray_DATA((PyArrayObject *)l_obj);
     int status;
     Py_BEGIN_ALLOW_THREADS
     status = clstats_kmeans(ctx, &x, (size_t)k, &o, &centres, labels);
@@ -523,14 +530,9 @@ static PyObject *py_kmeans_predict(PyObject *self, PyObject *args)
     if (describe(x_obj, false, "X", &x) < 0 || describe(c_obj, false, "centres", &centres) < 0 ||
         describe_optional(w_obj, "sample_weight", &weight, &has_weight) < 0)
         return NULL;
-    if (!PyArray_Check(l_obj) || PyArray_TYPE((PyArrayObject *)l_obj) != NPY_INT32 ||
-        !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)l_obj) ||
-        (size_t)PyArray_SIZE((PyArrayObject *)l_obj) != x.ny) {
-        PyErr_SetString(PyExc_ValueError, "labels must be a contiguous int32 vector of n");
-        return NULL;
-    }
+    int32_t *labels = labels_vector(l_obj, x.ny);
+    if (!labels) return NULL;
     double inertia = 0.0;
-    int32_t *labels = PyArray_DATA((PyArrayObject *)l_obj);
     int status;
     Py_BEGIN_ALLOW_THREADS
     status = clstats_kmeans_predict(ctx, &x, &centres, has_weight ? &weight : NULL, labels,
