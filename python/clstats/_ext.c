@@ -180,6 +180,14 @@ static int describe_output(PyObject *obj, const char *what, struct clstats_array
     return *present ? describe(obj, true, what, a) : 0;
 }
 
+/* An optional input: None gives *present false. */
+static int describe_optional(PyObject *obj, const char *what, struct clstats_array *a,
+                             bool *present)
+{
+    *present = obj != Py_None;
+    return *present ? describe(obj, false, what, a) : 0;
+}
+
 static bool same_shape(const struct clstats_array *a, const struct clstats_array *b)
 {
     return a->nx == b->nx && a->ny == b->ny;
@@ -555,8 +563,96 @@ static PyObject *py_regress(PyObject *self, PyObject *args)
 
 /* ---- The module --------------------------------------------------------------------------- */
 
+/* ---- k-means ------------------------------------------------------------------------------ */
+
+/* The labels' output: a writeable contiguous int32 vector of n, or NULL with a ValueError. */
+static int32_t *labels_vector(PyObject *obj, size_t n)
+{
+    PyArrayObject *arr = (PyArrayObject *)obj;
+    if (!PyArray_Check(obj) || PyArray_TYPE(arr) != NPY_INT32 || !PyArray_IS_C_CONTIGUOUS(arr) ||
+        !PyArray_ISWRITEABLE(arr) || (size_t)PyArray_SIZE(arr) != n) {
+        PyErr_SetString(PyExc_ValueError, "labels must be a contiguous int32 vector of n");
+        return NULL;
+    }
+    return PyArray_DATA(arr);
+}
+
+/* kmeans(ctx, X, k, init, init_centres or None, weights or None, n_init, max_iter, tol, seed,
+ * skip_nan, centres_out, labels_out (int32)) -> (inertia, n_iter). init: 0 k-means++, 1
+ * random, 2 given. */
+static PyObject *py_kmeans(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule, *x_obj, *init_obj, *w_obj, *c_obj, *l_obj;
+    Py_ssize_t k;
+    int init, n_init, max_iter, skip_nan;
+    double tol;
+    unsigned long long seed;
+    if (!PyArg_ParseTuple(args, "OOniOOiidKiOO", &capsule, &x_obj, &k, &init, &init_obj, &w_obj,
+                          &n_init, &max_iter, &tol, &seed, &skip_nan, &c_obj, &l_obj))
+        return NULL;
+    clstats_ctx *ctx = context_of(capsule);
+    if (!ctx) return NULL;
+    struct clstats_array x, centres, given, weight;
+    bool has_given, has_weight;
+    if (describe(x_obj, false, "X", &x) < 0 || describe(c_obj, true, "centres", &centres) < 0 ||
+        describe_optional(init_obj, "init", &given, &has_given) < 0 ||
+        describe_optional(w_obj, "sample_weight", &weight, &has_weight) < 0)
+        return NULL;
+    int32_t *labels = labels_vector(l_obj, x.ny);
+    if (!labels) return NULL;
+    int n_iter = 0;
+    double inertia = 0.0;
+    struct clstats_kmeans_options o;
+    clstats_kmeans_options_init(&o);
+    o.init = (enum clstats_kmeans_init)init;
+    o.init_centers = has_given ? &given : NULL;
+    o.sample_weight = has_weight ? &weight : NULL;
+    o.n_init = n_init;
+    o.max_iter = max_iter;
+    o.tol = tol;
+    o.seed = seed;
+    o.skip_nan = skip_nan;
+    o.n_iter = &n_iter;
+    o.inertia = &inertia;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = clstats_kmeans(ctx, &x, (size_t)k, &o, &centres, labels);
+    Py_END_ALLOW_THREADS
+    if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(ctx));
+    return Py_BuildValue("(di)", inertia, n_iter);
+}
+
+/* kmeans_predict(ctx, X, centres, weights or None, labels_out) -> inertia */
+static PyObject *py_kmeans_predict(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule, *x_obj, *c_obj, *w_obj, *l_obj;
+    if (!PyArg_ParseTuple(args, "OOOOO", &capsule, &x_obj, &c_obj, &w_obj, &l_obj)) return NULL;
+    clstats_ctx *ctx = context_of(capsule);
+    if (!ctx) return NULL;
+    struct clstats_array x, centres, weight;
+    bool has_weight;
+    if (describe(x_obj, false, "X", &x) < 0 || describe(c_obj, false, "centres", &centres) < 0 ||
+        describe_optional(w_obj, "sample_weight", &weight, &has_weight) < 0)
+        return NULL;
+    int32_t *labels = labels_vector(l_obj, x.ny);
+    if (!labels) return NULL;
+    double inertia = 0.0;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = clstats_kmeans_predict(ctx, &x, &centres, has_weight ? &weight : NULL, labels,
+                                    &inertia);
+    Py_END_ALLOW_THREADS
+    if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(ctx));
+    return PyFloat_FromDouble(inertia);
+}
+
 static PyMethodDef methods[] = {
     {"context", py_context, METH_VARARGS, "context(spec) -> a context capsule"},
+    {"kmeans", py_kmeans, METH_VARARGS, "kmeans(ctx, X, k, init, ...) -> (inertia, n_iter)"},
+    {"kmeans_predict", py_kmeans_predict, METH_VARARGS,
+     "kmeans_predict(ctx, X, centres, weights, labels) -> inertia"},
     {"context_info", py_context_info, METH_VARARGS, "context_info(ctx) -> dict"},
     {"last_kernel_ms", py_last_kernel_ms, METH_VARARGS, "device ms of the last call's kernels"},
     {"devices", py_devices, METH_NOARGS, "devices() -> list of dicts"},

@@ -19,6 +19,15 @@ struct cached_program {
     char *kernel_names[PROGRAM_KERNELS];
 };
 
+/* The library's random generator (src/core/random.c): xoshiro256** seeded by splitmix64. */
+struct clstats__rng {
+    uint64_t s[4];
+};
+void clstats__rng_seed(struct clstats__rng *r, uint64_t seed);
+uint64_t clstats__rng_next(struct clstats__rng *r);
+double clstats__rng_uniform(struct clstats__rng *r); /* [0, 1), 53 bits */
+uint64_t clstats__rng_below(struct clstats__rng *r, uint64_t n); /* [0, n), no modulo bias */
+
 /* A device buffer kept between calls under a name, grown on demand (clstats__scratch). */
 struct scratch_buffer {
     const char *name; /* the module's literal, e.g. "select.hist" */

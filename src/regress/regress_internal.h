@@ -36,14 +36,6 @@ int clstats__weighted_fit(clstats_ctx *ctx, struct data_set *d, const double *w,
 /* Squared residuals of one fit (host, n entries). */
 int clstats__residuals2(clstats_ctx *ctx, struct data_set *d, const double *coef, double *r2);
 
-/* xoshiro256** seeded by splitmix64: the documented generator of the random subsets. */
-struct clstats__rng {
-    uint64_t s[4];
-};
-void clstats__rng_seed(struct clstats__rng *r, uint64_t seed);
-uint64_t clstats__rng_next(struct clstats__rng *r);
-/* Uniform in [0, n), without modulo bias. */
-uint64_t clstats__rng_below(struct clstats__rng *r, uint64_t n);
 
 /* The exact fit of q random rows of z (n rows of q + 1), rows added at random while they do not
  * determine it (robustbase's way with singular subsets): false when n rows do not. */

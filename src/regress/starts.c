@@ -1,52 +1,12 @@
 /* starts.c - FAST-LTS's starting fits, on the host (q x q work each): the exact fit of q rows
  * drawn at random, with rows added while they do not determine it, as robustbase does with
- * singular subsets; and the generator that draws them, xoshiro256** seeded through splitmix64
- * (Blackman and Vigna), so that a seed gives the same subsets on every machine. */
+ * singular subsets, drawn by core's generator (src/core/random.c), so that a seed gives the same
+ * subsets on every machine. */
 #include "regress_internal.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-void clstats__rng_seed(struct clstats__rng *r, uint64_t seed)
-{
-    for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&seed);
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
-uint64_t clstats__rng_next(struct clstats__rng *r)
-{
-    uint64_t *s = r->s;
-    const uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
-}
-
-uint64_t clstats__rng_below(struct clstats__rng *r, uint64_t n)
-{
-    const uint64_t limit = UINT64_MAX - UINT64_MAX % n; /* draws from [limit, max] are refused */
-    uint64_t x;
-    do x = clstats__rng_next(r);
-    while (x >= limit);
-    return x % n;
-}
 
 bool clstats__host_ls(const double *z, const double *w, size_t n, size_t q, double *coef)
 {

@@ -1,0 +1,54 @@
+/* kmeans_common.cl - what the k-means kernels share (pulled in with #include): the types the
+ * build options name (REAL the data's, ACC the sums', DIM features, K clusters), the squared
+ * distance, and the fixed-order sum of a work-group's 256 values that makes every sum of the
+ * module independent of timing (include/clstats/cluster.h states the order). */
+#ifdef FP64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+/* A fused multiply-add would round differently from the host's reference and from devices
+ * that do not fuse: results must be the same bits everywhere. */
+#pragma OPENCL FP_CONTRACT OFF
+
+#define WG 256
+typedef REAL real;
+typedef ACC acc;
+
+/* The state words the loop keeps on the device (src/cluster/cluster_internal.h: STATE_*). */
+#define S_STOP 0
+#define S_ITER 1
+#define S_CHANGED 2
+#define S_EMPTY 3
+#define S_FINAL 4
+#define STOP_STRICT 1
+#define STOP_TOL 2
+#define STOP_MAX_ITER 3
+#define STOP_EMPTY 4
+
+/* l[0] = the sum of l[0..WG) by halving: l[i] += l[i + s] for s = WG/2, ..., 1. Every item of
+ * the group calls it; it starts with a barrier, so the caller may write l[i] just before. */
+inline void halve(__local acc *l, uint i)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = WG / 2; s > 0; s >>= 1) {
+        if (i < s) l[i] = l[i] + l[i + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
+/* sum_c (x_c - m_c)^2 in the data's precision, in the order c = 0, 1, ... (the reference's). */
+inline real squared_distance(__global const real *x, __global const real *m)
+{
+    real s = 0;
+    for (int c = 0; c < DIM; c++) {
+        const real t = x[c] - m[c];
+        s = s + t * t;
+    }
+    return s;
+}
+
+inline int row_is_finite(__global const real *x)
+{
+    for (int c = 0; c < DIM; c++)
+        if (!isfinite(x[c])) return 0;
+    return 1;
+}

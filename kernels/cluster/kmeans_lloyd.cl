@@ -1,0 +1,246 @@
+/* kmeans_lloyd.cl - one Lloyd iteration as a chain of kernels that the host enqueues many times
+ * without reading anything back (src/cluster/lloyd.c): the nearest centre of each row; a stable
+ * counting sort of the rows by label (counts per block of 256 rows, their offsets, the scatter),
+ * so that each cluster's members lie in row order; their weighted sums by the fixed halving order
+ * (level by level, 256 at a time); the new centres and their shifts; the convergence test. Every
+ * kernel first reads the state's stop word and does nothing once the run has ended, so that
+ * iterations enqueued past the end cost only their launches. Kernels with barriers never return
+ * ahead of one (PoCL's work-group compiler has miscompiled that: kernels/select/select.cl);
+ * their loops run no times instead. */
+#include "kmeans_common.cl"
+
+/* labels[p] = the nearest centre (ties to the lowest index), -1 for rows left out; a changed
+ * label sets the state's CHANGED word (every writer stores 1, so the race is harmless). */
+__kernel void assign(__global const real *x, __global const uchar *valid, int n,
+                     __global const real *centres, __global int *labels, __global int *state,
+                     int ignore_stop)
+{
+    if (!ignore_stop && state[S_STOP]) return;
+    const int p = get_global_id(0);
+    if (p >= n) return;
+    int best = -1;
+    if (valid[p]) {
+        __global const real *xp = x + (size_t)p * DIM;
+        real bd = squared_distance(xp, centres);
+        best = 0;
+        for (int j = 1; j < K; j++) {
+            const real d = squared_distance(xp, centres + (size_t)j * DIM);
+            if (d < bd) {
+                bd = d;
+                best = j;
+            }
+        }
+    }
+    if (labels[p] != best) {
+        labels[p] = best;
+        state[S_CHANGED] = 1;
+    }
+}
+
+/* counts[b][j]: rows of block b (256 rows) labelled j. The buffer is zeroed before. */
+__kernel void block_counts(__global const int *labels, int n, __global int *counts,
+                           __global const int *state)
+{
+    if (state[S_STOP]) return;
+    const int p = get_global_id(0);
+    if (p >= n) return;
+    const int j = labels[p];
+    if (j >= 0) atomic_inc(&counts[(size_t)get_group_id(0) * K + j]);
+}
+
+/* For chunks of 256 blocks: within[b][j] = rows labelled j in the chunk's blocks before b;
+ * chunk_total[c][j] the chunk's. One item per (chunk, cluster). */
+__kernel void scan_chunks(__global const int *counts, int blocks, __global int *within,
+                          __global int *chunk_total, __global const int *state)
+{
+    if (state[S_STOP]) return;
+    const int g = get_global_id(0), c = g / K, j = g % K;
+    if (c * WG >= blocks) return;
+    int run = 0;
+    const int end = min(blocks, (c + 1) * WG);
+    for (int b = c * WG; b < end; b++) {
+        within[(size_t)b * K + j] = run;
+        run += counts[(size_t)b * K + j];
+    }
+    chunk_total[(size_t)c * K + j] = run;
+}
+
+/* One group: chunk_offset[c][j] = rows labelled j in chunks before c; start[j] = rows with a
+ * label below j (start[K] all); segs[j] = segments of 256 members before cluster j's. */
+__kernel void scan_clusters(__global const int *chunk_total, int chunks,
+                            __global int *chunk_offset, __global int *start, __global int *segs,
+                            __global const int *state)
+{
+    const int stop = state[S_STOP];
+    const int i = get_local_id(0);
+    for (int j = i; !stop && j < K; j += get_local_size(0)) {
+        int run = 0;
+        for (int c = 0; c < chunks; c++) {
+            chunk_offset[(size_t)c * K + j] = run;
+            run += chunk_total[(size_t)c * K + j];
+        }
+        start[j + 1] = run;
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    if (i == 0 && !stop) {
+        start[0] = 0;
+        segs[0] = 0;
+        for (int j = 0; j < K; j++) {
+            const int count = start[j + 1];
+            start[j + 1] = start[j] + count;
+            segs[j + 1] = segs[j] + (count + WG - 1) / WG;
+        }
+    }
+}
+
+/* order[start[j] + rank] = p, rank counting the rows labelled j before p: the members of each
+ * cluster in row order. One group per block. */
+__kernel void scatter(__global const int *labels, int n, __global const int *within,
+                      __global const int *chunk_offset, __global const int *start,
+                      __global int *order, __global const int *state)
+{
+    __local int lab[WG];
+    const int p = get_global_id(0), i = get_local_id(0), b = get_group_id(0);
+    const int j = p < n && !state[S_STOP] ? labels[p] : -1;
+    lab[i] = j;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (j >= 0) {
+        int rank = 0;
+        for (int q = 0; q < i; q++)
+            rank += lab[q] == j;
+        order[start[j] + chunk_offset[(size_t)(b / WG) * K + j] + within[(size_t)b * K + j] +
+              rank] = p;
+    }
+}
+
+/* The cluster whose segments [segs[j], segs[j+1]) hold segment g (segs[K] > g). */
+inline int cluster_of(__global const int *segs, int g)
+{
+    int lo = 0, hi = K; /* segs[lo] <= g < segs[hi] */
+    while (hi - lo > 1) {
+        const int mid = (lo + hi) / 2;
+        if (segs[mid] <= g) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* The first level: one group per segment of 256 members, out[g][c] = sum of w x_c (c < DIM) and
+ * of w (c = DIM) by halving. */
+__kernel void member_sums(__global const real *x, __global const real *weight,
+                          __global const int *order, __global const int *start,
+                          __global const int *segs, __global acc *out, __global const int *state)
+{
+    __local acc l[WG];
+    const int g = get_group_id(0), i = get_local_id(0);
+    const int columns = state[S_STOP] || g >= segs[K] ? 0 : DIM + 1;
+    const int j = columns ? cluster_of(segs, g) : 0;
+    const int m = start[j] + (g - segs[j]) * WG + i;
+    const int inside = columns && m < start[j + 1];
+    const int p = inside ? order[m] : 0;
+    const acc w = inside ? (acc)weight[p] : (acc)0;
+    for (int c = 0; c < columns; c++) {
+        l[i] = c < DIM ? (inside ? w * (acc)x[(size_t)p * DIM + c] : (acc)0) : w;
+        halve(l, i);
+        if (i == 0) out[(size_t)g * (DIM + 1) + c] = l[0];
+    }
+}
+
+/* The next level's segments: each cluster's rows of a level, 256 at a time. One item. */
+__kernel void next_segments(__global const int *segs, __global int *next,
+                            __global const int *state)
+{
+    if (state[S_STOP]) return;
+    next[0] = 0;
+    for (int j = 0; j < K; j++)
+        next[j + 1] = next[j] + (segs[j + 1] - segs[j] + WG - 1) / WG;
+}
+
+/* A later level: one group per segment of 256 rows of the level below. */
+__kernel void row_sums(__global const acc *in, __global const int *segs,
+                       __global const int *next, __global acc *out, __global const int *state)
+{
+    __local acc l[WG];
+    const int g = get_group_id(0), i = get_local_id(0);
+    const int columns = state[S_STOP] || g >= next[K] ? 0 : DIM + 1;
+    const int j = columns ? cluster_of(next, g) : 0;
+    const int r = segs[j] + (g - next[j]) * WG + i;
+    const int inside = columns && r < segs[j + 1];
+    for (int c = 0; c < columns; c++) {
+        l[i] = inside ? in[(size_t)r * (DIM + 1) + c] : (acc)0;
+        halve(l, i);
+        if (i == 0) out[(size_t)g * (DIM + 1) + c] = l[0];
+    }
+}
+
+/* One item per cluster: its sums (kept for the host's relocation of empty clusters), its new
+ * centre, the weighted mean, and its squared shift. A cluster without weight is counted in the
+ * state's EMPTY word and left to the host. */
+__kernel void new_centres(__global const acc *sums, __global const int *segs,
+                          __global const real *old, __global real *centres,
+                          __global acc *kept, __global acc *shift, __global int *state)
+{
+    if (state[S_STOP]) return;
+    const int j = get_global_id(0);
+    if (j >= K) return;
+    const int has = segs[j + 1] > segs[j];
+    __global const acc *s = sums + (size_t)segs[j] * (DIM + 1);
+    const acc w = has ? s[DIM] : (acc)0;
+    for (int c = 0; c <= DIM; c++)
+        kept[(size_t)j * (DIM + 1) + c] = has ? s[c] : (acc)0;
+    if (!(w > 0)) {
+        atomic_inc(&state[S_EMPTY]);
+        return;
+    }
+    acc sh = 0;
+    for (int c = 0; c < DIM; c++) {
+        const real m = (real)(s[c] / w);
+        centres[(size_t)j * DIM + c] = m;
+        const acc t = (acc)m - (acc)old[(size_t)j * DIM + c];
+        sh = sh + t * t;
+    }
+    shift[j] = sh;
+}
+
+/* One item: the iteration's end. Labels unchanged end the run (strict), so does a total
+ * squared shift at most tol, or the last iteration; an empty cluster stops the loop for the
+ * host, which relocates and carries on (src/cluster/lloyd.c). */
+__kernel void converge(__global const acc *shift, acc tol, int max_iter, int new_buffer,
+                       __global int *state)
+{
+    if (state[S_STOP]) return;
+    if (state[S_EMPTY]) {
+        state[S_STOP] = STOP_EMPTY;
+        return;
+    }
+    const int it = state[S_ITER] + 1;
+    state[S_ITER] = it;
+    state[S_FINAL] = new_buffer;
+    const int changed = state[S_CHANGED];
+    state[S_CHANGED] = 0;
+    if (!changed) {
+        state[S_STOP] = STOP_STRICT;
+        return;
+    }
+    acc total = 0;
+    for (int j = 0; j < K; j++)
+        total = total + shift[j];
+    if (total <= tol) state[S_STOP] = STOP_TOL;
+    else if (it >= max_iter) state[S_STOP] = STOP_MAX_ITER;
+}
+
+/* part[g]: the group's sum of w_p |x_p - centre(label_p)|^2 by halving. */
+__kernel void inertia(__global const real *x, __global const real *weight, int n,
+                      __global const real *centres, __global const int *labels,
+                      __global acc *part)
+{
+    __local acc l[WG];
+    const int p = get_global_id(0), i = get_local_id(0);
+    acc v = 0;
+    if (p < n && labels[p] >= 0)
+        v = (acc)weight[p] * (acc)squared_distance(x + (size_t)p * DIM,
+                                                   centres + (size_t)labels[p] * DIM);
+    l[i] = v;
+    halve(l, i);
+    if (i == 0) part[get_group_id(0)] = l[0];
+}

@@ -1,0 +1,176 @@
+"""k-means with scikit-learn's KMeans(algorithm='lloyd') interface, Lloyd's loop on the device
+(libclstats' cluster module)."""
+import numbers
+
+import numpy as np
+
+from . import _ext
+from ._context import get_context
+
+__all__ = ["KMeans"]
+
+_INITS = {"k-means++": 0, "random": 1}
+
+
+def _seed(random_state):
+    """A 64-bit seed for the library's generator from scikit-learn's random_state forms."""
+    if random_state is None:
+        return int(np.random.randint(0, 2**63 - 1, dtype=np.int64))
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        return int(random_state) % 2**64
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**63 - 1, dtype=np.int64))
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**63 - 1))
+    raise ValueError(f"random_state={random_state!r}: give None, an int, a RandomState or a "
+                     "Generator")
+
+
+def _rows(X, dtype=None):
+    """X as C-contiguous 2-D rows of float32 or float64 (float64 for other types)."""
+    X = np.asarray(X)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-D (samples, features), not of shape {X.shape}")
+    if dtype is None:
+        dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
+    return np.ascontiguousarray(X, dtype=dtype)
+
+
+class KMeans:
+    """k-means clustering (Lloyd's algorithm) on an OpenCL device.
+
+    Follows :class:`sklearn.cluster.KMeans` with ``algorithm='lloyd'``: the same parameters,
+    fitted attributes and end rules (a run ends when no label changes, when the summed squared
+    shift of the centres is at most ``tol`` times the mean of the features' variances, or after
+    ``max_iter`` iterations; a cluster left empty takes the point farthest from its centre).
+    Labels are the nearest centre, ties to the lowest index. Sums are reduced in a fixed order,
+    so a ``random_state`` gives the same result on every run and device; the random numbers are
+    the library's own (xoshiro256**), not numpy's, so seeds do not reproduce scikit-learn's
+    draws.
+
+    Parameters
+    ----------
+    n_clusters : int, default 8
+    init : {'k-means++', 'random'} or array of shape (n_clusters, n_features)
+        k-means++ as scikit-learn's (2 + floor(ln k) local trials), k distinct random rows, or
+        the given centres (then one run, whatever ``n_init`` says).
+    n_init : int, default 1
+        Runs from different seeds; the one with the lowest inertia is kept.
+    max_iter : int, default 300
+    tol : float, default 1e-4
+        Relative tolerance on the centres' shift (scikit-learn's definition).
+    random_state : None, int, RandomState or Generator
+        Seeds the library's generator (None: drawn from numpy's global generator).
+    nan_policy : {'raise', 'omit'}, default 'raise'
+        Rows holding NaN or infinity raise ValueError, or are left out with label -1.
+    device : str, int or Context, optional
+        Where to run (see :class:`clstats.Context`).
+
+    Attributes
+    ----------
+    cluster_centers_ : ndarray of shape (n_clusters, n_features)
+    labels_ : ndarray of shape (n_samples,), int32
+    inertia_ : float
+        Sum of the weighted squared distances of the points to their centres.
+    n_iter_ : int
+
+    Examples
+    --------
+    >>> import numpy as np, clstats
+    >>> X = np.array([[1, 2], [1, 4], [1, 0], [10, 2], [10, 4], [10, 0]], dtype=float)
+    >>> km = clstats.KMeans(n_clusters=2, random_state=0).fit(X)
+    >>> sorted(km.cluster_centers_.tolist())
+    [[1.0, 2.0], [10.0, 2.0]]
+    """
+
+    def __init__(self, n_clusters=8, *, init="k-means++", n_init=1, max_iter=300, tol=1e-4,
+                 random_state=None, nan_policy="raise", device=None):
+        self.n_clusters = n_clusters
+        self.init = init
+        self.n_init = n_init
+        self.max_iter = max_iter
+        self.tol = tol
+        self.random_state = random_state
+        self.nan_policy = nan_policy
+        self.device = device
+
+    def _check(self):
+        k = self.n_clusters
+        if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1:
+            raise ValueError(f"n_clusters={k!r} must be an integer >= 1")
+        for name in ("n_init", "max_iter"):
+            v = getattr(self, name)
+            if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < 1:
+                raise ValueError(f"{name}={v!r} must be an integer >= 1")
+        if not isinstance(self.tol, numbers.Real) or not np.isfinite(self.tol) or self.tol < 0:
+            raise ValueError(f"tol={self.tol!r} must be a finite number >= 0")
+        if self.nan_policy not in ("raise", "omit"):
+            raise ValueError(f"nan_policy={self.nan_policy!r} must be 'raise' or 'omit'")
+
+    def fit(self, X, y=None, sample_weight=None):
+        """Compute the clustering of X (n_samples, n_features); returns self."""
+        self._check()
+        X = _rows(X)
+        if X.shape[0] == 0:
+            raise ValueError("X has no sample")
+        k = int(self.n_clusters)
+        given = None
+        if isinstance(self.init, str):
+            if self.init not in _INITS:
+                raise ValueError(f"init={self.init!r} must be 'k-means++', 'random' or an array")
+            init = _INITS[self.init]
+        else:
+            given = np.ascontiguousarray(self.init, dtype=X.dtype)
+            if given.shape != (k, X.shape[1]):
+                raise ValueError(f"init has shape {given.shape}; n_clusters={k} and "
+                                 f"{X.shape[1]} features need ({k}, {X.shape[1]})")
+            init = 2
+        weight = None
+        if sample_weight is not None:
+            weight = np.ascontiguousarray(np.broadcast_to(sample_weight, X.shape[:1]),
+                                          dtype=X.dtype)
+        centres = np.empty((k, X.shape[1]), dtype=X.dtype)
+        labels = np.empty(X.shape[0], dtype=np.int32)
+        ctx = get_context(self.device)
+        inertia, n_iter = ctx.call(_ext.kmeans, X, k, init, given, weight, int(self.n_init),
+                                   int(self.max_iter), float(self.tol), _seed(self.random_state),
+                                   int(self.nan_policy == "omit"), centres, labels)
+        self.cluster_centers_ = centres
+        self.labels_ = labels
+        self.inertia_ = inertia
+        self.n_iter_ = n_iter
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def fit_predict(self, X, y=None, sample_weight=None):
+        """Fit and return the labels of X."""
+        return self.fit(X, sample_weight=sample_weight).labels_
+
+    def predict(self, X, sample_weight=None):
+        """The index of the nearest fitted centre for each row of X (-1 for rows with NaN)."""
+        return self._predict(X, sample_weight)[0]
+
+    def score(self, X, y=None, sample_weight=None):
+        """Minus the inertia of X against the fitted centres, as scikit-learn's."""
+        return -self._predict(X, sample_weight)[1]
+
+    def _predict(self, X, sample_weight):
+        if not hasattr(self, "cluster_centers_"):
+            raise ValueError("this KMeans is not fitted yet: call fit first")
+        X = _rows(X, self.cluster_centers_.dtype)
+        if X.shape[1] != self.cluster_centers_.shape[1]:
+            raise ValueError(f"X has {X.shape[1]} features; the fit had "
+                             f"{self.cluster_centers_.shape[1]}")
+        weight = None
+        if sample_weight is not None:
+            weight = np.ascontiguousarray(np.broadcast_to(sample_weight, X.shape[:1]),
+                                          dtype=X.dtype)
+        labels = np.empty(X.shape[0], dtype=np.int32)
+        inertia = get_context(self.device).call(_ext.kmeans_predict, X, self.cluster_centers_,
+                                                weight, labels)
+        return labels, inertia
+
+    def __repr__(self):
+        return f"clstats.KMeans(n_clusters={self.n_clusters}, init={self.init!r} ...)" \
+            if not isinstance(self.init, str) else \
+            f"clstats.KMeans(n_clusters={self.n_clusters}, init={self.init!r})"

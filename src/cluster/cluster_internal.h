@@ -1,0 +1,73 @@
+/* cluster_internal.h - what the files of src/cluster/ share: one k-means job (the data on the
+ * device, its programs and buffers, the rows that take part), the seeding and Lloyd's loop
+ * that run on it, and the host's random numbers. */
+#ifndef CLSTATS_CLUSTER_INTERNAL_H
+#define CLSTATS_CLUSTER_INTERNAL_H
+
+#include "internal.h"
+
+/* Groups of this many rows form every fixed-order sum (kernels/cluster/kmeans_common.cl). */
+#define KMEANS_WG 256
+/* Levels of 256 that sum the members of a cluster: 256^4 passes the largest n, INT_MAX. */
+#define KMEANS_LEVELS 4
+
+/* The loop's state words on the device (kernels/cluster/kmeans_common.cl: S_*). */
+enum { STATE_STOP, STATE_ITER, STATE_CHANGED, STATE_EMPTY, STATE_FINAL, STATE_WORDS };
+enum { STOP_NONE, STOP_STRICT, STOP_TOL, STOP_MAX_ITER, STOP_EMPTY };
+
+struct kmeans_job {
+    clstats_ctx *ctx;
+    bool f64;
+    size_t es, as; /* bytes of a data element and of a sum (double, or float without fp64) */
+    int n, d, k;
+    int groups, chunks, levels; /* row groups of 256; chunks of 256 groups; sum levels */
+    size_t seg_rows;            /* rows of the first level's sums at most */
+    cl_mem x, x_own;            /* the rows, packed (x_own: a copy the job made) */
+    cl_mem valid, weight, labels, state, centres[2], closest, part;
+    cl_mem counts, within, chunk_total, chunk_offset, start, segs[KMEANS_LEVELS], sums[2], kept,
+        shift, order;
+    cl_kernel prepare, deviations, trials, closest_update;
+    cl_kernel assign, block_counts, scan_chunks, scan_clusters, scatter, member_sums,
+        next_segments, row_sums, new_centres, converge, inertia;
+    size_t scan_wg;
+    int n_valid;
+    double tol;     /* absolute: tol x the mean of the columns' variances */
+    void *host_x;   /* the packed rows on the host for the rare host steps, read on demand */
+};
+
+/* Sets up a job on x (nx = d, ny = n) with k clusters and optional weights: builds the
+ * programs, holds the buffers, finds the valid rows (refusing NaN rows unless skip_nan) and,
+ * when tol > 0, scikit-learn's absolute tolerance. Fitting refuses fewer valid rows than k;
+ * predicting does not. */
+int clstats__kmeans_job_open(clstats_ctx *ctx, struct kmeans_job *job,
+                             const struct clstats_array *x, int k,
+                             const struct clstats_array *weight, int skip_nan, double tol,
+                             bool fitting);
+void clstats__kmeans_job_close(struct kmeans_job *job);
+
+/* Reads the sums the groups of a kernel wrote (count values, `stride` apart from `first`) and
+ * adds them in group order into out[0..width). */
+int clstats__kmeans_group_sums(struct kmeans_job *job, cl_mem part, size_t groups, int width,
+                               double *out);
+
+/* The packed rows on the host (job->host_x), read from the device the first time. */
+int clstats__kmeans_host_rows(struct kmeans_job *job);
+
+/* Writes the k initial centres into job->centres[0]. */
+int clstats__kmeans_plusplus(struct kmeans_job *job, struct clstats__rng *rng);
+int clstats__kmeans_random(struct kmeans_job *job, struct clstats__rng *rng);
+
+/* One Lloyd run from job->centres[0]: writes which buffer holds the final centres, the
+ * iterations, the inertia; labels are in job->labels. */
+int clstats__kmeans_lloyd(struct kmeans_job *job, int max_iter, int *final_buffer, int *n_iter,
+                          double *inertia);
+
+/* Labels of every row by the centres in job->centres[buffer], and the inertia; the inertia of
+ * the labels the device holds. */
+int clstats__kmeans_assign(struct kmeans_job *job, int buffer, double *inertia);
+int clstats__kmeans_inertia(struct kmeans_job *job, int buffer, double *inertia);
+
+#define KM_ARG(kernel, index, value)                                                                \
+    CL_TRY(job->ctx, clSetKernelArg((kernel), (index), sizeof(value), &(value)), "clSetKernelArg")
+
+#endif

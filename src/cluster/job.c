@@ -1,0 +1,276 @@
+/* job.c - a k-means job: the rows on the device, the programs built for their shape, the buffers
+ * the loop keeps (named scratch, so that repeated calls reuse them), and the one pass over the
+ * data that finds the rows taking part and scikit-learn's tolerance (kernels/cluster/
+ * kmeans_prepare.cl). */
+#include "cluster_internal.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int buffers(struct kmeans_job *job);
+static int kernels(struct kmeans_job *job);
+static int survey(struct kmeans_job *job, const struct clstats_array *weight, int skip_nan,
+                  double tol, bool fitting);
+
+int clstats__kmeans_job_open(clstats_ctx *ctx, struct kmeans_job *job,
+                             const struct clstats_array *x, int k,
+                             const struct clstats_array *weight, int skip_nan, double tol,
+                             bool fitting)
+{
+    memset(job, 0, sizeof *job);
+    job->ctx = ctx;
+    job->f64 = x->dtype == CLSTATS_FLOAT64;
+    job->es = clstats__dtype_size(x->dtype);
+    job->as = ctx->has_fp64 ? 8 : 4;
+    job->n = (int)x->ny;
+    job->d = (int)x->nx;
+    job->k = k;
+    job->groups = (job->n + KMEANS_WG - 1) / KMEANS_WG;
+    job->chunks = (job->groups + KMEANS_WG - 1) / KMEANS_WG;
+    job->levels = 1;
+    for (uint64_t cap = KMEANS_WG; cap < (uint64_t)job->n; cap *= KMEANS_WG)
+        job->levels++;
+    job->seg_rows = (size_t)job->groups + (size_t)k;
+    if (job->f64 && !ctx->has_fp64)
+        return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED,
+                             "%s has no fp64: float64 data cannot be clustered there",
+                             ctx->device_name);
+    if (ctx->max_work_group < KMEANS_WG)
+        return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED,
+                             "k-means needs work-groups of %d items; %s takes %zu", KMEANS_WG,
+                             ctx->device_name, ctx->max_work_group);
+    bool owned = false;
+    int status = clstats__array_in(ctx, x, true, &job->x, NULL, &owned);
+    if (status != CLSTATS_OK) return status;
+    if (owned) job->x_own = job->x;
+    if ((status = kernels(job)) || (status = buffers(job))) return status;
+    return survey(job, weight, skip_nan, tol, fitting);
+}
+
+void clstats__kmeans_job_close(struct kmeans_job *job)
+{
+    if (job->x_own) clReleaseMemObject(job->x_own);
+    free(job->host_x);
+    memset(job, 0, sizeof *job);
+}
+
+static int kernels(struct kmeans_job *job)
+{
+    clstats_ctx *ctx = job->ctx;
+    char options[200];
+    /* Without fp64 the sums are float, and the centres' divisions must round as the host's. */
+    snprintf(options, sizeof options, "-D REAL=%s -D ACC=%s%s -D DIM=%d -D K=%d",
+             job->f64 ? "double" : "float", ctx->has_fp64 ? "double" : "float",
+             ctx->has_fp64 ? " -D FP64" : " -cl-fp32-correctly-rounded-divide-sqrt", job->d,
+             job->k);
+    cl_program prep, lloyd;
+    int status;
+    if ((status = clstats__program(ctx, "kmeans_prepare.cl", options, &prep)) ||
+        (status = clstats__program(ctx, "kmeans_lloyd.cl", options, &lloyd)))
+        return status;
+    const struct {
+        cl_program program;
+        const char *name;
+        cl_kernel *out;
+    } list[] = {
+        {prep, "prepare", &job->prepare},
+        {prep, "deviations", &job->deviations},
+        {prep, "trial_potentials", &job->trials},
+        {prep, "closest_update", &job->closest_update},
+        {lloyd, "assign", &job->assign},
+        {lloyd, "block_counts", &job->block_counts},
+        {lloyd, "scan_chunks", &job->scan_chunks},
+        {lloyd, "scan_clusters", &job->scan_clusters},
+        {lloyd, "scatter", &job->scatter},
+        {lloyd, "member_sums", &job->member_sums},
+        {lloyd, "next_segments", &job->next_segments},
+        {lloyd, "row_sums", &job->row_sums},
+        {lloyd, "new_centres", &job->new_centres},
+        {lloyd, "converge", &job->converge},
+        {lloyd, "inertia", &job->inertia},
+    };
+    for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
+        if ((status = clstats__kernel(ctx, list[i].program, list[i].name, list[i].out)))
+            return status;
+    job->scan_wg = ctx->max_work_group < 256 ? ctx->max_work_group : 256;
+    return CLSTATS_OK;
+}
+
+/* Products of sizes the caller's numbers make, checked before any buffer is asked for. */
+static bool bytes_of(size_t a, size_t b, size_t size, size_t *out)
+{
+    return (b == 0 || a <= SIZE_MAX / b) && clstats__array_bytes(a * b, size, out);
+}
+
+static int buffers(struct kmeans_job *job)
+{
+    clstats_ctx *ctx = job->ctx;
+    const size_t n = (size_t)job->n, k = (size_t)job->k, d = (size_t)job->d;
+    const size_t groups = (size_t)job->groups, chunks = (size_t)job->chunks;
+    const size_t trials = 2 + (size_t)log((double)k);
+    const size_t width = d + 3 > trials ? d + 3 : trials;
+    const struct {
+        const char *name;
+        size_t a, b, size;
+        cl_mem *out;
+    } list[] = {
+        {"cluster.valid", n, 1, 1, &job->valid},
+        {"cluster.weight", n, 1, job->es, &job->weight},
+        {"cluster.labels", n, 1, 4, &job->labels},
+        {"cluster.state", STATE_WORDS, 1, 4, &job->state},
+        {"cluster.centres0", k, d, job->es, &job->centres[0]},
+        {"cluster.centres1", k, d, job->es, &job->centres[1]},
+        {"cluster.closest", n, 1, job->as, &job->closest},
+        {"cluster.part", groups, width, job->as, &job->part},
+        {"cluster.counts", groups, k, 4, &job->counts},
+        {"cluster.within", groups, k, 4, &job->within},
+        {"cluster.chunk_total", chunks, k, 4, &job->chunk_total},
+        {"cluster.chunk_offset", chunks, k, 4, &job->chunk_offset},
+        {"cluster.start", k + 1, 1, 4, &job->start},
+        {"cluster.segs0", k + 1, 1, 4, &job->segs[0]},
+        {"cluster.segs1", k + 1, 1, 4, &job->segs[1]},
+        {"cluster.segs2", k + 1, 1, 4, &job->segs[2]},
+        {"cluster.segs3", k + 1, 1, 4, &job->segs[3]},
+        {"cluster.sums0", job->seg_rows, d + 1, job->as, &job->sums[0]},
+        {"cluster.sums1", job->seg_rows, d + 1, job->as, &job->sums[1]},
+        {"cluster.kept", k, d + 1, job->as, &job->kept},
+        {"cluster.shift", k, 1, job->as, &job->shift},
+        {"cluster.order", n, 1, 4, &job->order},
+    };
+    for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) {
+        size_t bytes;
+        if (!bytes_of(list[i].a, list[i].b, list[i].size, &bytes) || bytes > ctx->max_alloc)
+            return clstats__fail(ctx, CLSTATS_ERR_DEVICE_MEMORY,
+                                 "k-means of %zu rows, %zu features, %zu clusters needs more "
+                                 "than the device's largest buffer (%s)",
+                                 n, d, k, list[i].name);
+        int status = clstats__scratch(ctx, list[i].name, bytes, list[i].out);
+        if (status != CLSTATS_OK) return status;
+    }
+    return CLSTATS_OK;
+}
+
+int clstats__kmeans_group_sums(struct kmeans_job *job, cl_mem part, size_t groups, int width,
+                               double *out)
+{
+    const size_t count = groups * (size_t)width;
+    void *host = malloc(count * job->as);
+    if (!host) return clstats__fail(job->ctx, CLSTATS_ERR_NOMEM, "k-means: group sums");
+    int status = clstats__cl_check(job->ctx,
+                                   clEnqueueReadBuffer(job->ctx->queue, part, CL_TRUE, 0,
+                                                       count * job->as, host, 0, NULL, NULL),
+                                   "reading group sums");
+    for (int c = 0; c < width; c++)
+        out[c] = 0.0;
+    for (size_t g = 0; status == CLSTATS_OK && g < groups; g++)
+        for (int c = 0; c < width; c++)
+            out[c] += job->as == 8 ? ((const double *)host)[g * width + c]
+                                   : (double)((const float *)host)[g * width + c];
+    free(host);
+    return status;
+}
+
+int clstats__kmeans_host_rows(struct kmeans_job *job)
+{
+    if (job->host_x) return CLSTATS_OK;
+    const size_t bytes = (size_t)job->n * (size_t)job->d * job->es;
+    job->host_x = malloc(bytes);
+    if (!job->host_x) return clstats__fail(job->ctx, CLSTATS_ERR_NOMEM, "k-means: host rows");
+    return clstats__cl_check(job->ctx,
+                             clEnqueueReadBuffer(job->ctx->queue, job->x, CL_TRUE, 0, bytes,
+                                                 job->host_x, 0, NULL, NULL),
+                             "reading the rows");
+}
+
+/* The valid rows (finite, weight finite and >= 0) and their weights on the device; the
+ * tolerance as scikit-learn's _tolerance: tol x the mean over columns of the (biased) variance
+ * of the valid rows. */
+static int survey(struct kmeans_job *job, const struct clstats_array *weight, int skip_nan,
+                  double tol, bool fitting)
+{
+    clstats_ctx *ctx = job->ctx;
+    int status = CLSTATS_OK;
+    cl_mem w = job->weight, w_own = NULL;
+    cl_int has_w = weight != NULL, n = job->n;
+    double *sums = malloc(((size_t)job->d + 3) * sizeof *sums);
+    if (!sums) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "k-means: sums");
+    if (weight) {
+        bool owned = false;
+        if ((status = clstats__array_in(ctx, weight, true, &w, NULL, &owned))) goto fail;
+        if (owned) w_own = w;
+    }
+    const size_t global = (size_t)job->groups * KMEANS_WG, local = KMEANS_WG;
+    KM_ARG(job->prepare, 0, job->x);
+    KM_ARG(job->prepare, 1, w);
+    KM_ARG(job->prepare, 2, has_w);
+    KM_ARG(job->prepare, 3, n);
+    KM_ARG(job->prepare, 4, job->valid);
+    KM_ARG(job->prepare, 5, job->weight);
+    KM_ARG(job->prepare, 6, job->part);
+    if ((status = clstats__launch(ctx, job->prepare, 1, NULL, &global, &local, "kmeans prepare")) ||
+        (status = clstats__kmeans_group_sums(job, job->part, job->groups, job->d + 3, sums)))
+        goto fail;
+    const double valid = sums[job->d], nan_rows = sums[job->d + 1], bad_w = sums[job->d + 2];
+    if (nan_rows > 0 && !skip_nan) {
+        status = clstats__fail(ctx, CLSTATS_ERR_NAN,
+                               "%.0f of the %d rows hold a NaN or an infinity", nan_rows, job->n);
+        goto fail;
+    }
+    if (bad_w > 0) {
+        status = clstats__fail(ctx, CLSTATS_ERR_ARG,
+                               "%.0f sample weights are negative, NaN or infinite", bad_w);
+        goto fail;
+    }
+    job->n_valid = (int)valid;
+    if (!fitting) goto fail;
+    if (job->n_valid == 0) {
+        status = clstats__fail(ctx, CLSTATS_ERR_EMPTY, "no row without NaN to cluster");
+        goto fail;
+    }
+    if (job->k > job->n_valid) {
+        status = clstats__fail(ctx, CLSTATS_ERR_ARG, "%d clusters need as many valid rows; %d %s",
+                               job->k, job->n_valid, job->n_valid == 1 ? "is" : "are");
+        goto fail;
+    }
+    job->tol = 0.0;
+    if (tol > 0) {
+        /* The means, then the squared deviations from them (two passes, as numpy's var). */
+        void *mean = malloc((size_t)job->d * job->as);
+        if (!mean) {
+            status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "k-means: means");
+            goto fail;
+        }
+        for (int c = 0; c < job->d; c++) {
+            const double m = sums[c] / valid;
+            if (job->as == 8) ((double *)mean)[c] = m;
+            else ((float *)mean)[c] = (float)m;
+        }
+        cl_mem mean_buf = NULL;
+        status = clstats__upload(ctx, mean, (size_t)job->d * job->as, "the means", &mean_buf);
+        if (status == CLSTATS_OK) {
+            KM_ARG(job->deviations, 0, job->x);
+            KM_ARG(job->deviations, 1, job->valid);
+            KM_ARG(job->deviations, 2, n);
+            KM_ARG(job->deviations, 3, mean_buf);
+            KM_ARG(job->deviations, 4, job->part);
+            status = clstats__launch(ctx, job->deviations, 1, NULL, &global, &local,
+                                     "kmeans deviations");
+            if (status == CLSTATS_OK)
+                status = clstats__kmeans_group_sums(job, job->part, job->groups, job->d, sums);
+        }
+        if (mean_buf) clReleaseMemObject(mean_buf);
+        free(mean);
+        if (status != CLSTATS_OK) goto fail;
+        double mean_var = 0.0;
+        for (int c = 0; c < job->d; c++)
+            mean_var += sums[c] / valid;
+        job->tol = tol * (mean_var / job->d);
+    }
+fail:
+    if (w_own) clReleaseMemObject(w_own);
+    free(sums);
+    return status;
+}

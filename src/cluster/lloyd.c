@@ -1,0 +1,345 @@
+/* lloyd.c - Lloyd's loop (Lloyd 1982; scikit-learn's _kmeans_single_lloyd): the host enqueues
+ * iterations in batches, doubling up to 16, and reads back only the loop's state words between
+ * batches; the device decides when the run ends (kernels/cluster/kmeans_lloyd.cl). The rare
+ * iteration that leaves a cluster without weight stops the device, and the host relocates
+ * (scikit-learn's _relocate_empty_clusters_dense) and carries on. */
+#include "cluster_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BATCH_MAX 16
+
+static size_t round_up(size_t v, size_t m)
+{
+    return (v + m - 1) / m * m;
+}
+
+static int launch(struct kmeans_job *job, cl_kernel kernel, size_t global, size_t local,
+                  const char *what)
+{
+    return clstats__launch(job->ctx, kernel, 1, NULL, &global, local ? &local : NULL, what);
+}
+
+static int enqueue_assign(struct kmeans_job *job, int buffer, cl_int ignore_stop)
+{
+    int status = CLSTATS_OK;
+    const cl_int n = job->n;
+    KM_ARG(job->assign, 0, job->x);
+    KM_ARG(job->assign, 1, job->valid);
+    KM_ARG(job->assign, 2, n);
+    KM_ARG(job->assign, 3, job->centres[buffer]);
+    KM_ARG(job->assign, 4, job->labels);
+    KM_ARG(job->assign, 5, job->state);
+    KM_ARG(job->assign, 6, ignore_stop);
+    status = launch(job, job->assign, round_up((size_t)n, 64), 0, "kmeans assign");
+fail:
+    return status;
+}
+
+/* The weighted sums of each cluster's members in the fixed order: the counting sort by label,
+ * then the levels of 256. Leaves the last level's segments in *segs_out and sums in *sums_out. */
+static int enqueue_sums(struct kmeans_job *job, cl_mem *segs_out, cl_mem *sums_out)
+{
+    clstats_ctx *ctx = job->ctx;
+    int status = CLSTATS_OK;
+    const cl_int n = job->n, blocks = job->groups, chunks = job->chunks, zero = 0;
+    const size_t rows = (size_t)job->groups * KMEANS_WG, k = (size_t)job->k;
+    CL_TRY(ctx,
+           clEnqueueFillBuffer(ctx->queue, job->counts, &zero, sizeof zero, 0,
+                               (size_t)blocks * k * sizeof(cl_int), 0, NULL, NULL),
+           "clearing counts");
+    KM_ARG(job->block_counts, 0, job->labels);
+    KM_ARG(job->block_counts, 1, n);
+    KM_ARG(job->block_counts, 2, job->counts);
+    KM_ARG(job->block_counts, 3, job->state);
+    if ((status = launch(job, job->block_counts, rows, KMEANS_WG, "kmeans counts"))) goto fail;
+    KM_ARG(job->scan_chunks, 0, job->counts);
+    KM_ARG(job->scan_chunks, 1, blocks);
+    KM_ARG(job->scan_chunks, 2, job->within);
+    KM_ARG(job->scan_chunks, 3, job->chunk_total);
+    KM_ARG(job->scan_chunks, 4, job->state);
+    if ((status = launch(job, job->scan_chunks, round_up((size_t)chunks * k, 64), 0,
+                         "kmeans scan chunks")))
+        goto fail;
+    KM_ARG(job->scan_clusters, 0, job->chunk_total);
+    KM_ARG(job->scan_clusters, 1, chunks);
+    KM_ARG(job->scan_clusters, 2, job->chunk_offset);
+    KM_ARG(job->scan_clusters, 3, job->start);
+    KM_ARG(job->scan_clusters, 4, job->segs[0]);
+    KM_ARG(job->scan_clusters, 5, job->state);
+    if ((status = launch(job, job->scan_clusters, job->scan_wg, job->scan_wg,
+                         "kmeans scan clusters")))
+        goto fail;
+    KM_ARG(job->scatter, 0, job->labels);
+    KM_ARG(job->scatter, 1, n);
+    KM_ARG(job->scatter, 2, job->within);
+    KM_ARG(job->scatter, 3, job->chunk_offset);
+    KM_ARG(job->scatter, 4, job->start);
+    KM_ARG(job->scatter, 5, job->order);
+    KM_ARG(job->scatter, 6, job->state);
+    if ((status = launch(job, job->scatter, rows, KMEANS_WG, "kmeans scatter"))) goto fail;
+    KM_ARG(job->member_sums, 0, job->x);
+    KM_ARG(job->member_sums, 1, job->weight);
+    KM_ARG(job->member_sums, 2, job->order);
+    KM_ARG(job->member_sums, 3, job->start);
+    KM_ARG(job->member_sums, 4, job->segs[0]);
+    KM_ARG(job->member_sums, 5, job->sums[0]);
+    KM_ARG(job->member_sums, 6, job->state);
+    if ((status = launch(job, job->member_sums, job->seg_rows * KMEANS_WG, KMEANS_WG,
+                         "kmeans member sums")))
+        goto fail;
+    /* Rows of a level at most: those of the level below over 256, plus one a cluster. */
+    size_t bound = job->seg_rows;
+    for (int level = 1; level < job->levels; level++) {
+        bound = bound / KMEANS_WG + 1 + k;
+        cl_mem below = job->segs[level - 1], next = job->segs[level];
+        KM_ARG(job->next_segments, 0, below);
+        KM_ARG(job->next_segments, 1, next);
+        KM_ARG(job->next_segments, 2, job->state);
+        if ((status = launch(job, job->next_segments, 1, 1, "kmeans next segments"))) goto fail;
+        KM_ARG(job->row_sums, 0, job->sums[(level - 1) % 2]);
+        KM_ARG(job->row_sums, 1, below);
+        KM_ARG(job->row_sums, 2, next);
+        KM_ARG(job->row_sums, 3, job->sums[level % 2]);
+        KM_ARG(job->row_sums, 4, job->state);
+        if ((status = launch(job, job->row_sums, bound * KMEANS_WG, KMEANS_WG, "kmeans row sums")))
+            goto fail;
+    }
+    *segs_out = job->segs[job->levels - 1];
+    *sums_out = job->sums[(job->levels - 1) % 2];
+fail:
+    return status;
+}
+
+/* Iteration t reads the centres in buffer t % 2 and writes the other. */
+static int enqueue_iteration(struct kmeans_job *job, int t, int max_iter)
+{
+    int status;
+    const int cur = t % 2;
+    const cl_int next = 1 - cur, max = max_iter;
+    cl_mem segs, sums;
+    if ((status = enqueue_assign(job, cur, 0)) || (status = enqueue_sums(job, &segs, &sums)))
+        return status;
+    KM_ARG(job->new_centres, 0, sums);
+    KM_ARG(job->new_centres, 1, segs);
+    KM_ARG(job->new_centres, 2, job->centres[cur]);
+    KM_ARG(job->new_centres, 3, job->centres[next]);
+    KM_ARG(job->new_centres, 4, job->kept);
+    KM_ARG(job->new_centres, 5, job->shift);
+    KM_ARG(job->new_centres, 6, job->state);
+    if ((status = launch(job, job->new_centres, round_up((size_t)job->k, 64), 0,
+                         "kmeans new centres")))
+        goto fail;
+    KM_ARG(job->converge, 0, job->shift);
+    if (job->as == 8) {
+        const cl_double tol = job->tol;
+        KM_ARG(job->converge, 1, tol);
+    } else {
+        const cl_float tol = (cl_float)job->tol;
+        KM_ARG(job->converge, 1, tol);
+    }
+    KM_ARG(job->converge, 2, max);
+    KM_ARG(job->converge, 3, next);
+    KM_ARG(job->converge, 4, job->state);
+    status = launch(job, job->converge, 1, 1, "kmeans converge");
+fail:
+    return status;
+}
+
+static double element(const void *base, size_t i, size_t size)
+{
+    return size == 8 ? ((const double *)base)[i] : (double)((const float *)base)[i];
+}
+
+/* The direct squared distance in the data's precision, as the kernels' squared_distance. */
+static double row_distance(const struct kmeans_job *job, const void *row, const void *centre)
+{
+    if (job->f64) {
+        double s = 0;
+        for (int c = 0; c < job->d; c++) {
+            const double t = ((const double *)row)[c] - ((const double *)centre)[c];
+            s = s + t * t;
+        }
+        return s;
+    }
+    float s = 0;
+    for (int c = 0; c < job->d; c++) {
+        const float t = ((const float *)row)[c] - ((const float *)centre)[c];
+        s = s + t * t;
+    }
+    return s;
+}
+
+/* Iteration i left clusters without weight (state words in st): each takes, in cluster order,
+ * the next of the rows farthest from their centres (ties to the lowest row), its weighted row
+ * moving out of its old cluster's sums; then the centres, the shift and the end test as the
+ * device's, the centres written into buffer (i + 1) % 2. Sets *stop. */
+static int relocate(struct kmeans_job *job, const cl_int *st, int max_iter, int *stop)
+{
+    clstats_ctx *ctx = job->ctx;
+    const int n = job->n, d = job->d, k = job->k, i = st[STATE_ITER], cur = i % 2;
+    const size_t es = job->es, as = job->as;
+    int status = clstats__kmeans_host_rows(job);
+    if (status != CLSTATS_OK) return status;
+    double *sums = malloc((size_t)k * (d + 1) * sizeof *sums), *dist = malloc((size_t)n * 8);
+    void *raw = malloc((size_t)k * (d + 1) * 8), *old = malloc((size_t)k * d * es),
+         *w = malloc((size_t)n * es), *fresh = malloc((size_t)k * d * es);
+    cl_int *labels = malloc((size_t)n * sizeof *labels);
+    if (!sums || !dist || !raw || !old || !w || !fresh || !labels) {
+        status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "k-means: relocation");
+        goto fail;
+    }
+    CL_TRY(ctx,
+           clEnqueueReadBuffer(ctx->queue, job->kept, CL_TRUE, 0, (size_t)k * (d + 1) * as, raw, 0,
+                               NULL, NULL),
+           "reading sums");
+    CL_TRY(ctx,
+           clEnqueueReadBuffer(ctx->queue, job->centres[cur], CL_TRUE, 0, (size_t)k * d * es, old,
+                               0, NULL, NULL),
+           "reading centres");
+    CL_TRY(ctx,
+           clEnqueueReadBuffer(ctx->queue, job->weight, CL_TRUE, 0, (size_t)n * es, w, 0, NULL,
+                               NULL),
+           "reading weights");
+    CL_TRY(ctx,
+           clEnqueueReadBuffer(ctx->queue, job->labels, CL_TRUE, 0, (size_t)n * sizeof *labels,
+                               labels, 0, NULL, NULL),
+           "reading labels");
+    for (size_t e = 0; e < (size_t)k * (d + 1); e++)
+        sums[e] = element(raw, e, as);
+    for (int p = 0; p < n; p++)
+        dist[p] = labels[p] < 0 ? -1.0
+                                : row_distance(job, (const char *)job->host_x + (size_t)p * d * es,
+                                               (const char *)old + (size_t)labels[p] * d * es);
+    for (int j = 0; j < k; j++) {
+        if (sums[(size_t)j * (d + 1) + d] > 0) continue;
+        int far = -1;
+        for (int p = 0; p < n; p++)
+            if (dist[p] >= 0 && (far < 0 || dist[p] > dist[far])) far = p;
+        if (far < 0) break;
+        dist[far] = -1.0; /* taken */
+        const double wf = element(w, (size_t)far, es);
+        double *to = sums + (size_t)j * (d + 1), *from = sums + (size_t)labels[far] * (d + 1);
+        for (int c = 0; c < d; c++) {
+            const double v = wf * element(job->host_x, (size_t)far * d + c, es);
+            from[c] -= v;
+            to[c] = v;
+        }
+        from[d] -= wf;
+        to[d] = wf;
+    }
+    double total = 0.0;
+    for (int j = 0; j < k; j++) {
+        const double *s = sums + (size_t)j * (d + 1);
+        double sh = 0.0;
+        for (int c = 0; c < d; c++) {
+            /* A cluster still without weight keeps its sums, as scikit-learn's does. */
+            const double m = s[d] > 0 ? s[c] / s[d] : s[c];
+            const size_t e = (size_t)j * d + c;
+            double t;
+            if (job->f64) {
+                ((double *)fresh)[e] = m;
+                t = m - ((double *)old)[e];
+            } else {
+                ((float *)fresh)[e] = (float)m;
+                t = (double)(float)m - (double)((float *)old)[e];
+            }
+            sh = sh + t * t;
+        }
+        total = total + sh;
+    }
+    CL_TRY(ctx,
+           clEnqueueWriteBuffer(ctx->queue, job->centres[1 - cur], CL_TRUE, 0, (size_t)k * d * es,
+                                fresh, 0, NULL, NULL),
+           "writing centres");
+    const int it = i + 1;
+    *stop = !st[STATE_CHANGED] ? STOP_STRICT
+            : total <= job->tol ? STOP_TOL
+            : it >= max_iter    ? STOP_MAX_ITER
+                                : STOP_NONE;
+    const cl_int next[STATE_WORDS] = {[STATE_STOP] = *stop, [STATE_ITER] = it,
+                                      [STATE_FINAL] = 1 - cur};
+    CL_TRY(ctx,
+           clEnqueueWriteBuffer(ctx->queue, job->state, CL_TRUE, 0, sizeof next, next, 0, NULL,
+                                NULL),
+           "writing the state");
+fail:
+    free(sums);
+    free(dist);
+    free(raw);
+    free(old);
+    free(w);
+    free(fresh);
+    free(labels);
+    return status;
+}
+
+int clstats__kmeans_lloyd(struct kmeans_job *job, int max_iter, int *final_buffer, int *n_iter,
+                          double *inertia)
+{
+    clstats_ctx *ctx = job->ctx;
+    int status = CLSTATS_OK;
+    const cl_int minus_one = -1, st0[STATE_WORDS] = {0};
+    CL_TRY(ctx,
+           clEnqueueFillBuffer(ctx->queue, job->labels, &minus_one, sizeof minus_one, 0,
+                               (size_t)job->n * sizeof(cl_int), 0, NULL, NULL),
+           "clearing labels");
+    CL_TRY(ctx,
+           clEnqueueWriteBuffer(ctx->queue, job->state, CL_FALSE, 0, sizeof st0, st0, 0, NULL,
+                                NULL),
+           "writing the state");
+    int t = 0, batch = 1, stop = STOP_NONE;
+    cl_int st[STATE_WORDS];
+    while (stop == STOP_NONE) {
+        const int upto = t + batch < max_iter ? t + batch : max_iter;
+        for (int it = t; it < upto; it++)
+            if ((status = enqueue_iteration(job, it, max_iter))) goto fail;
+        CL_TRY(ctx,
+               clEnqueueReadBuffer(ctx->queue, job->state, CL_TRUE, 0, sizeof st, st, 0, NULL,
+                                   NULL),
+               "reading the state");
+        stop = st[STATE_STOP];
+        t = st[STATE_ITER];
+        if (stop == STOP_EMPTY) {
+            if ((status = relocate(job, st, max_iter, &stop))) goto fail;
+            t = st[STATE_ITER] + 1;
+            st[STATE_ITER] = t;
+            st[STATE_FINAL] = t % 2;
+        }
+        if (batch < BATCH_MAX) batch *= 2;
+    }
+    *final_buffer = st[STATE_FINAL];
+    *n_iter = st[STATE_ITER];
+    /* Labels unchanged mean they belong to the final centres already; otherwise the last
+     * assignment step, as scikit-learn's. */
+    if (stop != STOP_STRICT && (status = enqueue_assign(job, *final_buffer, 1))) goto fail;
+    status = clstats__kmeans_inertia(job, *final_buffer, inertia);
+fail:
+    return status;
+}
+
+int clstats__kmeans_inertia(struct kmeans_job *job, int buffer, double *inertia)
+{
+    int status = CLSTATS_OK;
+    const cl_int n = job->n;
+    KM_ARG(job->inertia, 0, job->x);
+    KM_ARG(job->inertia, 1, job->weight);
+    KM_ARG(job->inertia, 2, n);
+    KM_ARG(job->inertia, 3, job->centres[buffer]);
+    KM_ARG(job->inertia, 4, job->labels);
+    KM_ARG(job->inertia, 5, job->part);
+    if ((status = launch(job, job->inertia, (size_t)job->groups * KMEANS_WG, KMEANS_WG,
+                         "kmeans inertia")))
+        goto fail;
+    status = clstats__kmeans_group_sums(job, job->part, (size_t)job->groups, 1, inertia);
+fail:
+    return status;
+}
+
+int clstats__kmeans_assign(struct kmeans_job *job, int buffer, double *inertia)
+{
+    int status = enqueue_assign(job, buffer, 1);
+    return status ? status : clstats__kmeans_inertia(job, buffer, inertia);
+}
