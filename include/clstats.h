@@ -4,6 +4,7 @@
 #ifndef CLSTATS_H
 #define CLSTATS_H
 
+#include "clstats/background.h"
 #include "clstats/core.h"
 #include "clstats/filter.h"
 #include "clstats/select.h"

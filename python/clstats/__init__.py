@@ -1,7 +1,8 @@
 """clstats: exact robust statistics on any OpenCL device (GPU or CPU).
 
 Sliding-window median and MAD maps with scipy.ndimage's arguments, numpy's nan-aware medians,
-percentiles and quantiles, and astropy's sigma-clipped statistics and ``mad_std``, computed
+percentiles and quantiles, and astropy's sigma-clipped statistics and ``mad_std``, SExtractor's (SEP's) mesh background
+and RMS (:class:`Background`), computed
 exactly by libclstats: where the peer's result is defined, the same bits.
 
 Every call takes ``device=``: ``'gpu'``, ``'cpu'``, an index into :func:`devices`, part of a
@@ -17,10 +18,11 @@ from ._context import Context, DeviceError, devices
 from ._filters import MAD_TO_SIGMA, filter_maps, mad_filter, median_filter
 from ._order import median, percentile, quantile, select_kth, tile_medians
 from ._clipping import mad_std, sigma_clipped_stats
+from ._background import Background
 from . import _ext
 
 __version__ = _ext.version()
 
 __all__ = ["Context", "DeviceError", "devices", "MAD_TO_SIGMA", "filter_maps", "mad_filter",
            "median_filter", "median", "percentile", "quantile", "select_kth", "tile_medians",
-           "mad_std", "sigma_clipped_stats"]
+           "mad_std", "sigma_clipped_stats", "Background"]

@@ -56,6 +56,8 @@ enum clstats__param_id {
     P_REGISTERS_INDEX64, /* auto, off, on */
     P_REGISTERS_L2_HINT, /* auto, off, on */
     P_REGISTERS_STOP,    /* timing probes: the kernel stops after this step (0: never) */
+    /* mesh background (src/background/) */
+    P_BACKGROUND_WG, /* work-items a box */
     PARAMS
 };
 
