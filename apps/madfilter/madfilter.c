@@ -200,7 +200,8 @@ static unsigned library_maps(const struct options *o)
     static const unsigned bits[MAP_KINDS] = {[MAP_MAD] = CLSTATS_MAP_MAD,
                                              [MAP_MEDIAN] = CLSTATS_MAP_MEDIAN,
                                              [MAP_SIGMA] = CLSTATS_MAP_SIGMA,
-                                             [MAP_SNR] = CLSTATS_MAP_SNR};
+                                             [MAP_SNR] = CLSTATS_MAP_SNR,
+                                             [MAP_RESIDUAL] = CLSTATS_MAP_RESIDUAL};
     unsigned maps = 0;
     for (int i = 0; i < o->n_maps; i++)
         maps |= bits[o->maps[i]];
@@ -263,6 +264,8 @@ static void history_lines(const struct job *j, char lines[][600], int *n)
                  "madfilter: SIGMA = 1.482602218505602 * MAD (astropy's mad_std constant)");
     if (wants(o, MAP_SNR))
         snprintf(lines[nh++], 600, "madfilter: SNR = (x - MEDIAN) / SIGMA, NaN where SIGMA = 0");
+    if (wants(o, MAP_RESIDUAL))
+        snprintf(lines[nh++], 600, "madfilter: RESIDUAL = x - MEDIAN");
     snprintf(lines[nh++], 600, "madfilter: device %.500s", clstats_ctx_device_name(j->s->ctx));
     snprintf(lines[nh++], 600, "madfilter: input %.500s", j->input);
     *n = nh;
@@ -271,8 +274,8 @@ static void history_lines(const struct job *j, char lines[][600], int *n)
 static int create_fits_output(struct job *j)
 {
     const struct options *o = &j->s->opt;
-    char err[1024], lines[8][600];
-    const char *history[8];
+    char err[1024], lines[10][600];
+    const char *history[10];
     int nh = 0;
     history_lines(j, lines, &nh);
     for (int i = 0; i < nh; i++)
@@ -306,7 +309,8 @@ static int take_strip(void *user, const struct clstats_strip *st)
     const float *data[MAP_KINDS] = {[MAP_MAD] = st->mad,
                                     [MAP_MEDIAN] = st->median,
                                     [MAP_SIGMA] = st->sigma,
-                                    [MAP_SNR] = st->snr};
+                                    [MAP_SNR] = st->snr,
+                                    [MAP_RESIDUAL] = st->residual};
     for (int i = 0; j->fits && i < o->n_maps; i++) {
         char why[512];
         if (fits_output_write_rows(j->fits, i, st->plane, st->row0, st->rows, data[o->maps[i]], why,

@@ -90,16 +90,29 @@ CLSTATS_API int clstats_median_filter_array(clstats_ctx *ctx, const struct clsta
 CLSTATS_API int clstats_sigma_snr(const float *pixels, const float *median, const float *mad,
                                   size_t n, float *sigma_out, float *snr_out);
 
+/* The RESIDUAL map of n pixels, pixel - median in float32 (NaN where either is): with SIGMA, the
+ * background-subtracted image and its noise that a detector such as SExtractor takes. Needs no
+ * context: it runs on the host. */
+CLSTATS_API int clstats_residual(const float *pixels, const float *median, size_t n,
+                                 float *residual_out);
+
 /* ---- Images larger than memory ------------------------------------------------------------ */
 
 /* The maps clstats_filter_rows computes, as a mask. */
-enum { CLSTATS_MAP_MEDIAN = 1, CLSTATS_MAP_MAD = 2, CLSTATS_MAP_SIGMA = 4, CLSTATS_MAP_SNR = 8 };
+enum {
+    CLSTATS_MAP_MEDIAN = 1,
+    CLSTATS_MAP_MAD = 2,
+    CLSTATS_MAP_SIGMA = 4,
+    CLSTATS_MAP_SNR = 8,
+    CLSTATS_MAP_RESIDUAL = 16,
+};
 
 /* A finished strip: rows row0 .. row0 + rows - 1 of one plane, nx values a row. */
 struct clstats_strip {
     size_t plane, row0, rows;
     const float *pixels;                     /* the strip's own input rows */
     const float *median, *mad, *sigma, *snr; /* the maps asked for, NULL for the others */
+    const float *residual;                   /* last, so that older callers' layout holds */
 };
 
 /* An image (or a cube of planes, each filtered on its own) filtered a strip of rows at a time,

@@ -1,6 +1,6 @@
 /* maps.c - the maps derived from the median and MAD: SIGMA, the standard deviation a MAD
- * stands for under Gaussian noise, and SNR, a pixel's departure from its window's median in
- * sigmas. Plain float32 arithmetic on the host, so that any numpy reference repeats it bit for
+ * stands for under Gaussian noise, SNR, a pixel's departure from its window's median in
+ * sigmas, and RESIDUAL, that departure in the image's units. Plain float32 arithmetic on the host, so that any numpy reference repeats it bit for
  * bit. */
 #include "internal.h"
 
@@ -19,5 +19,14 @@ int clstats_sigma_snr(const float *pixels, const float *median, const float *mad
      * undefined, so the map says "no measure" (NaN) rather than inventing +-inf or 0. */
     for (size_t i = 0; snr_out && i < n; i++)
         snr_out[i] = sigma_out[i] == 0.0f ? NAN : (pixels[i] - median[i]) / sigma_out[i];
+    return CLSTATS_OK;
+}
+
+int clstats_residual(const float *pixels, const float *median, size_t n, float *residual_out)
+{
+    if (!pixels || !median || !residual_out)
+        return clstats__fail(NULL, CLSTATS_ERR_ARG, "residual needs pixels, median and an output");
+    for (size_t i = 0; i < n; i++)
+        residual_out[i] = pixels[i] - median[i];
     return CLSTATS_OK;
 }

@@ -12,23 +12,24 @@
 static int count_maps(unsigned maps)
 {
     return !!(maps & CLSTATS_MAP_MEDIAN) + !!(maps & CLSTATS_MAP_MAD) +
-           !!(maps & CLSTATS_MAP_SIGMA) + !!(maps & CLSTATS_MAP_SNR);
+           !!(maps & CLSTATS_MAP_SIGMA) + !!(maps & CLSTATS_MAP_SNR) +
+           !!(maps & CLSTATS_MAP_RESIDUAL);
 }
 
 /* What the filter itself must compute for the maps asked: SIGMA needs the MAD, SNR the median
- * and the MAD. */
+ * and the MAD, RESIDUAL the median. */
 static unsigned library_maps(unsigned maps)
 {
     unsigned need = maps & (CLSTATS_MAP_MEDIAN | CLSTATS_MAP_MAD);
     if (maps & (CLSTATS_MAP_SIGMA | CLSTATS_MAP_SNR)) need |= CLSTATS_MAP_MAD;
-    if (maps & CLSTATS_MAP_SNR) need |= CLSTATS_MAP_MEDIAN;
+    if (maps & (CLSTATS_MAP_SNR | CLSTATS_MAP_RESIDUAL)) need |= CLSTATS_MAP_MEDIAN;
     return need;
 }
 
 /* Maps held on the host a strip: the filter's, SIGMA for SNR too, and the ones asked. */
 static unsigned host_maps(unsigned maps)
 {
-    unsigned held = library_maps(maps) | (maps & CLSTATS_MAP_SIGMA);
+    unsigned held = library_maps(maps) | (maps & (CLSTATS_MAP_SIGMA | CLSTATS_MAP_RESIDUAL));
     if (maps & CLSTATS_MAP_SNR) held |= CLSTATS_MAP_SIGMA | CLSTATS_MAP_SNR;
     return held;
 }
@@ -38,7 +39,7 @@ int clstats_filter_strip_height(clstats_ctx *ctx, size_t nx, size_t ny, int widt
 {
     if (!ctx || !height) return clstats__fail(ctx, CLSTATS_ERR_ARG, "NULL argument");
     *height = 0;
-    if (nx == 0 || ny == 0 || width < 1 || !(maps & 15))
+    if (nx == 0 || ny == 0 || width < 1 || !(maps & 31))
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "no image, window or map to plan strips for");
     const uint64_t row = (uint64_t)nx * sizeof(float), halo = (uint64_t)(width - 1) * row;
     /* A strip of k rows holds a band of k + width - 1 rows and its maps of k rows. */
@@ -111,7 +112,7 @@ int clstats_filter_rows(clstats_ctx *ctx, struct clstats_rows_job *job)
 {
     if (!ctx || !job || !job->read || !job->write)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "a job needs a context, a reader and a writer");
-    if (job->nx == 0 || job->ny == 0 || job->planes == 0 || job->height == 0 || !(job->maps & 15))
+    if (job->nx == 0 || job->ny == 0 || job->planes == 0 || job->height == 0 || !(job->maps & 31))
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "the job has no image, strip height or map");
     const size_t nx = job->nx, half = (size_t)(job->params.width / 2), max_rows = job->height;
     const unsigned lib = library_maps(job->maps), held = host_maps(job->maps);
@@ -122,9 +123,9 @@ int clstats_filter_rows(clstats_ctx *ctx, struct clstats_rows_job *job)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "strips of %zu rows are larger than any array",
                              max_rows);
     float *band = malloc(band_elems);
-    float *maps[4] = {NULL, NULL, NULL, NULL}; /* median, MAD, SIGMA, SNR */
+    float *maps[5] = {NULL, NULL, NULL, NULL, NULL}; /* median, MAD, SIGMA, SNR, RESIDUAL */
     int status = band ? CLSTATS_OK : CLSTATS_ERR_NOMEM;
-    for (int m = 0; m < 4 && status == CLSTATS_OK; m++)
+    for (int m = 0; m < 5 && status == CLSTATS_OK; m++)
         if ((held & (1u << m)) && !(maps[m] = malloc(strip_elems * sizeof(float))))
             status = CLSTATS_ERR_NOMEM;
     if (status != CLSTATS_OK) {
@@ -169,6 +170,7 @@ int clstats_filter_rows(clstats_ctx *ctx, struct clstats_rows_job *job)
             if (held & CLSTATS_MAP_SIGMA)
                 clstats_sigma_snr(own, maps[0], maps[1], n, maps[2],
                                   job->maps & CLSTATS_MAP_SNR ? maps[3] : NULL);
+            if (held & CLSTATS_MAP_RESIDUAL) clstats_residual(own, maps[0], n, maps[4]);
             const struct clstats_strip strip = {plane,
                                                 row0,
                                                 rows,
@@ -176,7 +178,8 @@ int clstats_filter_rows(clstats_ctx *ctx, struct clstats_rows_job *job)
                                                 job->maps & CLSTATS_MAP_MEDIAN ? maps[0] : NULL,
                                                 job->maps & CLSTATS_MAP_MAD ? maps[1] : NULL,
                                                 job->maps & CLSTATS_MAP_SIGMA ? maps[2] : NULL,
-                                                job->maps & CLSTATS_MAP_SNR ? maps[3] : NULL};
+                                                job->maps & CLSTATS_MAP_SNR ? maps[3] : NULL,
+                                                held & CLSTATS_MAP_RESIDUAL ? maps[4] : NULL};
             if (job->write(job->user, &strip) != 0) {
                 status = clstats__fail(ctx, CLSTATS_ERR_CALLBACK, "the writer stopped");
                 goto done;
@@ -192,7 +195,7 @@ int clstats_filter_rows(clstats_ctx *ctx, struct clstats_rows_job *job)
 
 done:
     free(band);
-    for (int m = 0; m < 4; m++)
+    for (int m = 0; m < 5; m++)
         free(maps[m]);
     return status;
 }
