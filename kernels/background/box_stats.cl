@@ -143,14 +143,17 @@ box_stats(__global const in_t *img, ulong offset, ulong stride, int width, int h
     const int x0 = bx * bw, y0 = by * bh;
     const int w = min(bw, width - x0), h = min(bh, height - y0), n = w * h;
     const int box = by * nbx + bx;
+    /* a work-item steps WG pixels through the box: sy rows and sx columns */
+    const int sy = WG / w, sx = WG % w;
     /* backgrounds first, then RMS values */
     __global float *back = out, *sigma = out + nbx * get_num_groups(1);
 
     /* 1. mean and sd of the valid pixels */
     double a = 0.0, a2 = 0.0;
     long cnt = 0;
-    for (int i = lid; i < n; i += WG) {
-        const int y = y0 + i / w, x = x0 + i % w;
+    for (int i = lid, bxi = lid % w, byi = lid / w; i < n;
+         i += WG, bxi += sx, byi += sy, byi += bxi >= w, bxi -= bxi >= w ? w : 0) {
+        const int y = y0 + byi, x = x0 + bxi;
         const long m = (long)y * width + x;
         const double pix = (float)img[offset + (ulong)y * stride + (ulong)x];
         if (!missing(mask, m) && pix > -1e30) {
@@ -160,10 +163,10 @@ box_stats(__global const in_t *img, ulong offset, ulong stride, int width, int h
         }
     }
     reduce3(s, s2, c, &a, &a2, &cnt);
-    if ((float)cnt < (float)(w * h * 0.5)) {
-        if (lid == 0) back[box] = sigma[box] = BAD_BOX;
-        return;
-    }
+    /* A bad box goes on through every step, so that every barrier is met by the whole group
+     * without a return before it (which PoCL's work-group loops have been seen to get wrong);
+     * its numbers are discarded at the end. */
+    const bool bad = (float)cnt < (float)(w * h * 0.5);
     double mean = a / (double)cnt, sd, v = a2 / cnt - mean * mean;
     sd = v > 0.0 ? sqrt(v) : 0.0;
     const float lcut = (float)(mean - 2.0 * sd), hcut = (float)(mean + 2.0 * sd);
@@ -171,8 +174,9 @@ box_stats(__global const in_t *img, ulong offset, ulong stride, int width, int h
     /* 2. the same within the 2-sd cuts */
     a = a2 = 0.0;
     cnt = 0;
-    for (int i = lid; i < n; i += WG) {
-        const int y = y0 + i / w, x = x0 + i % w;
+    for (int i = lid, bxi = lid % w, byi = lid / w; i < n;
+         i += WG, bxi += sx, byi += sy, byi += bxi >= w, bxi -= bxi >= w ? w : 0) {
+        const int y = y0 + byi, x = x0 + bxi;
         const long m = (long)y * width + x;
         const float pix = (float)img[offset + (ulong)y * stride + (ulong)x];
         if (!missing(mask, m) && pix <= hcut && pix >= lcut) {
@@ -196,17 +200,26 @@ box_stats(__global const in_t *img, ulong offset, ulong stride, int width, int h
     for (int i = lid; i < nlevels; i += WG)
         histo[i] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int i = lid; i < n; i += WG) {
-        const int y = y0 + i / w, x = x0 + i % w;
+    for (int i = lid, bxi = lid % w, byi = lid / w; i < n;
+         i += WG, bxi += sx, byi += sy, byi += bxi >= w, bxi -= bxi >= w ? w : 0) {
+        const int y = y0 + byi, x = x0 + bxi;
         const long m = (long)y * width + x;
         const float pix = (float)img[offset + (ulong)y * stride + (ulong)x];
         const float t = fdiv(pix, qscale) + cste;
-        if (!missing(mask, m) && t > -1.0f && t < (float)nlevels) atomic_inc(&histo[(int)t]);
+        if (!missing(mask, m) && t > -1.0f && t < (float)nlevels) {
+#if WG == 1
+            histo[(int)t]++; /* one work-item a box (CPU devices): no atomic needed */
+#else
+            atomic_inc(&histo[(int)t]);
+#endif
+        }
     }
     barrier(CLK_LOCAL_MEM_FENCE);
 
     /* 4. the clipping on the histogram */
-    if (lid == 0) {
+    if (lid == 0 && bad) {
+        back[box] = sigma[box] = BAD_BOX;
+    } else if (lid == 0) {
         float b, sg;
         histogram_guess(histo, nlevels, bmean, bsigma, qzero, qscale, clip, estimator, &b, &sg);
         back[box] = b;
