@@ -1,34 +1,19 @@
 """bench_background.py - the mesh background and RMS at full resolution from Python:
 clstats.Background beside sep.Background (back() and rms()) and photutils' Background2D in the
-same run, where they are installed, on one float32 sky (gradient, noise, stars). Also the
-library's device time of the last call's kernels. A benchmark, not a test.
+same run, where they are installed, on bench_python.py's float32 sky (gradient, noise, stars).
+Also the library's device time of the last call's kernels. A benchmark, not a test.
 
     python3 bench/bench_background.py [--size 4096] [--mesh 64] [--filter 3] [--device cpu]
                                       [--repeat 3]
 Prints one "RESULT background ..." line per measurement (best of --repeat, ms)."""
 import argparse
-import time
-
-import numpy as np
+import os
+import sys
 
 import clstats
 
-
-def best_ms(function, repeat):
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        function()
-        times.append((time.perf_counter() - start) * 1e3)
-    return min(times)
-
-
-def sky(n):
-    rng = np.random.default_rng(12345)
-    image = 100.0 + 0.01 * np.arange(n)[None, :] + 5.0 * rng.normal(size=(n, n))
-    stars = rng.random((n, n)) < 0.0005
-    image[stars] += 500.0 * rng.random(stars.sum())
-    return image.astype(np.float32)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_python import best_ms, sky  # noqa: E402  the same timing and the same sky
 
 
 def main():
