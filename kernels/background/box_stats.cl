@@ -164,8 +164,7 @@ box_stats(__global const in_t *img, ulong offset, ulong stride, int width, int h
     }
     reduce3(s, s2, c, &a, &a2, &cnt);
     /* A bad box goes on through every step, so that every barrier is met by the whole group
-     * without a return before it (which PoCL's work-group loops have been seen to get wrong);
-     * its numbers are discarded at the end. */
+     * with no return before it; its numbers are discarded at the end. */
     const bool bad = (float)cnt < (float)(w * h * 0.5);
     double mean = a / (double)cnt, sd, v = a2 / cnt - mean * mean;
     sd = v > 0.0 ? sqrt(v) : 0.0;
