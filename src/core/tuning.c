@@ -90,8 +90,9 @@ static const struct param params[PARAMS] = {
     [P_REGISTERS_INDEX64] = {"registers.index64", ALL(0), 2, switches},
     [P_REGISTERS_L2_HINT] = {"registers.l2_hint", ALL(0), 2, switches},
     [P_REGISTERS_STOP] = {"registers.stop", ALL(0), 6, NULL},
-    /* A work-group per mesh box: 256 work-items share a GPU box's pixels; on CPU devices one
-     * work-item walks its box (RESULTS "2026-11-24 — mesh background"). */
+    /* A work-group per mesh box. CPU devices: one work-item walks its box, the fastest of 1, 8
+     * and 64 (RESULTS "2026-11-24 — mesh background (issue 27)"). GPUs: 256 work-items share a
+     * box's pixels, a first guess not yet measured. */
     [P_BACKGROUND_WG] = {"background.wg", GPUS_CPU(256, 1), 1024, NULL},
 };
 
