@@ -6,6 +6,7 @@
 #ifndef CLSTATS_H
 #define CLSTATS_H
 
+#include "clstats/background.h"
 #include "clstats/core.h"
 #include "clstats/cluster.h"
 #include "clstats/filter.h"

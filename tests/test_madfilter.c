@@ -67,6 +67,40 @@ START_TEST(fits_maps_match_the_library_bit_for_bit)
 }
 END_TEST
 
+/* RESIDUAL (x - median) beside the maps it comes from, alone too (the library then computes the
+ * median it needs without writing it). */
+START_TEST(residual_map_is_pixel_minus_median)
+{
+    const size_t nx = 41, ny = 19;
+    float *img = random_image(nx, ny, 3);
+    img[5] = NAN;
+    write_float_fits(tmp("res.fits"), img, nx, ny);
+    float *median = malloc(nx * ny * sizeof(float)), *mad = malloc(nx * ny * sizeof(float));
+    float *want = malloc(nx * ny * sizeof(float));
+    library_maps(img, nx, ny, 7, CLSTATS_BOUNDARY_REFLECT, median, mad);
+    for (size_t i = 0; i < nx * ny; i++)
+        want[i] = img[i] - median[i];
+    const char *lists[2] = {"sigma,residual", "residual"};
+    for (int k = 0; k < 2; k++) {
+        unlink(tmp("res_out.fits"));
+        struct result *r =
+            run(tmp("res.fits"), tmp("res_out.fits"), "-w", "7", "--maps", lists[k], "-q", NULL);
+        ck_run_ok(r);
+        long gx, gy;
+        float *got = read_hdu(tmp("res_out.fits"), k == 0 ? 2 : 1, &gx, &gy);
+        ck_assert_int_eq(gx, (long)nx);
+        ck_assert_msg(test_compare_bits(got, want, nx * ny, nx, "RESIDUAL") == 0, "%s",
+                      lists[k]);
+        ck_assert_msg(isnan(got[5]), "a NaN pixel has no residual");
+        free(got);
+    }
+    free(img);
+    free(median);
+    free(mad);
+    free(want);
+}
+END_TEST
+
 START_TEST(tiny_image_by_hand)
 {
     /* 1..9 in a 3 x 3 image: the centre window is the whole image, median 5, and |x - 5| is
@@ -1145,6 +1179,7 @@ int main(void)
     tcase_add_checked_fixture(tc, make_tmpdir, remove_tmpdir);
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, fits_maps_match_the_library_bit_for_bit);
+    tcase_add_test(tc, residual_map_is_pixel_minus_median);
     tcase_add_test(tc, tiny_image_by_hand);
     tcase_add_test(tc, header_is_kept_and_history_added);
     tcase_add_test(tc, maps_come_in_the_order_asked);

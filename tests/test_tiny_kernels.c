@@ -7,6 +7,7 @@
  * on any device; CI also runs it under Oclgrind (tools/test_oclgrind.sh), whose checks for
  * out-of-bounds accesses and data races need inputs this small to finish quickly. */
 #include "column_cases.h"
+#include "reference_background.h"
 #include "reference_filter.h"
 #include "reference_linalg.h"
 #include "reference_select.h"
@@ -383,6 +384,44 @@ START_TEST(csteps_match_the_reference)
 }
 END_TEST
 
+/* The mesh background's two kernel files on a sky of 3 x 2 boxes, a work-group of 8 items
+ * sharing each box (reductions, the histogram's local atomics) and one item a box (on PoCL one
+ * item only: see test_background.c). */
+START_TEST(background_matches_the_reference)
+{
+    enum { NX = 37, NY = 26, N = NX * NY };
+    static float img[N], back[N], rms[N], rb[N], rr[N];
+    static uint8_t mask[N];
+    struct test_rng r;
+    test_rng_seed(&r, test_seed() + 27);
+    for (size_t i = 0; i < N; i++) {
+        img[i] = (float)(50 + 0.5 * (i % NX) + 3 * test_rng_normal(&r));
+        if (i % 17 == 0) img[i] = NAN;
+        mask[i] = i % 23 == 0;
+    }
+    float gb, gr;
+    reference_background(img, NX, NY, NX, mask, 16, 16, 3, 3, 0.0, 3.0, 0, rb, rr, &gb, &gr);
+    const char *groups[] = {"1", "8"};
+    const bool pocl = strstr(clstats_ctx_device_name(test_ctx()), "Portable Computing") != NULL;
+    for (int g = 0; g < (pocl ? 1 : 2); g++) {
+        test_tune("background.wg", groups[g]);
+        struct clstats_array im = {.host = img, .dtype = CLSTATS_FLOAT32, .nx = NX, .ny = NY};
+        struct clstats_array ob = im, orr = im;
+        ob.host = back;
+        orr.host = rms;
+        struct clstats_background_options o = {16, 16, 3, 3, 0.0, 3.0, CLSTATS_BKG_SEXTRACTOR};
+        struct clstats_background *b = NULL;
+        ck_assert_int_eq(clstats_background(test_ctx(), &im, mask, &o, &b), CLSTATS_OK);
+        ck_assert_int_eq(clstats_background_maps(test_ctx(), b, &ob, &orr), CLSTATS_OK);
+        ck_assert_uint_eq(test_compare_bits(back, rb, N, NX, "background"), 0);
+        ck_assert_uint_eq(test_compare_bits(rms, rr, N, NX, "rms"), 0);
+        ck_assert(b->global_back == gb && b->global_rms == gr);
+        clstats_background_free(b);
+    }
+    test_tune("background.wg", NULL);
+}
+END_TEST
+
 int main(void)
 {
     /* A case a family, so that CK_RUN_CASE=NAME runs one (a simulator is slow). */
@@ -397,6 +436,7 @@ int main(void)
         {"cholesky", cholesky_matches_the_reference},
         {"column_ranks", column_ranks_match_sorting},
         {"csteps", csteps_match_the_reference},
+        {"background", background_matches_the_reference},
     };
     Suite *s = suite_create("tiny_kernels");
     for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {

@@ -11,9 +11,10 @@ packages=(meson ninja-build pkg-config gcc python3 ocl-icd-opencl-dev opencl-c-h
           python3-dev python3-mesonpy python3-pip python3-venv # the Python package (pip install .)
           clang libclang-rt-dev) # clang and its runtimes: tools/fuzz.sh (libFuzzer)
 # Only for the tests: Oclgrind's simulated device (tools/test_oclgrind.sh), pytest for the
-# Python package's suite (tools/test_python.sh), and R's robustbase, the peer of the regression
-# tests (tests/compare_robustbase.R; skipped without it).
-test_packages=(oclgrind python3-pytest r-cran-robustbase)
+# Python package's suite (tools/test_python.sh), R's robustbase, the peer of the regression tests
+# (tests/compare_robustbase.R; skipped without it), and SEP and SExtractor, the mesh background's
+# peers (python/tests/test_background.py, tests/compare_skymap.py, examples/detection/).
+test_packages=(oclgrind python3-pytest r-cran-robustbase python3-sep source-extractor)
 if [ "${1:-}" = --tests ]; then packages+=("${test_packages[@]}"); fi
 missing=()
 for p in "${packages[@]}"; do

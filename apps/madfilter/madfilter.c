@@ -217,7 +217,8 @@ static unsigned library_maps(const struct options *o)
     static const unsigned bits[MAP_KINDS] = {[MAP_MAD] = CLSTATS_MAP_MAD,
                                              [MAP_MEDIAN] = CLSTATS_MAP_MEDIAN,
                                              [MAP_SIGMA] = CLSTATS_MAP_SIGMA,
-                                             [MAP_SNR] = CLSTATS_MAP_SNR};
+                                             [MAP_SNR] = CLSTATS_MAP_SNR,
+                                             [MAP_RESIDUAL] = CLSTATS_MAP_RESIDUAL};
     unsigned maps = 0;
     for (int i = 0; i < o->n_maps; i++)
         maps |= bits[o->maps[i]];
@@ -301,6 +302,8 @@ static void history_lines(const struct job *j, char lines[][600], int *n)
                  "madfilter: SIGMA = 1.482602218505602 * MAD (astropy's mad_std constant)");
     if (wants(o, MAP_SNR))
         snprintf(lines[nh++], 600, "madfilter: SNR = (x - MEDIAN) / SIGMA, NaN where SIGMA = 0");
+    if (wants(o, MAP_RESIDUAL))
+        snprintf(lines[nh++], 600, "madfilter: RESIDUAL = x - MEDIAN");
     snprintf(lines[nh++], 600, "madfilter: device %.500s", clstats_ctx_device_name(j->s->ctx));
     snprintf(lines[nh++], 600, "madfilter: input %.500s", j->input);
     *n = nh;
@@ -309,8 +312,8 @@ static void history_lines(const struct job *j, char lines[][600], int *n)
 static int create_fits_output(struct job *j)
 {
     const struct options *o = &j->s->opt;
-    char err[1024], lines[12][600];
-    const char *history[12];
+    char err[1024], lines[13][600];
+    const char *history[13];
     int nh = 0;
     history_lines(j, lines, &nh);
     for (int i = 0; i < nh; i++)
@@ -362,11 +365,13 @@ static int take_strip(void *user, const struct clstats_strip *st)
     const float *data[MAP_KINDS] = {[MAP_MAD] = st->mad,
                                     [MAP_MEDIAN] = st->median,
                                     [MAP_SIGMA] = st->sigma,
-                                    [MAP_SNR] = st->snr};
+                                    [MAP_SNR] = st->snr,
+                                    [MAP_RESIDUAL] = st->residual};
     const double *data64[MAP_KINDS] = {[MAP_MAD] = st->mad_f64,
                                        [MAP_MEDIAN] = st->median_f64,
                                        [MAP_SIGMA] = st->sigma_f64,
-                                       [MAP_SNR] = st->snr_f64};
+                                       [MAP_SNR] = st->snr_f64,
+                                       [MAP_RESIDUAL] = st->residual_f64};
     for (int i = 0; j->fits && i < o->n_maps; i++) {
         char why[512];
         const int rc = j->f64

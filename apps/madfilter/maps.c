@@ -6,13 +6,14 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const option_names[MAP_KINDS] = {"mad", "median", "sigma", "snr"};
-static const char *const extnames[MAP_KINDS] = {"MAD", "MEDIAN", "SIGMA", "SNR"};
+static const char *const option_names[MAP_KINDS] = {"mad", "median", "sigma", "snr", "residual"};
+static const char *const extnames[MAP_KINDS] = {"MAD", "MEDIAN", "SIGMA", "SNR", "RESIDUAL"};
 static const char *const descriptions[MAP_KINDS] = {
     "median absolute deviation in the window",
     "median of the window",
     "robust sigma: 1.482602218505602 * MAD",
     "(pixel - median) / sigma",
+    "pixel - median",
 };
 
 const char *map_option_name(enum map_kind k)
@@ -50,7 +51,7 @@ int maps_parse(const char *list, enum map_kind *kinds, char *err, size_t errlen)
             if (equal_nocase(p, len, option_names[k])) found = k;
         if (found < 0) {
             snprintf(err, errlen,
-                     "unknown map \"%.*s\" in --maps (choose from mad, median, sigma, snr)",
+                     "unknown map \"%.*s\" in --maps (choose from mad, median, sigma, snr, residual)",
                      (int)len, p);
             return -1;
         }

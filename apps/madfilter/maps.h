@@ -1,12 +1,12 @@
-/* maps.h - the maps madfilter can write (MAD, MEDIAN, SIGMA, SNR): their names and which of the
- * library's maps each needs (the library computes all four: clstats_sigma_snr). */
+/* maps.h - the maps madfilter can write (MAD, MEDIAN, SIGMA, SNR, RESIDUAL): their names and which of the
+ * library's maps each needs (the library computes them all: clstats_sigma_snr, clstats_residual). */
 #ifndef MADFILTER_MAPS_H
 #define MADFILTER_MAPS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
-enum map_kind { MAP_MAD, MAP_MEDIAN, MAP_SIGMA, MAP_SNR, MAP_KINDS };
+enum map_kind { MAP_MAD, MAP_MEDIAN, MAP_SIGMA, MAP_SNR, MAP_RESIDUAL, MAP_KINDS };
 
 /* Lower-case option name ("mad") and upper-case EXTNAME ("MAD") of a map. */
 const char *map_option_name(enum map_kind k);

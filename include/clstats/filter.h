@@ -147,10 +147,25 @@ CLSTATS_API int clstats_sigma_snr(const float *pixels, const float *median, cons
 CLSTATS_API int clstats_sigma_snr_f64(const double *pixels, const double *median, const double *mad,
                                       size_t n, double *sigma_out, double *snr_out);
 
+/* The RESIDUAL map of n pixels, pixel - median in float32 (NaN where either is): with SIGMA, the
+ * background-subtracted image and its noise that a detector such as SExtractor takes. Needs no
+ * context: it runs on the host. */
+CLSTATS_API int clstats_residual(const float *pixels, const float *median, size_t n,
+                                 float *residual_out);
+/* The same in float64. */
+CLSTATS_API int clstats_residual_f64(const double *pixels, const double *median, size_t n,
+                                     double *residual_out);
+
 /* ---- Images larger than memory ------------------------------------------------------------ */
 
 /* The maps clstats_filter_rows computes, as a mask. */
-enum { CLSTATS_MAP_MEDIAN = 1, CLSTATS_MAP_MAD = 2, CLSTATS_MAP_SIGMA = 4, CLSTATS_MAP_SNR = 8 };
+enum {
+    CLSTATS_MAP_MEDIAN = 1,
+    CLSTATS_MAP_MAD = 2,
+    CLSTATS_MAP_SIGMA = 4,
+    CLSTATS_MAP_SNR = 8,
+    CLSTATS_MAP_RESIDUAL = 16,
+};
 
 /* A finished strip: rows row0 .. row0 + rows - 1 of one plane, nx values a row. */
 struct clstats_strip {
@@ -159,6 +174,8 @@ struct clstats_strip {
     const float *median, *mad, *sigma, *snr; /* the maps asked for, NULL for the others */
     /* A float64 job's (read_f64): the same in float64, and the float32 pointers NULL. */
     const double *pixels_f64, *median_f64, *mad_f64, *sigma_f64, *snr_f64;
+    const float *residual;        /* pixel - median (CLSTATS_MAP_RESIDUAL) */
+    const double *residual_f64;   /* a float64 job's */
 };
 
 /* An image (or a cube of planes, each filtered on its own) filtered a strip of rows at a time,

@@ -561,6 +561,78 @@ static PyObject *py_regress(PyObject *self, PyObject *args)
                          (Py_ssize_t)r.n_used);
 }
 
+/* The mesh background of a float32 or float64 image (mask: None or a C-contiguous uint8 array
+ * of the image's shape), its maps written into float32 arrays of that shape (either None);
+ * returns (mesh background, mesh rms, global background, global rms) with the meshes as lists
+ * of rows. */
+static PyObject *py_background(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule, *im_obj, *mask_obj, *back_obj, *rms_obj;
+    Py_ssize_t bw, bh, fw, fh;
+    double fthresh, clip;
+    int estimator;
+    if (!PyArg_ParseTuple(args, "OOOnnnnddiOO", &capsule, &im_obj, &mask_obj, &bw, &bh, &fw, &fh,
+                          &fthresh, &clip, &estimator, &back_obj, &rms_obj))
+        return NULL;
+    clstats_ctx *ctx = context_of(capsule);
+    if (!ctx) return NULL;
+    struct clstats_array im, back, rms;
+    if (describe(im_obj, false, "image", &im) < 0) return NULL;
+    if (back_obj != Py_None && describe(back_obj, true, "background", &back) < 0) return NULL;
+    if (rms_obj != Py_None && describe(rms_obj, true, "rms", &rms) < 0) return NULL;
+    const uint8_t *mask = NULL;
+    if (mask_obj != Py_None) {
+        if (!PyArray_Check(mask_obj) || PyArray_TYPE((PyArrayObject *)mask_obj) != NPY_UINT8 ||
+            !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)mask_obj) ||
+            (size_t)PyArray_SIZE((PyArrayObject *)mask_obj) != im.nx * im.ny) {
+            PyErr_SetString(PyExc_ValueError, "the mask must be C-contiguous uint8 of the image");
+            return NULL;
+        }
+        mask = PyArray_DATA((PyArrayObject *)mask_obj);
+    }
+    if (bw < 1 || bh < 1 || fw < 1 || fh < 1) {
+        PyErr_SetString(PyExc_ValueError, "box and filter sizes must be at least 1");
+        return NULL;
+    }
+    struct clstats_background_options o = {(size_t)bw, (size_t)bh, (size_t)fw, (size_t)fh,
+                                           fthresh, clip, (enum clstats_bkg_estimator)estimator};
+    struct clstats_background *bkg = NULL;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = clstats_background(ctx, &im, mask, &o, &bkg);
+    if (status == CLSTATS_OK)
+        status = clstats_background_maps(ctx, bkg, back_obj != Py_None ? &back : NULL,
+                                         rms_obj != Py_None ? &rms : NULL);
+    Py_END_ALLOW_THREADS
+    if (status != CLSTATS_OK) {
+        clstats_background_free(bkg);
+        return raise_status(status, clstats_ctx_message(ctx));
+    }
+    PyObject *meshes[2] = {PyList_New((Py_ssize_t)bkg->ny), PyList_New((Py_ssize_t)bkg->ny)};
+    for (int m = 0; m < 2; m++)
+        for (size_t y = 0; meshes[m] && y < bkg->ny; y++) {
+            PyObject *row = PyList_New((Py_ssize_t)bkg->nx);
+            for (size_t x = 0; row && x < bkg->nx; x++) {
+                const float v = (m ? bkg->rms : bkg->back)[y * bkg->nx + x];
+                PyList_SET_ITEM(row, (Py_ssize_t)x, PyFloat_FromDouble(v));
+            }
+            if (!row) {
+                Py_CLEAR(meshes[m]);
+                break;
+            }
+            PyList_SET_ITEM(meshes[m], (Py_ssize_t)y, row);
+        }
+    PyObject *result = meshes[0] && meshes[1]
+                           ? Py_BuildValue("(OOdd)", meshes[0], meshes[1],
+                                           (double)bkg->global_back, (double)bkg->global_rms)
+                           : NULL;
+    Py_XDECREF(meshes[0]);
+    Py_XDECREF(meshes[1]);
+    clstats_background_free(bkg);
+    return result;
+}
+
 /* ---- The module --------------------------------------------------------------------------- */
 
 /* ---- k-means ------------------------------------------------------------------------------ */
@@ -665,6 +737,8 @@ static PyMethodDef methods[] = {
     {"column_medians", py_column_medians, METH_VARARGS, "column_medians(ctx, m, out[, even])"},
     {"tile_medians", py_tile_medians, METH_VARARGS, "tile_medians(ctx, im, tw, th, out[, even])"},
     {"regress", py_regress, METH_VARARGS, "regress(ctx, x, y, options, coef, raw, sup, out)"},
+    {"background", py_background, METH_VARARGS,
+     "background(ctx, im, mask, bw, bh, fw, fh, fthresh, clip, estimator, back, rms)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -109,13 +109,14 @@ def test_help_is_the_manual():
     for function in (clstats.mad_filter, clstats.filter_maps, clstats.median, clstats.percentile,
                      clstats.quantile, clstats.select_kth, clstats.tile_medians,
                      clstats.sigma_clipped_stats, clstats.mad_std, clstats.Context,
-                     clstats.LTSRegression, clstats.LMSRegression):
+                     clstats.LTSRegression, clstats.LMSRegression, clstats.Background,
+                     clstats.Background.subtract):
         assert "Examples" in function.__doc__ or "Parameters" in function.__doc__
 
 
 def test_examples_in_the_docstrings_run():
     import doctest
     for module in (clstats, clstats._filters, clstats._order, clstats._clipping,
-                   clstats._context, clstats._regress):
+                   clstats._context, clstats._regress, clstats._background):
         failed, _ = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
         assert failed == 0, module.__name__

@@ -95,6 +95,10 @@ static const struct param params[PARAMS] = {
      * on GPUs, a work-item a chunk of rows on CPU devices (RESULTS "LTS regression (issue 21):
      * nested stages, chunked sums"); both give the same bits. */
     [P_REGRESS_PRODUCTS] = {"regress.products", GPUS_CPU(1, 2), 2, regress_products},
+    /* A work-group per mesh box. CPU devices: one work-item walks its box, the fastest of 1, 8
+     * and 64 (RESULTS "2026-11-24 — mesh background (issue 27)"). GPUs: 256 work-items share a
+     * box's pixels, a first guess not yet measured. */
+    [P_BACKGROUND_WG] = {"background.wg", GPUS_CPU(256, 1), 1024, NULL},
 };
 
 void clstats__tuning_init(clstats_ctx *ctx)

@@ -1,7 +1,7 @@
 /* maps.c - the maps derived from the median and MAD: SIGMA, the standard deviation a MAD
- * stands for under Gaussian noise, and SNR, a pixel's departure from its window's median in
- * sigmas. Plain arithmetic on the host in the data's precision (float32 or float64), so that any
- * numpy reference repeats it bit for bit. */
+ * stands for under Gaussian noise, SNR, a pixel's departure from its window's median in
+ * sigmas, and RESIDUAL, that departure in the image's units. Plain arithmetic on the host in the
+ * data's precision (float32 or float64), so that any numpy reference repeats it bit for bit. */
 #include "internal.h"
 
 #include <math.h>
@@ -34,5 +34,24 @@ int clstats_sigma_snr_f64(const double *pixels, const double *median, const doub
         sigma_out[i] = CLSTATS_MAD_TO_SIGMA * mad[i];
     for (size_t i = 0; snr_out && i < n; i++)
         snr_out[i] = sigma_out[i] == 0.0 ? NAN : (pixels[i] - median[i]) / sigma_out[i];
+    return CLSTATS_OK;
+}
+
+int clstats_residual(const float *pixels, const float *median, size_t n, float *residual_out)
+{
+    if (!pixels || !median || !residual_out)
+        return clstats__fail(NULL, CLSTATS_ERR_ARG, "residual needs pixels, median and an output");
+    for (size_t i = 0; i < n; i++)
+        residual_out[i] = pixels[i] - median[i];
+    return CLSTATS_OK;
+}
+
+int clstats_residual_f64(const double *pixels, const double *median, size_t n,
+                         double *residual_out)
+{
+    if (!pixels || !median || !residual_out)
+        return clstats__fail(NULL, CLSTATS_ERR_ARG, "residual needs pixels, median and an output");
+    for (size_t i = 0; i < n; i++)
+        residual_out[i] = pixels[i] - median[i];
     return CLSTATS_OK;
 }

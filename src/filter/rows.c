@@ -13,23 +13,24 @@
 static int count_maps(unsigned maps)
 {
     return !!(maps & CLSTATS_MAP_MEDIAN) + !!(maps & CLSTATS_MAP_MAD) +
-           !!(maps & CLSTATS_MAP_SIGMA) + !!(maps & CLSTATS_MAP_SNR);
+           !!(maps & CLSTATS_MAP_SIGMA) + !!(maps & CLSTATS_MAP_SNR) +
+           !!(maps & CLSTATS_MAP_RESIDUAL);
 }
 
 /* What the filter itself must compute for the maps asked: SIGMA needs the MAD, SNR the median
- * and the MAD. */
+ * and the MAD, RESIDUAL the median. */
 static unsigned library_maps(unsigned maps)
 {
     unsigned need = maps & (CLSTATS_MAP_MEDIAN | CLSTATS_MAP_MAD);
     if (maps & (CLSTATS_MAP_SIGMA | CLSTATS_MAP_SNR)) need |= CLSTATS_MAP_MAD;
-    if (maps & CLSTATS_MAP_SNR) need |= CLSTATS_MAP_MEDIAN;
+    if (maps & (CLSTATS_MAP_SNR | CLSTATS_MAP_RESIDUAL)) need |= CLSTATS_MAP_MEDIAN;
     return need;
 }
 
 /* Maps held on the host a strip: the filter's, SIGMA for SNR too, and the ones asked. */
 static unsigned host_maps(unsigned maps)
 {
-    unsigned held = library_maps(maps) | (maps & CLSTATS_MAP_SIGMA);
+    unsigned held = library_maps(maps) | (maps & (CLSTATS_MAP_SIGMA | CLSTATS_MAP_RESIDUAL));
     if (maps & CLSTATS_MAP_SNR) held |= CLSTATS_MAP_SIGMA | CLSTATS_MAP_SNR;
     return held;
 }
@@ -39,7 +40,7 @@ static int strip_height(clstats_ctx *ctx, size_t elem, size_t nx, size_t ny, int
 {
     if (!ctx || !height) return clstats__fail(ctx, CLSTATS_ERR_ARG, "NULL argument");
     *height = 0;
-    if (nx == 0 || ny == 0 || width < 1 || !(maps & 15))
+    if (nx == 0 || ny == 0 || width < 1 || !(maps & 31))
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "no image, window or map to plan strips for");
     const uint64_t row = (uint64_t)nx * elem, halo = (uint64_t)(width - 1) * row;
     /* A strip of k rows holds a band of k + width - 1 rows and its maps of k rows. */
@@ -131,7 +132,7 @@ int clstats_filter_rows(clstats_ctx *ctx, struct clstats_rows_job *job)
 {
     if (!ctx || !job || !(job->read || job->read_f64) || !job->write)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "a job needs a context, a reader and a writer");
-    if (job->nx == 0 || job->ny == 0 || job->planes == 0 || job->height == 0 || !(job->maps & 15))
+    if (job->nx == 0 || job->ny == 0 || job->planes == 0 || job->height == 0 || !(job->maps & 31))
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "the job has no image, strip height or map");
     int height, top;
     int status = clstats_filter_window(&job->params, NULL, &height, NULL, &top);
@@ -150,9 +151,9 @@ int clstats_filter_rows(clstats_ctx *ctx, struct clstats_rows_job *job)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "strips of %zu rows are larger than any array",
                              max_rows);
     char *band = malloc(band_elems);
-    void *maps[4] = {NULL, NULL, NULL, NULL}; /* median, MAD, SIGMA, SNR */
+    void *maps[5] = {NULL, NULL, NULL, NULL, NULL}; /* median, MAD, SIGMA, SNR, RESIDUAL */
     status = band ? CLSTATS_OK : CLSTATS_ERR_NOMEM;
-    for (int m = 0; m < 4 && status == CLSTATS_OK; m++)
+    for (int m = 0; m < 5 && status == CLSTATS_OK; m++)
         if ((held & (1u << m)) && !(maps[m] = malloc(strip_elems * elem)))
             status = CLSTATS_ERR_NOMEM;
     if (status != CLSTATS_OK) {
@@ -205,18 +206,24 @@ int clstats_filter_rows(clstats_ctx *ctx, struct clstats_rows_job *job)
                 clstats_sigma_snr_f64(own, maps[0], maps[1], n, maps[2], snr);
             else if (held & CLSTATS_MAP_SIGMA)
                 clstats_sigma_snr(own, maps[0], maps[1], n, maps[2], snr);
-            const void *asked[4];
-            for (int m = 0; m < 4; m++)
+            if ((held & CLSTATS_MAP_RESIDUAL) && f64)
+                clstats_residual_f64(own, maps[0], n, maps[4]);
+            else if (held & CLSTATS_MAP_RESIDUAL)
+                clstats_residual(own, maps[0], n, maps[4]);
+            const void *asked[5];
+            for (int m = 0; m < 5; m++)
                 asked[m] = job->maps & (1u << m) ? maps[m] : NULL;
             struct clstats_strip strip = {.plane = plane, .row0 = row0, .rows = rows};
             if (f64) {
                 strip.pixels_f64 = own;
                 strip.median_f64 = asked[0], strip.mad_f64 = asked[1];
                 strip.sigma_f64 = asked[2], strip.snr_f64 = asked[3];
+                strip.residual_f64 = asked[4];
             } else {
                 strip.pixels = own;
                 strip.median = asked[0], strip.mad = asked[1];
                 strip.sigma = asked[2], strip.snr = asked[3];
+                strip.residual = asked[4];
             }
             if (job->write(job->user, &strip) != 0) {
                 status = clstats__fail(ctx, CLSTATS_ERR_CALLBACK, "the writer stopped");
@@ -233,7 +240,7 @@ int clstats_filter_rows(clstats_ctx *ctx, struct clstats_rows_job *job)
 
 done:
     free(band);
-    for (int m = 0; m < 4; m++)
+    for (int m = 0; m < 5; m++)
         free(maps[m]);
     return status;
 }

@@ -1,0 +1,91 @@
+/* bench_background.c - the mesh background and RMS maps of one float32 sky, host to host
+ * (clstats_background then clstats_background_maps), beside the device time of their kernels
+ * and a plain host-to-device-to-host copy of the image for scale. A benchmark, not a test.
+ *
+ *     bench_background [--size 4096] [--mesh 64] [--filter 3] [--device gpu] [--repeat 5]
+ * Prints "RESULT background ..." lines (best of --repeat, ms). */
+#include "bench_context.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    timespec_get(&ts, TIME_UTC);
+    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+
+int main(int argc, char **argv)
+{
+    size_t n = 4096, mesh = 64, filter = 3;
+    int repeat = 5;
+    const char *device = "auto";
+    for (int i = 1; i + 1 < argc; i += 2) {
+        if (!strcmp(argv[i], "--size")) n = strtoul(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--mesh")) mesh = strtoul(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--filter")) filter = strtoul(argv[i + 1], NULL, 10);
+        else if (!strcmp(argv[i], "--device")) device = argv[i + 1];
+        else if (!strcmp(argv[i], "--repeat")) repeat = atoi(argv[i + 1]);
+    }
+    clstats_ctx *ctx = bench_context(device);
+    if (!ctx) return 1;
+    float *img = malloc(n * n * sizeof *img), *back = malloc(n * n * sizeof *back),
+          *rms = malloc(n * n * sizeof *rms);
+    if (!img || !back || !rms) return 1;
+    unsigned long long s = 12345;
+    for (size_t i = 0; i < n * n; i++) { /* sky, gradient, roughly Gaussian noise, stars */
+        double u = 0;
+        for (int k = 0; k < 4; k++) {
+            s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+            u += (double)(s >> 11) / 9007199254740992.0;
+        }
+        img[i] = (float)(100 + 0.01 * (double)(i % n) + 5 * 1.7320508 * (u - 2));
+        if ((s >> 20) % 2000 == 0) img[i] += 500.0f;
+    }
+    printf("device: %s\n", clstats_ctx_device_name(ctx));
+    struct clstats_array im = {.host = img, .dtype = CLSTATS_FLOAT32, .nx = n, .ny = n};
+    struct clstats_array ob = im, orr = im;
+    ob.host = back;
+    orr.host = rms;
+    struct clstats_background_options o = {mesh, mesh, filter, filter, 0.0, 3.0, 0};
+    double best = INFINITY, best_mesh_k = 0, best_maps_k = 0;
+    for (int r = 0; r <= repeat; r++) { /* the first run builds the kernels */
+        struct clstats_background *b = NULL;
+        const double t0 = now_ms();
+        int st = clstats_background(ctx, &im, NULL, &o, &b);
+        const double mk = clstats_ctx_last_kernel_ms(ctx);
+        if (st == CLSTATS_OK) st = clstats_background_maps(ctx, b, &ob, &orr);
+        const double t1 = now_ms(), pk = clstats_ctx_last_kernel_ms(ctx);
+        if (st != CLSTATS_OK) {
+            fprintf(stderr, "bench_background: %s\n", clstats_ctx_message(ctx));
+            return 1;
+        }
+        clstats_background_free(b);
+        if (r > 0 && t1 - t0 < best) best = t1 - t0, best_mesh_k = mk, best_maps_k = pk;
+    }
+    /* the copies alone: the image up, two maps down */
+    cl_int err;
+    cl_mem buf = clCreateBuffer(clstats_ctx_cl_context(ctx), CL_MEM_READ_WRITE,
+                                n * n * sizeof(float), NULL, &err);
+    double copies = INFINITY;
+    for (int r = 0; err == CL_SUCCESS && r < repeat; r++) {
+        cl_command_queue q = clstats_ctx_cl_queue(ctx);
+        const double t0 = now_ms();
+        clEnqueueWriteBuffer(q, buf, CL_TRUE, 0, n * n * 4, img, 0, NULL, NULL);
+        clEnqueueReadBuffer(q, buf, CL_TRUE, 0, n * n * 4, back, 0, NULL, NULL);
+        clEnqueueReadBuffer(q, buf, CL_TRUE, 0, n * n * 4, rms, 0, NULL, NULL);
+        const double t1 = now_ms();
+        if (t1 - t0 < copies) copies = t1 - t0;
+    }
+    if (err == CL_SUCCESS) clReleaseMemObject(buf);
+    printf("RESULT background size=%zu mesh=%zu filter=%zu total_ms=%.2f box_kernels_ms=%.3f "
+           "map_kernels_ms=%.3f copies_ms=%.2f\n",
+           n, mesh, filter, best, best_mesh_k, best_maps_k, copies);
+    clstats_ctx_destroy(ctx);
+    free(img), free(back), free(rms);
+    return 0;
+}

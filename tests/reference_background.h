@@ -1,0 +1,16 @@
+/* reference_background.h - a plain, sequential reference of the mesh background (one box after
+ * another, one pixel after another), the judge of kernels/background/ and src/background/. */
+#ifndef REFERENCE_BACKGROUND_H
+#define REFERENCE_BACKGROUND_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* The maps (width x height float32 each) and global values of a float32 image (rows `stride`
+ * apart) with SExtractor's steps as include/clstats/background.h states them. */
+void reference_background(const float *img, size_t width, size_t height, size_t stride,
+                          const uint8_t *mask, size_t bw, size_t bh, size_t fw, size_t fh,
+                          double fthresh, double clip, int estimator, float *back, float *rms,
+                          float *global_back, float *global_rms);
+
+#endif
