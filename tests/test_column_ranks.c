@@ -109,6 +109,45 @@ START_TEST(kth_and_sums_256_items_a_column)
 }
 END_TEST
 
+/* The sum below the k-th value is the same bits with 1, 64 and 256 work-items a column, so a fit
+ * built on it (the LTS objective) does not change with the device's work-group size. */
+static void sums_at(const char *wg, const double *m, size_t rows, size_t cols, const uint64_t *k,
+                    double *sum)
+{
+    double *kth = malloc(cols * sizeof *kth);
+    test_tune("columns.wg", wg);
+    const struct clstats_array a = {.host = (void *)m, .dtype = CLSTATS_FLOAT64, .nx = cols,
+                                    .ny = rows};
+    ck_assert_int_eq(clstats_column_smallest(test_ctx(), &a, k, NULL, kth, sum), CLSTATS_OK);
+    test_tune("columns.wg", NULL);
+    free(kth);
+}
+
+START_TEST(sums_same_bits_at_every_work_group_size)
+{
+    const size_t rows = 5003, cols = 6;
+    struct test_rng rng;
+    test_rng_seed(&rng, test_seed());
+    double *m = malloc(rows * cols * sizeof *m), *s1 = malloc(cols * 8), *s64 = malloc(cols * 8),
+           *s256 = malloc(cols * 8);
+    uint64_t k[6];
+    /* Magnitudes spread over many binades, so that a different order of the additions rounds
+     * differently. */
+    for (size_t i = 0; i < rows * cols; i++)
+        m[i] = test_rng_normal(&rng) * exp(10 * test_rng_uniform(&rng));
+    for (size_t c = 0; c < cols; c++)
+        k[c] = rows / 2 + c * 400;
+    sums_at("1", m, rows, cols, k, s1);
+    sums_at("64", m, rows, cols, k, s64);
+    sums_at("256", m, rows, cols, k, s256);
+    for (size_t c = 0; c < cols; c++)
+        ck_assert_msg(memcmp(&s1[c], &s256[c], 8) == 0 && memcmp(&s64[c], &s256[c], 8) == 0,
+                      "seed %llu col %zu: %.17g (1), %.17g (64), %.17g (256)",
+                      (unsigned long long)test_seed(), c, s1[c], s64[c], s256[c]);
+    free(m), free(s1), free(s64), free(s256);
+}
+END_TEST
+
 START_TEST(ties_take_their_multiplicity)
 {
     /* 2 2 2 2 1 and k = 3: t = 2, one value below; the sum is 1 + 2 + 2. */
@@ -147,6 +186,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, kth_and_sums_one_item_a_column);
     tcase_add_test(tc, kth_and_sums_256_items_a_column);
+    tcase_add_test(tc, sums_same_bits_at_every_work_group_size);
     tcase_add_test(tc, ties_take_their_multiplicity);
     tcase_add_test(tc, bad_k_and_nan_error);
     suite_add_tcase(s, tc);

@@ -11,7 +11,11 @@
  * rstep its row stride) or its rows (cstep the stride, rstep 1).
  *
  * Build options: -D REAL=float or double (-D CLSTATS_FP64 with double), -D WG=work-group size
- * (1 on CPU devices: no barriers, no atomics).
+ * (1 on CPU devices: no barriers, no atomics), a power of two up to LANES.
+ *
+ * The sum below t is the same bits whatever WG is: row r goes to lane r mod LANES, each lane adds
+ * its rows in ascending order, and the lanes are added in lane order. A work-item owns the lanes
+ * congruent to its id mod WG (WG divides LANES), so it meets each of its lanes' rows in order.
  */
 #pragma OPENCL FP_CONTRACT OFF
 #ifdef CLSTATS_FP64
@@ -26,6 +30,7 @@
 
 #define DIGIT 8
 #define BINS (1 << DIGIT)
+#define LANES 256
 
 #ifdef CLSTATS_FP64
 typedef ulong key_t;
@@ -80,7 +85,7 @@ column_ranks(__global const REAL *m, ulong off, ulong cstep, ulong rstep, uint r
     __local uint hist[BINS];
     __local key_t lmin[WG], lmax[WG];
     __local uint lcount[WG], lequal[WG];
-    __local REAL lsum[WG];
+    __local REAL lanes[LANES];
     __local key_t prefix_l;
     __local uint rank_l;
     __local int done_l;
@@ -149,10 +154,10 @@ column_ranks(__global const REAL *m, ulong off, ulong cstep, ulong rstep, uint r
         if (s == 0) break;
     }
     const key_t t = prefix_l;
-    /* Values below t: their count and sum (in a fixed order per work-item, then summed by
-     * item 0 in item order, so the same on every run); values equal to t. */
+    /* Values below t: their count, and their sum by lanes (see the top of the file); values
+     * equal to t. */
     uint less = 0, equal = 0;
-    REAL sum = 0;
+    for (uint j = lid; j < LANES; j += WG) lanes[j] = 0;
     if (!done_l)
         for (uint r = lid; r < rows; r += WG) {
             const REAL v = col[(ulong)r * rstep];
@@ -160,7 +165,7 @@ column_ranks(__global const REAL *m, ulong off, ulong cstep, ulong rstep, uint r
             const key_t k = key_of_real(v);
             if (k < t) {
                 less++;
-                sum += v;
+                lanes[r % LANES] += v;
             } else if (k == t) {
                 equal++;
             }
@@ -168,13 +173,13 @@ column_ranks(__global const REAL *m, ulong off, ulong cstep, ulong rstep, uint r
     BARRIER();
     lcount[lid] = less;
     lequal[lid] = equal;
-    lsum[lid] = sum;
     BARRIER();
     if (lid == 0) {
+        REAL sum = lanes[0];
+        for (uint j = 1; j < LANES; j++) sum += lanes[j];
         for (uint i = 1; i < WG; i++) {
             less += lcount[i];
             equal += lequal[i];
-            sum += lsum[i];
         }
         stats[4 * c] = done_l ? (ulong)NAN_KEY : (ulong)t;
         stats[4 * c + 1] = nans;

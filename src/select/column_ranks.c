@@ -18,7 +18,8 @@ int clstats__column_ranks(clstats_ctx *ctx, bool f64, cl_mem buf, size_t off, si
     if (rows > UINT32_MAX)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "columns of %zu rows are too long", rows);
     /* columns.wg: one work-item a column on CPU devices, several on GPUs (src/core/tuning.c);
-     * at most 256, as the kernel's local arrays hold one entry per item. */
+     * at most 256, as the kernel's local arrays hold one entry per item and its sum lanes
+     * (256) must be a multiple of the work-group size. */
     long wg = clstats__tuned(ctx, P_COLUMNS_WG);
     if (wg > 256) wg = 256;
     if ((size_t)wg > ctx->max_work_group) wg = (long)ctx->max_work_group;
