@@ -2,7 +2,8 @@
 # run_gpu.sh - what we run on the GPU machine (see ../shared/device/README.md), in stages named
 # by $STAGES (default: all): tests (suites on the NVIDIA device and on PoCL there), same (madfilter
 # on the sample and a hard image, GPU and CPU outputs compared byte for byte), big (select
-# beyond 2^31 elements), filter (bench_filter beside cupyx),
+# beyond 2^31 elements), filter (bench_filter beside cupyx), windows (rectangles, even sizes,
+# circles and rings against squares of the same area),
 # select (bench_select beside numpy/cupy/torch), select_ab and filter_ab (this build against an
 # older one, interleaved: was a kernel change a gain?), select_tune (the select.* and columns.* tuning
 # parameters swept, through CLSTATS_TUNE), columns (column medians by the radix kernel, the
@@ -167,6 +168,14 @@ if has shapes; then
             ./build/bench/bench_filter --device gpu --sizes 4096 \
             --widths ${WIDTHS:-11} --maps median,both --repeat 5 --budget 2 | grep -v RESULT
     done 2>&1 | tee "$OUT/shapes.txt"
+fi
+
+if has windows; then
+    # What each window costs against the square of the same area (bench_filter --windows):
+    # rectangles both ways, even sizes, a circle and a ring (the footprint design).
+    ./build/bench/bench_filter --device gpu --sizes 4096 --maps median,both --repeat 5 --budget 4 \
+        --windows ${WINDOWS:-11,32x8,8x32,16x4,4x16,12x12,64x2,2x64,circle:6,ring:4:7} \
+        2>&1 | tee "$OUT/windows.txt"
 fi
 
 if has select_debug; then

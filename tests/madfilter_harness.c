@@ -271,25 +271,26 @@ float *random_image(size_t nx, size_t ny, uint64_t salt)
  * child with its own context, so this process never initialises a GPU driver: on the GPU
  * machine a process whose parent has used the NVIDIA driver does not see the NVIDIA platform
  * (docs/LIMITS.md), and madfilter runs after this would fall back or fail. */
-void library_maps(const float *img, size_t nx, size_t ny, int width, enum clstats_boundary b,
-                  float *median, float *mad)
+void library_maps_of(const void *img, enum clstats_dtype dtype, size_t nx, size_t ny,
+                     const struct clstats_filter_params *p, void *median, void *mad)
 {
-    const size_t bytes = nx * ny * sizeof(float), msg_size = 512;
+    const bool f64 = dtype == CLSTATS_FLOAT64;
+    const size_t bytes = nx * ny * (f64 ? sizeof(double) : sizeof(float)), msg_size = 512;
     char *shared =
         mmap(NULL, 2 * bytes + msg_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     ck_assert_ptr_ne(shared, MAP_FAILED);
     char *msg = shared + 2 * bytes;
+    void *med_out = median ? shared : NULL, *mad_out = mad ? shared + bytes : NULL;
     fflush(NULL);
     pid_t pid = fork();
     ck_assert_int_ge(pid, 0);
     if (pid == 0) {
         clstats_ctx *ctx = NULL;
-        struct clstats_filter_params p = {.width = width, .boundary = b};
         int status = clstats_ctx_create(&ctx, NULL);
-        if (status == CLSTATS_OK)
-            status =
-                clstats_median_filter(ctx, img, nx, ny, nx, &p, median ? (float *)shared : NULL,
-                                      mad ? (float *)(shared + bytes) : NULL);
+        if (status == CLSTATS_OK && f64)
+            status = clstats_median_filter_f64(ctx, img, nx, ny, nx, p, med_out, mad_out);
+        else if (status == CLSTATS_OK)
+            status = clstats_median_filter(ctx, img, nx, ny, nx, p, med_out, mad_out);
         snprintf(msg, msg_size, "%s", status == CLSTATS_OK ? "" : clstats_ctx_message(ctx));
         clstats_ctx_destroy(ctx);
         _exit(status == CLSTATS_OK ? 0 : 1);
@@ -300,6 +301,13 @@ void library_maps(const float *img, size_t nx, size_t ny, int width, enum clstat
     if (median) memcpy(median, shared, bytes);
     if (mad) memcpy(mad, shared + bytes, bytes);
     munmap(shared, 2 * bytes + msg_size);
+}
+
+void library_maps(const float *img, size_t nx, size_t ny, int width, enum clstats_boundary b,
+                  float *median, float *mad)
+{
+    const struct clstats_filter_params p = {.width = width, .boundary = b};
+    library_maps_of(img, CLSTATS_FLOAT32, nx, ny, &p, median, mad);
 }
 
 void file_bytes(const char *path, char *buf, size_t size, size_t *n)

@@ -64,6 +64,10 @@ float *random_image(size_t nx, size_t ny, uint64_t salt);
 /* The library's maps for the same data, for bitwise comparison. */
 void library_maps(const float *img, size_t nx, size_t ny, int width, enum clstats_boundary b,
                   float *median, float *mad);
+/* The same for any window and float32 or float64 data (median and mad of the image's dtype;
+ * either may be NULL). */
+void library_maps_of(const void *img, enum clstats_dtype dtype, size_t nx, size_t ny,
+                     const struct clstats_filter_params *p, void *median, void *mad);
 
 /* Runs that follow go through the OpenCL shim with this setting (see tests/opencl_shim.c);
  * shim_clear ends them. */

@@ -888,6 +888,29 @@ START_TEST(reference_boundaries_match_scipy_known_answers)
 END_TEST
 
 /* The library's public folding (what callers build bands with) against the reference's. */
+/* SIGMA needs the MAD and an output, SNR also the pixels and the median: in both dtypes the
+ * same check refuses a missing one, and takes what suffices. */
+START_TEST(sigma_snr_refuse_missing_inputs_in_both_dtypes)
+{
+    const float px[2] = {1, 2}, med[2] = {1, 1}, mad[2] = {0, 1};
+    float sigma[2], snr[2];
+    const double px64[2] = {1, 2}, med64[2] = {1, 1}, mad64[2] = {0, 1};
+    double sigma64[2], snr64[2];
+    ck_assert_int_eq(clstats_sigma_snr(px, med, NULL, 2, sigma, snr), CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_sigma_snr(px, med, mad, 2, NULL, NULL), CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_sigma_snr(NULL, med, mad, 2, sigma, snr), CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_sigma_snr(px, NULL, mad, 2, sigma, snr), CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_sigma_snr(NULL, NULL, mad, 2, sigma, NULL), CLSTATS_OK);
+    ck_assert_int_eq(clstats_sigma_snr_f64(px64, med64, NULL, 2, sigma64, snr64), CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_sigma_snr_f64(px64, med64, mad64, 2, NULL, NULL), CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_sigma_snr_f64(NULL, med64, mad64, 2, sigma64, snr64), CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_sigma_snr_f64(px64, NULL, mad64, 2, sigma64, snr64), CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_sigma_snr_f64(NULL, NULL, mad64, 2, sigma64, NULL), CLSTATS_OK);
+    ck_assert_int_eq(clstats_sigma_snr_f64(px64, med64, mad64, 2, sigma64, snr64), CLSTATS_OK);
+    ck_assert(isnan(snr64[0]) && snr64[1] == 1.0 / CLSTATS_MAD_TO_SIGMA);
+}
+END_TEST
+
 START_TEST(boundary_index_matches_the_reference)
 {
     for (int m = 0; m < 5; m++)
@@ -941,6 +964,7 @@ static Suite *filter_suite(void)
     tcase_add_test(numbers, even_count_windows_give_the_rounded_mean_in_every_design);
     tcase_add_test(numbers, small_windows_give_numpy_answers_in_every_design);
     tcase_add_test(numbers, infinities_zeros_and_huge_values_match_reference_in_every_design);
+    tcase_add_test(numbers, sigma_snr_refuse_missing_inputs_in_both_dtypes);
     suite_add_tcase(s, numbers);
     TCase *sizes = tcase_create("sizes");
     tcase_add_test(sizes, strides_whose_span_overflows_are_refused);

@@ -135,8 +135,7 @@ START_TEST(mad_takes_the_median_even_rule)
 }
 END_TEST
 
-/* Odd squares too: NaNs leave even counts in them, and a rule other than the mean takes the
- * footprint design. */
+/* Odd squares too: NaNs leave even counts in them, which every rule resolves its own way. */
 START_TEST(even_rules_match_reference_on_sparse_data)
 {
     const uint64_t seed = test_seed();
@@ -149,6 +148,74 @@ START_TEST(even_rules_match_reference_on_sparse_data)
                 check_case(17, 12, &p, FILL_SPARSE, 0.0, seed + (uint64_t)(rule * 9 + w), "rule");
             bad += check_case(17, 12, &p, FILL_ZEROS, 0.2, seed + (uint64_t)(rule * 9 + w), "rule");
         }
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
+/* The designs' log lines, for the test below: the last one that names a kernel file. */
+static char last_design[200];
+static void keep_design(void *user, const char *line)
+{
+    (void)user;
+    if (strstr(line, "median filter:")) snprintf(last_design, sizeof last_design, "%s", line);
+}
+
+/* Every cell of a rectangle, at any origin and under every even rule, goes to the fast designs
+ * (an origin shifts the maps, a rectangle is segments of another height, a rule picks a rank),
+ * each forced in turn and judged bit for bit; only true footprints take the footprint design.
+ * Heights above 16 take the sorted design's blocks; NaN leaves even counts in odd windows. */
+START_TEST(rectangles_origins_and_rules_take_every_fast_design)
+{
+    static const char *const designs[] = {"sorted", "bisect", "rank", "binned"};
+    static const char *const files[] = {"median_filter_sorted.cl", "median_filter_bisect.cl",
+                                        "median_filter_rank.cl", "median_filter.cl"};
+    static const int shapes[][4] = {/* width, height, origin x, y */
+                                    {1, 7, 0, 2},  {9, 1, -4, 0}, {4, 3, 1, -1},  {2, 2, -1, 0},
+                                    {5, 5, 2, -2}, {3, 21, 1, -9}, {20, 3, -10, 1}};
+    const uint64_t seed = test_seed();
+    clstats_ctx_set_log(test_ctx(), keep_design, NULL);
+    size_t bad = 0;
+    for (size_t d = 0; d < 4; d++) {
+        test_tune("filter.path", designs[d]);
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            const int rule = (int)((s + d) % 3);
+            struct clstats_filter_params p = {.width = shapes[s][0],
+                                              .height = shapes[s][1],
+                                              .origin_x = shapes[s][2],
+                                              .origin_y = shapes[s][3],
+                                              .boundary = all_modes[(s + d) % 5],
+                                              .cval = s % 2 ? NAN : -2.5f,
+                                              .even = (enum clstats_even)rule};
+            const enum fill kind = (enum fill)((s * 3 + d) % 10);
+            last_design[0] = '\0';
+            bad += check_case(s % 3 ? 23 : 5, s % 2 ? 17 : 3, &p, kind, 0.15,
+                              seed + d * 100 + s, designs[d]);
+            ck_assert_msg(strstr(last_design, "rectangle design") &&
+                              strstr(last_design, files[d]),
+                          "%s forced, %d x %d: \"%s\"", designs[d], p.width, p.height,
+                          last_design);
+            /* The other rules on the same window, and a footprint of all ones (a rectangle). */
+            p.even = (enum clstats_even)((rule + 1) % 3);
+            bad += check_case(19, 11, &p, FILL_SPARSE, 0.05, seed + d * 100 + s + 50, designs[d]);
+            p.even = (enum clstats_even)((rule + 2) % 3);
+            unsigned char ones[21 * 21];
+            memset(ones, 1, sizeof ones);
+            p.footprint = ones;
+            p.footprint_width = p.width;
+            p.footprint_height = p.height;
+            bad += check_case(13, 9, &p, FILL_ZEROS, 0.1, seed + d * 100 + s + 70, designs[d]);
+            ck_assert_msg(strstr(last_design, files[d]), "all-ones footprint: \"%s\"",
+                          last_design);
+        }
+    }
+    test_tune("filter.path", NULL);
+    /* A true footprint keeps the footprint design. */
+    unsigned char plus[9];
+    ck_assert_int_eq(clstats_footprint_circle(1.0, plus, 9), 3);
+    struct clstats_filter_params p = {.footprint = plus, .footprint_width = 3, .footprint_height = 3};
+    bad += check_case(9, 7, &p, FILL_NORMAL, 0.1, seed + 999, "plus");
+    ck_assert_msg(strstr(last_design, "footprint design"), "plus: \"%s\"", last_design);
+    clstats_ctx_set_log(test_ctx(), NULL, NULL);
     ck_assert_uint_eq(bad, 0);
 }
 END_TEST
@@ -471,6 +538,7 @@ static Suite *windows_suite(void)
     tcase_add_test(tc, windows_wider_than_the_image_fold_like_scipy);
     tcase_add_test(tc, origins_shift_the_window_as_scipy_does);
     tcase_add_test(tc, even_rules_match_reference_on_sparse_data);
+    tcase_add_test(tc, rectangles_origins_and_rules_take_every_fast_design);
     tcase_add_test(tc, circles_rings_and_random_footprints_match_reference);
     tcase_add_test(tc, masked_pixels_are_missing_like_nan);
     tcase_add_test(tc, float64_matches_reference);

@@ -221,6 +221,12 @@ START_TEST(an_output_holds_only_what_was_written)
                   (unsigned long long)disk_bytes(path("o.fits")), (unsigned long long)written);
     /* Rows out of order would make the checksum lie: refused. */
     ck_assert(fits_output_write_rows(out, 0, 0, 5, 1, rows, err, sizeof err) != 0);
+    /* A map the output does not have is refused before its HDU is looked at. */
+    for (int bad = -1; bad <= 4; bad += 5) {
+        err[0] = '\0';
+        ck_assert(fits_output_write_rows(out, bad, 0, 2, 1, rows, err, sizeof err) != 0);
+        ck_assert_msg(strstr(err, "of 4 maps") != NULL, "map %d: %s", bad, err);
+    }
     /* Finishing an incomplete output is refused, and removes it, as abandoning does. */
     ck_assert(fits_output_finish(out, history, 1, err, sizeof err) != 0);
     ck_assert_msg(strstr(err, "incomplete") != NULL, "%s", err);

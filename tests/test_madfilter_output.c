@@ -57,36 +57,6 @@ static int count_key(const char *path, int hdu, const char *key)
     return n;
 }
 
-/* The library's float64 maps of img, computed in a child process (the test process keeps no
- * OpenCL state), as madfilter's harness does for float32. */
-static void library_maps_f64(const double *img, size_t nx, size_t ny,
-                             const struct clstats_filter_params *p, double *median, double *mad)
-{
-    const size_t bytes = nx * ny * sizeof(double), msg_size = 512;
-    char *shared =
-        mmap(NULL, 2 * bytes + msg_size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    ck_assert_ptr_ne(shared, MAP_FAILED);
-    char *msg = shared + 2 * bytes;
-    fflush(NULL);
-    pid_t pid = fork();
-    ck_assert_int_ge(pid, 0);
-    if (pid == 0) {
-        clstats_ctx *ctx = NULL;
-        int status = clstats_ctx_create(&ctx, NULL);
-        if (status == CLSTATS_OK)
-            status = clstats_median_filter_f64(ctx, img, nx, ny, nx, p, (double *)shared,
-                                               (double *)(shared + bytes));
-        snprintf(msg, msg_size, "%s", status == CLSTATS_OK ? "" : clstats_ctx_message(ctx));
-        clstats_ctx_destroy(ctx);
-        _exit(status == CLSTATS_OK ? 0 : 1);
-    }
-    int wstatus;
-    ck_assert_int_eq(waitpid(pid, &wstatus, 0), pid);
-    ck_assert_msg(WIFEXITED(wstatus) && WEXITSTATUS(wstatus) == 0, "library: %s", msg);
-    memcpy(median, shared, bytes);
-    memcpy(mad, shared + bytes, bytes);
-    munmap(shared, 2 * bytes + msg_size);
-}
 
 /* HDU hdu's pixels as float64, bits untouched (no null check), and its BITPIX. */
 static double *read_hdu_f64(const char *path, int hdu, size_t n, int *bitpix)
@@ -327,7 +297,7 @@ START_TEST(float64_maps_are_the_librarys_in_every_strip)
         double *median = malloc(n * sizeof *median), *mad = malloc(n * sizeof *mad);
         double *sigma = malloc(n * sizeof *sigma), *snr = malloc(n * sizeof *snr);
         for (int c = 0; c < 3; c++) {
-            library_maps_f64(img, nx, ny, &cases[c].p, median, mad);
+            library_maps_of(img, CLSTATS_FLOAT64, nx, ny, &cases[c].p, median, mad);
             for (size_t i = 0; i < n; i++) {
                 sigma[i] = 1.482602218505602 * mad[i];
                 snr[i] = sigma[i] == 0.0 ? NAN : (img[i] - median[i]) / sigma[i];

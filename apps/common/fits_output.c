@@ -331,12 +331,15 @@ no_memory:
 static int write_rows(struct fits_output *out, int map, size_t plane, size_t row0, size_t rows,
                       const void *data, bool f64, char *err, size_t errlen)
 {
+    if (map < 0 || map >= out->n_maps) {
+        snprintf(err, errlen, "internal error: map %d written, of %d maps", map, out->n_maps);
+        return -1;
+    }
     struct hdu *h = &out->hdus[map];
     const uint64_t first = ((uint64_t)plane * out->ny + row0) * out->nx;
     const uint64_t count = (uint64_t)rows * out->nx;
     /* In order and once each: so the checksum counts every pixel once and none is left out. */
-    if (map < 0 || map >= out->n_maps || first != h->next_pixel || rows > out->ny - row0 ||
-        plane >= out->planes) {
+    if (first != h->next_pixel || rows > out->ny - row0 || plane >= out->planes) {
         snprintf(err, errlen, "internal error: rows %zu-%zu of plane %zu written out of order",
                  row0, row0 + rows, plane);
         return -1;

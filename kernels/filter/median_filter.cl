@@ -9,7 +9,8 @@
  * the window (or the mean of two), exact, and the same on every device. The MAD repeats the
  * selection on |x - m|, with bins over [0, 3 sd] from the median's pass.
  *
- * Build options: -D W=window width, -D NB=value bins, -D CAP=largest bin sorted in registers.
+ * Build options: -D WX, -D WY (window columns and rows), -D NB=value bins, -D CAP=largest bin
+ * sorted in registers, -D EVEN (even_rule.cl).
  * It reads the window from global memory, so it serves any width; median_filter_bisect.cl is
  * faster where its local-memory tile fits.
  * Boundary modes live in colmap/rowmap (built on the host): entry x + dx holds the source column
@@ -18,6 +19,7 @@
 #pragma OPENCL FP_CONTRACT OFF
 
 #include "../common/float_keys.cl"
+#include "even_rule.cl"
 
 #ifndef NB
 #define NB 32
@@ -42,9 +44,9 @@ inline int value_bin(float v, float lo, float hi, float scale)
         __global const int *rowmap, int x, int y, float cval, int use_dev, float m
 #define WINDOW_PASS img, stride, colmap, rowmap, x, y, cval, use_dev, m
 #define WINDOW_BEGIN(v)                                                                        \
-    for (int dy_ = 0; dy_ < W; dy_++) {                                                        \
+    for (int dy_ = 0; dy_ < WY; dy_++) {                                                       \
         const int r_ = rowmap[y + dy_];                                                        \
-        for (int dx_ = 0; dx_ < W; dx_++) {                                                    \
+        for (int dx_ = 0; dx_ < WX; dx_++) {                                                   \
             const int c_ = colmap[x + dx_];                                                    \
             float v = (r_ < 0 || c_ < 0) ? cval : img[(long)r_ * stride + c_];                 \
             if (is_nan(v)) continue;                                                           \
@@ -82,8 +84,8 @@ inline void sort_keys(uint *buf, int c)
  * median probably is, for the speculative gather. */
 float select_median(WINDOW_ARGS, int n, float lo, float hi, float expect, uint kmin, uint kmax)
 {
-    const int need_next = (n % 2) == 0; /* even count: the mean of ranks r and r + 1 */
-    int r = (n - 1) / 2;                /* rank sought, within the current set */
+    const int need_next = MIDDLE_IS_MEAN(n); /* the mean of ranks r and r + 1 */
+    int r = MIDDLE_RANK(n);                  /* rank sought, within the current set */
     int c = n;                          /* size of the current set */
     uint klo = kmin, khi = kmax;        /* current set = values with keys in [klo, khi] */
     uint buf[CAP];

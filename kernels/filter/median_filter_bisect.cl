@@ -12,14 +12,16 @@
  * positive NaN whose key lies above every number's, so it is never counted. Deviations are
  * non-negative floats, whose bits are already ordered.
  *
- * Build options: -D W=window width -D TX=.. -D TY=.. (work-group and tile shape).
+ * Build options: -D WX, -D WY (window columns and rows) -D TX=.. -D TY=.. (work-group and tile
+ * shape) -D EVEN (even_rule.cl).
  */
 #pragma OPENCL FP_CONTRACT OFF
 
 #include "../common/float_keys.cl"
+#include "even_rule.cl"
 
-#define TW (TX + W - 1)
-#define TH (TY + W - 1)
+#define TW (TX + WX - 1)
+#define TH (TY + WY - 1)
 #define KEY_INF 0xff800000u /* key_of(+inf): the largest key of a number */
 
 /* Key of |v - m| (m finite), above every number's key for NaN v. */
@@ -45,9 +47,9 @@ uint select_key(__local const float *tile, int lx, int ly, int use_dev, float m,
         if (t >= hi) t = lo + ((hi - lo) >> 1); /* t must split [lo, hi) */
         int c = 0;
         uint below = 0u, above = 0xffffffffu;
-        for (int dy = 0; dy < W; dy++) {
+        for (int dy = 0; dy < WY; dy++) {
             __local const float *row = tile + (ly + dy) * TW + lx;
-            for (int dx = 0; dx < W; dx++) {
+            for (int dx = 0; dx < WX; dx++) {
                 const uint k = KEY_AT(row, dx);
                 const int le = k <= t;
                 c += le;
@@ -79,23 +81,24 @@ uint select_key(__local const float *tile, int lx, int ly, int use_dev, float m,
     return lo;
 }
 
-/* The middle of n keys: rank (n-1)/2, and for even n the mean with the next one. */
+/* The middle of n keys by the even rule: rank MIDDLE_RANK(n), and under the mean rule for even
+ * n the mean with the next one. */
 float select_middle(__local const float *tile, int lx, int ly, int use_dev, float m, int n,
                     uint lo, uint hi, uint guess)
 {
-    const int r = (n - 1) / 2;
+    const int r = MIDDLE_RANK(n);
     int count_at;
     const uint ka = select_key(tile, lx, ly, use_dev, m, r, lo, hi, 0, n, guess, &count_at);
     const float a = use_dev ? as_float(ka & 0x7fffffffu) : value_of(ka);
-    if (n % 2) return a;
+    if (!MIDDLE_IS_MEAN(n)) return a;
     /* Rank r + 1: the same key if it repeats, else the smallest key above it. */
     uint kb = ka;
     if (count_at < r + 2) {
         int c = 0;
         uint above = 0xffffffffu;
-        for (int dy = 0; dy < W; dy++) {
+        for (int dy = 0; dy < WY; dy++) {
             __local const float *row = tile + (ly + dy) * TW + lx;
-            for (int dx = 0; dx < W; dx++) {
+            for (int dx = 0; dx < WX; dx++) {
                 const uint k = KEY_AT(row, dx);
                 c += k <= ka;
                 above = k > ka ? min(above, k) : above;
@@ -128,9 +131,9 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
     int n = 0;
     uint kmin = 0xffffffffu, kmax = 0u;
     float sum = 0.0f, sumsq = 0.0f;
-    for (int dy = 0; dy < W; dy++) {
+    for (int dy = 0; dy < WY; dy++) {
         __local const float *row = tile + (ly + dy) * TW + lx;
-        for (int dx = 0; dx < W; dx++) {
+        for (int dx = 0; dx < WX; dx++) {
             const float v = row[dx];
             const uint k = key_of(v);
             const int valid = k <= KEY_INF;

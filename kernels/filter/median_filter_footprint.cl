@@ -1,6 +1,6 @@
 /* median_filter_footprint.cl - exact sliding-window median and MAD over any window: rectangles
  * of any size, scipy's origin, footprints (circles, rings, any set of cells), each even-count
- * rule, float32 or float64 (-D FP64). The exact fall-back for every window the square designs
+ * rule, float32 or float64 (-D FP64). The exact fall-back for every window the rectangle designs
  * do not serve.
  *
  * One work-item per pixel reads its window from global memory through the boundary maps. The
@@ -18,6 +18,7 @@
 #endif
 
 #include "../common/float_keys.cl"
+#include "even_rule.cl"
 
 #ifdef FP64
 typedef double real;
@@ -46,11 +47,6 @@ typedef uint key_t;
 #define STORED(v) stored_result(v)
 #define NAN_VALUE as_float(CANONICAL_NAN)
 #endif
-
-/* The even-count rules (enum clstats_even). */
-#define EVEN_MEAN 0
-#define EVEN_LOWER 1
-#define EVEN_UPPER 2
 
 /* WINDOW_BEGIN(k) ... WINDOW_END loops over the valid values of one pixel's window, each as its
  * key `k` (the key of its deviation from m when use_dev). */

@@ -3,7 +3,7 @@
  *
  * The tile's input (tile + halo, boundary applied) is sorted once, so every element has a
  * unique rank (NaNs sort last, above every valid rank); the window is then a set of ranks kept
- * as a bitset, and a move by one pixel toggles 2W bits (Huang, Yang & Tang 1979, "A fast
+ * as a bitset, and a move by one pixel toggles 2WY bits (2WX down a row) (Huang, Yang & Tang 1979, "A fast
  * two-dimensional median filtering algorithm", with ranks in place of a value histogram).
  * Cursors remember a rank position and the count of window ranks below it across moves, so a
  * select starts from the previous pixel's answer: a few popcounts, then a bit select.
@@ -15,12 +15,14 @@
  * walking from the previous pixel's run; its ends and neighbours give the k-th and (k+1)-th
  * smallest deviation, exactly as the sorted deviations would.
  *
- * Build options: -D W=window width -D TX=.. -D TY=.. (tile shape) -D RANK_BITS=16|32.
+ * Build options: -D WX, -D WY (window columns and rows) -D TX=.. -D TY=.. (tile shape)
+ * -D RANK_BITS=16|32 -D EVEN (even_rule.cl).
  * Boundary modes live in colmap/rowmap (host-built, see median_filter.cl): -1 means cval.
  */
 #pragma OPENCL FP_CONTRACT OFF
 
 #include "../common/float_keys.cl"
+#include "even_rule.cl"
 
 /* Ranks: 16-bit where the tile's input has at most 65536 elements, else 32-bit. */
 #if RANK_BITS == 16
@@ -40,8 +42,8 @@
 #define LANE_IDS ((int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
 #define SUM_LANES(v) sum_int16(v)
 #endif
-#define IW_MAX (TX + W - 1)
-#define IH_MAX (TY + W - 1)
+#define IW_MAX (TX + WX - 1)
+#define IH_MAX (TY + WY - 1)
 #define N_MAX (IW_MAX * IH_MAX)
 #define N_WORDS ((N_MAX + 63) / 64)
 #define NAN_KEY 0xffffffffu /* above key_of(any number): NaNs take the top ranks */
@@ -169,29 +171,29 @@ struct window {
     struct cursor med, lo, hi;
 };
 
-/* Toggles ranks out[i * step] (leaving) and in[i * step] (entering), i < W, in the bitset. */
+/* Toggles ranks out[i * step] (leaving) and in[i * step] (entering), i < len, in the bitset. */
 inline void toggle(__local ulong *bits, __local const RANK_T *out, __local const RANK_T *in,
-                   int step)
+                   int step, int len)
 {
-    for (int i = 0; i < W; i++) {
+    for (int i = 0; i < len; i++) {
         const int qo = out[i * step], qi = in[i * step];
         bits[qo >> 6] ^= 1UL << (qo & 63);
         bits[qi >> 6] ^= 1UL << (qi & 63);
     }
 }
 
-/* Moves the window one column: W contiguous ranks leave, W enter. The counts below the
+/* Moves the window one column: WY contiguous ranks leave, WY enter. The counts below the
  * window's thresholds are vector compares over RANK_VN lanes (the rank array is padded, and
- * lanes past W are masked off). */
+ * lanes past WY are masked off). */
 inline void move_column(__local ulong *bits, __local const RANK_T *out, __local const RANK_T *in,
                         int nvalid, struct window *win)
 {
     const RANK_V tn = (RANK_V)((RANK_T)nvalid), tm = (RANK_V)((RANK_T)win->med.p);
     const RANK_V tl = (RANK_V)((RANK_T)win->lo.p), th = (RANK_V)((RANK_T)win->hi.p);
     MASK_V an = 0, am = 0, al = 0, ah = 0;
-    for (int i = 0; i < W; i += RANK_VN) {
+    for (int i = 0; i < WY; i += RANK_VN) {
         const RANK_V vo = RANK_VLOAD(0, out + i), vi = RANK_VLOAD(0, in + i);
-        const MASK_V lanes = LANE_IDS < (MASK_V)(W - i); /* -1 where the lane is in the column */
+        const MASK_V lanes = LANE_IDS < (MASK_V)(WY - i); /* -1 where the lane is in the column */
         /* A compare gives -1 for true: (vo < t) - (vi < t) is +1 for an entering rank below t. */
         an += ((vo < tn) - (vi < tn)) & lanes;
         am += ((vo < tm) - (vi < tm)) & lanes;
@@ -202,16 +204,16 @@ inline void move_column(__local ulong *bits, __local const RANK_T *out, __local 
     win->med.below += SUM_LANES(am);
     win->lo.below += SUM_LANES(al);
     win->hi.below += SUM_LANES(ah);
-    toggle(bits, out, in, 1);
+    toggle(bits, out, in, 1, WY);
 }
 
-/* Moves the window one row: W ranks `step` apart leave, W enter (once per output row). */
+/* Moves the window one row: WX ranks `step` apart leave, WX enter (once per output row). */
 inline void move_row(__local ulong *bits, __local const RANK_T *out, __local const RANK_T *in,
                      int step, int nvalid, struct window *win)
 {
     int dn = 0, dm = 0, dl = 0, dh = 0;
     const int pm = win->med.p, pl = win->lo.p, ph = win->hi.p;
-    for (int i = 0; i < W; i++) {
+    for (int i = 0; i < WX; i++) {
         const int qo = out[i * step], qi = in[i * step];
         dn += (qi < nvalid) - (qo < nvalid);
         dm += (qi < pm) - (qo < pm);
@@ -222,12 +224,13 @@ inline void move_row(__local ulong *bits, __local const RANK_T *out, __local con
     win->med.below += dm;
     win->lo.below += dl;
     win->hi.below += dh;
-    toggle(bits, out, in, step);
+    toggle(bits, out, in, step, WX);
 }
 
 #define DEV(p) deviation(vals[p], m)
 
-/* The MAD of the window, whose median m (finite) sits at rank r (and r + 1 when n is even). */
+/* The MAD of the window, whose median m (finite) is rank r = (n - 1) / 2, or for even n rank
+ * r + 1 or the two's mean (the even rule), and which takes the rule's middle deviation. */
 inline float window_mad(__local const ulong *bits, __local const float *vals, struct window *win,
                         float m)
 {
@@ -304,7 +307,7 @@ inline float window_mad(__local const ulong *bits, __local const float *vals, st
         const float d = pp < 0 ? DEV(prev_rank(bits, pl)) : dp;
         next = have && next < d ? next : d;
     }
-    return mean_of_middles(kth, next);
+    return EVEN == EVEN_LOWER ? kth : EVEN == EVEN_UPPER ? next : mean_of_middles(kth, next);
 }
 
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
@@ -320,7 +323,7 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
     const int x0 = get_global_id(0) * TX, y0 = get_global_id(1) * TY;
     if (x0 >= nx || y0 >= ny) return;
     const int tw = min(TX, nx - x0), th = min(TY, ny - y0);
-    const int iw = tw + W - 1, ih = th + W - 1, count = iw * ih;
+    const int iw = tw + WX - 1, ih = th + WY - 1, count = iw * ih;
 
     /* Gather the tile's input, column-major positions, boundary applied through the maps. */
     int nvalid = 0;
@@ -380,8 +383,8 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
     for (int i = -1; i <= (count >> 6) + 1; i++)
         bits[i] = 0;
     struct window win = {0, {0, 0}, {0, 0}, {0, 0}};
-    for (int c = 0; c < W; c++) {
-        for (int r = 0; r < W; r++) {
+    for (int c = 0; c < WX; c++) {
+        for (int r = 0; r < WY; r++) {
             const int q = rank[c * ih + r];
             bits[q >> 6] ^= 1UL << (q & 63);
             win.n += q < nvalid;
@@ -394,7 +397,7 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
         const int dir = (oy & 1) ? -1 : 1;
         for (int i = 0; i < tw; i++) {
             if (i > 0) {
-                const int out = dir > 0 ? ox - 1 : ox + W, in = dir > 0 ? ox + W - 1 : ox;
+                const int out = dir > 0 ? ox - 1 : ox + WX, in = dir > 0 ? ox + WX - 1 : ox;
                 move_column(bits, rank + out * ih + oy, rank + in * ih + oy, nvalid, &win);
             }
             float med = as_float(CANONICAL_NAN), mad = as_float(CANONICAL_NAN);
@@ -402,7 +405,12 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
             if (n > 0) {
                 cursor_select(bits, &win.med, (n - 1) / 2);
                 med = vals[win.med.p];
-                if (!(n & 1)) med = mean_of_middles(med, vals[next_rank(bits, win.med.p)]);
+#if EVEN != EVEN_LOWER
+                if (!(n & 1)) {
+                    const float next = vals[next_rank(bits, win.med.p)];
+                    med = EVEN == EVEN_UPPER ? next : mean_of_middles(med, next);
+                }
+#endif
                 if (want_mad && is_inf(med)) {
                     /* The window's far end tells whether any value differs from med. */
                     struct cursor end = win.med;
@@ -419,6 +427,6 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
         }
         ox -= dir; /* back on the row's last output */
         if (oy + 1 < th)
-            move_row(bits, rank + ox * ih + oy, rank + ox * ih + oy + W, ih, nvalid, &win);
+            move_row(bits, rank + ox * ih + oy, rank + ox * ih + oy + WY, ih, nvalid, &win);
     }
 }

@@ -1,11 +1,12 @@
 /* median_filter_sorted.cl - exact sliding-window median and MAD from sorted column runs.
  *
  * A work-group covers TX*PX x TY output pixels. It loads its input tile as keys (boundary
- * applied), then sorts, once, every W-long column segment its pixels need: each sorted segment
- * serves the W pixels of its row whose windows hold that column, so a window's values arrive as
- * W sorted runs. A pixel's k-th key is found by counting bisection, as in
- * median_filter_bisect.cl, but one count is a binary search per run (W log W, not W^2), and it
- * snaps the bracket to window keys, so ties cost nothing.
+ * applied), then sorts, once, every WY-long column segment its pixels need: each sorted segment
+ * serves the WX pixels of its row whose windows hold that column, so a window's values arrive as
+ * WX sorted runs (a rectangle is only segments of another height; an origin only shifts the
+ * host's maps). A pixel's k-th key is found by counting bisection, as in
+ * median_filter_bisect.cl, but one count is a binary search per run (WX log WY, not WX WY), and
+ * it snaps the bracket to window keys, so ties cost nothing.
  * For the MAD, rounding is monotone (fl(v - m) grows with v above m, fl(m - v) shrinks below
  * it), so the values within a deviation d of m are one interval of keys around m: a count of
  * deviations <= d is a count of plain keys in that interval, two binary searches per run, and
@@ -17,16 +18,19 @@
  * 0xffffffff, above every number's, so sorting puts it at a run's end and no count includes it.
  * Deviation keys are the bits of the non-negative deviation.
  *
- * Build options: -D W (window width) -D TX -D TY (work-group shape) -D PX (pixels per
- * work-item); the host puts SORT_NETWORK(v), a sorting network for W keys, before this file,
- * or for W above 16 the blocks sort_blocks.cl sorts with (SORT_BLOCKS).
+ * Build options: -D WX, -D WY (window columns and rows) -D TX -D TY (work-group shape) -D PX
+ * (pixels per work-item) -D EVEN (even_rule.cl); the host puts SORT_NETWORK(v), a sorting
+ * network for WY keys, before this file, or for WY above 16 the blocks sort_blocks.cl sorts with
+ * (SORT_BLOCKS).
  */
 #pragma OPENCL FP_CONTRACT OFF
 
 #include "../common/float_keys.cl"
+#include "even_rule.cl"
 
-#define CW (TX * PX + W - 1) /* tile columns */
-#define TH (TY + W - 1)      /* tile rows */
+#define CW (TX * PX + WX - 1) /* tile columns */
+#define TH (TY + WY - 1)      /* tile rows */
+#define SORT_KEYS WY          /* keys of a segment, for sort_blocks.cl */
 #define KEY_NAN 0xffffffffu
 
 /* Sorted segments: element i of the segment of tile column c for output row k lies at
@@ -34,20 +38,20 @@
  * words. */
 #define SEG_STRIDE (TY * CW)
 
-/* The first step of the binary searches: the largest power of two <= W. */
-#if W >= 128
+/* The first step of the binary searches: the largest power of two <= WY. */
+#if WY >= 128
 #define TOP_STEP 128
-#elif W >= 64
+#elif WY >= 64
 #define TOP_STEP 64
-#elif W >= 32
+#elif WY >= 32
 #define TOP_STEP 32
-#elif W >= 16
+#elif WY >= 16
 #define TOP_STEP 16
-#elif W >= 8
+#elif WY >= 8
 #define TOP_STEP 8
-#elif W >= 4
+#elif WY >= 4
 #define TOP_STEP 4
-#elif W >= 2
+#elif WY >= 2
 #define TOP_STEP 2
 #else
 #define TOP_STEP 1
@@ -74,7 +78,7 @@ inline int count_le(__local const uint *col, uint t)
     int q = 0;
 #pragma unroll
     for (int step = TOP_STEP; step > 0; step >>= 1)
-        if (q + step <= W) q = col[(q + step - 1) * SEG_STRIDE] <= t ? q + step : q;
+        if (q + step <= WY) q = col[(q + step - 1) * SEG_STRIDE] <= t ? q + step : q;
     return q;
 }
 
@@ -90,7 +94,7 @@ inline int count_window(__local const uint *base, uint klo, uint khi, uint *in_m
     *out_lo = 0u;
     *out_hi = NO_KEY;
 #pragma unroll
-    for (int j = 0; j < W; j++) {
+    for (int j = 0; j < WX; j++) {
         __local const uint *col = base + j;
         const int qh = count_le(col, khi);
         const int ql = klo ? count_le(col, klo - 1u) : 0;
@@ -100,7 +104,7 @@ inline int count_window(__local const uint *base, uint klo, uint khi, uint *in_m
             *in_max = max(*in_max, col[(qh - 1) * SEG_STRIDE]);
         }
         if (ql > 0) *out_lo = max(*out_lo, col[(ql - 1) * SEG_STRIDE]);
-        if (qh < W) *out_hi = min(*out_hi, col[qh * SEG_STRIDE]);
+        if (qh < WY) *out_hi = min(*out_hi, col[qh * SEG_STRIDE]);
     }
     return c;
 }
@@ -238,18 +242,19 @@ uint select_key(__local const uint *base, int use_dev, float m, uint km, int ran
     return lo;
 }
 
-/* The middle of the window's n keys: rank (n-1)/2, and for even n the mean with the next. */
+/* The middle of the window's n keys by the even rule: rank MIDDLE_RANK(n), and under the mean
+ * rule for even n the mean with the next. */
 float select_middle(__local const uint *base, int use_dev, float m, int n, uint lo, uint hi,
                     uint guess, float per_rank)
 {
-    const int r = (n - 1) / 2;
+    const int r = MIDDLE_RANK(n);
     const uint km = key_of(m);
     uint next;
     int next_known;
     const uint ka =
         select_key(base, use_dev, m, km, r, lo, hi, 0, n, guess, per_rank, &next, &next_known);
     const float a = key_value(ka, use_dev);
-    if (n % 2) return a;
+    if (!MIDDLE_IS_MEAN(n)) return a;
     uint kb = next;
     if (!next_known) {
         uint below;
@@ -266,7 +271,7 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
            __global float *mad_out, int want_median, int want_mad)
 {
     __local uint tile[TH * CW];
-    __local uint seg[W * SEG_STRIDE];
+    __local uint seg[WY * SEG_STRIDE];
     __local uchar seg_count[TY * CW]; /* valid keys of each segment */
 
     const int lx = get_local_id(0), ly = get_local_id(1), lid = ly * TX + lx;
@@ -287,13 +292,13 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
 #ifdef SORT_BLOCKS
         seg_count[s] = (uchar)sort_in_blocks(tile + k * CW + c, CW, seg + s, SEG_STRIDE);
 #else
-        uint v[W];
+        uint v[WY];
 #pragma unroll
-        for (int i = 0; i < W; i++) v[i] = tile[(k + i) * CW + c];
+        for (int i = 0; i < WY; i++) v[i] = tile[(k + i) * CW + c];
         SORT_NETWORK(v)
         int n = 0;
 #pragma unroll
-        for (int i = 0; i < W; i++) {
+        for (int i = 0; i < WY; i++) {
             seg[i * SEG_STRIDE + s] = v[i];
             n += v[i] != KEY_NAN;
         }
@@ -314,7 +319,7 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
         uint kmin = NO_KEY, kmax = 0u;
         float mid_sum = 0.0f, spread_sum = 0.0f;
 #pragma unroll
-        for (int j = 0; j < W; j++) {
+        for (int j = 0; j < WX; j++) {
             const int cnt = seg_count[ly * CW + c0 + j];
             n += cnt;
             columns += cnt > 0;

@@ -1,9 +1,10 @@
 /* filter.c - sliding-window median and MAD maps (clstats_median_filter, and
  * clstats_median_filter_band for an image given a strip at a time): checks the arguments, turns
  * the window (src/filter/window.c) and the boundary mode into row and column maps, picks a design
- * (kernels/median_filter*.cl: the square designs for odd squares of float32 under the mean rule,
- * the footprint design for every other window, rule and dtype) and runs it in bands of rows so
- * no single launch runs for long. */
+ * (kernels/median_filter*.cl: the rectangle designs for float32 windows of every cell of a
+ * rectangle, any size, origin and even rule; the footprint design for true footprints and
+ * float64) and runs it in bands of rows so no single launch runs for long. An origin only
+ * shifts the maps, so every design serves it. */
 #include "filter_internal.h"
 
 #include <math.h>
@@ -31,26 +32,32 @@ struct filter_plan {
     char *prefix; /* generated source before the kernel file's, or NULL; owned */
 };
 
+/* The rectangle designs' window: wx columns, wy rows, the even rule. */
+struct rect {
+    int wx, wy, even;
+};
+
 /* Local memory of the sorted design's work-group (kernels/median_filter_sorted.cl). */
-static size_t sorted_local_bytes(int w, int tx, int ty, int px)
+static size_t sorted_local_bytes(struct rect r, int tx, int ty, int px)
 {
-    const size_t cw = (size_t)(tx * px + w - 1), th = (size_t)(ty + w - 1);
-    return 4 * th * cw + 4 * (size_t)w * (size_t)ty * cw + (size_t)ty * cw;
+    const size_t cw = (size_t)(tx * px + r.wx - 1), th = (size_t)(ty + r.wy - 1);
+    return 4 * th * cw + 4 * (size_t)r.wy * (size_t)ty * cw + (size_t)ty * cw;
 }
 
-/* The sorted design's shape for width w: the first that fits, preferring many output rows per
+/* The sorted design's shape for the window r: the first that fits, preferring many output rows per
  * group (each sorted segment serves a row). One pixel per work-item measured best for median
  * and MAD together at w = 11 on the H200 (bench/RESULTS.md); more trade MAD for median speed.
  * The tuning parameters filter.shape_tx, _ty and _px force a shape that fits. */
-static bool plan_sorted(const clstats_ctx *ctx, int w, struct filter_plan *plan)
+static bool plan_sorted(const clstats_ctx *ctx, struct rect r, struct filter_plan *plan)
 {
     static const int shapes[][3] = {{32, 8, 1}, {32, 4, 1}, {16, 4, 1},
                                     {32, 2, 1}, {16, 2, 1}, {8, 2, 1}};
     int tx = (int)clstats__tuned(ctx, P_FILTER_SHAPE_TX),
         ty = (int)clstats__tuned(ctx, P_FILTER_SHAPE_TY),
         px = (int)clstats__tuned(ctx, P_FILTER_SHAPE_PX);
-    if (w > 63) return false; /* its window loops unroll W times: slow builds (bench/RESULTS.md) */
-    if (tx > 0 && ty > 0 && px > 0 && sorted_local_bytes(w, tx, ty, px) <= ctx->local_mem &&
+    /* Its window loops unroll WX and WY times: slow builds (bench/RESULTS.md). */
+    if (r.wx > 63 || r.wy > 63) return false;
+    if (tx > 0 && ty > 0 && px > 0 && sorted_local_bytes(r, tx, ty, px) <= ctx->local_mem &&
         (size_t)(tx * ty) <= ctx->max_work_group) {
         plan->tx = tx, plan->ty = ty, plan->px = px;
         return true;
@@ -59,7 +66,7 @@ static bool plan_sorted(const clstats_ctx *ctx, int w, struct filter_plan *plan)
     const size_t budget = ctx->local_mem > 2048 ? ctx->local_mem - 1024 : ctx->local_mem;
     for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
         tx = shapes[i][0], ty = shapes[i][1], px = shapes[i][2];
-        if (sorted_local_bytes(w, tx, ty, px) <= budget &&
+        if (sorted_local_bytes(r, tx, ty, px) <= budget &&
             (size_t)(tx * ty) <= ctx->max_work_group) {
             plan->tx = tx, plan->ty = ty, plan->px = px;
             return true;
@@ -68,17 +75,18 @@ static bool plan_sorted(const clstats_ctx *ctx, int w, struct filter_plan *plan)
     return false;
 }
 
-/* The rank design's tile for width w: about 3w on a side (measured best from 16 for w <= 5 to
- * 64 for w = 21..101 on PoCL; bench/RESULTS-cpu.md), so that the halo's share of the sort
- * stays small while the window still fills a good part of the tile's ranks (sparse bitsets
- * cost scanning); smaller where local memory cannot hold it. Returns false when not even an
- * 8 x 8 tile fits (w above about 200 on PoCL's 1 MiB). */
-static bool plan_rank(const clstats_ctx *ctx, int w, struct filter_plan *plan)
+/* The rank design's tile for the window r: about 3w on a side, w its longer side (measured best
+ * from 16 for w <= 5 to 64 for w = 21..101 on PoCL for squares; bench/RESULTS-cpu.md), so that
+ * the halo's share of the sort stays small while the window still fills a good part of the
+ * tile's ranks (sparse bitsets cost scanning); smaller where local memory cannot hold it.
+ * Returns false when not even an 8 x 8 tile fits (w above about 200 on PoCL's 1 MiB). */
+static bool plan_rank(const clstats_ctx *ctx, struct rect r, struct filter_plan *plan)
 {
+    const int w = r.wx > r.wy ? r.wx : r.wy;
     int best = (3 * w + 4) / 8 * 8;
     best = best < 16 ? 16 : best > 64 ? 64 : best;
     for (int t = best; t >= 8; t -= 8) {
-        const size_t side = (size_t)(t + w - 1), n = side * side;
+        const size_t n = (size_t)(t + r.wx - 1) * (size_t)(t + r.wy - 1);
         const size_t rank_size = n < 65536 ? 2 : 4; /* nvalid <= n must fit too */
         const size_t bytes =
             n * (2 * sizeof(cl_ulong) + sizeof(cl_float) + rank_size) + (n / 64 + 3) * 8 + 64;
@@ -88,8 +96,9 @@ static bool plan_rank(const clstats_ctx *ctx, int w, struct filter_plan *plan)
         plan->px = plan->py = t;
         plan->local[0] = plan->local[1] = 1;
         plan->source = "median_filter_rank.cl";
-        snprintf(plan->options, sizeof plan->options, "-D W=%d -D TX=%d -D TY=%d -D RANK_BITS=%d",
-                 w, t, t, (int)(8 * rank_size));
+        snprintf(plan->options, sizeof plan->options,
+                 "-D WX=%d -D WY=%d -D EVEN=%d -D TX=%d -D TY=%d -D RANK_BITS=%d", r.wx, r.wy,
+                 r.even, t, t, (int)(8 * rank_size));
         return true;
     }
     return false;
@@ -99,30 +108,31 @@ static bool plan_rank(const clstats_ctx *ctx, int w, struct filter_plan *plan)
  * bisection where its tile fits; rank on CPU devices, else binned where the rank tile cannot fit
  * (bench/RESULTS.md). The tuning parameter filter.path forces one (tests judge each;
  * a design whose tile cannot fit falls back as the default would). */
-static int plan_filter(clstats_ctx *ctx, int w, struct filter_plan *plan)
+static int plan_filter(clstats_ctx *ctx, struct rect r, struct filter_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
     plan->px = plan->py = 1;
     const long forced = clstats__tuned(ctx, P_FILTER_PATH);
     const long want = forced ? forced : ctx->is_cpu ? FILTER_RANK : FILTER_SORTED;
 
-    if (want == FILTER_RANK && plan_rank(ctx, w, plan)) return CLSTATS_OK;
-    if (want == FILTER_SORTED && plan_sorted(ctx, w, plan)) {
+    if (want == FILTER_RANK && plan_rank(ctx, r, plan)) return CLSTATS_OK;
+    if (want == FILTER_SORTED && plan_sorted(ctx, r, plan)) {
         plan->path = PATH_SORTED;
         plan->local[0] = (size_t)plan->tx;
         plan->local[1] = (size_t)plan->ty;
         plan->source = "median_filter_sorted.cl";
-        plan->prefix = clstats__sort_network_source(w);
+        plan->prefix = clstats__sort_network_source(r.wy);
         if (!plan->prefix)
             return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate a sorting network");
-        snprintf(plan->options, sizeof plan->options, "-D W=%d -D TX=%d -D TY=%d -D PX=%d", w,
+        snprintf(plan->options, sizeof plan->options,
+                 "-D WX=%d -D WY=%d -D EVEN=%d -D TX=%d -D TY=%d -D PX=%d", r.wx, r.wy, r.even,
                  plan->tx, plan->ty, plan->px);
         return CLSTATS_OK;
     }
     plan->path = PATH_BINNED;
     if (want == FILTER_SORTED || want == FILTER_BISECT) {
         for (int t = 16; t >= 8 && plan->path == PATH_BINNED; t /= 2) {
-            size_t bytes = (size_t)(t + w - 1) * (size_t)(t + w - 1) * sizeof(float);
+            size_t bytes = (size_t)(t + r.wx - 1) * (size_t)(t + r.wy - 1) * sizeof(float);
             if (bytes <= ctx->local_mem && (size_t)(t * t) <= ctx->max_work_group) {
                 plan->path = PATH_BISECT;
                 plan->tx = plan->ty = t;
@@ -133,12 +143,12 @@ static int plan_filter(clstats_ctx *ctx, int w, struct filter_plan *plan)
         plan->local[0] = (size_t)plan->tx;
         plan->local[1] = (size_t)plan->ty;
         plan->source = "median_filter_bisect.cl";
-        snprintf(plan->options, sizeof plan->options, "-D W=%d -D TX=%d -D TY=%d", w, plan->tx,
-                 plan->ty);
+        snprintf(plan->options, sizeof plan->options, "-D WX=%d -D WY=%d -D EVEN=%d -D TX=%d -D TY=%d",
+                 r.wx, r.wy, r.even, plan->tx, plan->ty);
         return CLSTATS_OK;
     }
     /* Bins grow with the window so the median's bin stays small. */
-    const int n = w * w;
+    const int n = r.wx * r.wy;
     plan->bins = 32;
     while (plan->bins < 256 && plan->bins * 4 < n)
         plan->bins *= 2;
@@ -146,8 +156,8 @@ static int plan_filter(clstats_ctx *ctx, int w, struct filter_plan *plan)
     plan->local[0] = 16;
     plan->local[1] = 4;
     plan->source = "median_filter.cl";
-    snprintf(plan->options, sizeof plan->options, "-D W=%d -D NB=%d -D CAP=%d", w, plan->bins,
-             plan->cap);
+    snprintf(plan->options, sizeof plan->options, "-D WX=%d -D WY=%d -D EVEN=%d -D NB=%d -D CAP=%d",
+             r.wx, r.wy, r.even, plan->bins, plan->cap);
     return CLSTATS_OK;
 }
 
@@ -311,16 +321,17 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
     if (status != CLSTATS_OK) return clstats__end(ctx, status);
 
     struct filter_plan plan;
-    const bool square = win.square && !f64 && p->even == CLSTATS_EVEN_MEAN;
-    if (square) {
-        status = plan_filter(ctx, win.width, &plan);
+    const bool rectangle = win.rectangle && !f64;
+    if (rectangle) {
+        const struct rect r = {win.width, win.height, (int)p->even};
+        status = plan_filter(ctx, r, &plan);
         if (status != CLSTATS_OK) goto fail;
     } else {
         plan_footprint(f64, &plan);
     }
-    clstats__log(ctx, "median filter: %d x %d window of %d cells, %s, %s design", win.width,
+    clstats__log(ctx, "median filter: %d x %d window of %d cells, %s, %s design (%s)", win.width,
                  win.height, win.n_cells, f64 ? "float64" : "float32",
-                 square ? "square" : "footprint");
+                 rectangle ? "rectangle" : "footprint", plan.source);
     status = clstats__program_prefixed(ctx, plan.source, plan.prefix, plan.options, &program);
     free(plan.prefix);
     if (status != CLSTATS_OK) goto fail;
@@ -378,7 +389,7 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
     CL_TRY(ctx, clSetKernelArg(kernel, 8, sizeof mad_buf, &mad_buf), "clSetKernelArg");
     CL_TRY(ctx, clSetKernelArg(kernel, 9, sizeof want_median, &want_median), "clSetKernelArg");
     CL_TRY(ctx, clSetKernelArg(kernel, 10, sizeof want_mad, &want_mad), "clSetKernelArg");
-    /* Window values a launch visits: the square designs read each about once per pixel, the
+    /* Window values a launch visits: the rectangle designs read each about once per pixel, the
      * footprint design once per 4-bit pass (up to 8 for float32 keys, 16 for float64). */
     long work = (long)win.n_cells;
     if (plan.path == PATH_FOOTPRINT) {

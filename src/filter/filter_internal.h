@@ -8,8 +8,9 @@
 /* A window: its extent, the cells before its pixel along each axis, and its cells. */
 struct filter_window {
     int width, height, left, top;
-    bool square; /* every cell of an odd square, centred: the square designs serve it */
-    int *cells;  /* n_cells entries, each row << 8 | column; malloc'd, the caller frees */
+    bool rectangle; /* every cell of its extent (a footprint of all ones too): the rectangle
+                     * designs serve it, at any origin */
+    int *cells;     /* n_cells entries, each row << 8 | column; malloc'd, the caller frees */
     int n_cells;
 };
 

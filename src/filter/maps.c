@@ -6,13 +6,24 @@
 
 #include <math.h>
 
+/* Whether the pointers a call needs are there: sigma needs mad and an output, snr also the
+ * pixels and the median. */
+static bool have_inputs(const void *pixels, const void *median, const void *mad,
+                        const void *sigma_out, const void *snr_out)
+{
+    return mad && sigma_out && (!snr_out || (pixels && median));
+}
+
+static int inputs_missing(void)
+{
+    return clstats__fail(NULL, CLSTATS_ERR_ARG,
+                         "sigma needs mad and an output; snr also needs the pixels and the median");
+}
+
 int clstats_sigma_snr(const float *pixels, const float *median, const float *mad, size_t n,
                       float *sigma_out, float *snr_out)
 {
-    if (!mad || !sigma_out || (snr_out && (!pixels || !median)))
-        return clstats__fail(NULL, CLSTATS_ERR_ARG,
-                             "sigma needs mad and an output; snr also "
-                             "needs the pixels and the median");
+    if (!have_inputs(pixels, median, mad, sigma_out, snr_out)) return inputs_missing();
     const float k = (float)CLSTATS_MAD_TO_SIGMA;
     for (size_t i = 0; i < n; i++)
         sigma_out[i] = k * mad[i];
@@ -26,10 +37,7 @@ int clstats_sigma_snr(const float *pixels, const float *median, const float *mad
 int clstats_sigma_snr_f64(const double *pixels, const double *median, const double *mad, size_t n,
                           double *sigma_out, double *snr_out)
 {
-    if (!mad || !sigma_out || (snr_out && (!pixels || !median)))
-        return clstats__fail(NULL, CLSTATS_ERR_ARG,
-                             "sigma needs mad and an output; snr also "
-                             "needs the pixels and the median");
+    if (!have_inputs(pixels, median, mad, sigma_out, snr_out)) return inputs_missing();
     for (size_t i = 0; i < n; i++)
         sigma_out[i] = CLSTATS_MAD_TO_SIGMA * mad[i];
     for (size_t i = 0; snr_out && i < n; i++)

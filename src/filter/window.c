@@ -65,14 +65,13 @@ int clstats__window_of(clstats_ctx *ctx, const struct clstats_filter_params *p,
     window_shape(p, &win.width, &win.height);
     win.left = win.width / 2 + p->origin_x;
     win.top = win.height / 2 + p->origin_y;
-    win.square = !p->footprint && win.width == win.height && win.width % 2 == 1 &&
-                 p->origin_x == 0 && p->origin_y == 0;
     win.cells = malloc((size_t)win.width * (size_t)win.height * sizeof *win.cells);
     if (!win.cells) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate the window");
     for (int i = 0; i < win.height; i++)
         for (int j = 0; j < win.width; j++)
             if (!p->footprint || p->footprint[i * win.width + j])
                 win.cells[win.n_cells++] = i << 8 | j;
+    win.rectangle = win.n_cells == win.width * win.height;
     *out = win;
     return CLSTATS_OK;
 }
