@@ -80,23 +80,20 @@ static int kernels(struct kmeans_job *job)
         {prep, "deviations", &job->deviations},
         {prep, "trial_potentials", &job->trials},
         {prep, "closest_update", &job->closest_update},
-        {lloyd, "assign", &job->assign},
         {lloyd, "block_counts", &job->block_counts},
         {lloyd, "scan_chunks", &job->scan_chunks},
         {lloyd, "scan_clusters", &job->scan_clusters},
         {lloyd, "scatter", &job->scatter},
         {lloyd, "member_sums", &job->member_sums},
-        {lloyd, "next_segments", &job->next_segments},
         {lloyd, "row_sums", &job->row_sums},
-        {lloyd, "new_centres", &job->new_centres},
-        {lloyd, "converge", &job->converge},
+        {lloyd, "finish", &job->finish},
         {lloyd, "inertia", &job->inertia},
     };
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
         if ((status = clstats__kernel(ctx, list[i].program, list[i].name, list[i].out)))
             return status;
     job->scan_wg = ctx->max_work_group < 256 ? ctx->max_work_group : 256;
-    return CLSTATS_OK;
+    return clstats__kmeans_assign_setup(job, options);
 }
 
 /* Products of sizes the caller's numbers make, checked before any buffer is asked for. */
@@ -179,10 +176,10 @@ int clstats__kmeans_host_rows(struct kmeans_job *job)
     const size_t bytes = (size_t)job->n * (size_t)job->d * job->es;
     job->host_x = malloc(bytes);
     if (!job->host_x) return clstats__fail(job->ctx, CLSTATS_ERR_NOMEM, "k-means: host rows");
-    return clstats__cl_check(job->ctx,
-                             clEnqueueReadBuffer(job->ctx->queue, job->x, CL_TRUE, 0, bytes,
-                                                 job->host_x, 0, NULL, NULL),
-                             "reading the rows");
+    return clstats__cl_check(
+        job->ctx,
+        clEnqueueReadBuffer(job->ctx->queue, job->x, CL_TRUE, 0, bytes, job->host_x, 0, NULL, NULL),
+        "reading the rows");
 }
 
 /* The valid rows (finite, weight finite and >= 0) and their weights on the device; the
@@ -245,8 +242,10 @@ static int survey(struct kmeans_job *job, const struct clstats_array *weight, in
         }
         for (int c = 0; c < job->d; c++) {
             const double m = sums[c] / valid;
-            if (job->as == 8) ((double *)mean)[c] = m;
-            else ((float *)mean)[c] = (float)m;
+            if (job->as == 8)
+                ((double *)mean)[c] = m;
+            else
+                ((float *)mean)[c] = (float)m;
         }
         cl_mem mean_buf = NULL;
         status = clstats__upload(ctx, mean, (size_t)job->d * job->as, "the means", &mean_buf);

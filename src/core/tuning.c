@@ -20,6 +20,7 @@ struct param {
 static const char *const switches[] = {"auto", "off", "on", NULL};
 static const char *const filter_paths[] = {"auto", "sorted", "bisect", "binned", "rank", NULL};
 static const char *const regress_products[] = {"auto", "pairs", "rows", NULL};
+static const char *const kmeans_assign[] = {"auto", "direct", "tiled", "gemm", NULL};
 static const char *const column_methods[] = {"auto",     "radix",   "registers",
                                              "streamed", "bracket", NULL};
 
@@ -95,6 +96,10 @@ static const struct param params[PARAMS] = {
      * on GPUs, a work-item a chunk of rows on CPU devices (RESULTS "LTS regression (issue 21):
      * nested stages, chunked sums"); both give the same bits. */
     [P_REGRESS_PRODUCTS] = {"regress.products", GPUS_CPU(1, 2), 2, regress_products},
+    /* k-means' nearest centres: auto takes the GEMM screen from 32 features and 32 clusters,
+     * else the tiled kernel where the centres fit in local memory (src/cluster/assign.c); every
+     * path gives the same labels. */
+    [P_KMEANS_ASSIGN] = {"kmeans.assign", ALL(0), 3, kmeans_assign},
 };
 
 void clstats__tuning_init(clstats_ctx *ctx)

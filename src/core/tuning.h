@@ -58,6 +58,8 @@ enum clstats__param_id {
     P_REGISTERS_STOP,    /* timing probes: the kernel stops after this step (0: never) */
     /* regression (src/regress/csteps.c) */
     P_REGRESS_PRODUCTS, /* auto, pairs, rows */
+    /* k-means (src/cluster/assign.c) */
+    P_KMEANS_ASSIGN, /* auto, direct, tiled, gemm */
     PARAMS
 };
 
