@@ -190,7 +190,8 @@ static int survey(struct kmeans_job *job, const struct clstats_array *weight, in
 {
     clstats_ctx *ctx = job->ctx;
     int status = CLSTATS_OK;
-    cl_mem w = job->weight, w_own = NULL;
+    cl_mem w = job->weight, w_own = NULL, mean_buf = NULL;
+    void *mean = NULL;
     cl_int has_w = weight != NULL, n = job->n;
     double *sums = malloc(((size_t)job->d + 3) * sizeof *sums);
     if (!sums) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "k-means: sums");
@@ -235,7 +236,7 @@ static int survey(struct kmeans_job *job, const struct clstats_array *weight, in
     job->tol = 0.0;
     if (tol > 0) {
         /* The means, then the squared deviations from them (two passes, as numpy's var). */
-        void *mean = malloc((size_t)job->d * job->as);
+        mean = malloc((size_t)job->d * job->as);
         if (!mean) {
             status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "k-means: means");
             goto fail;
@@ -247,28 +248,26 @@ static int survey(struct kmeans_job *job, const struct clstats_array *weight, in
             else
                 ((float *)mean)[c] = (float)m;
         }
-        cl_mem mean_buf = NULL;
-        status = clstats__upload(ctx, mean, (size_t)job->d * job->as, "the means", &mean_buf);
-        if (status == CLSTATS_OK) {
-            KM_ARG(job->deviations, 0, job->x);
-            KM_ARG(job->deviations, 1, job->valid);
-            KM_ARG(job->deviations, 2, n);
-            KM_ARG(job->deviations, 3, mean_buf);
-            KM_ARG(job->deviations, 4, job->part);
-            status = clstats__launch(ctx, job->deviations, 1, NULL, &global, &local,
-                                     "kmeans deviations");
-            if (status == CLSTATS_OK)
-                status = clstats__kmeans_group_sums(job, job->part, job->groups, job->d, sums);
-        }
-        if (mean_buf) clReleaseMemObject(mean_buf);
-        free(mean);
-        if (status != CLSTATS_OK) goto fail;
+        if ((status = clstats__upload(ctx, mean, (size_t)job->d * job->as, "the means", &mean_buf)))
+            goto fail;
+        KM_ARG(job->deviations, 0, job->x);
+        KM_ARG(job->deviations, 1, job->valid);
+        KM_ARG(job->deviations, 2, n);
+        KM_ARG(job->deviations, 3, mean_buf);
+        KM_ARG(job->deviations, 4, job->part);
+        if ((status = clstats__launch(ctx, job->deviations, 1, NULL, &global, &local,
+                                      "kmeans deviations")) ||
+            (status = clstats__kmeans_group_sums(job, job->part, job->groups, job->d, sums)))
+            goto fail;
         double mean_var = 0.0;
         for (int c = 0; c < job->d; c++)
             mean_var += sums[c] / valid;
         job->tol = tol * (mean_var / job->d);
     }
 fail:
+    /* One release path: a failed clSetKernelArg leaves by `fail` with the means held. */
+    if (mean_buf) clReleaseMemObject(mean_buf);
+    free(mean);
     if (w_own) clReleaseMemObject(w_own);
     free(sums);
     return status;
