@@ -11,7 +11,9 @@
 # bracket's settings swept), registers_tune (the one-launch path's settings swept), streamed_tune
 # (the streamed path's), python (the Python package built there, its tests, and its calls beside
 # the C call, scipy and cupyx), regress (bench_regress's LTS at 10^5 and 10^6 rows, p = 10, on
-# the GPU and on PoCL there). Expects build/ and .device-libs/ carried (and, for
+# the GPU and on PoCL there), kmeans (bench_kmeans's seed case, 10^7 x 3 k 16 and 10^6 x 256
+# k 1024 per iteration, on the GPU and on PoCL there, beside peers_kmeans.py: scikit-learn and
+# torch). Expects build/ and .device-libs/ carried (and, for
 # select_ab and filter_ab, the older build as $AB_BASE, default build-base/, made by
 # bench/build_base.sh);
 # logs go under $OUT. Extra bench arguments: $FILTER_ARGS, $SELECT_ARGS.
@@ -363,4 +365,17 @@ if has regress; then
             CLSTATS_DEVICE=$dev timeout 250 ./build/bench/bench_regress "$n" 10 "${REGRESS_REPS:-3}"
         done
     done 2>&1 | tee "$OUT/bench_regress.txt"
+fi
+
+if has kmeans; then
+    # Lloyd from given centres, tol 0 (bench/bench_kmeans.c); the peers on the same machine.
+    for c in ${KMEANS_CASES:-seed big wide}; do
+        for dev in gpu cpu; do
+            [ $dev = cpu ] && [ $c = wide ] && continue # minutes an iteration on PoCL
+            echo "== bench_kmeans $c on $dev"
+            CLSTATS_DEVICE=$dev timeout 250 ./build/bench/bench_kmeans $c "${KMEANS_REPS:-3}"
+        done
+        echo "== peers_kmeans $c"
+        timeout 250 python3 bench/peers_kmeans.py $c --reps "${KMEANS_REPS:-3}"
+    done 2>&1 | tee "$OUT/bench_kmeans.txt"
 fi

@@ -357,6 +357,42 @@ START_TEST(bad_input_gives_clear_errors)
 }
 END_TEST
 
+/* Every assignment path (clstats_ctx_tune "kmeans.assign") gives the reference's labels and so
+ * its centres bit for bit: blobs, uniform data, a grid of exact ties, and data far from the
+ * origin, where |x|^2 - 2 x.c + |c|^2 in float32 is off by far more than the gaps between the
+ * distances, so that only the GEMM path's screen (the direct form deciding every centre within
+ * the error bound) keeps its labels right. */
+START_TEST(assignment_paths_give_the_same_labels)
+{
+    static const char *const paths[] = {"direct", "tiled", "gemm"};
+    static const int shapes[][3] = {{3000, 40, 33}, {1500, 2, 6}, {700, 9, 3}};
+    for (size_t pi = 0; pi < 3; pi++) {
+        ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.assign", paths[pi]), CLSTATS_OK);
+        for (int f64 = 0; f64 <= 1; f64++)
+            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+                const int n = shapes[s][0], d = shapes[s][1], k = shapes[s][2];
+                for (int kind = 0; kind < 3; kind++) {
+                    /* kind 0 blobs, 1 a grid of quarters (ties), 2 uniform moved to 1000 */
+                    void *x = make_data(f64, n, d, kind == 0 ? k : 0, kind == 1 ? 4.0 : 0,
+                                        test_seed() + s * 11 + kind);
+                    for (size_t e = 0; kind == 2 && e < (size_t)n * d; e++) {
+                        if (f64) ((double *)x)[e] += 1000.0;
+                        else ((float *)x)[e] += 1000.0f;
+                    }
+                    void *init = first_rows(x, f64, d, k);
+                    char what[112];
+                    snprintf(what, sizeof what, "%s path %s n=%d d=%d k=%d kind %d",
+                             f64 ? "f64" : "f32", paths[pi], n, d, k, kind);
+                    check_given(x, f64, n, d, k, init, NULL, 300, 0.0, what);
+                    free(init);
+                    free(x);
+                }
+            }
+    }
+    ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.assign", "auto"), CLSTATS_OK);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kmeans");
@@ -370,6 +406,7 @@ int main(void)
     tcase_add_test(tc, seeding_is_reproducible_and_restarts_never_lose);
     tcase_add_test(tc, data_in_a_buffer_gives_the_same);
     tcase_add_test(tc, bad_input_gives_clear_errors);
+    tcase_add_test(tc, assignment_paths_give_the_same_labels);
     suite_add_tcase(s, tc);
     return test_run_suite(s);
 }

@@ -1,41 +1,13 @@
 /* kmeans_lloyd.cl - one Lloyd iteration as a chain of kernels that the host enqueues many times
- * without reading anything back (src/cluster/lloyd.c): the nearest centre of each row; a stable
- * counting sort of the rows by label (counts per block of 256 rows, their offsets, the scatter),
+ * without reading anything back (src/cluster/lloyd.c): after the nearest centre of each row
+ * (kmeans_assign.cl), a stable counting sort of the rows by label (counts per block of 256 rows, their offsets, the scatter),
  * so that each cluster's members lie in row order; their weighted sums by the fixed halving order
- * (level by level, 256 at a time); the new centres and their shifts; the convergence test. Every
+ * (level by level, 256 at a time); the new centres, their shifts and the convergence test. Every
  * kernel first reads the state's stop word and does nothing once the run has ended, so that
  * iterations enqueued past the end cost only their launches. Kernels with barriers never return
  * ahead of one (PoCL's work-group compiler has miscompiled that: kernels/select/select.cl);
  * their loops run no times instead. */
 #include "kmeans_common.cl"
-
-/* labels[p] = the nearest centre (ties to the lowest index), -1 for rows left out; a changed
- * label sets the state's CHANGED word (every writer stores 1, so the race is harmless). */
-__kernel void assign(__global const real *x, __global const uchar *valid, int n,
-                     __global const real *centres, __global int *labels, __global int *state,
-                     int ignore_stop)
-{
-    if (!ignore_stop && state[S_STOP]) return;
-    const int p = get_global_id(0);
-    if (p >= n) return;
-    int best = -1;
-    if (valid[p]) {
-        __global const real *xp = x + (size_t)p * DIM;
-        real bd = squared_distance(xp, centres);
-        best = 0;
-        for (int j = 1; j < K; j++) {
-            const real d = squared_distance(xp, centres + (size_t)j * DIM);
-            if (d < bd) {
-                bd = d;
-                best = j;
-            }
-        }
-    }
-    if (labels[p] != best) {
-        labels[p] = best;
-        state[S_CHANGED] = 1;
-    }
-}
 
 /* counts[b][j]: rows of block b (256 rows) labelled j. The buffer is zeroed before. */
 __kernel void block_counts(__global const int *labels, int n, __global int *counts,
@@ -66,10 +38,13 @@ __kernel void scan_chunks(__global const int *counts, int blocks, __global int *
 }
 
 /* One group: chunk_offset[c][j] = rows labelled j in chunks before c; start[j] = rows with a
- * label below j (start[K] all); segs[j] = segments of 256 members before cluster j's. */
+ * label below j (start[K] all); seg0[j] = segments of 256 members before cluster j's, and for
+ * each later level of the sums (levels in all) the same count of its segments of 256 rows of
+ * the level below: every level's layout follows from the counts alone. */
 __kernel void scan_clusters(__global const int *chunk_total, int chunks,
-                            __global int *chunk_offset, __global int *start, __global int *segs,
-                            __global const int *state)
+                            __global int *chunk_offset, __global int *start, __global int *seg0,
+                            __global int *seg1, __global int *seg2, __global int *seg3,
+                            int levels, __global const int *state)
 {
     const int stop = state[S_STOP];
     const int i = get_local_id(0);
@@ -84,11 +59,19 @@ __kernel void scan_clusters(__global const int *chunk_total, int chunks,
     barrier(CLK_GLOBAL_MEM_FENCE);
     if (i == 0 && !stop) {
         start[0] = 0;
-        segs[0] = 0;
+        seg0[0] = 0;
         for (int j = 0; j < K; j++) {
             const int count = start[j + 1];
             start[j + 1] = start[j] + count;
-            segs[j + 1] = segs[j] + (count + WG - 1) / WG;
+            seg0[j + 1] = seg0[j] + (count + WG - 1) / WG;
+        }
+        __global int *segs[4] = {seg0, seg1, seg2, seg3};
+        for (int level = 1; level < levels; level++) {
+            __global const int *below = segs[level - 1];
+            __global int *next = segs[level];
+            next[0] = 0;
+            for (int j = 0; j < K; j++)
+                next[j + 1] = next[j] + (below[j + 1] - below[j] + WG - 1) / WG;
         }
     }
 }
@@ -146,16 +129,6 @@ __kernel void member_sums(__global const real *x, __global const real *weight,
     }
 }
 
-/* The next level's segments: each cluster's rows of a level, 256 at a time. One item. */
-__kernel void next_segments(__global const int *segs, __global int *next,
-                            __global const int *state)
-{
-    if (state[S_STOP]) return;
-    next[0] = 0;
-    for (int j = 0; j < K; j++)
-        next[j + 1] = next[j] + (segs[j + 1] - segs[j] + WG - 1) / WG;
-}
-
 /* A later level: one group per segment of 256 rows of the level below. */
 __kernel void row_sums(__global const acc *in, __global const int *segs,
                        __global const int *next, __global acc *out, __global const int *state)
@@ -173,43 +146,44 @@ __kernel void row_sums(__global const acc *in, __global const int *segs,
     }
 }
 
-/* One item per cluster: its sums (kept for the host's relocation of empty clusters), its new
- * centre, the weighted mean, and its squared shift. A cluster without weight is counted in the
- * state's EMPTY word and left to the host. */
-__kernel void new_centres(__global const acc *sums, __global const int *segs,
-                          __global const real *old, __global real *centres,
-                          __global acc *kept, __global acc *shift, __global int *state)
+/* One group: for each cluster its sums (kept for the host's relocation of empty clusters), its
+ * new centre, the weighted mean, and its squared shift; then the iteration's end. A cluster
+ * without weight stops the loop for the host, which relocates and carries on
+ * (src/cluster/lloyd.c). Otherwise labels unchanged end the run (strict), so does a total
+ * squared shift (summed in cluster order) at most tol, or the last iteration. */
+__kernel void finish(__global const acc *sums, __global const int *segs,
+                     __global const real *old, __global real *centres, __global acc *kept,
+                     __global acc *shift, acc tol, int max_iter, int new_buffer,
+                     __global int *state)
 {
-    if (state[S_STOP]) return;
-    const int j = get_global_id(0);
-    if (j >= K) return;
-    const int has = segs[j + 1] > segs[j];
-    __global const acc *s = sums + (size_t)segs[j] * (DIM + 1);
-    const acc w = has ? s[DIM] : (acc)0;
-    for (int c = 0; c <= DIM; c++)
-        kept[(size_t)j * (DIM + 1) + c] = has ? s[c] : (acc)0;
-    if (!(w > 0)) {
-        atomic_inc(&state[S_EMPTY]);
-        return;
+    __local int empty;
+    const int stop = state[S_STOP];
+    const int i = get_local_id(0);
+    if (i == 0) empty = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int j = i; !stop && j < K; j += get_local_size(0)) {
+        const int has = segs[j + 1] > segs[j];
+        __global const acc *s = sums + (size_t)segs[j] * (DIM + 1);
+        const acc w = has ? s[DIM] : (acc)0;
+        for (int c = 0; c <= DIM; c++)
+            kept[(size_t)j * (DIM + 1) + c] = has ? s[c] : (acc)0;
+        if (!(w > 0)) {
+            empty = 1;
+            continue;
+        }
+        acc sh = 0;
+        for (int c = 0; c < DIM; c++) {
+            const real m = (real)(s[c] / w);
+            centres[(size_t)j * DIM + c] = m;
+            const acc t = (acc)m - (acc)old[(size_t)j * DIM + c];
+            sh = sh + t * t;
+        }
+        shift[j] = sh;
     }
-    acc sh = 0;
-    for (int c = 0; c < DIM; c++) {
-        const real m = (real)(s[c] / w);
-        centres[(size_t)j * DIM + c] = m;
-        const acc t = (acc)m - (acc)old[(size_t)j * DIM + c];
-        sh = sh + t * t;
-    }
-    shift[j] = sh;
-}
-
-/* One item: the iteration's end. Labels unchanged end the run (strict), so does a total
- * squared shift at most tol, or the last iteration; an empty cluster stops the loop for the
- * host, which relocates and carries on (src/cluster/lloyd.c). */
-__kernel void converge(__global const acc *shift, acc tol, int max_iter, int new_buffer,
-                       __global int *state)
-{
-    if (state[S_STOP]) return;
-    if (state[S_EMPTY]) {
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+    if (i != 0 || stop) return;
+    if (empty) {
+        state[S_EMPTY] = 1;
         state[S_STOP] = STOP_EMPTY;
         return;
     }

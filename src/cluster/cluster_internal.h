@@ -14,6 +14,8 @@
 /* The loop's state words on the device (kernels/cluster/kmeans_common.cl: S_*). */
 enum { STATE_STOP, STATE_ITER, STATE_CHANGED, STATE_EMPTY, STATE_FINAL, STATE_WORDS };
 enum { STOP_NONE, STOP_STRICT, STOP_TOL, STOP_MAX_ITER, STOP_EMPTY };
+/* How rows find their nearest centre (src/cluster/assign.c; tuning "kmeans.assign"). */
+enum { ASSIGN_DIRECT = 1, ASSIGN_TILED, ASSIGN_GEMM };
 
 struct kmeans_job {
     clstats_ctx *ctx;
@@ -27,12 +29,15 @@ struct kmeans_job {
     cl_mem counts, within, chunk_total, chunk_offset, start, segs[KMEANS_LEVELS], sums[2], kept,
         shift, order;
     cl_kernel prepare, deviations, trials, closest_update;
-    cl_kernel assign, block_counts, scan_chunks, scan_clusters, scatter, member_sums,
-        next_segments, row_sums, new_centres, converge, inertia;
+    cl_kernel assign, block_counts, scan_chunks, scan_clusters, scatter, member_sums, row_sums,
+        finish, inertia, centre_norms, screened;
+    int path;           /* ASSIGN_* */
+    cl_mem dots, norms; /* the GEMM path's x.c of a chunk of rows, |c|^2, |c| */
+    int chunk_rows;     /* rows of a GEMM */
     size_t scan_wg;
     int n_valid;
-    double tol;     /* absolute: tol x the mean of the columns' variances */
-    void *host_x;   /* the packed rows on the host for the rare host steps, read on demand */
+    double tol;   /* absolute: tol x the mean of the columns' variances */
+    void *host_x; /* the packed rows on the host for the rare host steps, read on demand */
 };
 
 /* Sets up a job on x (nx = d, ny = n) with k clusters and optional weights: builds the
@@ -62,12 +67,21 @@ int clstats__kmeans_random(struct kmeans_job *job, struct clstats__rng *rng);
 int clstats__kmeans_lloyd(struct kmeans_job *job, int max_iter, int *final_buffer, int *n_iter,
                           double *inertia);
 
+/* Chooses the assignment's path and builds its kernel and buffers (src/cluster/assign.c). */
+int clstats__kmeans_assign_setup(struct kmeans_job *job, const char *options);
+
+/* Enqueues the labels of every row by the centres in job->centres[buffer] (doing nothing once
+ * the state says stop, unless ignore_stop); *counted tells whether the block counts of the
+ * counting sort came with them. */
+int clstats__kmeans_enqueue_assign(struct kmeans_job *job, int buffer, cl_int ignore_stop,
+                                   bool *counted);
+
 /* Labels of every row by the centres in job->centres[buffer], and the inertia; the inertia of
  * the labels the device holds. */
 int clstats__kmeans_assign(struct kmeans_job *job, int buffer, double *inertia);
 int clstats__kmeans_inertia(struct kmeans_job *job, int buffer, double *inertia);
 
-#define KM_ARG(kernel, index, value)                                                                \
+#define KM_ARG(kernel, index, value)                                                               \
     CL_TRY(job->ctx, clSetKernelArg((kernel), (index), sizeof(value), &(value)), "clSetKernelArg")
 
 #endif

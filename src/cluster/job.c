@@ -80,23 +80,20 @@ static int kernels(struct kmeans_job *job)
         {prep, "deviations", &job->deviations},
         {prep, "trial_potentials", &job->trials},
         {prep, "closest_update", &job->closest_update},
-        {lloyd, "assign", &job->assign},
         {lloyd, "block_counts", &job->block_counts},
         {lloyd, "scan_chunks", &job->scan_chunks},
         {lloyd, "scan_clusters", &job->scan_clusters},
         {lloyd, "scatter", &job->scatter},
         {lloyd, "member_sums", &job->member_sums},
-        {lloyd, "next_segments", &job->next_segments},
         {lloyd, "row_sums", &job->row_sums},
-        {lloyd, "new_centres", &job->new_centres},
-        {lloyd, "converge", &job->converge},
+        {lloyd, "finish", &job->finish},
         {lloyd, "inertia", &job->inertia},
     };
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
         if ((status = clstats__kernel(ctx, list[i].program, list[i].name, list[i].out)))
             return status;
     job->scan_wg = ctx->max_work_group < 256 ? ctx->max_work_group : 256;
-    return CLSTATS_OK;
+    return clstats__kmeans_assign_setup(job, options);
 }
 
 /* Products of sizes the caller's numbers make, checked before any buffer is asked for. */
@@ -179,10 +176,10 @@ int clstats__kmeans_host_rows(struct kmeans_job *job)
     const size_t bytes = (size_t)job->n * (size_t)job->d * job->es;
     job->host_x = malloc(bytes);
     if (!job->host_x) return clstats__fail(job->ctx, CLSTATS_ERR_NOMEM, "k-means: host rows");
-    return clstats__cl_check(job->ctx,
-                             clEnqueueReadBuffer(job->ctx->queue, job->x, CL_TRUE, 0, bytes,
-                                                 job->host_x, 0, NULL, NULL),
-                             "reading the rows");
+    return clstats__cl_check(
+        job->ctx,
+        clEnqueueReadBuffer(job->ctx->queue, job->x, CL_TRUE, 0, bytes, job->host_x, 0, NULL, NULL),
+        "reading the rows");
 }
 
 /* The valid rows (finite, weight finite and >= 0) and their weights on the device; the
@@ -193,7 +190,8 @@ static int survey(struct kmeans_job *job, const struct clstats_array *weight, in
 {
     clstats_ctx *ctx = job->ctx;
     int status = CLSTATS_OK;
-    cl_mem w = job->weight, w_own = NULL;
+    cl_mem w = job->weight, w_own = NULL, mean_buf = NULL;
+    void *mean = NULL;
     cl_int has_w = weight != NULL, n = job->n;
     double *sums = malloc(((size_t)job->d + 3) * sizeof *sums);
     if (!sums) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "k-means: sums");
@@ -238,38 +236,38 @@ static int survey(struct kmeans_job *job, const struct clstats_array *weight, in
     job->tol = 0.0;
     if (tol > 0) {
         /* The means, then the squared deviations from them (two passes, as numpy's var). */
-        void *mean = malloc((size_t)job->d * job->as);
+        mean = malloc((size_t)job->d * job->as);
         if (!mean) {
             status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "k-means: means");
             goto fail;
         }
         for (int c = 0; c < job->d; c++) {
             const double m = sums[c] / valid;
-            if (job->as == 8) ((double *)mean)[c] = m;
-            else ((float *)mean)[c] = (float)m;
+            if (job->as == 8)
+                ((double *)mean)[c] = m;
+            else
+                ((float *)mean)[c] = (float)m;
         }
-        cl_mem mean_buf = NULL;
-        status = clstats__upload(ctx, mean, (size_t)job->d * job->as, "the means", &mean_buf);
-        if (status == CLSTATS_OK) {
-            KM_ARG(job->deviations, 0, job->x);
-            KM_ARG(job->deviations, 1, job->valid);
-            KM_ARG(job->deviations, 2, n);
-            KM_ARG(job->deviations, 3, mean_buf);
-            KM_ARG(job->deviations, 4, job->part);
-            status = clstats__launch(ctx, job->deviations, 1, NULL, &global, &local,
-                                     "kmeans deviations");
-            if (status == CLSTATS_OK)
-                status = clstats__kmeans_group_sums(job, job->part, job->groups, job->d, sums);
-        }
-        if (mean_buf) clReleaseMemObject(mean_buf);
-        free(mean);
-        if (status != CLSTATS_OK) goto fail;
+        if ((status = clstats__upload(ctx, mean, (size_t)job->d * job->as, "the means", &mean_buf)))
+            goto fail;
+        KM_ARG(job->deviations, 0, job->x);
+        KM_ARG(job->deviations, 1, job->valid);
+        KM_ARG(job->deviations, 2, n);
+        KM_ARG(job->deviations, 3, mean_buf);
+        KM_ARG(job->deviations, 4, job->part);
+        if ((status = clstats__launch(ctx, job->deviations, 1, NULL, &global, &local,
+                                      "kmeans deviations")) ||
+            (status = clstats__kmeans_group_sums(job, job->part, job->groups, job->d, sums)))
+            goto fail;
         double mean_var = 0.0;
         for (int c = 0; c < job->d; c++)
             mean_var += sums[c] / valid;
         job->tol = tol * (mean_var / job->d);
     }
 fail:
+    /* One release path: a failed clSetKernelArg leaves by `fail` with the means held. */
+    if (mean_buf) clReleaseMemObject(mean_buf);
+    free(mean);
     if (w_own) clReleaseMemObject(w_own);
     free(sums);
     return status;

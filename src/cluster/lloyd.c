@@ -22,39 +22,27 @@ static int launch(struct kmeans_job *job, cl_kernel kernel, size_t global, size_
     return clstats__launch(job->ctx, kernel, 1, NULL, &global, local ? &local : NULL, what);
 }
 
-static int enqueue_assign(struct kmeans_job *job, int buffer, cl_int ignore_stop)
-{
-    int status = CLSTATS_OK;
-    const cl_int n = job->n;
-    KM_ARG(job->assign, 0, job->x);
-    KM_ARG(job->assign, 1, job->valid);
-    KM_ARG(job->assign, 2, n);
-    KM_ARG(job->assign, 3, job->centres[buffer]);
-    KM_ARG(job->assign, 4, job->labels);
-    KM_ARG(job->assign, 5, job->state);
-    KM_ARG(job->assign, 6, ignore_stop);
-    status = launch(job, job->assign, round_up((size_t)n, 64), 0, "kmeans assign");
-fail:
-    return status;
-}
-
-/* The weighted sums of each cluster's members in the fixed order: the counting sort by label,
- * then the levels of 256. Leaves the last level's segments in *segs_out and sums in *sums_out. */
-static int enqueue_sums(struct kmeans_job *job, cl_mem *segs_out, cl_mem *sums_out)
+/* The weighted sums of each cluster's members in the fixed order: the counting sort by label
+ * (its block counts unless the assignment `counted` them), then the levels of 256. Leaves the
+ * last level's segments in *segs_out and sums in *sums_out. */
+static int enqueue_sums(struct kmeans_job *job, bool counted, cl_mem *segs_out, cl_mem *sums_out)
 {
     clstats_ctx *ctx = job->ctx;
     int status = CLSTATS_OK;
-    const cl_int n = job->n, blocks = job->groups, chunks = job->chunks, zero = 0;
+    const cl_int n = job->n, blocks = job->groups, chunks = job->chunks, zero = 0,
+                 levels = job->levels;
     const size_t rows = (size_t)job->groups * KMEANS_WG, k = (size_t)job->k;
-    CL_TRY(ctx,
-           clEnqueueFillBuffer(ctx->queue, job->counts, &zero, sizeof zero, 0,
-                               (size_t)blocks * k * sizeof(cl_int), 0, NULL, NULL),
-           "clearing counts");
-    KM_ARG(job->block_counts, 0, job->labels);
-    KM_ARG(job->block_counts, 1, n);
-    KM_ARG(job->block_counts, 2, job->counts);
-    KM_ARG(job->block_counts, 3, job->state);
-    if ((status = launch(job, job->block_counts, rows, KMEANS_WG, "kmeans counts"))) goto fail;
+    if (!counted) {
+        CL_TRY(ctx,
+               clEnqueueFillBuffer(ctx->queue, job->counts, &zero, sizeof zero, 0,
+                                   (size_t)blocks * k * sizeof(cl_int), 0, NULL, NULL),
+               "clearing counts");
+        KM_ARG(job->block_counts, 0, job->labels);
+        KM_ARG(job->block_counts, 1, n);
+        KM_ARG(job->block_counts, 2, job->counts);
+        KM_ARG(job->block_counts, 3, job->state);
+        if ((status = launch(job, job->block_counts, rows, KMEANS_WG, "kmeans counts"))) goto fail;
+    }
     KM_ARG(job->scan_chunks, 0, job->counts);
     KM_ARG(job->scan_chunks, 1, blocks);
     KM_ARG(job->scan_chunks, 2, job->within);
@@ -67,10 +55,12 @@ static int enqueue_sums(struct kmeans_job *job, cl_mem *segs_out, cl_mem *sums_o
     KM_ARG(job->scan_clusters, 1, chunks);
     KM_ARG(job->scan_clusters, 2, job->chunk_offset);
     KM_ARG(job->scan_clusters, 3, job->start);
-    KM_ARG(job->scan_clusters, 4, job->segs[0]);
-    KM_ARG(job->scan_clusters, 5, job->state);
-    if ((status = launch(job, job->scan_clusters, job->scan_wg, job->scan_wg,
-                         "kmeans scan clusters")))
+    for (cl_uint level = 0; level < KMEANS_LEVELS; level++)
+        KM_ARG(job->scan_clusters, 4 + level, job->segs[level]);
+    KM_ARG(job->scan_clusters, 8, levels);
+    KM_ARG(job->scan_clusters, 9, job->state);
+    if ((status =
+             launch(job, job->scan_clusters, job->scan_wg, job->scan_wg, "kmeans scan clusters")))
         goto fail;
     KM_ARG(job->scatter, 0, job->labels);
     KM_ARG(job->scatter, 1, n);
@@ -95,10 +85,6 @@ static int enqueue_sums(struct kmeans_job *job, cl_mem *segs_out, cl_mem *sums_o
     for (int level = 1; level < job->levels; level++) {
         bound = bound / KMEANS_WG + 1 + k;
         cl_mem below = job->segs[level - 1], next = job->segs[level];
-        KM_ARG(job->next_segments, 0, below);
-        KM_ARG(job->next_segments, 1, next);
-        KM_ARG(job->next_segments, 2, job->state);
-        if ((status = launch(job, job->next_segments, 1, 1, "kmeans next segments"))) goto fail;
         KM_ARG(job->row_sums, 0, job->sums[(level - 1) % 2]);
         KM_ARG(job->row_sums, 1, below);
         KM_ARG(job->row_sums, 2, next);
@@ -120,30 +106,27 @@ static int enqueue_iteration(struct kmeans_job *job, int t, int max_iter)
     const int cur = t % 2;
     const cl_int next = 1 - cur, max = max_iter;
     cl_mem segs, sums;
-    if ((status = enqueue_assign(job, cur, 0)) || (status = enqueue_sums(job, &segs, &sums)))
+    bool counted;
+    if ((status = clstats__kmeans_enqueue_assign(job, cur, 0, &counted)) ||
+        (status = enqueue_sums(job, counted, &segs, &sums)))
         return status;
-    KM_ARG(job->new_centres, 0, sums);
-    KM_ARG(job->new_centres, 1, segs);
-    KM_ARG(job->new_centres, 2, job->centres[cur]);
-    KM_ARG(job->new_centres, 3, job->centres[next]);
-    KM_ARG(job->new_centres, 4, job->kept);
-    KM_ARG(job->new_centres, 5, job->shift);
-    KM_ARG(job->new_centres, 6, job->state);
-    if ((status = launch(job, job->new_centres, round_up((size_t)job->k, 64), 0,
-                         "kmeans new centres")))
-        goto fail;
-    KM_ARG(job->converge, 0, job->shift);
+    KM_ARG(job->finish, 0, sums);
+    KM_ARG(job->finish, 1, segs);
+    KM_ARG(job->finish, 2, job->centres[cur]);
+    KM_ARG(job->finish, 3, job->centres[next]);
+    KM_ARG(job->finish, 4, job->kept);
+    KM_ARG(job->finish, 5, job->shift);
     if (job->as == 8) {
         const cl_double tol = job->tol;
-        KM_ARG(job->converge, 1, tol);
+        KM_ARG(job->finish, 6, tol);
     } else {
         const cl_float tol = (cl_float)job->tol;
-        KM_ARG(job->converge, 1, tol);
+        KM_ARG(job->finish, 6, tol);
     }
-    KM_ARG(job->converge, 2, max);
-    KM_ARG(job->converge, 3, next);
-    KM_ARG(job->converge, 4, job->state);
-    status = launch(job, job->converge, 1, 1, "kmeans converge");
+    KM_ARG(job->finish, 7, max);
+    KM_ARG(job->finish, 8, next);
+    KM_ARG(job->finish, 9, job->state);
+    status = launch(job, job->finish, job->scan_wg, job->scan_wg, "kmeans finish");
 fail:
     return status;
 }
@@ -199,10 +182,10 @@ static int relocate(struct kmeans_job *job, const cl_int *st, int max_iter, int 
            clEnqueueReadBuffer(ctx->queue, job->centres[cur], CL_TRUE, 0, (size_t)k * d * es, old,
                                0, NULL, NULL),
            "reading centres");
-    CL_TRY(ctx,
-           clEnqueueReadBuffer(ctx->queue, job->weight, CL_TRUE, 0, (size_t)n * es, w, 0, NULL,
-                               NULL),
-           "reading weights");
+    CL_TRY(
+        ctx,
+        clEnqueueReadBuffer(ctx->queue, job->weight, CL_TRUE, 0, (size_t)n * es, w, 0, NULL, NULL),
+        "reading weights");
     CL_TRY(ctx,
            clEnqueueReadBuffer(ctx->queue, job->labels, CL_TRUE, 0, (size_t)n * sizeof *labels,
                                labels, 0, NULL, NULL),
@@ -255,16 +238,16 @@ static int relocate(struct kmeans_job *job, const cl_int *st, int max_iter, int 
                                 fresh, 0, NULL, NULL),
            "writing centres");
     const int it = i + 1;
-    *stop = !st[STATE_CHANGED] ? STOP_STRICT
+    *stop = !st[STATE_CHANGED]  ? STOP_STRICT
             : total <= job->tol ? STOP_TOL
             : it >= max_iter    ? STOP_MAX_ITER
                                 : STOP_NONE;
-    const cl_int next[STATE_WORDS] = {[STATE_STOP] = *stop, [STATE_ITER] = it,
-                                      [STATE_FINAL] = 1 - cur};
-    CL_TRY(ctx,
-           clEnqueueWriteBuffer(ctx->queue, job->state, CL_TRUE, 0, sizeof next, next, 0, NULL,
-                                NULL),
-           "writing the state");
+    const cl_int next[STATE_WORDS] = {
+        [STATE_STOP] = *stop, [STATE_ITER] = it, [STATE_FINAL] = 1 - cur};
+    CL_TRY(
+        ctx,
+        clEnqueueWriteBuffer(ctx->queue, job->state, CL_TRUE, 0, sizeof next, next, 0, NULL, NULL),
+        "writing the state");
 fail:
     free(sums);
     free(dist);
@@ -286,20 +269,22 @@ int clstats__kmeans_lloyd(struct kmeans_job *job, int max_iter, int *final_buffe
            clEnqueueFillBuffer(ctx->queue, job->labels, &minus_one, sizeof minus_one, 0,
                                (size_t)job->n * sizeof(cl_int), 0, NULL, NULL),
            "clearing labels");
-    CL_TRY(ctx,
-           clEnqueueWriteBuffer(ctx->queue, job->state, CL_FALSE, 0, sizeof st0, st0, 0, NULL,
-                                NULL),
-           "writing the state");
+    CL_TRY(
+        ctx,
+        clEnqueueWriteBuffer(ctx->queue, job->state, CL_FALSE, 0, sizeof st0, st0, 0, NULL, NULL),
+        "writing the state");
+    /* An iteration of the GEMM path is long and its GEMMs run even past the end. */
+    const int batch_max = job->path == ASSIGN_GEMM ? 2 : BATCH_MAX;
     int t = 0, batch = 1, stop = STOP_NONE;
     cl_int st[STATE_WORDS];
     while (stop == STOP_NONE) {
         const int upto = t + batch < max_iter ? t + batch : max_iter;
         for (int it = t; it < upto; it++)
             if ((status = enqueue_iteration(job, it, max_iter))) goto fail;
-        CL_TRY(ctx,
-               clEnqueueReadBuffer(ctx->queue, job->state, CL_TRUE, 0, sizeof st, st, 0, NULL,
-                                   NULL),
-               "reading the state");
+        CL_TRY(
+            ctx,
+            clEnqueueReadBuffer(ctx->queue, job->state, CL_TRUE, 0, sizeof st, st, 0, NULL, NULL),
+            "reading the state");
         stop = st[STATE_STOP];
         t = st[STATE_ITER];
         if (stop == STOP_EMPTY) {
@@ -308,13 +293,16 @@ int clstats__kmeans_lloyd(struct kmeans_job *job, int max_iter, int *final_buffe
             st[STATE_ITER] = t;
             st[STATE_FINAL] = t % 2;
         }
-        if (batch < BATCH_MAX) batch *= 2;
+        if (batch < batch_max) batch *= 2;
     }
     *final_buffer = st[STATE_FINAL];
     *n_iter = st[STATE_ITER];
     /* Labels unchanged mean they belong to the final centres already; otherwise the last
      * assignment step, as scikit-learn's. */
-    if (stop != STOP_STRICT && (status = enqueue_assign(job, *final_buffer, 1))) goto fail;
+    bool counted;
+    if (stop != STOP_STRICT &&
+        (status = clstats__kmeans_enqueue_assign(job, *final_buffer, 1, &counted)))
+        goto fail;
     status = clstats__kmeans_inertia(job, *final_buffer, inertia);
 fail:
     return status;
@@ -340,6 +328,7 @@ fail:
 
 int clstats__kmeans_assign(struct kmeans_job *job, int buffer, double *inertia)
 {
-    int status = enqueue_assign(job, buffer, 1);
+    bool counted;
+    int status = clstats__kmeans_enqueue_assign(job, buffer, 1, &counted);
     return status ? status : clstats__kmeans_inertia(job, buffer, inertia);
 }

@@ -20,6 +20,7 @@ struct param {
 static const char *const switches[] = {"auto", "off", "on", NULL};
 static const char *const filter_paths[] = {"auto", "sorted", "bisect", "binned", "rank", NULL};
 static const char *const regress_products[] = {"auto", "pairs", "rows", NULL};
+static const char *const kmeans_assign[] = {"auto", "direct", "tiled", "gemm", NULL};
 static const char *const column_methods[] = {"auto",     "radix",   "registers",
                                              "streamed", "bracket", NULL};
 
@@ -99,6 +100,10 @@ static const struct param params[PARAMS] = {
      * and 64 (RESULTS "2026-11-24 — mesh background (issue 27)"). GPUs: 256 work-items share a
      * box's pixels, a first guess not yet measured. */
     [P_BACKGROUND_WG] = {"background.wg", GPUS_CPU(256, 1), 1024, NULL},
+    /* k-means' nearest centres: auto takes the GEMM screen from 32 features and 32 clusters,
+     * else the tiled kernel where the centres fit in local memory (src/cluster/assign.c); every
+     * path gives the same labels. */
+    [P_KMEANS_ASSIGN] = {"kmeans.assign", ALL(0), 3, kmeans_assign},
 };
 
 void clstats__tuning_init(clstats_ctx *ctx)

@@ -60,6 +60,8 @@ enum clstats__param_id {
     P_REGRESS_PRODUCTS, /* auto, pairs, rows */
     /* mesh background (src/background/) */
     P_BACKGROUND_WG, /* work-items a box */
+    /* k-means (src/cluster/assign.c) */
+    P_KMEANS_ASSIGN, /* auto, direct, tiled, gemm */
     PARAMS
 };
 

@@ -1,0 +1,100 @@
+/* bench_kmeans.c - Lloyd's loop on synthetic float32 blobs from given centres (the first k rows),
+ * tol 0, timed from the host call to its return: `seed` the seed's whole run (n = 10^5, d = 2,
+ * k = 5, 300 iterations), `big` and `wide` per iteration as the difference of two runs (LO and
+ * HI iterations) over their difference, so that uploads and setup cancel. Peers: scikit-learn
+ * and torch in bench/peers_kmeans.py, run beside it (bench/RESULTS.md).
+ * Usage: bench_kmeans [seed|big|wide|N:D:K] [REPS] [LO] [HI]; CLSTATS_DEVICE picks the device. */
+#include "bench_context.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+/* k blobs of unit normal scatter about centres uniform in [-10, 10)^d, from a 64-bit LCG. */
+static float *blobs(size_t n, size_t d, size_t k)
+{
+    float *x = malloc(n * d * sizeof *x), *c = malloc(k * d * sizeof *c);
+    uint64_t s = 42;
+#define NEXT() (s = s * 6364136223846793005ull + 1442695040888963407ull, ((s >> 11) + 0.5) / 9007199254740992.0)
+    for (size_t e = 0; e < k * d; e++)
+        c[e] = (float)(20 * NEXT() - 10);
+    for (size_t p = 0; p < n; p++) {
+        const size_t b = (size_t)(NEXT() * k) % k;
+        for (size_t j = 0; j < d; j++) {
+            const double u1 = NEXT(), u2 = NEXT();
+            x[p * d + j] = c[b * d + j] + (float)(sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2));
+        }
+    }
+#undef NEXT
+    free(c);
+    return x;
+}
+
+static int fit(clstats_ctx *ctx, const float *x, size_t n, size_t d, size_t k, int iters,
+               double *seconds, int *n_iter, double *inertia)
+{
+    float *c = malloc(k * d * sizeof *c);
+    struct clstats_array xa = {.host = (void *)x, .dtype = CLSTATS_FLOAT32, .nx = d, .ny = n},
+                         ia = {.host = (void *)x, .dtype = CLSTATS_FLOAT32, .nx = d, .ny = k},
+                         ca = {.host = c, .dtype = CLSTATS_FLOAT32, .nx = d, .ny = k};
+    struct clstats_kmeans_options o;
+    clstats_kmeans_options_init(&o);
+    o.init = CLSTATS_KMEANS_GIVEN;
+    o.init_centers = &ia;
+    o.max_iter = iters;
+    o.tol = 0.0;
+    o.n_iter = n_iter;
+    o.inertia = inertia;
+    const double t0 = now();
+    const int st = clstats_kmeans(ctx, &xa, k, &o, &ca, NULL);
+    *seconds = now() - t0;
+    free(c);
+    if (st != CLSTATS_OK) fprintf(stderr, "%s\n", clstats_ctx_message(ctx));
+    return st;
+}
+
+int main(int argc, char **argv)
+{
+    const char *which = argc > 1 ? argv[1] : "seed";
+    const int reps = argc > 2 ? atoi(argv[2]) : 3;
+    size_t n = 100000, d = 2, k = 5;
+    int lo = argc > 3 ? atoi(argv[3]) : 2, hi = argc > 4 ? atoi(argv[4]) : 12;
+    const int whole = strcmp(which, "seed") == 0;
+    if (strcmp(which, "big") == 0) n = 10000000, d = 3, k = 16;
+    else if (strcmp(which, "wide") == 0) n = 1000000, d = 256, k = 1024;
+    else if (!whole && sscanf(which, "%zu:%zu:%zu", &n, &d, &k) != 3) {
+        fprintf(stderr, "usage: bench_kmeans [seed|big|wide|N:D:K] [REPS] [LO] [HI]\n");
+        return 2;
+    }
+    clstats_ctx *ctx = bench_context(getenv("CLSTATS_DEVICE"));
+    if (!ctx) return 1;
+    float *x = blobs(n, d, k);
+    printf("device: %s\nn %zu d %zu k %zu\n", clstats_ctx_device_name(ctx), n, d, k);
+    for (int r = 0; r <= reps; r++) {
+        double t_lo = 0, t_hi, in_lo = 0, in_hi;
+        int it_lo = 0, it_hi;
+        if ((!whole && fit(ctx, x, n, d, k, lo, &t_lo, &it_lo, &in_lo)) ||
+            fit(ctx, x, n, d, k, whole ? 300 : hi, &t_hi, &it_hi, &in_hi))
+            return 1;
+        if (whole)
+            printf("%s: %.1f ms for %d iterations, inertia %.6g\n",
+                   r ? "run" : "warm-up (kernel builds)", 1e3 * t_hi, it_hi, in_hi);
+        else
+            printf("%s: %.2f ms per iteration (%d its %.1f ms, %d its %.1f ms) inertia %.6g\n",
+                   r ? "run" : "warm-up (kernel builds)",
+                   1e3 * (t_hi - t_lo) / (it_hi - it_lo), it_lo, 1e3 * t_lo, it_hi, 1e3 * t_hi,
+                   in_hi);
+    }
+    free(x);
+    clstats_ctx_destroy(ctx);
+    return 0;
+}

@@ -1,0 +1,169 @@
+/* kmeans_assign.cl - the nearest centre of each row (ties to the lowest index), three ways that
+ * give the same labels (src/cluster/assign.c chooses): the direct form, one row an item; the
+ * direct form tiled, the centres in local memory and several rows an item, counting the labels
+ * of its block as it goes; and a screen on |x|^2 - 2 x.c + |c|^2 from a GEMM whose few
+ * close candidates the direct form decides. */
+#include "kmeans_common.cl"
+
+
+/* labels[p] = the nearest centre, -1 for rows left out; a changed label sets the state's
+ * CHANGED word (every writer stores 1, so the race is harmless). */
+__kernel void assign(__global const real *x, __global const uchar *valid, int n,
+                     __global const real *centres, __global int *labels, __global int *state,
+                     int ignore_stop)
+{
+    if (!ignore_stop && state[S_STOP]) return;
+    const int p = get_global_id(0);
+    if (p >= n) return;
+    int best = -1;
+    if (valid[p]) {
+        __global const real *xp = x + (size_t)p * DIM;
+        real bd = squared_distance(xp, centres);
+        best = 0;
+        for (int j = 1; j < K; j++) {
+            const real d = squared_distance(xp, centres + (size_t)j * DIM);
+            if (d < bd) {
+                bd = d;
+                best = j;
+            }
+        }
+    }
+    if (labels[p] != best) {
+        labels[p] = best;
+        state[S_CHANGED] = 1;
+    }
+}
+
+#ifdef TILED
+#define TILE_ITEMS (WG / TILE_ROWS)
+
+/* The direct form for a block of WG rows a group, TILE_ITEMS items of TILE_ROWS rows each
+ * (item i takes rows i, i + TILE_ITEMS, ...: neighbours read neighbouring rows). Each distance
+ * adds its columns in the order c = 0, 1, ... as squared_distance does, so the labels are the
+ * direct kernel's bit for bit. The block's label counts (the counting sort's first step,
+ * kmeans_lloyd.cl: block_counts) are written whole, so nothing needs clearing before. */
+__kernel __attribute__((reqd_work_group_size(TILE_ITEMS, 1, 1))) void
+assign_tiled(__global const real *x, __global const uchar *valid, int n,
+             __global const real *centres, __global int *labels, __global int *state,
+             int ignore_stop, __global int *counts)
+{
+    __local real cl[K * DIM];
+    __local int count[K];
+    __local int changed;
+    const int run = ignore_stop || !state[S_STOP];
+    const int i = get_local_id(0), b = get_group_id(0);
+    for (int e = i; run && e < K * DIM; e += TILE_ITEMS)
+        cl[e] = centres[e];
+    for (int j = i; run && j < K; j += TILE_ITEMS)
+        count[j] = 0;
+    if (i == 0) changed = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    real xr[TILE_ROWS][DIM], bd[TILE_ROWS];
+    int best[TILE_ROWS], p[TILE_ROWS];
+    for (int r = 0; r < TILE_ROWS; r++) {
+        p[r] = b * WG + r * TILE_ITEMS + i;
+        const int ok = run && p[r] < n && valid[p[r]];
+        best[r] = ok ? 0 : -1;
+        bd[r] = 0;
+        for (int c = 0; c < DIM; c++)
+            xr[r][c] = ok ? x[(size_t)p[r] * DIM + c] : (real)0;
+    }
+    for (int j = 0; run && j < K; j++) {
+        real s[TILE_ROWS];
+        for (int r = 0; r < TILE_ROWS; r++)
+            s[r] = 0;
+        for (int c = 0; c < DIM; c++) {
+            const real m = cl[j * DIM + c];
+            for (int r = 0; r < TILE_ROWS; r++) {
+                const real t = xr[r][c] - m;
+                s[r] = s[r] + t * t;
+            }
+        }
+        for (int r = 0; r < TILE_ROWS; r++)
+            if (best[r] >= 0 && (j == 0 || s[r] < bd[r])) {
+                bd[r] = s[r];
+                best[r] = j;
+            }
+    }
+    for (int r = 0; run && r < TILE_ROWS; r++) {
+        if (p[r] >= n) continue;
+        if (best[r] >= 0) atomic_inc(&count[best[r]]);
+        if (labels[p[r]] != best[r]) {
+            labels[p[r]] = best[r];
+            changed = 1;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int j = i; run && j < K; j += TILE_ITEMS)
+        counts[(size_t)b * K + j] = count[j];
+    if (run && i == 0 && changed) state[S_CHANGED] = 1;
+}
+#endif
+
+/* norms[j] = |c_j|^2 and norms[K + j] = |c_j|, for the screen. */
+__kernel void centre_norms(__global const real *centres, __global real *norms,
+                           __global const int *state, int ignore_stop)
+{
+    const int j = get_global_id(0);
+    if ((!ignore_stop && state[S_STOP]) || j >= K) return;
+    real s = 0;
+    for (int c = 0; c < DIM; c++) {
+        const real v = centres[(size_t)j * DIM + c];
+        s = s + v * v;
+    }
+    norms[j] = s;
+    norms[K + j] = sqrt(s);
+}
+
+/* The unit roundoff u of the data's type (FP64 says only that the sums may be double), and a
+ * floor for what underflow may lose: float's smallest normal bounds double's too. */
+#define UNIT_ROUNDOFF (sizeof(real) == 8 ? (real)0x1p-53f : (real)0x1p-24f)
+#define TINY FLT_MIN
+
+/* Rows first .. first + rows - 1 from dots[j][r] = x_(first+r) . c_j (a GEMM's, ld `rows`).
+ * q_j = |x|^2 - 2 x.c_j + |c_j|^2 is within e_j = 2 (DIM + 4) u (|x| + |c_j|)^2 (+ what
+ * underflow may lose) of the exact squared distance whatever order the GEMM summed in (Higham,
+ * Accuracy and Stability, 3.1: |fl(x.c) - x.c| <= gamma_DIM |x|.|c|), and so is the direct form
+ * (its terms are at most (|x| + |c_j|)^2 too); the factor 2 covers the bound's own rounding. So
+ * the centre the direct form picks has q_j - e_j <= min_i (q_i + e_i), and deciding every such
+ * candidate by the direct form, in index order, gives the direct kernel's label exactly. A
+ * bound that is not finite (overflow) makes every centre a candidate. */
+__kernel void assign_screened(__global const real *x, __global const uchar *valid, int n,
+                              __global const real *centres, __global int *labels,
+                              __global int *state, int ignore_stop, __global const real *dots,
+                              __global const real *norms, int first, int rows)
+{
+    if (!ignore_stop && state[S_STOP]) return;
+    const int r = get_global_id(0), p = first + r;
+    if (r >= rows || p >= n) return;
+    int best = -1;
+    if (valid[p]) {
+        __global const real *xp = x + (size_t)p * DIM;
+        real xx = 0;
+        for (int c = 0; c < DIM; c++)
+            xx = xx + xp[c] * xp[c];
+        const real xn = sqrt(xx), scale = (real)(2 * (DIM + 4)) * UNIT_ROUNDOFF,
+                   tiny = (real)(8 * (DIM + 4)) * TINY;
+        real limit = INFINITY;
+        for (int j = 0; j < K; j++) {
+            const real q = xx - 2 * dots[(size_t)j * rows + r] + norms[j];
+            const real a = xn + norms[K + j];
+            limit = fmin(limit, q + (scale * a * a + tiny));
+        }
+        real bd = 0;
+        for (int j = 0; j < K; j++) {
+            const real q = xx - 2 * dots[(size_t)j * rows + r] + norms[j];
+            const real a = xn + norms[K + j];
+            if (isfinite(limit) && q - (scale * a * a + tiny) > limit) continue;
+            const real d = squared_distance(xp, centres + (size_t)j * DIM);
+            if (best < 0 || d < bd) {
+                bd = d;
+                best = j;
+            }
+        }
+    }
+    if (labels[p] != best) {
+        labels[p] = best;
+        state[S_CHANGED] = 1;
+    }
+}

@@ -1,0 +1,129 @@
+/* assign.c - the nearest centre of every row, by one of three paths that give the same labels
+ * (kernels/cluster/kmeans_assign.cl): the direct form; the same tiled through local memory for
+ * few features; and for many features and clusters |x|^2 - 2 x.c + |c|^2 through the linalg
+ * layer's GEMM, a chunk of rows at a time, screening the centres that the direct form then
+ * decides. */
+#include "cluster_internal.h"
+
+#include "../linalg/linalg_internal.h"
+
+#include <stdio.h>
+
+/* The GEMM's products of a chunk of rows with every centre take at most this many bytes. */
+#define DOTS_BYTES ((size_t)64 << 20)
+/* The tiled kernel holds its rows in registers, so only for so many features; an item takes
+ * TILE_ROWS rows of its group's block of KMEANS_WG. */
+#define TILED_MAX_DIM 32
+#define TILE_ROWS 4
+
+static size_t round_up(size_t v, size_t m)
+{
+    return (v + m - 1) / m * m;
+}
+
+static int choose(const struct kmeans_job *job)
+{
+    const clstats_ctx *ctx = job->ctx;
+    const size_t local = (size_t)job->k * ((size_t)job->d * job->es + 4) + 64;
+    const bool tiled_fits = job->d <= TILED_MAX_DIM && local <= ctx->local_mem / 2;
+    const long forced = clstats__tuned(ctx, P_KMEANS_ASSIGN);
+    if (forced == ASSIGN_GEMM || forced == ASSIGN_DIRECT) return (int)forced;
+    if (forced == ASSIGN_TILED) return tiled_fits ? ASSIGN_TILED : ASSIGN_DIRECT;
+    if (job->d >= 32 && job->k >= 32) return ASSIGN_GEMM;
+    return tiled_fits ? ASSIGN_TILED : ASSIGN_DIRECT;
+}
+
+int clstats__kmeans_assign_setup(struct kmeans_job *job, const char *options)
+{
+    clstats_ctx *ctx = job->ctx;
+    int status;
+    cl_program program;
+    job->path = choose(job);
+    if ((status = clstats__program(ctx, "kmeans_assign.cl", options, &program)) ||
+        (status = clstats__kernel(ctx, program, "assign", &job->assign)))
+        return status;
+    if (job->path == ASSIGN_TILED) {
+        /* Its local arrays are sized by K and DIM, so it is built only where they fit. */
+        char tiled[240];
+        snprintf(tiled, sizeof tiled, "%s -D TILED -D TILE_ROWS=%d", options, TILE_ROWS);
+        if ((status = clstats__program(ctx, "kmeans_assign.cl", tiled, &program))) return status;
+        return clstats__kernel(ctx, program, "assign_tiled", &job->assign);
+    }
+    if (job->path != ASSIGN_GEMM) return CLSTATS_OK;
+    if ((status = clstats__kernel(ctx, program, "centre_norms", &job->centre_norms)) ||
+        (status = clstats__kernel(ctx, program, "assign_screened", &job->screened)))
+        return status;
+    const size_t row_bytes = (size_t)job->k * job->es;
+    size_t rows = DOTS_BYTES / row_bytes / KMEANS_WG * KMEANS_WG;
+    if (rows < KMEANS_WG) rows = KMEANS_WG;
+    if (rows > round_up((size_t)job->n, KMEANS_WG)) rows = round_up((size_t)job->n, KMEANS_WG);
+    if (rows * row_bytes > ctx->max_alloc)
+        return clstats__fail(ctx, CLSTATS_ERR_DEVICE_MEMORY,
+                             "k-means: %d clusters' products of %d rows pass the device's "
+                             "largest buffer",
+                             job->k, KMEANS_WG);
+    job->chunk_rows = (int)rows;
+    if ((status = clstats__scratch(ctx, "cluster.dots", rows * row_bytes, &job->dots)))
+        return status;
+    return clstats__scratch(ctx, "cluster.norms", 2 * row_bytes, &job->norms);
+}
+
+static int launch(struct kmeans_job *job, cl_kernel kernel, size_t global, size_t local,
+                  const char *what)
+{
+    return clstats__launch(job->ctx, kernel, 1, NULL, &global, local ? &local : NULL, what);
+}
+
+/* The GEMM's dots[j][r] = c_j . x_(first + r), a chunk at a time, each screened at once. */
+static int enqueue_screened(struct kmeans_job *job, int buffer, cl_int ignore_stop)
+{
+    int status = CLSTATS_OK;
+    const size_t k = (size_t)job->k, d = (size_t)job->d;
+    KM_ARG(job->centre_norms, 0, job->centres[buffer]);
+    KM_ARG(job->centre_norms, 1, job->norms);
+    KM_ARG(job->centre_norms, 2, job->state);
+    KM_ARG(job->centre_norms, 3, ignore_stop);
+    if ((status = launch(job, job->centre_norms, round_up(k, 64), 0, "kmeans centre norms")))
+        return status;
+    for (cl_int first = 0; first < job->n; first += job->chunk_rows) {
+        const cl_int rows = job->n - first < job->chunk_rows ? job->n - first : job->chunk_rows;
+        const struct clstats__mat a = {job->centres[buffer], 0, d},
+                                  b = {job->x, (size_t)first * d, d}, c = {job->dots, 0, rows};
+        if ((status = clstats__gemm(job->ctx, job->f64, false, true, k, (size_t)rows, d, 1.0, a, b,
+                                    0.0, c)))
+            return status;
+        KM_ARG(job->screened, 7, job->dots);
+        KM_ARG(job->screened, 8, job->norms);
+        KM_ARG(job->screened, 9, first);
+        KM_ARG(job->screened, 10, rows);
+        if ((status = launch(job, job->screened, round_up((size_t)rows, 64), 0,
+                             "kmeans screened assign")))
+            return status;
+    }
+fail:
+    return status;
+}
+
+int clstats__kmeans_enqueue_assign(struct kmeans_job *job, int buffer, cl_int ignore_stop,
+                                   bool *counted)
+{
+    int status = CLSTATS_OK;
+    const cl_int n = job->n;
+    cl_kernel kernel = job->path == ASSIGN_GEMM ? job->screened : job->assign;
+    *counted = job->path == ASSIGN_TILED;
+    KM_ARG(kernel, 0, job->x);
+    KM_ARG(kernel, 1, job->valid);
+    KM_ARG(kernel, 2, n);
+    KM_ARG(kernel, 3, job->centres[buffer]);
+    KM_ARG(kernel, 4, job->labels);
+    KM_ARG(kernel, 5, job->state);
+    KM_ARG(kernel, 6, ignore_stop);
+    if (job->path == ASSIGN_GEMM) return enqueue_screened(job, buffer, ignore_stop);
+    if (job->path == ASSIGN_DIRECT)
+        return launch(job, kernel, round_up((size_t)n, 64), 0, "kmeans assign");
+    KM_ARG(kernel, 7, job->counts);
+    status = launch(job, kernel, (size_t)job->groups * KMEANS_WG / TILE_ROWS, KMEANS_WG / TILE_ROWS,
+                    "kmeans tiled assign");
+fail:
+    return status;
+}
