@@ -355,6 +355,18 @@ if has python; then
     done 2>&1 | tee "$OUT/bench_python.txt"
 fi
 
+if has pass; then
+    # PaSS (bench/bench_pass.c) on the paper's problems, 256 particles and 16 iterations, float32:
+    # Ing & Lai n 400 p 4000 and the huge ones (n 4000 p 40000; Chen & Chen n 20000 p 500), on
+    # the GPU; the plain C path only at the small size (it takes minutes at the huge ones).
+    {
+        CLSTATS_DEVICE=gpu timeout 250 ./build/bench/bench_pass ing-lai 400 4000 256 16 f32 both
+        CLSTATS_DEVICE=gpu timeout 250 ./build/bench/bench_pass ing-lai 4000 40000 256 16 f32 device
+        CLSTATS_DEVICE=gpu timeout 250 ./build/bench/bench_pass chen-chen 20000 500 256 16 f32 device
+        CLSTATS_DEVICE=gpu timeout 250 ./build/bench/bench_pass ing-lai 4000 40000 256 16 f64 device
+    } 2>&1 | tee "$OUT/bench_pass.txt"
+fi
+
 if has regress; then
     # LTS on synthetic data with 20 % vertical outliers (bench/bench_regress.c), p = 10, on the
     # GPU and on PoCL there; the peer, robustbase, runs on the build machine (bench/RESULTS.md).

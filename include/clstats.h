@@ -13,5 +13,6 @@
 #include "clstats/linalg.h"
 #include "clstats/regress.h"
 #include "clstats/select.h"
+#include "clstats/varsel.h"
 
 #endif

@@ -22,6 +22,7 @@ from ._clipping import mad_std, sigma_clipped_stats
 from ._regress import LMSRegression, LTSRegression
 from ._cluster import KMeans
 from ._background import Background
+from ._varsel import PaSS
 from . import _ext
 
 __version__ = _ext.version()
@@ -29,4 +30,4 @@ __version__ = _ext.version()
 __all__ = ["Context", "DeviceError", "devices", "MAD_TO_SIGMA", "filter_maps", "mad_filter",
            "median_filter", "median", "percentile", "quantile", "select_kth", "tile_medians",
            "mad_std", "sigma_clipped_stats", "LTSRegression", "LMSRegression", "KMeans",
-           "Background"]
+           "Background", "PaSS"]

@@ -633,6 +633,52 @@ static PyObject *py_background(PyObject *self, PyObject *args)
     return result;
 }
 
+/* ---- PaSS variable selection --------------------------------------------------------------- */
+
+/* pass_fit(ctx, x, y, (criterion, gamma, n_particles, n_iter, probs (5), max_size, seed),
+ * coef, support, history) -> dict; x n x p and y n of one float dtype, coef p float64, support
+ * p uint8, history n_iter + 1 float64. */
+static PyObject *py_pass_fit(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule, *x_obj, *y_obj, *coef_obj, *support_obj, *history_obj;
+    const char *crit;
+    struct clstats_pass_options o;
+    clstats_pass_default_options(&o);
+    unsigned long long seed;
+    if (!PyArg_ParseTuple(args, "OOO(sdII(ddddd)IK)OOO", &capsule, &x_obj, &y_obj, &crit,
+                          &o.gamma, &o.n_particles, &o.n_iter, &o.p_forward[0], &o.p_forward[1],
+                          &o.p_forward[2], &o.p_backward[0], &o.p_backward[1], &o.max_size,
+                          &seed, &coef_obj, &support_obj, &history_obj))
+        return NULL;
+    o.seed = seed;
+    static const char *const names[] = {"hdbic", "hdhqc", "ebic", "bic", "aic"};
+    int c = 0;
+    while (c < 5 && strcmp(crit, names[c]) != 0) c++;
+    if (c == 5) {
+        PyErr_SetString(PyExc_ValueError, "criterion must be 'hdbic', 'hdhqc', 'ebic', 'bic' or 'aic'");
+        return NULL;
+    }
+    o.criterion = (enum clstats_varsel_criterion)c;
+    clstats_ctx *ctx = context_of(capsule);
+    if (!ctx) return NULL;
+    struct clstats_array x, y;
+    if (describe(x_obj, false, "X", &x) < 0 || describe(y_obj, false, "y", &y) < 0) return NULL;
+    const npy_intp p = (npy_intp)x.nx;
+    struct clstats_pass_result r = {0};
+    if (!(r.coef = vector_out(coef_obj, NPY_FLOAT64, p, "coef")) ||
+        !(r.support = vector_out(support_obj, NPY_UINT8, p, "support")) ||
+        !(r.history = vector_out(history_obj, NPY_FLOAT64, (npy_intp)o.n_iter + 1, "history")))
+        return NULL;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = clstats_pass_fit(ctx, &x, &y, &o, &r);
+    Py_END_ALLOW_THREADS
+    if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(ctx));
+    return Py_BuildValue("{s:d,s:d,s:n}", "intercept", r.intercept, "criterion", r.criterion,
+                         "n_selected", (Py_ssize_t)r.n_selected);
+}
+
 /* ---- The module --------------------------------------------------------------------------- */
 
 /* ---- k-means ------------------------------------------------------------------------------ */
@@ -739,6 +785,7 @@ static PyMethodDef methods[] = {
     {"regress", py_regress, METH_VARARGS, "regress(ctx, x, y, options, coef, raw, sup, out)"},
     {"background", py_background, METH_VARARGS,
      "background(ctx, im, mask, bw, bh, fw, fh, fthresh, clip, estimator, back, rms)"},
+    {"pass_fit", py_pass_fit, METH_VARARGS, "pass_fit(ctx, x, y, options, coef, support, history)"},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,0 +1,107 @@
+/* bench_pass.c - PaSS (src/varsel/) on the seed paper's simulated problems, device path beside
+ * the plain C path: bench_pass ing-lai|chen-chen [N P] [K ITER] [f32|f64] [host|device|both].
+ * Defaults: Ing and Lai n 400, p 4000 (HDBIC), Chen and Chen n 200, p 50 (EBIC gamma 1), 256
+ * particles, 16 iterations, float32; the paper's huge problems are `ing-lai 4000 40000` and
+ * `chen-chen 20000 500`. Times are whole fits from the host call (data standardised and sent
+ * up included) over the iterations, and the device kernels' share. */
+#include "clstats.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+static uint64_t state = 42;
+static double gauss(void)
+{
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const double u1 = ((state >> 11) + 0.5) / 9007199254740992.0;
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    const double u2 = (state >> 11) / 9007199254740992.0;
+    return sqrt(-2 * log(u1)) * cos(6.283185307179586 * u2);
+}
+
+/* Section IV-B's two designs (examples/pass/simulations.py says the same in numpy). */
+static void make(bool ing_lai, size_t n, size_t p, double *x, double *y)
+{
+    const double chen_beta[8] = {0.7, 0.9, 0.4, 0.3, 1.0, 0.2, 0.2, 0.1}, rho = 0.2;
+    const size_t r = ing_lai ? 10 : 8;
+    for (size_t t = 0; t < n; t++) {
+        double *row = x + t * p, sum = 0, prev = 0;
+        y[t] = gauss();
+        for (size_t i = 0; i < p; i++) {
+            if (ing_lai) row[i] = i < r ? gauss() : 0.5 * gauss() + sqrt(3.0 / (4.0 * r)) * sum;
+            else row[i] = prev = i ? rho * prev + sqrt(1 - rho * rho) * gauss() : gauss();
+            if (ing_lai && i < r) sum += row[i];
+            if (i < r) y[t] += (ing_lai ? 3 + 0.75 * (double)i : chen_beta[i]) * row[i];
+        }
+    }
+}
+
+int main(int argc, char **argv)
+{
+    const bool ing_lai = argc < 2 || strcmp(argv[1], "chen-chen") != 0;
+    const size_t n = argc > 3 ? strtoull(argv[2], NULL, 10) : ing_lai ? 400 : 200;
+    const size_t p = argc > 3 ? strtoull(argv[3], NULL, 10) : ing_lai ? 4000 : 50;
+    struct clstats_pass_options o;
+    clstats_pass_default_options(&o);
+    o.criterion = ing_lai ? CLSTATS_VARSEL_HDBIC : CLSTATS_VARSEL_EBIC;
+    if (argc > 5) o.n_particles = (unsigned)atoi(argv[4]), o.n_iter = (unsigned)atoi(argv[5]);
+    const bool f64 = argc > 6 && strcmp(argv[6], "f64") == 0;
+    const char *which = argc > 7 ? argv[7] : "both";
+    double *x = malloc(n * p * 8), *y = malloc(n * 8), *coef = malloc(p * 8);
+    unsigned char *support = malloc(p);
+    float *xf = malloc(n * p * 4), *yf = malloc(n * 4);
+    if (!x || !y || !coef || !support || !xf || !yf) return 1;
+    make(ing_lai, n, p, x, y);
+    for (size_t i = 0; i < n * p; i++) xf[i] = (float)x[i];
+    for (size_t t = 0; t < n; t++) yf[t] = (float)y[t];
+    const enum clstats_dtype dt = f64 ? CLSTATS_FLOAT64 : CLSTATS_FLOAT32;
+    struct clstats_array X = {.host = f64 ? (void *)x : xf, .dtype = dt, .nx = p, .ny = n},
+                         Y = {.host = f64 ? (void *)y : yf, .dtype = dt, .nx = n, .ny = 1};
+    clstats_ctx *ctx;
+    if (clstats_ctx_create(&ctx, NULL) != CLSTATS_OK) {
+        fprintf(stderr, "%s\n", clstats_ctx_message(NULL));
+        return 1;
+    }
+    printf("device: %s\n%s n %zu p %zu K %u iterations %u %s\n", clstats_ctx_device_name(ctx),
+           ing_lai ? "ing-lai HDBIC" : "chen-chen EBIC(1)", n, p, o.n_particles, o.n_iter,
+           f64 ? "float64" : "float32");
+    for (int path = 0; path < 2; path++) {
+        const bool device = path == 0;
+        if (strcmp(which, "both") != 0 && strcmp(which, device ? "device" : "host") != 0) continue;
+        for (int r = 0; r < (device ? 2 : 1); r++) {
+            struct clstats_pass_result res = {.coef = coef, .support = support};
+            const double t0 = now();
+            const int st = device ? clstats_pass_fit(ctx, &X, &Y, &o, &res)
+                                  : clstats_pass_fit_host(ctx, &X, &Y, &o, &res);
+            const double t1 = now();
+            if (st != CLSTATS_OK) {
+                fprintf(stderr, "%s\n", clstats_ctx_message(ctx));
+                return 1;
+            }
+            size_t hits = 0;
+            for (size_t i = 0; i < (ing_lai ? 10u : 8u); i++) hits += support[i];
+            printf("%s%s: %.3f s, %.1f ms an iteration%s; selected %zu (%zu true), "
+                   "criterion %.6f\n",
+                   device ? "device" : "plain C", device && !r ? " (warm-up: builds)" : "", t1 - t0,
+                   1e3 * (t1 - t0) / o.n_iter, device ? "" : " (one host thread)",
+                   res.n_selected, hits, res.criterion);
+            if (device)
+                printf("  kernels and GEMMs %.1f ms an iteration\n",
+                       clstats_ctx_last_kernel_ms(ctx) / o.n_iter);
+        }
+    }
+    clstats_ctx_destroy(ctx);
+    free(x), free(y), free(coef), free(support), free(xf), free(yf);
+    return 0;
+}

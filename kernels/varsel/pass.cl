@@ -1,0 +1,67 @@
+/* pass.cl - PaSS's device steps (src/varsel/engine_device.c): the residuals of all K particles
+ * as an n x K matrix, and after CLBlast's E = R^T X (K x p), each particle's largest |E| outside
+ * its model. REAL is the data's dtype (-D USE_DOUBLE); WG (a power of two) the work-group of the
+ * argmax, CAP the largest model. */
+#ifdef USE_DOUBLE
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+typedef double real;
+#else
+typedef float real;
+#endif
+#ifndef WG
+#define WG 256
+#endif
+#ifndef CAP
+#define CAP 100
+#endif
+
+/* r[t K + j] = y_t - sum_m x[t, idx_jm] beta_jm, over the model in the order it entered. */
+__kernel void pass_residuals(__global const real *x, uint n, uint p, __global const real *y,
+                             __global const int *idx, __global const real *beta,
+                             __global const int *size, uint k_particles, __global real *r)
+{
+    const uint j = get_global_id(0), t = get_global_id(1);
+    if (j >= k_particles || t >= n) return;
+    __global const real *row = x + (ulong)t * p;
+    real fit = 0;
+    for (int m = 0; m < size[j]; m++) fit += row[idx[j * CAP + m]] * beta[j * CAP + m];
+    r[(ulong)t * k_particles + j] = y[t] - fit;
+}
+
+/* (v, i) beats (w, k): larger |E|, then the lower index; -1 (nothing) loses to any index. */
+inline bool beats(real v, int i, real w, int k)
+{
+    return i >= 0 && (k < 0 || v > w || (v == w && i < k));
+}
+
+/* One work-group per particle: each work-item scans its variables in rising order, so that
+ * equal values keep the lowest index, then a halving reduction. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+pass_argmax(__global const real *e, uint p, __global const int *idx, __global const int *size,
+            __global int *best)
+{
+    __local int model[CAP];
+    __local real lv[WG];
+    __local int li[WG];
+    const uint j = get_group_id(0), l = get_local_id(0);
+    const int k = size[j];
+    for (int m = l; m < k; m += WG) model[m] = idx[j * CAP + m];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __global const real *row = e + (ulong)j * p;
+    real top = 0;
+    int arg = -1;
+    for (uint i = l; i < p; i += WG) {
+        bool in = false;
+        for (int m = 0; m < k; m++) in |= model[m] == (int)i;
+        if (in) continue;
+        const real v = fabs(row[i]);
+        if (beats(v, (int)i, top, arg)) top = v, arg = (int)i;
+    }
+    lv[l] = top, li[l] = arg;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = WG / 2; s > 0; s >>= 1) {
+        if (l < s && beats(lv[l + s], li[l + s], lv[l], li[l])) lv[l] = lv[l + s], li[l] = li[l + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (l == 0) best[j] = li[0];
+}

@@ -1,0 +1,326 @@
+/* test_pass.c - PaSS variable selection (src/varsel/): the device path against the plain C path
+ * (clstats_pass_fit_host), the same selections, criteria and histories on small and odd shapes
+ * in both dtypes; the chosen model's criterion against one recomputed from scratch by plain
+ * least squares (every criterion); the true model found on an easy sparse problem; a seed's
+ * reproducibility; and the errors of bad input. */
+#include "test_util.h"
+
+#include "../src/varsel/varsel_internal.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct problem {
+    size_t n, p;
+    double *x, *y; /* x row-major n x p */
+};
+
+/* y = sum_{i < r} (1 + i) x_i + noise with x_i correlated through a shared factor, so that the
+ * argmaxes are far from ties. */
+static struct problem make_problem(size_t n, size_t p, size_t r, double noise, uint64_t seed)
+{
+    struct test_rng rng;
+    test_rng_seed(&rng, seed);
+    struct problem pr = {n, p, malloc(n * p * sizeof(double)), malloc(n * sizeof(double))};
+    for (size_t t = 0; t < n; t++) {
+        const double shared = test_rng_normal(&rng);
+        double y = noise * test_rng_normal(&rng);
+        for (size_t i = 0; i < p; i++) {
+            const double v = test_rng_normal(&rng) + 0.3 * shared + 0.01 * (double)i;
+            pr.x[t * p + i] = v;
+            if (i < r) y += (1.0 + (double)i) * v;
+        }
+        pr.y[t] = y + 5;
+    }
+    return pr;
+}
+
+static void free_problem(struct problem *pr)
+{
+    free(pr->x), free(pr->y);
+}
+
+struct outcome {
+    int status;
+    double *coef, *history, intercept, criterion;
+    unsigned char *support;
+    size_t n_selected;
+};
+
+static struct outcome fit(const struct problem *pr, int f64, const struct clstats_pass_options *o,
+                          int device)
+{
+    void *x = malloc(pr->n * pr->p * (f64 ? 8 : 4)), *y = malloc(pr->n * (f64 ? 8 : 4));
+    for (size_t i = 0; i < pr->n * pr->p; i++)
+        if (f64) ((double *)x)[i] = pr->x[i];
+        else ((float *)x)[i] = (float)pr->x[i];
+    for (size_t t = 0; t < pr->n; t++)
+        if (f64) ((double *)y)[t] = pr->y[t];
+        else ((float *)y)[t] = (float)pr->y[t];
+    const enum clstats_dtype dt = f64 ? CLSTATS_FLOAT64 : CLSTATS_FLOAT32;
+    struct clstats_array xa = {.host = x, .dtype = dt, .nx = pr->p, .ny = pr->n};
+    struct clstats_array ya = {.host = y, .dtype = dt, .nx = pr->n, .ny = 1};
+    struct outcome out = {.coef = calloc(pr->p ? pr->p : 1, 8),
+                          .history = calloc(o->n_iter + 1, 8),
+                          .support = calloc(pr->p ? pr->p : 1, 1)};
+    struct clstats_pass_result res = {.coef = out.coef, .support = out.support,
+                                      .history = out.history};
+    out.status = device ? clstats_pass_fit(test_ctx(), &xa, &ya, o, &res)
+                        : clstats_pass_fit_host(NULL, &xa, &ya, o, &res);
+    out.intercept = res.intercept, out.criterion = res.criterion, out.n_selected = res.n_selected;
+    free(x), free(y);
+    return out;
+}
+
+static void free_outcome(struct outcome *o)
+{
+    free(o->coef), free(o->history), free(o->support);
+}
+
+/* The criterion of a support from scratch: centred columns, modified Gram-Schmidt. */
+static double plain_criterion(const struct problem *pr, const unsigned char *support,
+                              const struct clstats_pass_options *o)
+{
+    const size_t n = pr->n, p = pr->p;
+    double *q = malloc(n * p * sizeof *q), *r = malloc(n * sizeof *r);
+    size_t k = 0;
+    double ym = 0;
+    for (size_t t = 0; t < n; t++) ym += pr->y[t];
+    for (size_t t = 0; t < n; t++) r[t] = pr->y[t] - ym / (double)n;
+    for (size_t i = 0; i < p; i++) {
+        if (!support[i]) continue;
+        double *c = q + k * n, m = 0, norm = 0;
+        for (size_t t = 0; t < n; t++) m += pr->x[t * p + i];
+        for (size_t t = 0; t < n; t++) c[t] = pr->x[t * p + i] - m / (double)n;
+        for (int pass = 0; pass < 2; pass++)
+            for (size_t l = 0; l < k; l++) {
+                double s = 0;
+                for (size_t t = 0; t < n; t++) s += q[l * n + t] * c[t];
+                for (size_t t = 0; t < n; t++) c[t] -= s * q[l * n + t];
+            }
+        for (size_t t = 0; t < n; t++) norm += c[t] * c[t];
+        for (size_t t = 0; t < n; t++) c[t] /= sqrt(norm);
+        double s = 0;
+        for (size_t t = 0; t < n; t++) s += c[t] * r[t];
+        for (size_t t = 0; t < n; t++) r[t] -= s * c[t];
+        k++;
+    }
+    double rss = 0;
+    for (size_t t = 0; t < n; t++) rss += r[t] * r[t];
+    free(q), free(r);
+    const double nn = (double)n, pp = (double)p, kk = (double)k, fit = nn * log(rss / nn);
+    switch (o->criterion) {
+    case CLSTATS_VARSEL_AIC: return fit + 2 * kk;
+    case CLSTATS_VARSEL_BIC: return fit + kk * log(nn);
+    case CLSTATS_VARSEL_EBIC:
+        return fit + kk * log(nn) +
+               2 * o->gamma * (lgamma(pp + 1) - lgamma(kk + 1) - lgamma(pp - kk + 1));
+    case CLSTATS_VARSEL_HDBIC: return fit + kk * log(nn) * log(pp);
+    case CLSTATS_VARSEL_HDHQC: return fit + 2 * kk * log(log(nn)) * log(pp);
+    }
+    return NAN;
+}
+
+static void options(struct clstats_pass_options *o, unsigned particles, unsigned iters,
+                    uint64_t seed)
+{
+    clstats_pass_default_options(o);
+    o->n_particles = particles, o->n_iter = iters, o->seed = seed;
+}
+
+static void check_same(size_t n, size_t p, size_t r, int f64, unsigned particles,
+                       unsigned iters, enum clstats_varsel_criterion crit, uint64_t seed)
+{
+    struct problem pr = make_problem(n, p, r, 0.5, seed);
+    struct clstats_pass_options o;
+    options(&o, particles, iters, seed);
+    o.criterion = crit;
+    o.p_forward[0] = 0.2, o.p_forward[1] = 0.6, o.p_forward[2] = 0.2;
+    o.p_backward[0] = 0.6, o.p_backward[1] = 0.4;
+    struct outcome dev = fit(&pr, f64, &o, 1), host = fit(&pr, f64, &o, 0);
+    ck_assert_msg(dev.status == 0, "device: %s", clstats_ctx_message(test_ctx()));
+    ck_assert_int_eq(host.status, 0);
+    ck_assert_msg(memcmp(dev.support, host.support, p) == 0,
+                  "n %zu p %zu f64 %d K %u seed %llu: selections differ", n, p, f64, particles,
+                  (unsigned long long)seed);
+    ck_assert(dev.criterion == host.criterion);
+    ck_assert(memcmp(dev.history, host.history, (iters + 1) * 8) == 0);
+    for (size_t i = 0; i < p; i++) ck_assert(dev.coef[i] == host.coef[i]);
+    free_outcome(&dev), free_outcome(&host), free_problem(&pr);
+}
+
+START_TEST(pass_device_matches_host)
+{
+    const uint64_t seed = test_seed();
+    check_same(40, 12, 3, 1, 16, 12, CLSTATS_VARSEL_HDBIC, seed);
+    check_same(40, 12, 3, 0, 16, 12, CLSTATS_VARSEL_BIC, seed + 1);
+    check_same(61, 300, 4, 1, 33, 10, CLSTATS_VARSEL_EBIC, seed + 2);
+    check_same(61, 300, 4, 0, 7, 10, CLSTATS_VARSEL_HDHQC, seed + 3);
+    check_same(3, 1, 1, 1, 1, 3, CLSTATS_VARSEL_AIC, seed + 4);   /* tiniest */
+    check_same(5, 2, 1, 0, 5, 4, CLSTATS_VARSEL_AIC, seed + 5);   /* K > p */
+    check_same(9, 517, 2, 1, 3, 9, CLSTATS_VARSEL_HDBIC, seed + 6); /* p >> n, odd */
+}
+END_TEST
+
+/* The engines alone on coefficients that are not the LS fit, so that variables inside the models
+ * have large |X_i^T R| and must be passed over; columns repeated make exact ties (lowest index). */
+START_TEST(pass_engines_agree)
+{
+    struct test_rng rng;
+    test_rng_seed(&rng, test_seed() + 40);
+    const size_t shapes[][3] = {{7, 5, 3}, {33, 260, 9}, {4, 1, 1}, {50, 700, 17}};
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
+        const size_t n = shapes[s][0], p = shapes[s][1], K = shapes[s][2], cap = p < 6 ? p : 6;
+        for (int f64 = 0; f64 <= 1; f64++) {
+            double *xs = malloc(n * p * 8), *ys = malloc(n * 8), *beta = calloc(K * cap, 8);
+            for (size_t i = 0; i < n * p; i++)
+                xs[i] = i >= 2 * n && i < 3 * n ? xs[i - n] : (double)(float)test_rng_normal(&rng);
+            for (size_t t = 0; t < n; t++) ys[t] = (double)(float)test_rng_normal(&rng);
+            if (p >= 3) /* y along column 1 = column 2: empty models tie between them */
+                for (size_t t = 0; t < n; t++) ys[t] = xs[n + t];
+            int32_t *idx = calloc(K * cap, 4), *size = calloc(K, 4), *a = calloc(K, 4),
+                    *b = calloc(K, 4);
+            for (size_t j = 0; j < K; j++) {
+                size[j] = (int32_t)(test_rng_next(&rng) % (cap + 1));
+                if (j == 0) size[j] = (int32_t)cap; /* all variables, where p <= 6 */
+                if (j % 2) size[j] = 0;
+                for (int32_t m = 0; m < size[j]; m++) {
+                    idx[j * cap + m] = (int32_t)((j + (size_t)m * 7) % p);
+                    for (int32_t l = 0; l < m; l++)
+                        if (idx[j * cap + l] == idx[j * cap + m]) idx[j * cap + m] = -1;
+                    beta[j * cap + m] = (double)(float)(5 * test_rng_normal(&rng));
+                }
+                int32_t kept = 0; /* drop the repeats */
+                for (int32_t m = 0; m < size[j]; m++)
+                    if (idx[j * cap + m] >= 0)
+                        idx[j * cap + kept] = idx[j * cap + m], beta[j * cap + kept++] = beta[j * cap + m];
+                size[j] = kept;
+            }
+            struct pass_data d = {.n = n, .p = p, .f64 = f64, .xs = xs, .ys = ys};
+            struct pass_engine dev, host;
+            ck_assert_int_eq(clstats__engine_device(test_ctx(), &d, K, cap, &dev), 0);
+            ck_assert_int_eq(clstats__engine_host(NULL, &d, K, cap, &host), 0);
+            ck_assert_int_eq(dev.argmax(&dev, idx, size, beta, a), 0);
+            ck_assert_int_eq(host.argmax(&host, idx, size, beta, b), 0);
+            for (size_t j = 0; j < K; j++)
+                ck_assert_msg(a[j] == b[j], "n %zu p %zu f64 %d particle %zu: %d vs %d", n, p, f64,
+                              j, a[j], b[j]);
+            dev.release(&dev), host.release(&host);
+            free(xs), free(ys), free(beta), free(idx), free(size), free(a), free(b);
+        }
+    }
+}
+END_TEST
+
+START_TEST(pass_criterion_matches_plain_ls)
+{
+    const uint64_t seed = test_seed() + 10;
+    for (int c = CLSTATS_VARSEL_HDBIC; c <= CLSTATS_VARSEL_AIC; c++) {
+        struct problem pr = make_problem(80, 60, 5, 1.0, seed + (uint64_t)c);
+        struct clstats_pass_options o;
+        options(&o, 24, 30, seed + (uint64_t)c);
+        o.criterion = (enum clstats_varsel_criterion)c;
+        o.gamma = 0.5;
+        o.p_backward[0] = 0.5, o.p_backward[1] = 0.5; /* many removals: downdates */
+        struct outcome got = fit(&pr, 1, &o, 1);
+        ck_assert_int_eq(got.status, 0);
+        const double want = plain_criterion(&pr, got.support, &o);
+        ck_assert_msg(fabs(got.criterion - want) <= 1e-9 * fabs(want), "criterion %d: %.17g vs %.17g",
+                      c, got.criterion, want);
+        for (unsigned i = 1; i <= o.n_iter; i++) ck_assert(got.history[i] <= got.history[i - 1]);
+        free_outcome(&got), free_problem(&pr);
+    }
+}
+END_TEST
+
+START_TEST(pass_finds_true_model)
+{
+    struct problem pr = make_problem(120, 400, 5, 0.5, test_seed() + 20);
+    struct clstats_pass_options o;
+    options(&o, 32, 16, 7);
+    for (int f64 = 0; f64 <= 1; f64++) {
+        struct outcome got = fit(&pr, f64, &o, 1);
+        ck_assert_int_eq(got.status, 0);
+        ck_assert_uint_eq(got.n_selected, 5);
+        for (size_t i = 0; i < 5; i++) {
+            ck_assert(got.support[i]);
+            ck_assert_msg(fabs(got.coef[i] - (1.0 + (double)i)) < 0.2, "coef %zu %g", i, got.coef[i]);
+        }
+        free_outcome(&got);
+    }
+    free_problem(&pr);
+}
+END_TEST
+
+START_TEST(pass_seed_reproducible)
+{
+    struct problem pr = make_problem(50, 90, 3, 2.0, test_seed() + 30);
+    struct clstats_pass_options o;
+    options(&o, 8, 20, 99);
+    o.p_forward[0] = 0.3, o.p_forward[1] = 0.3, o.p_forward[2] = 0.4;
+    struct outcome a = fit(&pr, 0, &o, 1), b = fit(&pr, 0, &o, 1);
+    ck_assert(memcmp(a.support, b.support, pr.p) == 0);
+    ck_assert(memcmp(a.history, b.history, (o.n_iter + 1) * 8) == 0);
+    free_outcome(&a), free_outcome(&b), free_problem(&pr);
+}
+END_TEST
+
+static int status_of(struct problem *pr, const struct clstats_pass_options *o)
+{
+    struct outcome got = fit(pr, 1, o, 1);
+    const int s = got.status;
+    free_outcome(&got);
+    return s;
+}
+
+START_TEST(pass_bad_input)
+{
+    struct clstats_pass_options o;
+    options(&o, 4, 4, 1);
+    struct problem pr = make_problem(20, 6, 2, 1.0, 1);
+    pr.p = 0;
+    ck_assert_int_eq(status_of(&pr, &o), CLSTATS_ERR_ARG); /* p = 0 */
+    pr.p = 6, pr.n = 2;
+    ck_assert_int_eq(status_of(&pr, &o), CLSTATS_ERR_ARG); /* n < 3 */
+    pr.n = 20;
+    ck_assert_int_eq(status_of(&pr, &o), 0);
+    for (size_t t = 0; t < 20; t++) pr.x[t * 6 + 4] = 3.5; /* constant column 4 */
+    ck_assert_int_eq(status_of(&pr, &o), CLSTATS_ERR_SINGULAR);
+    ck_assert(strstr(clstats_ctx_message(test_ctx()), "column 4") != NULL);
+    pr.x[3 * 6 + 4] = NAN;
+    ck_assert_int_eq(status_of(&pr, &o), CLSTATS_ERR_NAN);
+    free_problem(&pr);
+    pr = make_problem(20, 6, 2, 1.0, 2);
+    pr.y[7] = NAN;
+    ck_assert_int_eq(status_of(&pr, &o), CLSTATS_ERR_NAN);
+    for (size_t t = 0; t < 20; t++) pr.y[t] = 1;
+    ck_assert_int_eq(status_of(&pr, &o), CLSTATS_ERR_SINGULAR); /* constant y */
+    free_problem(&pr);
+    pr = make_problem(20, 6, 2, 1.0, 3);
+    o.p_forward[0] = 0.5; /* sums to 1.5 */
+    ck_assert_int_eq(status_of(&pr, &o), CLSTATS_ERR_ARG);
+    options(&o, 0, 4, 1);
+    ck_assert_int_eq(status_of(&pr, &o), CLSTATS_ERR_ARG);
+    options(&o, 4, 4, 1);
+    o.max_size = 19; /* more than n - 2 */
+    ck_assert_int_eq(status_of(&pr, &o), CLSTATS_ERR_ARG);
+    free_problem(&pr);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("pass");
+    TCase *tc = tcase_create("pass");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, pass_device_matches_host);
+    tcase_add_test(tc, pass_engines_agree);
+    tcase_add_test(tc, pass_criterion_matches_plain_ls);
+    tcase_add_test(tc, pass_finds_true_model);
+    tcase_add_test(tc, pass_seed_reproducible);
+    tcase_add_test(tc, pass_bad_input);
+    suite_add_tcase(s, tc);
+    return test_run_suite(s);
+}
