@@ -147,6 +147,25 @@ def main():
         print("--sigma=2 -q, from standard input:")
         with open(f"{tmp}/a.fits", "rb") as f:
             ok &= compare(imstats, "-", a, ("--sigma=2", "-q"), sigma=2.0, stdin=f)
+        # --mask FILE[EXT]: a DQ extension of the same file; non-zero (and NaN) pixels are missing,
+        # as madfilter's --mask; a one-plane mask serves every plane of a cube.
+        dq = (rng.random(a.shape) < 0.3).astype(np.int16) * 4
+        fits.HDUList([fits.PrimaryHDU(a), fits.ImageHDU(dq, name="DQ")]).writeto(f"{tmp}/m.fits")
+        masked = a.copy()
+        masked[dq != 0] = np.nan
+        print("--mask 'm.fits[DQ]':")
+        ok &= compare(imstats, f"{tmp}/m.fits", masked, ("--mask", f"{tmp}/m.fits[DQ]"))
+        cube = np.stack([a, a * 2])
+        fits.PrimaryHDU(cube).writeto(f"{tmp}/cube.fits")
+        masked_cube = cube.copy()
+        masked_cube[:, dq != 0] = np.nan
+        print("--mask of one plane on a cube:")
+        ok &= compare(imstats, f"{tmp}/cube.fits", masked_cube, ("--mask", f"{tmp}/m.fits[DQ]"))
+        wrong = subprocess.run([imstats, "--mask", f"{tmp}/cube.fits", f"{tmp}/m.fits"],
+                               capture_output=True, text=True)
+        wrong_ok = wrong.returncode == 1 and "mask" in wrong.stderr
+        print(("ok  " if wrong_ok else "BAD ") + f"a mask of another shape: {wrong.stderr.strip()}")
+        ok &= wrong_ok
         r = subprocess.run([imstats, "--sigma", "-1", f"{tmp}/a.fits"], capture_output=True,
                            text=True)
         usage_ok = r.returncode == 2 and r.stderr.startswith("imstats: ")

@@ -39,6 +39,9 @@ static const char usage[] =
     "  -p, --percentiles LIST  comma-separated, each in [0, 100] (default 5,25,75,95)\n"
     "      --sigma S           clipping threshold in standard deviations (default 3)\n"
     "      --maxiters N        clipping rounds at most (default 5; 0: until none is clipped)\n"
+    "      --mask FILE[EXT]    missing-data mask of the image's shape (e.g. 'in.fits[DQ]', as\n"
+    "                          madfilter's): non-zero (or NaN) pixels are left out, as NaN is;\n"
+    "                          a 2-D mask serves every plane of a cube\n"
     "  -d, --device SPEC       OpenCL device, as madfilter --device (default $CLSTATS_DEVICE,\n"
     "                          else auto)\n"
     "  -q, --quiet             no notes on stderr (errors are still shown)\n"
@@ -49,6 +52,7 @@ static const char usage[] =
 
 struct stats_options {
     const char *input;
+    const char *mask;
     double *q;
     size_t nq;
     double sigma;
@@ -56,12 +60,13 @@ struct stats_options {
     struct cli_common common; /* --device, --quiet, --help, --version */
 };
 
-enum { OPT_PERCENTILES, OPT_SIGMA, OPT_MAXITERS };
+enum { OPT_PERCENTILES, OPT_SIGMA, OPT_MAXITERS, OPT_MASK };
 
 static const struct cli_option specs[] = {
     {OPT_PERCENTILES, "percentiles", 'p', true},
     {OPT_SIGMA, "sigma", 0, true},
     {OPT_MAXITERS, "maxiters", 0, true},
+    {OPT_MASK, "mask", 0, true},
 };
 
 static int parse_percentiles(const char *text, struct stats_options *o)
@@ -109,6 +114,10 @@ static int apply(void *user, int id, const char *v)
             return cli_usage_error("--maxiters needs a whole number from 0, not \"%s\"", v);
         o->maxiters = (int)x;
         return EXIT_OK;
+    case OPT_MASK:
+        if (!*v) return cli_usage_error("--mask needs a file name");
+        o->mask = v;
+        return EXIT_OK;
     }
     return EXIT_OK;
 }
@@ -128,6 +137,42 @@ static int parse_args(int argc, char **argv, struct stats_options *o, const char
     if (n > 1) return cli_usage_error("one image at a time (%s is a second)", names[1]);
     o->input = names[0];
     return EXIT_OK;
+}
+
+/* NaN wherever the mask (one plane, or one per plane) is non-zero or NaN; 0, or -1 after a
+ * message. */
+static int apply_mask(const struct stats_options *o, size_t nx, size_t ny, size_t planes,
+                      float *data)
+{
+    struct tool_image mask;
+    char err[1024];
+    if (image_open(o->mask, SHAPE_ANY, UINT64_MAX, &mask, err, sizeof err) != 0) {
+        fprintf(stderr, "imstats: %s\n", err);
+        return -1;
+    }
+    int rc = 0;
+    float *row = NULL;
+    if (mask.nx != nx || mask.ny != ny || (mask.planes != 1 && mask.planes != planes)) {
+        fprintf(stderr, "imstats: mask %s is %zu x %zu x %zu, the image %zu x %zu x %zu\n",
+                o->mask, mask.nx, mask.ny, mask.planes, nx, ny, planes);
+        rc = -1;
+    } else if (nx * ny > 0 && !(row = malloc(nx * ny * sizeof *row))) {
+        fprintf(stderr, "imstats: no memory for the mask's %zu pixels\n", nx * ny);
+        rc = -1;
+    }
+    for (size_t p = 0; rc == 0 && row && p < planes; p++) {
+        if ((p == 0 || mask.planes > 1) &&
+            image_read_rows(&mask, mask.planes > 1 ? p : 0, 0, ny, row, err, sizeof err) != 0) {
+            fprintf(stderr, "imstats: %s\n", err);
+            rc = -1;
+            break;
+        }
+        for (size_t i = 0; i < nx * ny; i++)
+            if (row[i] != 0.0f) data[p * nx * ny + i] = NAN; /* NaN != 0: a missing value masks */
+    }
+    free(row);
+    image_close(&mask);
+    return rc;
 }
 
 /* Every pixel of every plane, NaN where missing; NULL after a message. */
@@ -156,7 +201,12 @@ static float *read_all(const struct stats_options *o, size_t *n)
             return NULL;
         }
     }
+    const size_t nx = img.nx, ny = img.ny, planes = img.planes;
     image_close(&img);
+    if (o->mask && apply_mask(o, nx, ny, planes, data) != 0) {
+        free(data);
+        return NULL;
+    }
     return data;
 }
 
