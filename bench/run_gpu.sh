@@ -68,8 +68,22 @@ PY
                 runs="$runs $tag"
             done
         done
+        # Other windows and rules, as madfilter arguments separated by '|' (SAME_WINDOWS):
+        # rectangles, origins, footprints, the even rules.
+        IFS='|' read -ra windows <<< "${SAME_WINDOWS:-}"
+        for k in "${!windows[@]}"; do
+            for b in reflect constant; do
+                tag=$(basename "$input" .fits)_win${k}_$b
+                for dev in gpu cpu; do
+                    ./build/apps/madfilter/madfilter "$input" "/tmp/same_${tag}_$dev.fits" \
+                        ${windows[$k]} --boundary "$b" --maps mad,median -d $dev --overwrite \
+                        || echo "madfilter failed: $tag (${windows[$k]}) on $dev"
+                done
+                runs="$runs $tag"
+            done
+        done
     done
-    # Headers differ in the HISTORY card naming the device and in DATE/CHECKSUM: compare the
+    # Headers differ in the HISTORY and MFDEVICE cards naming the device and in DATE/CHECKSUM: compare the
     # data of each HDU (a few lines of FITS parsing: astropy is not on that machine).
     python3 - $runs <<'PY' 2>&1 | tee "$OUT/same.txt"
 import sys
