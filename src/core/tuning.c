@@ -95,6 +95,11 @@ static const struct param params[PARAMS] = {
      * on GPUs, a work-item a chunk of rows on CPU devices (RESULTS "LTS regression (issue 21):
      * nested stages, chunked sums"); both give the same bits. */
     [P_REGRESS_PRODUCTS] = {"regress.products", GPUS_CPU(1, 2), 2, regress_products},
+    /* The Gaussian process's deviances: up to this n a population of parameter vectors is
+     * evaluated by the batched kernels (a work-item a matrix), above it each R is factored
+     * blocked; 0 is auto, 256 until a GPU measurement replaces it (RESULTS "Gaussian-process
+     * deviances (issue 23)"). */
+    [P_GP_BATCH_N] = {"gp.batch_n", ALL(0), 4096, NULL},
 };
 
 void clstats__tuning_init(clstats_ctx *ctx)

@@ -58,6 +58,8 @@ enum clstats__param_id {
     P_REGISTERS_STOP,    /* timing probes: the kernel stops after this step (0: never) */
     /* regression (src/regress/csteps.c) */
     P_REGRESS_PRODUCTS, /* auto, pairs, rows */
+    /* Gaussian processes (src/gp/) */
+    P_GP_BATCH_N, /* largest n whose deviances take the batched path (0: auto) */
     PARAMS
 };
 
