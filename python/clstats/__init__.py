@@ -3,7 +3,8 @@
 Sliding-window median and MAD maps with scipy.ndimage's arguments, numpy's nan-aware medians,
 percentiles and quantiles, astropy's sigma-clipped statistics and ``mad_std``, computed
 exactly by libclstats: where the peer's result is defined, the same bits; and k-means
-(:class:`KMeans`, scikit-learn's Lloyd) with the loop on the device.
+(:class:`KMeans`, scikit-learn's Lloyd) with the loop on the device; Gaussian-process
+emulators (:class:`GaussianProcess`, R's GPfit) with every likelihood on the device in float64.
 
 Every call takes ``device=``: ``'gpu'``, ``'cpu'``, an index into :func:`devices`, part of a
 device's name, or a :class:`Context`. Without it, a context shared by the process runs the
@@ -20,10 +21,12 @@ from ._order import median, percentile, quantile, select_kth, tile_medians
 from ._clipping import mad_std, sigma_clipped_stats
 from ._regress import LMSRegression, LTSRegression
 from ._cluster import KMeans
+from ._gp import GaussianProcess
 from . import _ext
 
 __version__ = _ext.version()
 
 __all__ = ["Context", "DeviceError", "devices", "MAD_TO_SIGMA", "filter_maps", "mad_filter",
            "median_filter", "median", "percentile", "quantile", "select_kth", "tile_medians",
-           "mad_std", "sigma_clipped_stats", "LTSRegression", "LMSRegression", "KMeans"]
+           "mad_std", "sigma_clipped_stats", "LTSRegression", "LMSRegression", "KMeans",
+           "GaussianProcess"]
