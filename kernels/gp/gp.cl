@@ -47,16 +47,19 @@ static double correlation(__global const double *a, __global const double *b,
     return poly * exp(-s);
 }
 
-/* R of matrix m at (i, j), both triangles, for theta = 10^beta of its parameter vector
- * (thetas: count x D, computed on the host, so that every kernel uses the same values). */
+/* R of matrix m at (i, j) and (j, i), j <= i (pow dominates the kernel on CPU devices, so each
+ * pair is computed once), for theta = 10^beta of its parameter vector (thetas: count x D,
+ * computed on the host, so that every kernel uses the same values). */
 __kernel void corr_matrix(__global const double *x, uint n, __global const double *thetas,
                           __global double *r, ulong mat_step)
 {
     const uint j = get_global_id(0), i = get_global_id(1), m = get_global_id(2);
-    if (i >= n || j >= n) return;
+    if (i >= n || j > i) return;
     __global const double *theta = thetas + (ulong)m * D;
-    r[(ulong)m * mat_step + (ulong)i * n + j] =
-        i == j ? 1.0 : correlation(x + (ulong)i * D, x + (ulong)j * D, theta, 0);
+    __global double *R = r + (ulong)m * mat_step;
+    const double v = i == j ? 1.0 : correlation(x + (ulong)i * D, x + (ulong)j * D, theta, 0);
+    R[(ulong)i * n + j] = v;
+    R[(ulong)j * n + i] = v;
 }
 
 /* delta[m] added to matrix m's diagonal. */
