@@ -13,7 +13,8 @@
 # the C call, scipy and cupyx), regress (bench_regress's LTS at 10^5 and 10^6 rows, p = 10, on
 # the GPU and on PoCL there), kmeans (bench_kmeans's seed case, 10^7 x 3 k 16 and 10^6 x 256
 # k 1024 per iteration, on the GPU and on PoCL there, beside peers_kmeans.py: scikit-learn and
-# torch). Expects build/ and .device-libs/ carried (and, for
+# torch), gp (bench_gp's deviances: one at n = 4064, d = 6, with and without
+# its gradient, and a population of 100 at n = 256, beside bench/peers_gp.py). Expects build/ and .device-libs/ carried (and, for
 # select_ab and filter_ab, the older build as $AB_BASE, default build-base/, made by
 # bench/build_base.sh);
 # logs go under $OUT. Extra bench arguments: $FILTER_ARGS, $SELECT_ARGS.
@@ -404,4 +405,20 @@ if has kmeans; then
         echo "== peers_kmeans $c"
         timeout 250 python3 bench/peers_kmeans.py $c --reps "${KMEANS_REPS:-3}"
     done 2>&1 | tee "$OUT/bench_kmeans.txt"
+fi
+
+if has gp; then
+    # GPfit's deviance (bench/bench_gp.c), issue 23's targets on the GPU: one evaluation at
+    # n = 4064, d = 6 (<= 7.4 ms), a batch of 100 at n = 256 (<= 5 ms); the batch also through
+    # the blocked path (gp.batch_n=1), to set the tuning value; the peers beside it.
+    for dev in gpu cpu; do
+        echo "== bench_gp on $dev"
+        CLSTATS_DEVICE=$dev timeout 250 ./build/bench/bench_gp one 4064 6 "${GP_REPS:-5}"
+        CLSTATS_DEVICE=$dev timeout 250 ./build/bench/bench_gp grad 4064 6 "${GP_REPS:-5}"
+        CLSTATS_DEVICE=$dev timeout 250 ./build/bench/bench_gp batch 256 100 6 "${GP_REPS:-5}"
+        CLSTATS_DEVICE=$dev CLSTATS_TUNE=gp.batch_n=1 timeout 250 \
+            ./build/bench/bench_gp batch 256 100 6 "${GP_REPS:-5}"
+        CLSTATS_DEVICE=$dev timeout 250 ./build/bench/bench_gp batch 64 1000 6 "${GP_REPS:-5}"
+    done 2>&1 | tee "$OUT/bench_gp.txt"
+    timeout 400 python3 bench/peers_gp.py --reps 3 2>&1 | tee "$OUT/peers_gp.txt"
 fi

@@ -228,10 +228,11 @@ START_TEST(gemv_matches_reference)
 }
 END_TEST
 
-/* Many small factorisations, one of them not positive definite (info set, others intact). */
+/* Many small factorisations, one of them not positive definite (info set, others intact);
+ * from 32 rows a work-group a matrix (33, 70). */
 START_TEST(cholesky_batched_flags_bad_matrices)
 {
-    const size_t sizes[] = {1, 2, 5, 11, 20};
+    const size_t sizes[] = {1, 2, 5, 11, 20, 33, 70};
     for (int f = 0; f < 2; f++)
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
             const bool f64 = f;

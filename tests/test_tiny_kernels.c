@@ -9,6 +9,7 @@
 #include "column_cases.h"
 #include "reference_background.h"
 #include "reference_filter.h"
+#include "reference_gp.h"
 #include "reference_linalg.h"
 #include "reference_select.h"
 #include "test_util.h"
@@ -422,6 +423,68 @@ START_TEST(background_matches_the_reference)
 }
 END_TEST
 
+/* The Gaussian process's kernels on a few points: correlations, nugget, the batched deviance
+ * (batched path) and the blocked path with its gradient and prediction sums, each correlation
+ * against the plain loops. */
+START_TEST(gp_kernels_match_the_reference)
+{
+    enum { N = 5, D = 2, COUNT = 3 };
+    double x[N * D], y[N], beta[COUNT * D], dev[COUNT], nug[COUNT], grad[D], mean[N];
+    struct test_rng rng;
+    test_rng_seed(&rng, test_seed() + 70);
+    for (size_t i = 0; i < N * D; i++) x[i] = test_rng_uniform(&rng);
+    for (size_t i = 0; i < N; i++) y[i] = x[i * D] - 2 * x[i * D + 1] * x[i * D + 1];
+    for (size_t i = 0; i < COUNT * D; i++) beta[i] = -1 + 2 * test_rng_uniform(&rng);
+    for (int corr = 0; corr < 3; corr++) {
+        struct clstats_gp_model m;
+        clstats_gp_model_init(&m);
+        m.corr = (enum clstats_gp_corr)corr;
+        const struct clstats_gp_eval out = {.deviance = dev, .nugget = nug};
+        ck_assert_msg(clstats_gp_deviance(test_ctx(), &m, x, y, N, D, beta, COUNT, &out) ==
+                          CLSTATS_OK, "%s", clstats_ctx_message(test_ctx()));
+        for (int c = 0; c < COUNT; c++) {
+            double mu, s2;
+            const double want = reference_gp_deviance(&m, x, y, N, D, beta + c * D, nug[c], &mu,
+                                                      &s2, NULL);
+            ck_assert_msg(fabs(dev[c] - want) <= 1e-7 * (1 + fabs(want)), "%.17g %.17g", dev[c],
+                          want);
+        }
+        m.nugget = 1e-6;
+        double want_grad[D], mu, s2;
+        const double want = reference_gp_deviance(&m, x, y, N, D, beta, m.nugget, &mu, &s2,
+                                                  want_grad);
+        const struct clstats_gp_eval one = {.deviance = dev, .gradient = grad};
+        ck_assert_int_eq(clstats_gp_deviance(test_ctx(), &m, x, y, N, D, beta, 1, &one),
+                         CLSTATS_OK);
+        ck_assert(fabs(dev[0] - want) <= 1e-9 * (1 + fabs(want)));
+        for (int k = 0; k < D; k++)
+            ck_assert(fabs(grad[k] - want_grad[k]) <= 1e-7 * (1 + fabs(want_grad[k])));
+        ck_assert_int_eq(clstats_gp_predict(test_ctx(), &m, x, y, N, D, beta, 0, x, N, mean,
+                                            NULL),
+                         CLSTATS_OK);
+        for (int i = 0; i < N; i++) ck_assert(fabs(mean[i] - y[i]) <= 1e-6 * (1 + fabs(y[i])));
+    }
+    /* 33 points: the batched factorisation's work-group kernel (from 32 rows) too. */
+    enum { BIG = 33 };
+    double xb[BIG], yb[BIG], bb[2] = {0.3, 1.1}, db[2], nb[2];
+    for (int i = 0; i < BIG; i++) {
+        xb[i] = (i + test_rng_uniform(&rng)) / BIG;
+        yb[i] = sin(5 * xb[i]);
+    }
+    struct clstats_gp_model m;
+    clstats_gp_model_init(&m);
+    const struct clstats_gp_eval two = {.deviance = db, .nugget = nb};
+    ck_assert_int_eq(clstats_gp_deviance(test_ctx(), &m, xb, yb, BIG, 1, bb, 2, &two),
+                     CLSTATS_OK);
+    for (int c = 0; c < 2; c++) {
+        double mu, s2;
+        const double want =
+            reference_gp_deviance(&m, xb, yb, BIG, 1, bb + c, nb[c], &mu, &s2, NULL);
+        ck_assert_msg(fabs(db[c] - want) <= 1e-7 * (1 + fabs(want)), "%.17g %.17g", db[c], want);
+    }
+}
+END_TEST
+
 int main(void)
 {
     /* A case a family, so that CK_RUN_CASE=NAME runs one (a simulator is slow). */
@@ -437,6 +500,7 @@ int main(void)
         {"column_ranks", column_ranks_match_sorting},
         {"csteps", csteps_match_the_reference},
         {"background", background_matches_the_reference},
+        {"gp", gp_kernels_match_the_reference},
     };
     Suite *s = suite_create("tiny_kernels");
     for (size_t i = 0; i < sizeof families / sizeof families[0]; i++) {

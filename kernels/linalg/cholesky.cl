@@ -51,6 +51,50 @@ __kernel void potrf_batched(__global REAL *a, ulong off, ulong mat_step, uint p,
     logdet[m] = bad ? (REAL)NAN : 2 * ld;
 }
 
+/* The same factorisation by a work-group per matrix, for p in the tens and hundreds (a
+ * Gaussian process's correlation matrices), where one work-item a matrix would run p^3/3 steps
+ * alone: right-looking, column j's pivot by item 0, the column below it divided and the
+ * trailing lower triangle updated by the group's items a row each. Every element sees the same
+ * subtractions in the same order as potrf_batched's, then the same division. */
+__kernel void potrf_batched_groups(__global REAL *a, ulong off, ulong mat_step, uint p,
+                                   uint lda, uint count, __global int *info,
+                                   __global REAL *logdet)
+{
+    const uint m = get_group_id(0), t = get_local_id(0), w = get_local_size(0);
+    if (m >= count) return; /* a whole group: the barriers below stay uniform */
+    __global REAL *A = a + off + (ulong)m * mat_step;
+    __local REAL pivot;
+    __local int bad;
+    if (t == 0) bad = 0;
+    for (uint j = 0; j < p; j++) {
+        if (t == 0 && !bad) {
+            const REAL d = A[(ulong)j * lda + j];
+            if (!(d > 0))
+                bad = (int)j + 1;
+            else
+                A[(ulong)j * lda + j] = pivot = sqrt(d);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+        if (bad) break; /* read by all after the barrier: every item leaves together */
+        const REAL l = pivot;
+        for (uint i = j + 1 + t; i < p; i += w) A[(ulong)i * lda + j] /= l;
+        barrier(CLK_GLOBAL_MEM_FENCE);
+        for (uint i = j + 1 + t; i < p; i += w) {
+            const REAL lij = A[(ulong)i * lda + j];
+            for (uint k = j + 1; k <= i; k++)
+                A[(ulong)i * lda + k] -= A[(ulong)k * lda + j] * lij;
+        }
+        /* pivot is rewritten only after this barrier, once every item has read it. */
+        barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
+    }
+    if (t == 0) {
+        REAL ld = 0;
+        for (uint j = 0; j < p && !bad; j++) ld += log(A[(ulong)j * lda + j]);
+        info[m] = bad;
+        logdet[m] = bad ? (REAL)NAN : 2 * ld;
+    }
+}
+
 /* Solves L L^T X = B for matrix m's right-hand side r (work-item (r, m)): forward then back
  * substitution down column r of B (p x nrhs at b + boff + m b_step, row stride ldb). */
 __kernel void potrs_batched(__global const REAL *l, ulong loff, ulong l_step, uint p, uint lda,

@@ -4,7 +4,8 @@ Sliding-window median and MAD maps with scipy.ndimage's arguments, numpy's nan-a
 percentiles and quantiles, astropy's sigma-clipped statistics and ``mad_std``, computed
 exactly by libclstats: where the peer's result is defined, the same bits; SExtractor's (SEP's)
 mesh background and RMS (:class:`Background`); robust regression (:class:`LTSRegression`,
-:class:`LMSRegression`) and k-means (:class:`KMeans`, scikit-learn's Lloyd) on the device.
+:class:`LMSRegression`), k-means (:class:`KMeans`, scikit-learn's Lloyd), PaSS variable selection
+(:class:`PaSS`) and Gaussian-process emulators (:class:`GaussianProcess`, R's GPfit) on the device.
 
 Every call takes ``device=``: ``'gpu'``, ``'cpu'``, an index into :func:`devices`, part of a
 device's name, or a :class:`Context`. Without it, a context shared by the process runs the
@@ -23,6 +24,7 @@ from ._regress import LMSRegression, LTSRegression
 from ._cluster import KMeans
 from ._background import Background
 from ._varsel import PaSS
+from ._gp import GaussianProcess
 from . import _ext
 
 __version__ = _ext.version()
@@ -30,4 +32,4 @@ __version__ = _ext.version()
 __all__ = ["Context", "DeviceError", "devices", "MAD_TO_SIGMA", "filter_maps", "mad_filter",
            "median_filter", "median", "percentile", "quantile", "select_kth", "tile_medians",
            "mad_std", "sigma_clipped_stats", "LTSRegression", "LMSRegression", "KMeans",
-           "Background", "PaSS"]
+           "Background", "PaSS", "GaussianProcess"]

@@ -766,8 +766,162 @@ static PyObject *py_kmeans_predict(PyObject *self, PyObject *args)
     return PyFloat_FromDouble(inertia);
 }
 
+/* ---- Gaussian processes ------------------------------------------------------------------- */
+
+/* A contiguous float64 array of exactly n elements (writable when `out`), or NULL with a
+ * ValueError; _gp.py makes its arrays so, this only guards the extension. */
+static double *f64_data(PyObject *obj, npy_intp n, bool out, const char *what)
+{
+    PyArrayObject *arr = (PyArrayObject *)obj;
+    if (!PyArray_Check(obj) || PyArray_TYPE(arr) != NPY_FLOAT64 || !PyArray_IS_C_CONTIGUOUS(arr) ||
+        (out && !PyArray_ISWRITEABLE(arr)) || PyArray_SIZE(arr) != n) {
+        PyErr_Format(PyExc_ValueError, "%s must be a contiguous float64 array of %zd", what, n);
+        return NULL;
+    }
+    return PyArray_DATA(arr);
+}
+
+/* The model from (corr, power, nugget (NaN: GPfit's rule), nug_thres). */
+static int gp_model(PyObject *t, struct clstats_gp_model *m)
+{
+    int corr;
+    clstats_gp_model_init(m);
+    if (!PyArg_ParseTuple(t, "iddd", &corr, &m->power, &m->nugget, &m->nug_thres)) return -1;
+    m->corr = (enum clstats_gp_corr)corr;
+    return 0;
+}
+
+/* The design (X n x d, y n) of a GP call. */
+static int gp_design(PyObject *x_obj, PyObject *y_obj, const double **x, const double **y,
+                     size_t *n, size_t *d)
+{
+    PyArrayObject *xa = (PyArrayObject *)x_obj;
+    if (!PyArray_Check(x_obj) || PyArray_NDIM(xa) != 2) {
+        PyErr_SetString(PyExc_ValueError, "X must be a 2-D float64 array");
+        return -1;
+    }
+    *n = (size_t)PyArray_DIM(xa, 0);
+    *d = (size_t)PyArray_DIM(xa, 1);
+    if (!(*x = f64_data(x_obj, (npy_intp)(*n * *d), false, "X")) ||
+        !(*y = f64_data(y_obj, (npy_intp)*n, false, "y")))
+        return -1;
+    return 0;
+}
+
+/* gp_deviance(ctx, X, y, model, beta (count x d), dev, mu, sigma2, nugget (count each), grad (d)
+ * or None) */
+static PyObject *py_gp_deviance(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule, *x_obj, *y_obj, *m_obj, *b_obj, *dev_obj, *mu_obj, *s2_obj, *nug_obj,
+        *g_obj;
+    Py_ssize_t count;
+    if (!PyArg_ParseTuple(args, "OOOOOnOOOOO", &capsule, &x_obj, &y_obj, &m_obj, &b_obj, &count,
+                          &dev_obj, &mu_obj, &s2_obj, &nug_obj, &g_obj))
+        return NULL;
+    clstats_ctx *ctx = context_of(capsule);
+    struct clstats_gp_model m;
+    const double *x, *y, *beta;
+    size_t n, d;
+    if (!ctx || gp_model(m_obj, &m) < 0 || gp_design(x_obj, y_obj, &x, &y, &n, &d) < 0 ||
+        count < 1 || !(beta = f64_data(b_obj, (npy_intp)(count * (Py_ssize_t)d), false, "beta")))
+        return PyErr_Occurred() ? NULL : raise_status(CLSTATS_ERR_ARG, "count < 1");
+    struct clstats_gp_eval out = {0};
+    if (!(out.deviance = f64_data(dev_obj, count, true, "deviance")) ||
+        !(out.mu = f64_data(mu_obj, count, true, "mu")) ||
+        !(out.sigma2 = f64_data(s2_obj, count, true, "sigma2")) ||
+        !(out.nugget = f64_data(nug_obj, count, true, "nugget")) ||
+        (g_obj != Py_None && !(out.gradient = f64_data(g_obj, (npy_intp)d, true, "gradient"))))
+        return NULL;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = clstats_gp_deviance(ctx, &m, x, y, n, d, beta, (size_t)count, &out);
+    Py_END_ALLOW_THREADS
+    if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(ctx));
+    Py_RETURN_NONE;
+}
+
+/* gp_fit(ctx, X, y, model, (n_search, n_best, n_starts, diagonal, max_iter, lower, upper,
+ * seed), beta_out (d)) -> dict */
+static PyObject *py_gp_fit(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule, *x_obj, *y_obj, *m_obj, *b_obj;
+    struct clstats_gp_fit_options o;
+    clstats_gp_fit_options_init(&o);
+    Py_ssize_t ns, nb, nst, iters;
+    int diagonal;
+    unsigned long long seed;
+    if (!PyArg_ParseTuple(args, "OOOO(nnnpnddK)O", &capsule, &x_obj, &y_obj, &m_obj, &ns, &nb,
+                          &nst, &diagonal, &iters, &o.lower, &o.upper, &seed, &b_obj))
+        return NULL;
+    clstats_ctx *ctx = context_of(capsule);
+    struct clstats_gp_model m;
+    const double *x, *y;
+    size_t n, d;
+    if (!ctx || gp_model(m_obj, &m) < 0 || gp_design(x_obj, y_obj, &x, &y, &n, &d) < 0)
+        return NULL;
+    if (ns < 0 || nb < 0 || nst < 0 || iters < 1) {
+        PyErr_SetString(PyExc_ValueError, "counts must be non-negative, max_iter positive");
+        return NULL;
+    }
+    o.n_search = (size_t)ns;
+    o.n_best = (size_t)nb;
+    o.n_starts = (size_t)nst;
+    o.diagonal = diagonal;
+    o.max_iter = (size_t)iters;
+    o.seed = seed;
+    struct clstats_gp_fit_result r = {0};
+    if (!(r.beta = f64_data(b_obj, (npy_intp)d, true, "beta"))) return NULL;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = clstats_gp_fit(ctx, &m, x, y, n, d, &o, &r);
+    Py_END_ALLOW_THREADS
+    if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(ctx));
+    return Py_BuildValue("{s:d,s:d,s:d,s:d,s:n}", "deviance", r.deviance, "nugget", r.nugget,
+                         "mu", r.mu, "sigma2", r.sigma2, "evaluations",
+                         (Py_ssize_t)r.evaluations);
+}
+
+/* gp_predict(ctx, X, y, model, beta (d), nugget, Xnew (m x d), mean (m), mse (m) or None) */
+static PyObject *py_gp_predict(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule, *x_obj, *y_obj, *m_obj, *b_obj, *xn_obj, *mean_obj, *mse_obj;
+    double nugget;
+    if (!PyArg_ParseTuple(args, "OOOOOdOOO", &capsule, &x_obj, &y_obj, &m_obj, &b_obj, &nugget,
+                          &xn_obj, &mean_obj, &mse_obj))
+        return NULL;
+    clstats_ctx *ctx = context_of(capsule);
+    struct clstats_gp_model m;
+    const double *x, *y, *beta, *xnew;
+    double *mean, *mse = NULL;
+    size_t n, d;
+    if (!ctx || gp_model(m_obj, &m) < 0 || gp_design(x_obj, y_obj, &x, &y, &n, &d) < 0 ||
+        !(beta = f64_data(b_obj, (npy_intp)d, false, "beta")))
+        return NULL;
+    const npy_intp rows = PyArray_Check(xn_obj) ? PyArray_SIZE((PyArrayObject *)xn_obj) /
+                                                      (npy_intp)d
+                                                : 0;
+    if (!(xnew = f64_data(xn_obj, rows * (npy_intp)d, false, "Xnew")) ||
+        !(mean = f64_data(mean_obj, rows, true, "mean")) ||
+        (mse_obj != Py_None && !(mse = f64_data(mse_obj, rows, true, "mse"))))
+        return NULL;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = clstats_gp_predict(ctx, &m, x, y, n, d, beta, nugget, xnew, (size_t)rows, mean, mse);
+    Py_END_ALLOW_THREADS
+    if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(ctx));
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"context", py_context, METH_VARARGS, "context(spec) -> a context capsule"},
+    {"gp_deviance", py_gp_deviance, METH_VARARGS,
+     "gp_deviance(ctx, X, y, model, beta, count, dev, mu, sigma2, nugget, grad)"},
+    {"gp_fit", py_gp_fit, METH_VARARGS, "gp_fit(ctx, X, y, model, options, beta) -> dict"},
+    {"gp_predict", py_gp_predict, METH_VARARGS,
+     "gp_predict(ctx, X, y, model, beta, nugget, Xnew, mean, mse)"},
     {"kmeans", py_kmeans, METH_VARARGS, "kmeans(ctx, X, k, init, ...) -> (inertia, n_iter)"},
     {"kmeans_predict", py_kmeans_predict, METH_VARARGS,
      "kmeans_predict(ctx, X, centres, weights, labels) -> inertia"},

@@ -11,6 +11,9 @@
 /* Rows of the diagonal block: its work-group's size, and the block in local memory (8 KiB of
  * doubles at 32). */
 #define BLOCK 32
+/* The batched factorisation's switch to a work-group per matrix: the regression's p x p normal
+ * equations stay below it, a Gaussian process's n x n correlations are above. */
+#define GROUP_P 32
 
 static int program(clstats_ctx *ctx, bool f64, cl_program *out)
 {
@@ -30,8 +33,12 @@ int clstats__potrf_batched(clstats_ctx *ctx, bool f64, struct clstats__mat a, si
 {
     cl_program prog;
     cl_kernel k;
+    /* From p = GROUP_P a work-group per matrix (kernels/linalg/cholesky.cl): below it a
+     * work-item per matrix, whose p^3/3 steps are few. */
+    const bool groups = p >= GROUP_P;
     int status = program(ctx, f64, &prog);
-    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_batched", &k);
+    if (status == CLSTATS_OK)
+        status = clstats__kernel(ctx, prog, groups ? "potrf_batched_groups" : "potrf_batched", &k);
     if (status != CLSTATS_OK) return status;
     const cl_ulong off = a.off, mstep = step;
     const cl_uint np = (cl_uint)p, lda = (cl_uint)a.ld, cnt = (cl_uint)count;
@@ -43,8 +50,9 @@ int clstats__potrf_batched(clstats_ctx *ctx, bool f64, struct clstats__mat a, si
     ARG(k, 5, cnt);
     ARG(k, 6, info);
     ARG(k, 7, logdet);
-    const size_t local = 64, global = (count + local - 1) / local * local;
-    status = clstats__launch(ctx, k, 1, NULL, &global, &local, "potrf_batched");
+    const size_t local = 64, global = groups ? count * local : (count + local - 1) / local * local;
+    status = clstats__launch(ctx, k, 1, NULL, &global, &local,
+                             groups ? "potrf_batched_groups" : "potrf_batched");
 fail:
     return status;
 }

@@ -40,7 +40,8 @@ int clstats__gemv(clstats_ctx *ctx, bool f64, bool ta, size_t m, size_t n, doubl
                   size_t yoff);
 
 /* Cholesky of `count` p x p matrices, matrix i at a.off + i step: info[i] 0 or the bad pivot
- * + 1, logdet[i]; both device buffers of count entries (int32, and the dtype). */
+ * + 1, logdet[i]; both device buffers of count entries (int32, and the dtype). A work-item a
+ * matrix below p = 32, a work-group a matrix from there (src/linalg/cholesky.c). */
 int clstats__potrf_batched(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t step,
                            size_t p, size_t count, cl_mem info, cl_mem logdet);
 

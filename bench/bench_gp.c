@@ -1,0 +1,83 @@
+/* bench_gp.c - GPfit's deviance on the device: `bench_gp one N D [REPS]` times one evaluation
+ * (correlation matrix, blocked Cholesky, solves) at n x d, `bench_gp batch N COUNT D [REPS]` a
+ * population of COUNT parameter vectors at n in one call, `bench_gp grad N D [REPS]` one
+ * evaluation with its gradient. Uniform designs, a Hartman-like smooth response, a given nugget
+ * (1e-8: the rule's eigenvalues are the host's, timed apart by NUGGET=rule). Host wall time per
+ * call and the kernels' share (clstats_ctx_last_kernel_ms); CLSTATS_TUNE=gp.batch_n=1 sends a
+ * population through the blocked path. Peers: bench/peers_gp.py. */
+#include "bench_context.h"
+#include "clstats.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+
+static double uniform(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return (*s >> 11) / 9007199254740992.0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 4) {
+        fprintf(stderr, "usage: bench_gp one N D [REPS] | batch N COUNT D [REPS] | grad N D "
+                        "[REPS]\n");
+        return 2;
+    }
+    const bool batch = strcmp(argv[1], "batch") == 0, grad = strcmp(argv[1], "grad") == 0;
+    const size_t n = strtoull(argv[2], NULL, 10);
+    const size_t count = batch ? strtoull(argv[3], NULL, 10) : 1;
+    const size_t d = strtoull(argv[batch ? 4 : 3], NULL, 10);
+    const int reps = argc > (batch ? 5 : 4) ? atoi(argv[batch ? 5 : 4]) : 3;
+    double *x = malloc(n * d * 8), *y = malloc(n * 8), *beta = malloc(count * d * 8);
+    double *dev = malloc(count * 8), *g = malloc(d * 8);
+    uint64_t s = 42;
+    for (size_t i = 0; i < n; i++) {
+        double v = 0;
+        for (size_t k = 0; k < d; k++) {
+            x[i * d + k] = uniform(&s);
+            v += (k + 1) * (x[i * d + k] - 0.5) * (x[i * d + k] - 0.5);
+        }
+        y[i] = -exp(-v);
+    }
+    for (size_t i = 0; i < count * d; i++) beta[i] = -1 + 1.5 * uniform(&s);
+    clstats_ctx *ctx = bench_context(NULL); /* $CLSTATS_DEVICE, $CLSTATS_TUNE */
+    if (!ctx) return 1;
+    struct clstats_gp_model m;
+    clstats_gp_model_init(&m);
+    const char *nug = getenv("NUGGET");
+    m.nugget = nug && strcmp(nug, "rule") == 0 ? NAN : 1e-8;
+    printf("device: %s\n%s n %zu d %zu count %zu nugget %s\n", clstats_ctx_device_name(ctx),
+           argv[1], n, d, count, isnan(m.nugget) ? "rule" : "1e-8");
+    const struct clstats_gp_eval out = {.deviance = dev, .gradient = grad ? g : NULL};
+    for (int r = 0; r <= reps; r++) {
+        const double t0 = now();
+        const int st = clstats_gp_deviance(ctx, &m, x, y, n, d, beta, count, &out);
+        const double t1 = now();
+        if (st != CLSTATS_OK) {
+            fprintf(stderr, "%s\n", clstats_ctx_message(ctx));
+            return 1;
+        }
+        printf("%s: %.2f ms (kernels %.2f ms) deviance[0] %.10g\n",
+               r ? "run" : "warm-up (kernel builds)", 1e3 * (t1 - t0),
+               clstats_ctx_last_kernel_ms(ctx), dev[0]);
+    }
+    clstats_ctx_destroy(ctx);
+    free(x);
+    free(y);
+    free(beta);
+    free(dev);
+    free(g);
+    return 0;
+}

@@ -1,0 +1,164 @@
+/* gp.cl - the Gaussian process's own kernels (src/gp/), in float64: correlation matrices of a
+ * design for a population of parameter vectors, the nugget on their diagonals, the batched
+ * deviance's forward solves and sums, the gradient's sums over the factor's inverse, and the
+ * cross-correlations and column sums of prediction. Matrices are row-major.
+ *
+ * Build options: -D CORR=0 power exponential (-D POWER=p), 1 Matern 3/2, 2 Matern 5/2 (GPfit's
+ * scaling, include/clstats/gp.h); -D D=the design's columns.
+ */
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+
+#ifndef CORR
+#define CORR 0
+#endif
+#ifndef POWER
+#define POWER 1.95
+#endif
+#ifndef D
+#define D 1
+#endif
+
+#define LN10 2.302585092994045684
+
+/* The correlation of rows a and b (d columns each) at theta = 10^beta; with `ratio` not NULL,
+ * also ratio[k] = (d R / d beta_k) / R, which stays finite where R underflows. */
+static double correlation(__global const double *a, __global const double *b,
+                          __global const double *theta, double *ratio)
+{
+    double s = 0, poly = 1;
+    for (int k = 0; k < D; k++) {
+        const double h = fabs(a[k] - b[k]);
+#if CORR == 0
+        const double e = theta[k] * pow(h, (double)POWER);
+        s += e;
+        if (ratio) ratio[k] = -e * LN10;
+#else
+#if CORR == 1
+        const double t = 2 * sqrt(1.5) * theta[k] * h, f = 1 + t;
+        if (ratio) ratio[k] = -t * t * LN10 / f;
+#else
+        const double t = 2 * sqrt(2.5) * theta[k] * h, f = 1 + t + t * t / 3;
+        if (ratio) ratio[k] = -(t * t / 3) * (1 + t) * LN10 / f;
+#endif
+        s += t;
+        poly *= f;
+#endif
+    }
+    return poly * exp(-s);
+}
+
+/* R of matrix m at (i, j) and (j, i), j <= i (pow dominates the kernel on CPU devices, so each
+ * pair is computed once), for theta = 10^beta of its parameter vector (thetas: count x D,
+ * computed on the host, so that every kernel uses the same values). */
+__kernel void corr_matrix(__global const double *x, uint n, __global const double *thetas,
+                          __global double *r, ulong mat_step)
+{
+    const uint j = get_global_id(0), i = get_global_id(1), m = get_global_id(2);
+    if (i >= n || j > i) return;
+    __global const double *theta = thetas + (ulong)m * D;
+    __global double *R = r + (ulong)m * mat_step;
+    const double v = i == j ? 1.0 : correlation(x + (ulong)i * D, x + (ulong)j * D, theta, 0);
+    R[(ulong)i * n + j] = v;
+    R[(ulong)j * n + i] = v;
+}
+
+/* delta[m] added to matrix m's diagonal. */
+__kernel void add_diagonal(__global double *r, uint n, ulong mat_step,
+                           __global const double *delta)
+{
+    const uint i = get_global_id(0), m = get_global_id(1);
+    if (i >= n) return;
+    r[(ulong)m * mat_step + (ulong)i * n + i] += delta[m];
+}
+
+/* One work-item per factored matrix (potrf_batched's lower triangles): u = L^-1 1 and
+ * v = L^-1 y by forward substitution into work (2n a matrix), then mu = u'v / u'u and the
+ * quadratic form Q = |v - mu u|^2, both stable where R is nearly singular (no difference of
+ * large terms). out[3m..3m+3) = deviance log|S| + n log Q, mu, Q; NaN where info is set. */
+__kernel void batched_deviance(__global const double *l, uint n, ulong mat_step,
+                               __global const double *y, uint count,
+                               __global const int *info, __global const double *logdet,
+                               __global double *work, __global double *out)
+{
+    const uint m = get_global_id(0);
+    if (m >= count) return;
+    if (info[m]) {
+        out[3 * (ulong)m] = out[3 * (ulong)m + 1] = out[3 * (ulong)m + 2] = NAN;
+        return;
+    }
+    __global const double *L = l + (ulong)m * mat_step;
+    __global double *u = work + (ulong)m * 2 * n, *v = u + n;
+    double uu = 0, uv = 0;
+    for (uint i = 0; i < n; i++) {
+        double su = 1, sv = y[i];
+        for (uint k = 0; k < i; k++) {
+            const double lik = L[(ulong)i * n + k];
+            su -= lik * u[k];
+            sv -= lik * v[k];
+        }
+        const double lii = L[(ulong)i * n + i];
+        u[i] = su / lii;
+        v[i] = sv / lii;
+        uu += u[i] * u[i];
+        uv += u[i] * v[i];
+    }
+    const double mu = uv / uu;
+    double q = 0;
+    for (uint i = 0; i < n; i++) {
+        const double e = v[i] - mu * u[i];
+        q += e * e;
+    }
+    out[3 * (ulong)m] = logdet[m] + n * log(q);
+    out[3 * (ulong)m + 1] = mu;
+    out[3 * (ulong)m + 2] = q;
+}
+
+/* The gradient's sums for row i: d dev / d beta_k = sum_{i != j} W_ij dR_ij/dbeta_k with
+ * W = S^-1 - scale alpha alpha' (scale = n / Q, alpha = S^-1 (y - 1 mu)), S^-1 in the lower
+ * triangle of sinv; the diagonal's dR is 0. partial[i D + k] = 2 sum_{j < i} (row i's share),
+ * summed on the host in row order. */
+__kernel void gradient_rows(__global const double *x, uint n, __global const double *theta,
+                            __global const double *sinv, __global const double *alpha,
+                            double scale, __global double *partial)
+{
+    const uint i = get_global_id(0);
+    if (i >= n) return;
+    double acc[D], ratio[D];
+    for (int k = 0; k < D; k++) acc[k] = 0;
+    for (uint j = 0; j < i; j++) {
+        const double r = correlation(x + (ulong)i * D, x + (ulong)j * D, theta, ratio);
+        const double w = (sinv[(ulong)i * n + j] - scale * alpha[i] * alpha[j]) * r;
+        for (int k = 0; k < D; k++) acc[k] += w * ratio[k];
+    }
+    for (int k = 0; k < D; k++) partial[(ulong)i * D + k] = 2 * acc[k];
+}
+
+/* out[j m_cols + c] = correlation of new point c with design row j (n x m, one column a new
+ * point, as the solve with L wants it). */
+__kernel void cross_corr(__global const double *x, uint n, __global const double *xnew,
+                         uint m_cols, __global const double *theta, __global double *out)
+{
+    const uint c = get_global_id(0), j = get_global_id(1);
+    if (c >= m_cols || j >= n) return;
+    out[(ulong)j * m_cols + c] = correlation(xnew + (ulong)c * D, x + (ulong)j * D, theta, 0);
+}
+
+/* For column c of s = L^-1 r: s's squared norm, u's and w's products with it (u = L^-1 1,
+ * w = L^-1 (y - 1 mu)), the three sums prediction needs, in out[3c..3c+3). */
+__kernel void predict_sums(__global const double *s, uint n, uint m_cols,
+                           __global const double *u, __global const double *w,
+                           __global double *out)
+{
+    const uint c = get_global_id(0);
+    if (c >= m_cols) return;
+    double ss = 0, su = 0, sw = 0;
+    for (uint j = 0; j < n; j++) {
+        const double v = s[(ulong)j * m_cols + c];
+        ss += v * v;
+        su += u[j] * v;
+        sw += w[j] * v;
+    }
+    out[3 * (ulong)c] = ss;
+    out[3 * (ulong)c + 1] = su;
+    out[3 * (ulong)c + 2] = sw;
+}

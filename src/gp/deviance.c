@@ -1,0 +1,347 @@
+/* deviance.c - GPfit's deviance log|S| + n log Q (S = R + delta I, Q = (y - 1 mu)' S^-1 (y -
+ * 1 mu), mu = 1'S^-1 y / 1'S^-1 1; the seed's eq. 3-4) on the device: a population of small
+ * designs by the batched kernels, one launch per stage for all of it; a large design, or one
+ * with its gradient, through the blocked Cholesky and CLBlast's TRSM and SYRK. */
+#include "gp_internal.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
+
+/* Where the batched path ends unless tuned: a work-item factors a whole matrix there, so its
+ * n^3/3 steps run one after another (bench/RESULTS.md, issue 23). */
+#define BATCH_N_AUTO 256
+/* Bytes of correlation matrices held at once by the batched path. */
+#define BATCH_BYTES ((size_t)256 << 20)
+
+static int write(clstats_ctx *ctx, cl_mem buf, const void *host, size_t bytes)
+{
+    return clstats__cl_check(ctx, clEnqueueWriteBuffer(ctx->queue, buf, CL_TRUE, 0, bytes, host,
+                                                       0, NULL, NULL),
+                             "clEnqueueWriteBuffer(gp)");
+}
+
+static int read(clstats_ctx *ctx, cl_mem buf, void *host, size_t bytes)
+{
+    return clstats__cl_check(ctx, clEnqueueReadBuffer(ctx->queue, buf, CL_TRUE, 0, bytes, host,
+                                                      0, NULL, NULL),
+                             "clEnqueueReadBuffer(gp)");
+}
+
+/* count correlation matrices at thetas (count x d, already on the device) into r, each with
+ * its nugget: the given one, or GPfit's rule on the matrix read back (delta: count values). */
+static int build(struct gp_job *job, cl_mem thetas, size_t count, cl_mem r, double *delta)
+{
+    clstats_ctx *ctx = job->ctx;
+    const size_t n = job->n, nn = n * n;
+    const cl_uint n32 = (cl_uint)n;
+    const cl_ulong step = nn;
+    cl_kernel k;
+    cl_mem dbuf = NULL;
+    double *host = NULL;
+    int status = clstats__kernel(ctx, job->prog, "corr_matrix", &k);
+    if (status != CLSTATS_OK) return status;
+    ARG(k, 0, job->xbuf);
+    ARG(k, 1, n32);
+    ARG(k, 2, thetas);
+    ARG(k, 3, r);
+    ARG(k, 4, step);
+    const size_t global[3] = {n, n, count};
+    status = clstats__launch(ctx, k, 3, NULL, global, NULL, "gp corr_matrix");
+    if (status != CLSTATS_OK) goto fail;
+    if (isnan(job->model.nugget)) {
+        if (!(host = malloc(nn * sizeof *host))) {
+            status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "gp: the nugget's matrix");
+            goto fail;
+        }
+        for (size_t m = 0; m < count && status == CLSTATS_OK; m++) {
+            CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r, CL_TRUE, m * nn * sizeof *host,
+                                            nn * sizeof *host, host, 0, NULL, NULL),
+                   "clEnqueueReadBuffer(gp R)");
+            status = clstats__gp_nugget(host, n, job->model.nug_thres, &delta[m]);
+        }
+    } else {
+        for (size_t m = 0; m < count; m++) delta[m] = job->model.nugget;
+    }
+    if (status == CLSTATS_OK)
+        status = clstats__scratch(ctx, "gp.delta", count * sizeof *delta, &dbuf);
+    if (status == CLSTATS_OK) status = write(ctx, dbuf, delta, count * sizeof *delta);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "add_diagonal", &k);
+    if (status != CLSTATS_OK) goto fail;
+    ARG(k, 0, r);
+    ARG(k, 1, n32);
+    ARG(k, 2, step);
+    ARG(k, 3, dbuf);
+    const size_t g2[2] = {n, count};
+    status = clstats__launch(ctx, k, 2, NULL, g2, NULL, "gp add_diagonal");
+fail:
+    free(host);
+    return status;
+}
+
+static int upload_thetas(struct gp_job *job, const double *beta, size_t count, cl_mem *out)
+{
+    const size_t d = job->d;
+    double *theta = malloc(count * d * sizeof *theta);
+    if (!theta) return clstats__fail(job->ctx, CLSTATS_ERR_NOMEM, "gp: thetas");
+    for (size_t m = 0; m < count; m++) clstats__gp_theta(beta + m * d, d, theta + m * d);
+    int status = clstats__scratch(job->ctx, "gp.theta", count * d * sizeof *theta, out);
+    if (status == CLSTATS_OK) status = write(job->ctx, *out, theta, count * d * sizeof *theta);
+    free(theta);
+    return status;
+}
+
+/* The batched path for `count` vectors (a chunk that fits BATCH_BYTES). */
+static int eval_batched(struct gp_job *job, const double *beta, size_t count,
+                        const struct clstats_gp_eval *out, bool lenient)
+{
+    clstats_ctx *ctx = job->ctx;
+    const size_t n = job->n, nn = n * n;
+    cl_mem thetas, r, info, logdet, work, res;
+    cl_kernel k;
+    double *delta = malloc(count * sizeof *delta), *sums = malloc(3 * count * sizeof *sums);
+    int32_t *bad = malloc(count * sizeof *bad);
+    int status = delta && sums && bad ? CLSTATS_OK
+                                      : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "gp: batch");
+    if (status == CLSTATS_OK) status = upload_thetas(job, beta, count, &thetas);
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.r", count * nn * 8, &r);
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.info", count * 4, &info);
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.logdet", count * 8, &logdet);
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.work", count * 2 * n * 8, &work);
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.sums", count * 3 * 8, &res);
+    if (status == CLSTATS_OK) status = build(job, thetas, count, r, delta);
+    const struct clstats__mat a = {r, 0, n};
+    if (status == CLSTATS_OK)
+        status = clstats__potrf_batched(ctx, true, a, nn, n, count, info, logdet);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "batched_deviance", &k);
+    if (status != CLSTATS_OK) goto fail;
+    const cl_uint n32 = (cl_uint)n, c32 = (cl_uint)count;
+    const cl_ulong step = nn;
+    ARG(k, 0, r);
+    ARG(k, 1, n32);
+    ARG(k, 2, step);
+    ARG(k, 3, job->ybuf);
+    ARG(k, 4, c32);
+    ARG(k, 5, info);
+    ARG(k, 6, logdet);
+    ARG(k, 7, work);
+    ARG(k, 8, res);
+    const size_t local = 64, global = (count + local - 1) / local * local;
+    status = clstats__launch(ctx, k, 1, NULL, &global, &local, "gp batched_deviance");
+    if (status == CLSTATS_OK) status = read(ctx, res, sums, 3 * count * sizeof *sums);
+    if (status == CLSTATS_OK) status = read(ctx, info, bad, count * sizeof *bad);
+    if (status != CLSTATS_OK) goto fail;
+    for (size_t m = 0; m < count; m++) {
+        if (bad[m] && !lenient) {
+            status = clstats__fail(ctx, CLSTATS_ERR_SINGULAR,
+                                   "gp: R + %g I is not positive definite at row %d (duplicate "
+                                   "design points need a nugget)",
+                                   delta[m], bad[m] - 1);
+            goto fail;
+        }
+        if (out->deviance) out->deviance[m] = sums[3 * m];
+        if (out->mu) out->mu[m] = sums[3 * m + 1];
+        if (out->sigma2) out->sigma2[m] = sums[3 * m + 2] / (double)n;
+        if (out->nugget) out->nugget[m] = delta[m];
+    }
+fail:
+    free(delta);
+    free(sums);
+    free(bad);
+    return status;
+}
+
+int clstats__gp_factor(struct gp_job *job, const double *beta, double nugget, double *u,
+                       double *w, double *mu, double *q, double *delta, cl_mem *l)
+{
+    clstats_ctx *ctx = job->ctx;
+    const size_t n = job->n;
+    cl_mem thetas, rhs;
+    double *pair = malloc(2 * n * sizeof *pair), logdet = NAN;
+    int bad = 0;
+    const double kept = job->model.nugget;
+    job->model.nugget = nugget;
+    int status = pair ? upload_thetas(job, beta, 1, &thetas)
+                      : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "gp: right-hand sides");
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.r", n * n * 8, l);
+    if (status == CLSTATS_OK) status = build(job, thetas, 1, *l, delta);
+    const struct clstats__mat a = {*l, 0, n};
+    if (status == CLSTATS_OK) status = clstats__potrf(ctx, true, a, n, &bad, &logdet);
+    if (status == CLSTATS_OK && bad)
+        status = clstats__fail(ctx, CLSTATS_ERR_SINGULAR,
+                               "gp: R + %g I is not positive definite at row %d (duplicate "
+                               "design points need a nugget)",
+                               *delta, bad - 1);
+    if (status != CLSTATS_OK) goto fail;
+    /* u = L^-1 1 and v = L^-1 y as the two columns of one solve. */
+    for (size_t i = 0; i < n; i++) {
+        pair[2 * i] = 1;
+        pair[2 * i + 1] = job->y[i];
+    }
+    status = clstats__scratch(ctx, "gp.rhs", 2 * n * sizeof *pair, &rhs);
+    if (status == CLSTATS_OK) status = write(ctx, rhs, pair, 2 * n * sizeof *pair);
+    const struct clstats__mat b = {rhs, 0, 2};
+    if (status == CLSTATS_OK) status = clstats__trsm(ctx, true, false, false, n, 2, 1.0, a, b);
+    if (status == CLSTATS_OK) status = read(ctx, rhs, pair, 2 * n * sizeof *pair);
+    if (status != CLSTATS_OK) goto fail;
+    double uu = 0, uv = 0;
+    for (size_t i = 0; i < n; i++) {
+        uu += pair[2 * i] * pair[2 * i];
+        uv += pair[2 * i] * pair[2 * i + 1];
+    }
+    *mu = uv / uu;
+    *q = 0;
+    for (size_t i = 0; i < n; i++) {
+        u[i] = pair[2 * i];
+        w[i] = pair[2 * i + 1] - *mu * u[i];
+        *q += w[i] * w[i];
+    }
+    u[n] = logdet;
+fail:
+    job->model.nugget = kept;
+    free(pair);
+    return status;
+}
+
+/* d deviance / d beta at the factor in "gp.r" (clstats__gp_factor's): alpha = L^-T w, S^-1 =
+ * L^-T L^-1 from L^-1 (a TRSM on I) by SYRK, then the kernel's row sums. */
+static int gradient(struct gp_job *job, const double *beta, const double *w, double q, cl_mem l,
+                    double *grad)
+{
+    clstats_ctx *ctx = job->ctx;
+    const size_t n = job->n, d = job->d;
+    cl_mem alpha, inv, sinv, thetas, part, one;
+    cl_kernel k;
+    double *partial = malloc(n * d * sizeof *partial), unit = 1;
+    int status = partial ? upload_thetas(job, beta, 1, &thetas)
+                         : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "gp: gradient");
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.alpha", n * 8, &alpha);
+    if (status == CLSTATS_OK) status = write(ctx, alpha, w, n * 8);
+    const struct clstats__mat lm = {l, 0, n}, am = {alpha, 0, 1};
+    if (status == CLSTATS_OK) status = clstats__trsm(ctx, true, false, true, n, 1, 1.0, lm, am);
+    /* L^-1 from the identity: zeros, then add_diagonal's 1 on each row. */
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.inv", n * n * 8, &inv);
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.sinv", n * n * 8, &sinv);
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.one", 8, &one);
+    if (status == CLSTATS_OK) status = write(ctx, one, &unit, 8);
+    if (status != CLSTATS_OK) goto fail;
+    const double zero = 0;
+    CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, inv, &zero, sizeof zero, 0, n * n * 8, 0, NULL,
+                                    NULL),
+           "clEnqueueFillBuffer(gp inv)");
+    status = clstats__kernel(ctx, job->prog, "add_diagonal", &k);
+    if (status != CLSTATS_OK) goto fail;
+    const cl_uint n32 = (cl_uint)n;
+    const cl_ulong step = n * n;
+    ARG(k, 0, inv);
+    ARG(k, 1, n32);
+    ARG(k, 2, step);
+    ARG(k, 3, one);
+    const size_t g2[2] = {n, 1};
+    status = clstats__launch(ctx, k, 2, NULL, g2, NULL, "gp identity");
+    const struct clstats__mat im = {inv, 0, n}, sm = {sinv, 0, n};
+    if (status == CLSTATS_OK) status = clstats__trsm(ctx, true, false, false, n, n, 1.0, lm, im);
+    if (status == CLSTATS_OK) status = clstats__syrk(ctx, true, true, n, n, 1.0, im, 0.0, sm);
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.partial", n * d * 8, &part);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "gradient_rows", &k);
+    if (status != CLSTATS_OK) goto fail;
+    const double scale = (double)n / q;
+    ARG(k, 0, job->xbuf);
+    ARG(k, 1, n32);
+    ARG(k, 2, thetas);
+    ARG(k, 3, sinv);
+    ARG(k, 4, alpha);
+    ARG(k, 5, scale);
+    ARG(k, 6, part);
+    status = clstats__launch(ctx, k, 1, NULL, &n, NULL, "gp gradient_rows");
+    if (status == CLSTATS_OK) status = read(ctx, part, partial, n * d * 8);
+    if (status != CLSTATS_OK) goto fail;
+    for (size_t c = 0; c < d; c++) grad[c] = 0;
+    for (size_t i = 0; i < n; i++)
+        for (size_t c = 0; c < d; c++) grad[c] += partial[i * d + c];
+fail:
+    free(partial);
+    return status;
+}
+
+static int eval_one(struct gp_job *job, const double *beta, const struct clstats_gp_eval *out,
+                    bool lenient)
+{
+    const size_t n = job->n;
+    double *u = malloc((n + 1) * sizeof *u), *w = malloc(n * sizeof *w), mu, q, delta;
+    cl_mem l;
+    int status = u && w ? clstats__gp_factor(job, beta, job->model.nugget, u, w, &mu, &q, &delta,
+                                             &l)
+                        : clstats__fail(job->ctx, CLSTATS_ERR_NOMEM, "gp: solves");
+    if (status == CLSTATS_ERR_SINGULAR && lenient) {
+        if (out->deviance) out->deviance[0] = NAN;
+        status = CLSTATS_OK;
+        goto fail;
+    }
+    if (status == CLSTATS_OK && out->gradient)
+        status = gradient(job, beta, w, q, l, out->gradient);
+    if (status != CLSTATS_OK) goto fail;
+    if (out->deviance) out->deviance[0] = u[n] + (double)n * log(q);
+    if (out->mu) out->mu[0] = mu;
+    if (out->sigma2) out->sigma2[0] = q / (double)n;
+    if (out->nugget) out->nugget[0] = delta;
+fail:
+    free(u);
+    free(w);
+    return status;
+}
+
+int clstats__gp_eval(struct gp_job *job, const double *beta, size_t count,
+                     const struct clstats_gp_eval *out, bool lenient)
+{
+    clstats_ctx *ctx = job->ctx;
+    const size_t n = job->n, d = job->d;
+    for (size_t i = 0; i < count * d; i++)
+        if (!isfinite(beta[i]))
+            return clstats__fail(ctx, CLSTATS_ERR_ARG, "gp: beta[%zu] is %g, not finite", i,
+                                 beta[i]);
+    if (out->gradient && count != 1)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "gp: a gradient is for one beta, not %zu",
+                             count);
+    job->evaluations += count;
+    const long tuned = clstats__tuned(ctx, P_GP_BATCH_N);
+    const size_t batch_n = tuned ? (size_t)tuned : BATCH_N_AUTO;
+    if (out->gradient || n > batch_n) {
+        int status = CLSTATS_OK;
+        for (size_t m = 0; m < count && status == CLSTATS_OK; m++) {
+            const struct clstats_gp_eval one = {
+                out->deviance ? out->deviance + m : NULL, out->gradient,
+                out->nugget ? out->nugget + m : NULL, out->mu ? out->mu + m : NULL,
+                out->sigma2 ? out->sigma2 + m : NULL};
+            status = eval_one(job, beta + m * d, &one, lenient);
+        }
+        return status;
+    }
+    size_t chunk = BATCH_BYTES / (n * n * 8);
+    if (chunk < 1) chunk = 1;
+    int status = CLSTATS_OK;
+    for (size_t at = 0; at < count && status == CLSTATS_OK; at += chunk) {
+        const size_t c = count - at < chunk ? count - at : chunk;
+        const struct clstats_gp_eval part = {
+            out->deviance ? out->deviance + at : NULL, NULL, out->nugget ? out->nugget + at : NULL,
+            out->mu ? out->mu + at : NULL, out->sigma2 ? out->sigma2 + at : NULL};
+        status = eval_batched(job, beta + at * d, c, &part, lenient);
+    }
+    return status;
+}
+
+int clstats_gp_deviance(clstats_ctx *ctx, const struct clstats_gp_model *model, const double *x,
+                        const double *y, size_t n, size_t d, const double *beta, size_t count,
+                        const struct clstats_gp_eval *out)
+{
+    if (!ctx) return clstats__fail(NULL, CLSTATS_ERR_ARG, "gp: NULL context");
+    clstats__begin(ctx);
+    struct gp_job job;
+    int status = beta && out ? clstats__gp_open(ctx, model, x, y, n, d, &job)
+                             : clstats__fail(ctx, CLSTATS_ERR_ARG, "gp: NULL argument");
+    if (status == CLSTATS_OK) status = clstats__gp_eval(&job, beta, count, out, false);
+    if (beta && out) clstats__gp_close(&job);
+    return clstats__end(ctx, status);
+}

@@ -1,0 +1,49 @@
+/* gp_internal.h - the Gaussian-process module's shared pieces (src/gp/): a design on the device
+ * with its built program (job.c), deviances (deviance.c), GPfit's nugget rule (nugget.c), the
+ * bounded L-BFGS (lbfgs.c). */
+#ifndef CLSTATS_GP_INTERNAL_H
+#define CLSTATS_GP_INTERNAL_H
+
+#include "../linalg/linalg_internal.h"
+
+/* A design checked and on the device, with the program for its correlation and width. */
+struct gp_job {
+    clstats_ctx *ctx;
+    struct clstats_gp_model model;
+    const double *x, *y;
+    size_t n, d;
+    cl_mem xbuf, ybuf;
+    cl_program prog;
+    size_t evaluations;
+};
+
+int clstats__gp_open(clstats_ctx *ctx, const struct clstats_gp_model *model, const double *x,
+                     const double *y, size_t n, size_t d, struct gp_job *job);
+void clstats__gp_close(struct gp_job *job);
+
+/* Deviances at count parameter vectors (as clstats_gp_deviance). With `lenient`, a matrix that
+ * is not positive definite gives a NaN deviance instead of CLSTATS_ERR_SINGULAR (the
+ * optimiser's populations). */
+int clstats__gp_eval(struct gp_job *job, const double *beta, size_t count,
+                     const struct clstats_gp_eval *out, bool lenient);
+
+/* One matrix factored blocked, the factor kept (*l, the scratch "gp.r") for the gradient and
+ * prediction: u = L^-1 1 (n + 1 values: u[n] gets log|S|) and w = L^-1 (y - 1 mu) (n) on the
+ * host, mu, Q = |w|^2 and the nugget used (NaN asks for GPfit's rule). */
+int clstats__gp_factor(struct gp_job *job, const double *beta, double nugget, double *u,
+                       double *w, double *mu, double *q, double *delta, cl_mem *l);
+
+/* GPfit's nugget for the symmetric n x n matrix r (host, overwritten): the smallest delta >= 0
+ * with (lambda_max + delta) / (lambda_min + delta) <= e^thres. */
+int clstats__gp_nugget(double *r, size_t n, double thres, double *delta);
+
+/* 10^beta, the kernels' theta, computed once on the host for all kernels alike. */
+void clstats__gp_theta(const double *beta, size_t d, double *theta);
+
+/* Minimises f over the box [lower, upper]^d from x (in place) by projected L-BFGS; f returns
+ * the value and the gradient, NaN where it cannot be evaluated. */
+typedef int (*gp_objective)(void *user, const double *x, double *f, double *g);
+int clstats__gp_lbfgs(gp_objective f, void *user, double *x, size_t d, double lower,
+                      double upper, size_t max_iter, double *fx);
+
+#endif

@@ -1,0 +1,252 @@
+/* test_gp.c - Gaussian-process deviances on the device (src/gp/) against the plain loops of
+ * tests/reference_gp.c: every correlation, both paths (batched and blocked), the gradient also
+ * against finite differences, GPfit's nugget on duplicates and near-singular R, prediction at
+ * the design, a fit no worse than its starts, and the errors of bad input. */
+#include "reference_gp.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static double *uniform(struct test_rng *rng, size_t count)
+{
+    double *v = malloc(count * sizeof *v);
+    for (size_t i = 0; i < count; i++) v[i] = test_rng_uniform(rng);
+    return v;
+}
+
+static double *response(const double *x, size_t n, size_t d)
+{
+    double *y = malloc(n * sizeof *y);
+    for (size_t i = 0; i < n; i++) {
+        double s = 0;
+        for (size_t k = 0; k < d; k++) s += sin(3 * x[i * d + k] + k) * (k + 1);
+        y[i] = s + 10;
+    }
+    return y;
+}
+
+/* The deviance's scale: where its two terms cancel, relative error means little. */
+static void assert_close(double got, double want, double scale, double tol, const char *what)
+{
+    if (!(fabs(got - want) <= tol * fmax(scale, 1)))
+        ck_abort_msg("%s: got %.17g, want %.17g (tol %g x %g)", what, got, want, tol, scale);
+}
+
+static void check_deviances(enum clstats_gp_corr corr, size_t n, size_t d, double nugget,
+                            uint64_t seed, const char *batch_n)
+{
+    clstats_ctx *ctx = test_ctx();
+    struct test_rng rng;
+    test_rng_seed(&rng, seed);
+    double *x = uniform(&rng, n * d), *y = response(x, n, d);
+    enum { COUNT = 4 };
+    double beta[COUNT * 10], dev[COUNT], mu[COUNT], s2[COUNT], nug[COUNT];
+    for (size_t i = 0; i < COUNT * d; i++) beta[i] = -3 + 5 * test_rng_uniform(&rng);
+    struct clstats_gp_model m;
+    clstats_gp_model_init(&m);
+    m.corr = corr;
+    m.nugget = nugget;
+    test_tune("gp.batch_n", batch_n);
+    const struct clstats_gp_eval out = {.deviance = dev, .mu = mu, .sigma2 = s2, .nugget = nug};
+    const int status = clstats_gp_deviance(ctx, &m, x, y, n, d, beta, COUNT, &out);
+    test_tune("gp.batch_n", NULL);
+    ck_assert_msg(status == CLSTATS_OK, "%s", clstats_ctx_message(ctx));
+    for (int c = 0; c < COUNT; c++) {
+        const double want_nug = reference_gp_nugget(&m, x, n, d, beta + c * d);
+        assert_close(nug[c], want_nug, want_nug, 1e-6, "nugget");
+        double wmu, ws2;
+        /* The reference at our nugget, so that the deviances compare to rounding. */
+        const double want = reference_gp_deviance(&m, x, y, n, d, beta + c * d, nug[c], &wmu,
+                                                  &ws2, NULL);
+        const double scale = fabs(want - n * log(ws2 * n)) + n * fabs(log(ws2 * n));
+        /* Where R's condition number reaches GPfit's bound e^20 (its rule's nugget is
+         * positive), two correct solvers differ by about eps cond = 1e-7: the bound, not our
+         * error; elsewhere 1e-10. */
+        const bool near_singular = isnan(nugget) ? nug[c] > 0
+                                                 : reference_gp_nugget(&(struct clstats_gp_model){
+                                                       .corr = corr, .power = m.power,
+                                                       .nugget = NAN, .nug_thres = 20},
+                                                       x, n, d, beta + c * d) > 0;
+        assert_close(dev[c], want, scale, near_singular ? 1e-7 : 1e-10, "deviance");
+        assert_close(mu[c], wmu, fabs(wmu), near_singular ? 1e-6 : 1e-9, "mu");
+        assert_close(s2[c], ws2, ws2, near_singular ? 1e-6 : 1e-9, "sigma2");
+    }
+    free(x);
+    free(y);
+}
+
+START_TEST(deviances_match_the_reference)
+{
+    static const size_t shapes[][2] = {{2, 1}, {3, 2}, {7, 3}, {17, 1}, {33, 5}, {40, 10}};
+    const char *paths[] = {NULL, "1"}; /* batched (auto), then blocked for every n */
+    for (int corr = 0; corr < 3; corr++)
+        for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+            for (int p = 0; p < 2; p++) {
+                check_deviances((enum clstats_gp_corr)corr, shapes[s][0], shapes[s][1], NAN,
+                                test_seed() + 31 * s + corr, paths[p]);
+                check_deviances((enum clstats_gp_corr)corr, shapes[s][0], shapes[s][1], 1e-6,
+                                test_seed() + 31 * s + corr + 7, paths[p]);
+            }
+}
+END_TEST
+
+START_TEST(gradient_matches_reference_and_finite_differences)
+{
+    clstats_ctx *ctx = test_ctx();
+    struct test_rng rng;
+    test_rng_seed(&rng, test_seed() + 5);
+    const size_t n = 30, d = 3;
+    double *x = uniform(&rng, n * d), *y = response(x, n, d);
+    for (int corr = 0; corr < 3; corr++) {
+        struct clstats_gp_model m;
+        clstats_gp_model_init(&m);
+        m.corr = (enum clstats_gp_corr)corr;
+        m.nugget = 1e-8;
+        const double beta[3] = {-0.5, 0.3, 1.1};
+        double dev, grad[3], want_grad[3], mu, s2;
+        const struct clstats_gp_eval out = {.deviance = &dev, .gradient = grad};
+        ck_assert_int_eq(clstats_gp_deviance(ctx, &m, x, y, n, d, beta, 1, &out), CLSTATS_OK);
+        reference_gp_deviance(&m, x, y, n, d, beta, m.nugget, &mu, &s2, want_grad);
+        for (size_t k = 0; k < d; k++) {
+            assert_close(grad[k], want_grad[k], fabs(want_grad[k]), 1e-9, "gradient");
+            double bp[3] = {beta[0], beta[1], beta[2]}, bm[3] = {beta[0], beta[1], beta[2]};
+            const double h = 1e-5;
+            bp[k] += h;
+            bm[k] -= h;
+            double fp, fm;
+            const struct clstats_gp_eval op = {.deviance = &fp}, om = {.deviance = &fm};
+            ck_assert_int_eq(clstats_gp_deviance(ctx, &m, x, y, n, d, bp, 1, &op), CLSTATS_OK);
+            ck_assert_int_eq(clstats_gp_deviance(ctx, &m, x, y, n, d, bm, 1, &om), CLSTATS_OK);
+            assert_close(grad[k], (fp - fm) / (2 * h), fabs(grad[k]), 1e-5, "finite difference");
+        }
+    }
+    free(x);
+    free(y);
+}
+END_TEST
+
+START_TEST(duplicates_take_the_nugget_or_fail_without_it)
+{
+    clstats_ctx *ctx = test_ctx();
+    double x[] = {0.1, 0.1, 0.5, 0.9, 0.1}, y[] = {1, 1.5, 2, 0, 1.2};
+    const double beta = 0.5;
+    double dev, nug;
+    struct clstats_gp_model m;
+    clstats_gp_model_init(&m);
+    const struct clstats_gp_eval out = {.deviance = &dev, .nugget = &nug};
+    ck_assert_int_eq(clstats_gp_deviance(ctx, &m, x, y, 5, 1, &beta, 1, &out), CLSTATS_OK);
+    ck_assert(nug > 0 && isfinite(dev));
+    double mu, s2;
+    assert_close(dev, reference_gp_deviance(&m, x, y, 5, 1, &beta, nug, &mu, &s2, NULL), 10,
+                 1e-7, "duplicates' deviance"); /* cond(S) = e^20: see above */
+    m.nugget = 0;
+    ck_assert_int_eq(clstats_gp_deviance(ctx, &m, x, y, 5, 1, &beta, 1, &out),
+                     CLSTATS_ERR_SINGULAR);
+    test_tune("gp.batch_n", "1");
+    ck_assert_int_eq(clstats_gp_deviance(ctx, &m, x, y, 5, 1, &beta, 1, &out),
+                     CLSTATS_ERR_SINGULAR);
+    test_tune("gp.batch_n", NULL);
+}
+END_TEST
+
+START_TEST(prediction_interpolates_and_matches_at_new_points)
+{
+    clstats_ctx *ctx = test_ctx();
+    struct test_rng rng;
+    test_rng_seed(&rng, test_seed() + 9);
+    const size_t n = 12, d = 2;
+    double *x = uniform(&rng, n * d), *y = response(x, n, d), mean[12], mse[12];
+    struct clstats_gp_model m;
+    clstats_gp_model_init(&m);
+    const double beta[2] = {0.2, 0.4};
+    ck_assert_int_eq(clstats_gp_predict(ctx, &m, x, y, n, d, beta, 0, x, n, mean, mse),
+                     CLSTATS_OK);
+    for (size_t i = 0; i < n; i++) {
+        assert_close(mean[i], y[i], fabs(y[i]), 1e-7, "mean at a design point");
+        ck_assert(mse[i] < 1e-6);
+    }
+    /* Away from the design the variance is positive and the mean differs from mu. */
+    double far[2] = {0.5, 2.0}, fm, fv;
+    ck_assert_int_eq(clstats_gp_predict(ctx, &m, x, y, n, d, beta, 0, far, 1, &fm, &fv),
+                     CLSTATS_OK);
+    ck_assert(fv > 0 && isfinite(fm));
+    free(x);
+    free(y);
+}
+END_TEST
+
+START_TEST(fit_is_no_worse_than_its_design)
+{
+    clstats_ctx *ctx = test_ctx();
+    struct test_rng rng;
+    test_rng_seed(&rng, test_seed() + 11);
+    const size_t n = 20, d = 2;
+    double *x = uniform(&rng, n * d), *y = response(x, n, d), beta[2];
+    struct clstats_gp_model m;
+    clstats_gp_model_init(&m);
+    struct clstats_gp_fit_options o;
+    clstats_gp_fit_options_init(&o);
+    o.seed = 3;
+    struct clstats_gp_fit_result r = {.beta = beta};
+    ck_assert_msg(clstats_gp_fit(ctx, &m, x, y, n, d, &o, &r) == CLSTATS_OK, "%s",
+                  clstats_ctx_message(ctx));
+    /* No point of a grid over the start range is better than the optimum. */
+    for (double a = -2; a <= 2.5; a += 0.25)
+        for (double b = -2; b <= 2.5; b += 0.25) {
+            const double g[2] = {a, b};
+            double dev;
+            const struct clstats_gp_eval out = {.deviance = &dev};
+            ck_assert_int_eq(clstats_gp_deviance(ctx, &m, x, y, n, d, g, 1, &out), CLSTATS_OK);
+            ck_assert_msg(r.deviance <= dev + 1e-6, "grid (%g, %g) %.10g < fit %.10g", a, b, dev,
+                          r.deviance);
+        }
+    free(x);
+    free(y);
+}
+END_TEST
+
+START_TEST(bad_input_gives_clear_errors)
+{
+    clstats_ctx *ctx = test_ctx();
+    double x[4] = {0, 0.3, 0.6, 1}, y[4] = {1, 2, 0, 3}, beta = 0, dev;
+    struct clstats_gp_model m;
+    clstats_gp_model_init(&m);
+    const struct clstats_gp_eval out = {.deviance = &dev};
+    ck_assert_int_eq(clstats_gp_deviance(ctx, &m, x, y, 1, 1, &beta, 1, &out), CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_gp_deviance(ctx, &m, x, y, 4, 0, &beta, 1, &out), CLSTATS_ERR_ARG);
+    x[2] = NAN;
+    ck_assert_int_eq(clstats_gp_deviance(ctx, &m, x, y, 4, 1, &beta, 1, &out), CLSTATS_ERR_ARG);
+    x[2] = 0.6;
+    beta = INFINITY;
+    ck_assert_int_eq(clstats_gp_deviance(ctx, &m, x, y, 4, 1, &beta, 1, &out), CLSTATS_ERR_ARG);
+    beta = 0;
+    const double flat[4] = {2, 2, 2, 2};
+    ck_assert_int_eq(clstats_gp_deviance(ctx, &m, x, flat, 4, 1, &beta, 1, &out),
+                     CLSTATS_ERR_ARG);
+    m.power = 2.5;
+    ck_assert_int_eq(clstats_gp_deviance(ctx, &m, x, y, 4, 1, &beta, 1, &out), CLSTATS_ERR_ARG);
+    m.power = 1.95;
+    m.nugget = -1;
+    ck_assert_int_eq(clstats_gp_deviance(ctx, &m, x, y, 4, 1, &beta, 1, &out), CLSTATS_ERR_ARG);
+    m.nugget = NAN;
+    ck_assert_int_eq(clstats_gp_deviance(ctx, &m, x, y, 4, 1, &beta, 1, &out), CLSTATS_OK);
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("gp");
+    TCase *tc = tcase_create("gp");
+    tcase_set_timeout(tc, 600);
+    tcase_add_test(tc, deviances_match_the_reference);
+    tcase_add_test(tc, gradient_matches_reference_and_finite_differences);
+    tcase_add_test(tc, duplicates_take_the_nugget_or_fail_without_it);
+    tcase_add_test(tc, prediction_interpolates_and_matches_at_new_points);
+    tcase_add_test(tc, fit_is_no_worse_than_its_design);
+    tcase_add_test(tc, bad_input_gives_clear_errors);
+    suite_add_tcase(s, tc);
+    return test_run_suite(s);
+}
