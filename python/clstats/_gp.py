@@ -6,6 +6,7 @@ import numpy as np
 
 from . import _ext
 from ._context import get_context
+from ._estimator import Estimator
 from ._regress import _design, _seed
 
 __all__ = ["GaussianProcess"]
@@ -13,7 +14,7 @@ __all__ = ["GaussianProcess"]
 _CORR = {"power_exponential": 0, "matern32": 1, "matern52": 2}
 
 
-class GaussianProcess:
+class GaussianProcess(Estimator):
     """A Gaussian process y(x) = mu + z(x), fitted by maximum likelihood (GPfit's ``GP_fit``).
 
     The correlation of z is ``corr``: ``'power_exponential'``, R_ij = prod_k exp(-theta_k
@@ -62,19 +63,6 @@ class GaussianProcess:
         self.n_starts = n_starts
         self.random_state = random_state
         self.device = device
-
-    def get_params(self, deep=True):
-        """The estimator's parameters, as scikit-learn's get_params gives them."""
-        return {k: getattr(self, k) for k in ("corr", "power", "nugget", "n_starts",
-                                              "random_state", "device")}
-
-    def set_params(self, **params):
-        """Sets parameters by name, as scikit-learn's set_params does."""
-        for k, v in params.items():
-            if k not in self.get_params():
-                raise ValueError(f"GaussianProcess: unknown parameter {k!r}")
-            setattr(self, k, v)
-        return self
 
     def _model(self, nugget):
         if self.corr not in _CORR:

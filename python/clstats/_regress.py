@@ -6,6 +6,7 @@ import numpy as np
 
 from . import _ext
 from ._context import get_context
+from ._estimator import Estimator
 
 __all__ = ["LTSRegression", "LMSRegression"]
 
@@ -47,7 +48,7 @@ def _design(X, y, where):
             np.ascontiguousarray(yv, dtype=np.float64))
 
 
-class _RobustRegression:
+class _RobustRegression(Estimator):
     _method = None
 
     def __init__(self, alpha=0.5, n_subsets=500, fit_intercept=True, reweight=True,
@@ -59,20 +60,6 @@ class _RobustRegression:
         self.random_state = random_state
         self.nan_policy = nan_policy
         self.device = device
-
-    def get_params(self, deep=True):
-        """The estimator's parameters, as scikit-learn's get_params gives them."""
-        return {k: getattr(self, k) for k in ("alpha", "n_subsets", "fit_intercept",
-                                              "reweight", "random_state", "nan_policy",
-                                              "device")}
-
-    def set_params(self, **params):
-        """Sets parameters by name, as scikit-learn's set_params does."""
-        for k, v in params.items():
-            if k not in self.get_params():
-                raise ValueError(f"{type(self).__name__}: unknown parameter {k!r}")
-            setattr(self, k, v)
-        return self
 
     def fit(self, X, y):
         """Fits the model to X (n_samples, n_features) and y (n_samples,); returns self."""
@@ -113,10 +100,6 @@ class _RobustRegression:
         if x.ndim != 2 or x.shape[1] != self.n_features_in_:
             raise ValueError(f"X must have {self.n_features_in_} features")
         return x @ self.coef_ + self.intercept_
-
-    def __repr__(self):
-        args = ", ".join(f"{k}={v!r}" for k, v in self.get_params().items())
-        return f"{type(self).__name__}({args})"
 
 
 class LTSRegression(_RobustRegression):

@@ -5,6 +5,7 @@ import numpy as np
 
 from . import _ext
 from ._context import get_context
+from ._estimator import Estimator
 from ._regress import _design, _seed
 
 __all__ = ["PaSS"]
@@ -12,7 +13,7 @@ __all__ = ["PaSS"]
 _CRITERIA = ("hdbic", "hdhqc", "ebic", "bic", "aic")
 
 
-class PaSS:
+class PaSS(Estimator):
     """Particle Swarm Stepwise variable selection for the linear model y = b0 + X beta + e.
 
     K particles, each a model (a set of columns of X), take stochastic forward steps (add the
@@ -75,19 +76,6 @@ class PaSS:
         self.device = device
         self.gamma = gamma
         self.max_size = max_size
-
-    def get_params(self, deep=True):
-        """The estimator's parameters, as scikit-learn's get_params gives them."""
-        return {k: getattr(self, k) for k in ("criterion", "n_particles", "n_iter", "probs",
-                                              "random_state", "device", "gamma", "max_size")}
-
-    def set_params(self, **params):
-        """Sets parameters by name, as scikit-learn's set_params does."""
-        for k, v in params.items():
-            if k not in self.get_params():
-                raise ValueError(f"PaSS: unknown parameter {k!r}")
-            setattr(self, k, v)
-        return self
 
     def fit(self, X, y):
         """Selects columns of X (n_samples, n_features) for y (n_samples,); returns self.
