@@ -21,7 +21,8 @@ _MODES = {"reflect": "reflect", "grid-mirror": "reflect", "mirror": "mirror",
           "nearest": "nearest", "constant": "constant", "grid-constant": "constant",
           "wrap": "wrap", "grid-wrap": "wrap"}
 
-_MAPS = ("median", "mad", "sigma", "snr")
+_MAPS = ("median", "mad", "sigma", "snr", "residual")
+_DEFAULT_MAPS = ("median", "mad", "sigma", "snr")
 
 _EVEN = ("mean", "lower", "upper")
 
@@ -121,7 +122,7 @@ def _maps(where, input, size, footprint, mode, cval, origin, even, mask, device,
     boundary = _mode(where, mode)
     value = _cval(where, cval, kept)
     outputs = outputs or {}
-    need_median = any(m in wanted for m in ("median", "snr"))
+    need_median = any(m in wanted for m in ("median", "snr", "residual"))
     need_mad = any(m in wanted for m in ("mad", "sigma", "snr"))
     median = outputs.get("median")
     if need_median and (median is None or median.dtype != image.dtype):
@@ -140,6 +141,10 @@ def _maps(where, input, size, footprint, mode, cval, origin, even, mask, device,
         maps["mad"] = mad
     if "sigma" in wanted or "snr" in wanted:
         maps.update(_sigma_snr(image, mask, median, mad, "snr" in wanted))
+    if "residual" in wanted:
+        maps["residual"] = image - median
+        if mask is not None:
+            maps["residual"][mask != 0] = np.nan
     return {m: maps[m] for m in wanted}, kept
 
 
@@ -309,7 +314,7 @@ def mad_filter(input, size=None, footprint=None, mode="reflect", cval=0.0, origi
                        output, mask, device)
 
 
-def filter_maps(input, size=None, maps=_MAPS, footprint=None, mode="reflect", cval=0.0, origin=0,
+def filter_maps(input, size=None, maps=_DEFAULT_MAPS, footprint=None, mode="reflect", cval=0.0, origin=0,
                 *, even="mean", mask=None, device=None):
     """Median, MAD, SIGMA and SNR maps of a 2-D image, in one pass of the device.
 
@@ -321,8 +326,10 @@ def filter_maps(input, size=None, maps=_MAPS, footprint=None, mode="reflect", cv
         The even-count rule of the median and the MAD (as :func:`mad_filter`: numpy's mean by
         default).
     maps : sequence of str, optional
-        Which maps, any of ``'median'``, ``'mad'``, ``'sigma'`` (``MAD_TO_SIGMA * mad``) and
-        ``'snr'`` (``(input - median) / sigma``, NaN where sigma is 0).
+        Which maps, any of ``'median'``, ``'mad'``, ``'sigma'`` (``MAD_TO_SIGMA * mad``),
+        ``'snr'`` (``(input - median) / sigma``, NaN where sigma is 0) and ``'residual'``
+        (``input - median``: with sigma, what a detector such as SExtractor takes); the first
+        four by default.
 
     Returns
     -------

@@ -293,3 +293,16 @@ def test_cases_from_scipys_suite():
             for size in (1, 3, 5):
                 assert np.array_equal(clstats.median_filter(a, size, mode=mode),
                                       ndi.median_filter(a, size, mode=mode)), (a, mode, size)
+
+
+def test_residual_map_is_pixel_minus_median(rng):
+    image = hard_image(rng, (21, 26), nan=0.1)
+    mask = rng.random(image.shape) < 0.1
+    maps = clstats.filter_maps(image, 5, maps=("residual", "median"), mask=mask)
+    with np.errstate(invalid="ignore"):
+        want = image - maps["median"]
+    want[mask] = np.nan
+    assert maps["residual"].dtype == np.float32
+    assert np.array_equal(maps["residual"], want, equal_nan=True)
+    double = clstats.filter_maps(image.astype(np.float64) * 1.1, (4, 3), maps=("residual",))
+    assert double["residual"].dtype == np.float64
