@@ -98,6 +98,51 @@ START_TEST(filter_designs_match_the_reference)
 }
 END_TEST
 
+/* The footprint kernel (a ring and a random footprint, with an origin and the upper rule),
+ * float32 and float64, and the mask kernel (a masked square on a fast design): against the
+ * reference, so that Oclgrind watches every kernel the windows of issue 19 added. */
+START_TEST(footprints_and_masks_match_the_reference)
+{
+    enum { NX = 11, NY = 8, N = NX * NY };
+    unsigned char ring[9 * 9], random_cells[3 * 4] = {1, 0, 1, 1, 0, 1, 0, 0, 1, 1, 0, 1};
+    ck_assert_int_eq(clstats_footprint_ring(1.5, 4.0, ring, sizeof ring), 9);
+    unsigned char mask_cells[N];
+    for (size_t i = 0; i < N; i++) mask_cells[i] = i % 5 == 0;
+    const struct clstats_array mask = {.host = mask_cells, .dtype = CLSTATS_UINT8, .nx = NX,
+                                       .ny = NY};
+    struct clstats_filter_params cases[3] = {
+        {.footprint = ring, .footprint_width = 9, .footprint_height = 9,
+         .boundary = CLSTATS_BOUNDARY_REFLECT},
+        {.footprint = random_cells, .footprint_width = 4, .footprint_height = 3, .origin_x = 1,
+         .even = CLSTATS_EVEN_UPPER, .boundary = CLSTATS_BOUNDARY_CONSTANT, .cval = NAN},
+        {.width = 3, .mask = &mask, .boundary = CLSTATS_BOUNDARY_WRAP},
+    };
+    float *img = hard_values(N, 700);
+    double img64[N];
+    for (size_t i = 0; i < N; i++) img64[i] = (double)img[i] * (1.0 + 0x1p-40);
+    size_t bad = 0;
+    for (int c = 0; c < 3; c++) {
+        float med[N], mad[N], rmed[N], rmad[N];
+        ck_assert_msg(clstats_median_filter(test_ctx(), img, NX, NY, NX, &cases[c], med, mad) ==
+                          CLSTATS_OK,
+                      "case %d: %s", c, clstats_ctx_message(test_ctx()));
+        ck_assert_int_eq(reference_median_filter(img, NX, NY, NX, &cases[c], rmed, rmad), 0);
+        bad += test_compare_bits(med, rmed, N, NX, "footprint/mask median");
+        bad += test_compare_bits(mad, rmad, N, NX, "footprint/mask MAD");
+        double m64[N], a64[N], r64[N], ra64[N];
+        const int st = clstats_median_filter_f64(test_ctx(), img64, NX, NY, NX, &cases[c], m64,
+                                                 a64);
+        if (st == CLSTATS_ERR_UNSUPPORTED) continue;
+        ck_assert_msg(st == CLSTATS_OK, "case %d f64: %s", c, clstats_ctx_message(test_ctx()));
+        ck_assert_int_eq(reference_median_filter_f64(img64, NX, NY, NX, &cases[c], r64, ra64), 0);
+        bad += memcmp(m64, r64, sizeof m64) != 0;
+        bad += memcmp(a64, ra64, sizeof a64) != 0;
+    }
+    free(img);
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
 /* ---- Whole-array selection -------------------------------------------------------------- */
 
 static const enum clstats_select_method methods[] = {
@@ -493,6 +538,7 @@ int main(void)
         const TTest *test;
     } families[] = {
         {"filter", filter_designs_match_the_reference},
+        {"footprints", footprints_and_masks_match_the_reference},
         {"select", selection_methods_match_the_reference},
         {"columns", column_medians_match_the_reference_on_every_path},
         {"tiles", tile_medians_match_the_reference},

@@ -3,7 +3,7 @@
 # plain references) on Oclgrind's simulated device, with its checks for out-of-bounds accesses,
 # data races between work-items and misuse of the OpenCL API: any report fails, and the
 # report is printed. Expects build/ (tools/setup.sh --tests installs oclgrind).
-# CK_RUN_CASE=filter|select|columns|tiles runs one family.
+# CK_RUN_CASE=filter|footprints|select|columns|... runs one family (test_tiny_kernels.c names them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 log=build/meson-logs/oclgrind.log
