@@ -68,9 +68,9 @@ static int measure_boxes(clstats_ctx *ctx, const struct clstats_array *image, co
         goto fail;
     if ((status = clstats__scratch(ctx, "background.boxes", 2 * nb * sizeof(float), &out)))
         goto fail;
-    char options[120];
-    snprintf(options, sizeof options, "-D WG=%zu -D IN_DOUBLE=%d -D HAS_MASK=%d", wg,
-             image->dtype == CLSTATS_FLOAT64, mask != NULL);
+    char options[200];
+    snprintf(options, sizeof options, "-D WG=%zu -D IN_DOUBLE=%d -D HAS_MASK=%d%s", wg,
+             image->dtype == CLSTATS_FLOAT64, mask != NULL, ctx->exact_divide_option);
     cl_program program;
     cl_kernel kernel;
     if ((status = clstats__program(ctx, "box_stats.cl", options, &program)) ||
@@ -205,7 +205,7 @@ static int interpolate(clstats_ctx *ctx, const struct clstats_background *b,
         goto fail;
     cl_program program;
     cl_kernel spline, pixels;
-    if ((status = clstats__program(ctx, "interpolate.cl", "", &program)) ||
+    if ((status = clstats__program(ctx, "interpolate.cl", ctx->exact_divide_option, &program)) ||
         (status = clstats__kernel(ctx, program, "spline_rows", &spline)) ||
         (status = clstats__kernel(ctx, program, "interpolate_pixels", &pixels)))
         goto fail;

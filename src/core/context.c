@@ -18,6 +18,11 @@ static void read_device(clstats_ctx *ctx)
     cl_device_fp_config fp64 = 0;
     clGetDeviceInfo(ctx->device, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof fp64, &fp64, NULL);
     ctx->has_fp64 = fp64 != 0;
+    cl_device_fp_config fp32 = 0;
+    clGetDeviceInfo(ctx->device, CL_DEVICE_SINGLE_FP_CONFIG, sizeof fp32, &fp32, NULL);
+    ctx->exact_divide_option = (fp32 & CL_FP_CORRECTLY_ROUNDED_DIVIDE_SQRT)
+                                   ? " -cl-fp32-correctly-rounded-divide-sqrt"
+                                   : "";
     clGetDeviceInfo(ctx->device, CL_DEVICE_MAX_MEM_ALLOC_SIZE, sizeof ctx->max_alloc,
                     &ctx->max_alloc, NULL);
     clGetDeviceInfo(ctx->device, CL_DEVICE_GLOBAL_MEM_SIZE, sizeof ctx->global_mem,

@@ -46,6 +46,11 @@ struct clstats_ctx {
      * never ask OpenCL themselves. */
     enum clstats__class device_class;
     bool has_fp64;
+    /* The build option that makes float division and sqrt correctly rounded, "" where the
+     * device does not offer it. Needed where a kernel divides in double and rounds to float:
+     * a compiler may legally turn that into a float division, which NVIDIA's compiler then
+     * approximates unless told otherwise (the mesh background's SEP bits depend on it). */
+    const char *exact_divide_option;
     cl_ulong max_alloc;
     cl_ulong global_mem;
     size_t max_work_group;
