@@ -1,6 +1,8 @@
 """astropy's robust scale and sigma-clipped statistics, with the medians on the device and
 every other step the same numpy expression astropy evaluates, so that the results are
 astropy's bits."""
+import warnings
+
 import numpy as np
 
 from . import _order
@@ -73,7 +75,6 @@ def mad_std(data, axis=None, func=None, ignore_nan=False, *, device=None):
         m = _median_of(values, ctx)
         deviation = np.abs(values - m)
         return _median_of(deviation, ctx) * _MAD_TO_STD
-    import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         m = _order.median(values, axis=axis, device=ctx)
@@ -173,7 +174,6 @@ def sigma_clipped_stats(data, mask=None, mask_value=None, sigma=3.0, sigma_lower
                   else np.nanmedian(clipped))
         return np.nanmean(clipped), median, np.nanstd(clipped, ddof=std_ddof)
 
-    import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         if axis is None:

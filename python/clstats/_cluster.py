@@ -6,24 +6,11 @@ import numpy as np
 
 from . import _ext
 from ._context import get_context
+from ._estimator import seed_of
 
 __all__ = ["KMeans"]
 
 _INITS = {"k-means++": 0, "random": 1}
-
-
-def _seed(random_state):
-    """A 64-bit seed for the library's generator from scikit-learn's random_state forms."""
-    if random_state is None:
-        return int(np.random.randint(0, 2**63 - 1, dtype=np.int64))
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        return int(random_state) % 2**64
-    if isinstance(random_state, np.random.RandomState):
-        return int(random_state.randint(0, 2**63 - 1, dtype=np.int64))
-    if isinstance(random_state, np.random.Generator):
-        return int(random_state.integers(0, 2**63 - 1))
-    raise ValueError(f"random_state={random_state!r}: give None, an int, a RandomState or a "
-                     "Generator")
 
 
 def _rows(X, dtype=None):
@@ -133,7 +120,7 @@ class KMeans:
         labels = np.empty(X.shape[0], dtype=np.int32)
         ctx = get_context(self.device)
         inertia, n_iter = ctx.call(_ext.kmeans, X, k, init, given, weight, int(self.n_init),
-                                   int(self.max_iter), float(self.tol), _seed(self.random_state),
+                                   int(self.max_iter), float(self.tol), seed_of(self.random_state),
                                    int(self.nan_policy == "omit"), centres, labels)
         self.cluster_centers_ = centres
         self.labels_ = labels

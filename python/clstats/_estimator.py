@@ -1,6 +1,28 @@
 """What every estimator of the package shares with scikit-learn's: its parameters are the
-arguments of its __init__, read back by get_params, changed by set_params, shown by repr."""
+arguments of its __init__, read back by get_params, changed by set_params, shown by repr; and
+its random_state, turned into the library's 64-bit seed."""
 import inspect
+import numbers
+
+import numpy as np
+
+
+def seed_of(random_state):
+    """The library's 64-bit seed from scikit-learn's random_state forms (None draws from
+    numpy's global generator, so that np.random.seed makes a fit repeatable, as in
+    scikit-learn; a negative integer is refused, as scikit-learn refuses it)."""
+    if random_state is None:
+        return int(np.random.randint(0, 2**63 - 1, dtype=np.int64))
+    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
+        if random_state < 0:
+            raise ValueError(f"random_state={random_state}: give a non-negative integer")
+        return int(random_state) & (2**64 - 1)
+    if isinstance(random_state, np.random.RandomState):
+        return int(random_state.randint(0, 2**63 - 1, dtype=np.int64))
+    if isinstance(random_state, np.random.Generator):
+        return int(random_state.integers(0, 2**63 - 1))
+    raise ValueError(f"random_state={random_state!r}: give None, an integer or a numpy "
+                     "generator")
 
 
 class Estimator:

@@ -337,16 +337,22 @@ static PyObject *py_sigma_snr(PyObject *self, PyObject *args)
         return NULL;
     static const char *const names[5] = {"pixels", "median", "mad", "sigma output",
                                          "snr output"};
-    float *ptr[5] = {NULL};
+    void *ptr[5] = {NULL};
     npy_intp n = -1;
+    /* the MAD's dtype decides: every array float32, or every one float64 */
+    const int type = PyArray_Check(objs[2]) ? PyArray_TYPE((PyArrayObject *)objs[2]) : -1;
+    if (type != NPY_FLOAT32 && type != NPY_FLOAT64) {
+        PyErr_SetString(PyExc_ValueError, "mad must be a float32 or float64 array");
+        return NULL;
+    }
     for (int i = 0; i < 5; i++) {
         if (objs[i] == Py_None && (i == 4 || i == 0 || i == 1)) continue;
         PyArrayObject *a = (PyArrayObject *)objs[i];
-        if (!PyArray_Check(objs[i]) || PyArray_TYPE(a) != NPY_FLOAT32 ||
+        if (!PyArray_Check(objs[i]) || PyArray_TYPE(a) != type ||
             !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a) || !PyArray_ISNOTSWAPPED(a) ||
             (i >= 3 && !PyArray_ISWRITEABLE(a)) || (n >= 0 && PyArray_SIZE(a) != n)) {
-            PyErr_Format(PyExc_ValueError, "%s must be a C-contiguous float32 array of %zd values",
-                         names[i], n);
+            PyErr_Format(PyExc_ValueError, "%s must be a C-contiguous %s array of %zd values",
+                         names[i], type == NPY_FLOAT32 ? "float32" : "float64", n);
             return NULL;
         }
         n = PyArray_SIZE(a);
@@ -358,7 +364,9 @@ static PyObject *py_sigma_snr(PyObject *self, PyObject *args)
     }
     int status;
     Py_BEGIN_ALLOW_THREADS
-    status = clstats_sigma_snr(ptr[0], ptr[1], ptr[2], (size_t)n, ptr[3], ptr[4]);
+    status = type == NPY_FLOAT32
+                 ? clstats_sigma_snr(ptr[0], ptr[1], ptr[2], (size_t)n, ptr[3], ptr[4])
+                 : clstats_sigma_snr_f64(ptr[0], ptr[1], ptr[2], (size_t)n, ptr[3], ptr[4]);
     Py_END_ALLOW_THREADS
     if (status != CLSTATS_OK) return raise_status(status, NULL);
     Py_RETURN_NONE;
@@ -583,13 +591,13 @@ static PyObject *py_background(PyObject *self, PyObject *args)
     if (rms_obj != Py_None && describe(rms_obj, true, "rms", &rms) < 0) return NULL;
     const uint8_t *mask = NULL;
     if (mask_obj != Py_None) {
-        if (!PyArray_Check(mask_obj) || PyArray_TYPE((PyArrayObject *)mask_obj) != NPY_UINT8 ||
-            !PyArray_IS_C_CONTIGUOUS((PyArrayObject *)mask_obj) ||
-            (size_t)PyArray_SIZE((PyArrayObject *)mask_obj) != im.nx * im.ny) {
-            PyErr_SetString(PyExc_ValueError, "the mask must be C-contiguous uint8 of the image");
+        struct clstats_array m;
+        if (describe_bytes(mask_obj, "mask", &m) < 0) return NULL;
+        if (!same_shape(&im, &m)) {
+            PyErr_SetString(PyExc_ValueError, "the mask must have the image's shape");
             return NULL;
         }
-        mask = PyArray_DATA((PyArrayObject *)mask_obj);
+        mask = m.host;
     }
     if (bw < 1 || bh < 1 || fw < 1 || fh < 1) {
         PyErr_SetString(PyExc_ValueError, "box and filter sizes must be at least 1");

@@ -149,25 +149,15 @@ def _maps(where, input, size, footprint, mode, cval, origin, even, mask, device,
 
 
 def _sigma_snr(image, mask, median, mad, want_snr):
-    """SIGMA and SNR as the library computes them (float32), or numpy alike in float64."""
-    if image.dtype == np.float32:
-        sigma = np.empty(image.shape, np.float32)
-        snr = np.empty(image.shape, np.float32) if want_snr else None
-        pixels = np.ascontiguousarray(image) if want_snr else None
-        if want_snr and mask is not None:
-            pixels = pixels.copy()
-            pixels[mask != 0] = np.nan
-        _ext.sigma_snr(pixels, np.ascontiguousarray(median) if want_snr else None,
-                       np.ascontiguousarray(mad), sigma, snr)
-    else:
-        sigma = MAD_TO_SIGMA * mad
-        snr = None
-        if want_snr:
-            with np.errstate(divide="ignore", invalid="ignore"):
-                snr = (image - median) / sigma
-            snr[sigma == 0] = np.nan
-            if mask is not None:
-                snr[mask != 0] = np.nan
+    """SIGMA and SNR as the library computes them, in the image's precision."""
+    sigma = np.empty(image.shape, image.dtype)
+    snr = np.empty(image.shape, image.dtype) if want_snr else None
+    pixels = np.ascontiguousarray(image) if want_snr else None
+    if want_snr and mask is not None:
+        pixels = pixels.copy()
+        pixels[mask != 0] = np.nan
+    _ext.sigma_snr(pixels, np.ascontiguousarray(median) if want_snr else None,
+                   np.ascontiguousarray(mad), sigma, snr)
     return {"sigma": sigma, "snr": snr} if want_snr else {"sigma": sigma}
 
 

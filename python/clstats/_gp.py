@@ -6,8 +6,8 @@ import numpy as np
 
 from . import _ext
 from ._context import get_context
-from ._estimator import Estimator
-from ._regress import _design, _seed
+from ._estimator import Estimator, seed_of
+from ._regress import _design
 
 __all__ = ["GaussianProcess"]
 
@@ -85,7 +85,7 @@ class GaussianProcess(Estimator):
         n_starts = 2 * d if starts is None else int(starts)
         n_best = max(80 * d, n_starts)
         options = (max(200 * d, n_best), n_best, n_starts, True, 100, -10.0, 10.0,
-                   _seed(self.random_state))
+                   seed_of(self.random_state))
         beta = np.empty(d)
         model = self._model(self.nugget)
         fit = get_context(self.device).call(_ext.gp_fit, x, yv, model, options, beta)

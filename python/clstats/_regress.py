@@ -6,26 +6,9 @@ import numpy as np
 
 from . import _ext
 from ._context import get_context
-from ._estimator import Estimator
+from ._estimator import Estimator, seed_of
 
 __all__ = ["LTSRegression", "LMSRegression"]
-
-
-def _seed(random_state):
-    """The library's 64-bit seed from scikit-learn's random_state (None draws from numpy's
-    global generator, so that np.random.seed makes a fit repeatable, as in scikit-learn)."""
-    if random_state is None:
-        return int(np.random.randint(0, 2**63 - 1, dtype=np.int64))
-    if isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool):
-        if random_state < 0:
-            raise ValueError(f"random_state={random_state}: give a non-negative integer")
-        return int(random_state) & (2**64 - 1)
-    if isinstance(random_state, np.random.RandomState):
-        return int(random_state.randint(0, 2**63 - 1, dtype=np.int64))
-    if isinstance(random_state, np.random.Generator):
-        return int(random_state.integers(0, 2**63 - 1))
-    raise ValueError(f"random_state={random_state!r}: give None, an integer or a numpy "
-                     "generator")
 
 
 def _design(X, y, where):
@@ -75,7 +58,7 @@ class _RobustRegression(Estimator):
         coef, raw = np.empty(p), np.empty(p)
         support, outliers = np.zeros(n, np.uint8), np.zeros(n, np.uint8)
         options = (self._method, float(self.alpha), 0, int(self.n_subsets),
-                   bool(self.fit_intercept), bool(self.reweight), _seed(self.random_state),
+                   bool(self.fit_intercept), bool(self.reweight), seed_of(self.random_state),
                    self.nan_policy == "omit")
         fit = get_context(self.device).call(_ext.regress, x, yv, options, coef, raw, support,
                                             outliers)

@@ -5,8 +5,8 @@ import numpy as np
 
 from . import _ext
 from ._context import get_context
-from ._estimator import Estimator
-from ._regress import _design, _seed
+from ._estimator import Estimator, seed_of
+from ._regress import _design
 
 __all__ = ["PaSS"]
 
@@ -100,7 +100,7 @@ class PaSS(Estimator):
         history = np.zeros(int(self.n_iter) + 1, np.float64)
         out = get_context(self.device).call(_ext.pass_fit, x, yv, (self.criterion, float(self.gamma), int(self.n_particles),
                                             int(self.n_iter), probs, max_size,
-                                            _seed(self.random_state)), coef, support, history)
+                                            seed_of(self.random_state)), coef, support, history)
         self.support_ = support.astype(bool)
         self.coef_ = coef
         self.intercept_ = out["intercept"]

@@ -146,6 +146,14 @@ def test_sigma_and_snr_maps(rng):
         snr = (image - maps["median"]) / sigma
     snr[sigma == 0] = np.nan
     assert np.array_equal(maps["snr"], snr, equal_nan=True)
+    wide = image.astype(np.float64) * 1.1
+    maps64 = clstats.filter_maps(wide, 7)
+    sigma64 = clstats.MAD_TO_SIGMA * maps64["mad"]
+    assert maps64["sigma"].dtype == np.float64 and np.array_equal(maps64["sigma"], sigma64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        snr64 = (wide - maps64["median"]) / sigma64
+    snr64[sigma64 == 0] = np.nan
+    assert np.array_equal(maps64["snr"], snr64, equal_nan=True)
 
 
 def test_output_argument(rng):
