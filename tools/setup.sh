@@ -12,9 +12,11 @@ packages=(meson ninja-build pkg-config gcc python3 ocl-icd-opencl-dev opencl-c-h
           clang libclang-rt-dev) # clang and its runtimes: tools/fuzz.sh (libFuzzer)
 # Only for the tests: Oclgrind's simulated device (tools/test_oclgrind.sh), pytest for the
 # Python package's suite (tools/test_python.sh), R's robustbase, the peer of the regression tests
-# (tests/compare_robustbase.R; skipped without it), and SEP and SExtractor, the mesh background's
-# peers (python/tests/test_background.py, tests/compare_skymap.py, examples/detection/).
-test_packages=(oclgrind python3-pytest r-cran-robustbase python3-sep source-extractor)
+# (tests/compare_robustbase.R; skipped without it), scikit-learn, k-means's peer
+# (python/tests/test_kmeans.py), and SEP and SExtractor, the mesh background's peers
+# (python/tests/test_background.py, tests/compare_skymap.py, examples/detection/).
+test_packages=(oclgrind python3-pytest r-cran-robustbase python3-sklearn python3-sep
+               source-extractor)
 if [ "${1:-}" = --tests ]; then packages+=("${test_packages[@]}"); fi
 missing=()
 for p in "${packages[@]}"; do
