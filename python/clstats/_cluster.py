@@ -6,7 +6,7 @@ import numpy as np
 
 from . import _ext
 from ._context import get_context
-from ._estimator import seed_of
+from ._estimator import Estimator, seed_of
 
 __all__ = ["KMeans"]
 
@@ -23,7 +23,7 @@ def _rows(X, dtype=None):
     return np.ascontiguousarray(X, dtype=dtype)
 
 
-class KMeans:
+class KMeans(Estimator):
     """k-means clustering (Lloyd's algorithm) on an OpenCL device.
 
     Follows :class:`sklearn.cluster.KMeans` with ``algorithm='lloyd'``: the same parameters,
