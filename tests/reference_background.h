@@ -7,10 +7,11 @@
 #include <stdint.h>
 
 /* The maps (width x height float32 each) and global values of a float32 image (rows `stride`
- * apart) with SExtractor's steps as include/clstats/background.h states them. */
+ * apart) with SExtractor's steps as include/clstats/background.h states them; a box's sums made
+ * in the order of `group` work-items a box (a power of two; 1 is plain order, SEP's). */
 void reference_background(const float *img, size_t width, size_t height, size_t stride,
                           const uint8_t *mask, size_t bw, size_t bh, size_t fw, size_t fh,
-                          double fthresh, double clip, int estimator, float *back, float *rms,
-                          float *global_back, float *global_rms);
+                          double fthresh, double clip, int estimator, size_t group, float *back,
+                          float *rms, float *global_back, float *global_rms);
 
 #endif

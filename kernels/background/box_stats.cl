@@ -129,15 +129,18 @@ static bool missing(__global const uchar *mask, long m)
 
 /* Box (group 0, group 1) of a width x height image at img + offset, rows `stride` apart.
  * step is SExtractor's levels per pixel, sqrt(2/pi) 5/4; clip its histogram clipping; estimator
- * 0 SExtractor's mode, 1 median, 2 mean. out: every box's background, then every box's RMS. */
+ * 0 SExtractor's mode, 1 median, 2 mean. out: every box's background, then every box's RMS.
+ * The local arrays (s, s2 and c WG each, histo MAX_LEVELS) are arguments, not arrays declared
+ * in the kernel: PoCL 3.1's pthread device (Debian 12) lets the work-groups that its threads run
+ * at once share this kernel's kernel-scope local arrays (pocl/pocl#1218 shows the same on the
+ * CTS's local_kernel_scope test), so boxes came out wrong now and then with several work-items
+ * a box; local memory set by clSetKernelArg is each work-group's own on every runtime. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 box_stats(__global const in_t *img, ulong offset, ulong stride, int width, int height, int bw,
           int bh, __global const uchar *mask, double step, double clip, int estimator,
-          __global float *out)
+          __global float *out, __local double *s, __local double *s2, __local long *c,
+          __local int *histo)
 {
-    __local double s[WG], s2[WG];
-    __local long c[WG];
-    __local int histo[MAX_LEVELS];
     const int bx = get_group_id(0), by = get_group_id(1), lid = get_local_id(0);
     const int nbx = get_num_groups(0);
     const int x0 = bx * bw, y0 = by * bh;

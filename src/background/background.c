@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* kernels/background/box_stats.cl's MAX_LEVELS, SExtractor's QUANTIF_NMAXLEVELS */
+#define BOX_LEVELS 4096
+
 static const struct clstats_background_options default_options = {64, 64, 3, 3, 0.0, 3.0, 0};
 
 static int check_image(clstats_ctx *ctx, const struct clstats_array *image,
@@ -89,6 +92,12 @@ static int measure_boxes(clstats_ctx *ctx, const struct clstats_array *image, co
                             sizeof out};
     for (cl_uint i = 0; i < sizeof args / sizeof *args; i++)
         CL_TRY(ctx, clSetKernelArg(kernel, i, sizes[i], args[i]), "clSetKernelArg(box_stats)");
+    /* the kernel's local arrays: two sums and a count a work-item, the histogram's levels */
+    const size_t local_bytes[] = {wg * sizeof(cl_double), wg * sizeof(cl_double),
+                                  wg * sizeof(cl_long), BOX_LEVELS * sizeof(cl_int)};
+    for (cl_uint i = 0; i < 4; i++)
+        CL_TRY(ctx, clSetKernelArg(kernel, 12 + i, local_bytes[i], NULL),
+               "clSetKernelArg(box_stats)");
     const size_t global[2] = {nx * wg, ny}, local[2] = {wg, 1};
     if ((status = clstats__launch(ctx, kernel, 2, NULL, global, local, "box_stats"))) goto fail;
     CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, out, CL_TRUE, 0, nb * sizeof(float), back, 0, NULL,
