@@ -51,7 +51,8 @@ int main(int argc, char **argv)
     struct clstats_array ob = im, orr = im;
     ob.host = back;
     orr.host = rms;
-    struct clstats_background_options o = {mesh, mesh, filter, filter, 0.0, 3.0, 0};
+    struct clstats_background_options o = {.box_w = mesh, .box_h = mesh, .filter_w = filter,
+                                           .filter_h = filter, .clip_sigma = 3.0};
     double best = INFINITY, best_mesh_k = 0, best_maps_k = 0;
     for (int r = 0; r <= repeat; r++) { /* the first run builds the kernels */
         struct clstats_background *b = NULL;

@@ -454,7 +454,8 @@ START_TEST(background_matches_the_reference)
         struct clstats_array ob = im, orr = im;
         ob.host = back;
         orr.host = rms;
-        struct clstats_background_options o = {16, 16, 3, 3, 0.0, 3.0, CLSTATS_BKG_SEXTRACTOR};
+        struct clstats_background_options o = {.box_w = 16, .box_h = 16, .filter_w = 3,
+                                               .filter_h = 3, .clip_sigma = 3.0};
         struct clstats_background *b = NULL;
         ck_assert_int_eq(clstats_background(test_ctx(), &im, mask, &o, &b), CLSTATS_OK);
         ck_assert_int_eq(clstats_background_maps(test_ctx(), b, &ob, &orr), CLSTATS_OK);

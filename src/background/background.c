@@ -2,8 +2,10 @@
  * on the device (kernels/background/box_stats.cl, a work-group a box), the mesh filtered and
  * its splines prepared on the host (mesh.c), the maps interpolated on the device
  * (kernels/background/interpolate.cl). */
+#include "clipped.h"
 #include "internal.h"
 #include "mesh.h"
+#include "zoom.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -13,7 +15,8 @@
 /* kernels/background/box_stats.cl's MAX_LEVELS, SExtractor's QUANTIF_NMAXLEVELS */
 #define BOX_LEVELS 4096
 
-static const struct clstats_background_options default_options = {64, 64, 3, 3, 0.0, 3.0, 0};
+static const struct clstats_background_options default_options = {
+    .box_w = 64, .box_h = 64, .filter_w = 3, .filter_h = 3, .clip_sigma = 3.0};
 
 static int check_image(clstats_ctx *ctx, const struct clstats_array *image,
                        const struct clstats_background_options *o)
@@ -30,9 +33,17 @@ static int check_image(clstats_ctx *ctx, const struct clstats_array *image,
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "filter %zu x %zu: sizes must be odd",
                              o->filter_w, o->filter_h);
     if (!(o->clip_sigma > 0.0) || !(o->filter_threshold >= 0.0) ||
-        (unsigned)o->estimator > CLSTATS_BKG_MEAN)
+        (unsigned)o->estimator > CLSTATS_BKG_BIWEIGHT ||
+        (unsigned)o->rms_estimator > CLSTATS_RMS_BIWEIGHT ||
+        (unsigned)o->clipping > CLSTATS_CLIP_SIGMA || !(o->exclude_percentile <= 100.0))
         return clstats__fail(ctx, CLSTATS_ERR_ARG,
-                             "clip_sigma must be > 0, filter_threshold >= 0, estimator known");
+                             "clip_sigma must be > 0, filter_threshold >= 0, exclude_percentile "
+                             "<= 100, the estimators and the clipping known");
+    if (o->clipping == CLSTATS_CLIP_HISTOGRAM &&
+        (o->estimator > CLSTATS_BKG_MEAN || o->rms_estimator != CLSTATS_RMS_STD))
+        return clstats__fail(ctx, CLSTATS_ERR_ARG,
+                             "the MMM and biweight backgrounds and the MAD-std and biweight RMS "
+                             "are photutils' and need its sigma clipping (CLSTATS_CLIP_SIGMA)");
     if (!ctx->has_fp64)
         return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED,
                              "%s has no fp64: SExtractor's statistics are in double",
@@ -49,6 +60,8 @@ static struct clstats_background_options resolved(const struct clstats_backgroun
     if (!o.filter_w) o.filter_w = 3;
     if (!o.filter_h) o.filter_h = 3;
     if (o.clip_sigma == 0.0) o.clip_sigma = 3.0;
+    if (o.clip_iters == 0) o.clip_iters = 10;
+    if (o.exclude_percentile == 0.0) o.exclude_percentile = 10.0;
     return o;
 }
 
@@ -125,7 +138,7 @@ int clstats_background(clstats_ctx *ctx, const struct clstats_array *image, cons
     struct clstats_background *b = calloc(1, sizeof *b);
     if (!b) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "no memory for the mesh");
     b->width = image->nx, b->height = image->ny, b->box_w = o.box_w, b->box_h = o.box_h;
-    b->nx = nx, b->ny = ny;
+    b->nx = nx, b->ny = ny, b->clipping = o.clipping;
     b->back = malloc(4 * nx * ny * sizeof(float));
     if (!b->back) {
         free(b);
@@ -135,11 +148,14 @@ int clstats_background(clstats_ctx *ctx, const struct clstats_array *image, cons
     b->dback = b->rms + nx * ny;
     b->drms = b->dback + nx * ny;
     clstats__begin(ctx);
-    status = measure_boxes(ctx, image, mask, &o, nx, ny, b->back, b->rms);
+    const bool photutils = o.clipping == CLSTATS_CLIP_SIGMA;
+    status = photutils ? clstats__measure_clipped(ctx, image, mask, &o, nx, ny, b->back, b->rms)
+                       : measure_boxes(ctx, image, mask, &o, nx, ny, b->back, b->rms);
     status = clstats__end(ctx, status);
     if (status == CLSTATS_OK &&
         (!clstats__mesh_filter(b->back, b->rms, nx, ny, o.filter_w, o.filter_h,
-                               o.filter_threshold, &b->global_back, &b->global_rms) ||
+                               o.filter_threshold, photutils, &b->global_back,
+                               &b->global_rms) ||
          !clstats__mesh_spline_y(b->back, nx, ny, b->dback) ||
          !clstats__mesh_spline_y(b->rms, nx, ny, b->drms)))
         status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "no memory for the mesh filter");
@@ -254,5 +270,7 @@ int clstats_background_maps(clstats_ctx *ctx, const struct clstats_background *b
     if (status != CLSTATS_OK) return status;
     if (!back && !rms) return CLSTATS_OK;
     clstats__begin(ctx);
-    return clstats__end(ctx, interpolate(ctx, bkg, back, rms));
+    return clstats__end(ctx, bkg->clipping == CLSTATS_CLIP_SIGMA
+                                 ? clstats__zoom_maps(ctx, bkg, back, rms)
+                                 : interpolate(ctx, bkg, back, rms));
 }

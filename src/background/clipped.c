@@ -1,0 +1,69 @@
+/* clipped.c - the boxes measured as photutils' Background2D measures them (clipped.h): a
+ * work-item a box, each sorting its valid pixels in its own stretch of a scratch buffer. */
+#include "clipped.h"
+
+#include <stdio.h>
+
+/* photutils' defaults for BiweightLocationBackground and BiweightScaleBackgroundRMS */
+#define BIWEIGHT_LOCATION_C 6.0
+#define BIWEIGHT_SCALE_C 9.0
+
+int clstats__measure_clipped(clstats_ctx *ctx, const struct clstats_array *image,
+                             const uint8_t *mask, const struct clstats_background_options *o,
+                             size_t nx, size_t ny, float *back, float *rms)
+{
+    cl_mem in = NULL, mbuf = NULL, sorted = NULL, out = NULL;
+    bool owned = false;
+    size_t offset = 0;
+    const size_t nb = nx * ny, box = o->box_w * o->box_h;
+    int status = clstats__array_in(ctx, image, false, &in, &offset, &owned);
+    if (status != CLSTATS_OK) return status;
+    if (mask && (status = clstats__upload(ctx, mask, image->nx * image->ny, "uploading the mask",
+                                          &mbuf)))
+        goto fail;
+    if ((status = clstats__scratch(ctx, "background.sorted", nb * box * sizeof(cl_double),
+                                   &sorted)) ||
+        (status = clstats__scratch(ctx, "background.boxes", 2 * nb * sizeof(float), &out)))
+        goto fail;
+    char options[200];
+    snprintf(options, sizeof options, "-D IN_DOUBLE=%d -D HAS_MASK=%d%s",
+             image->dtype == CLSTATS_FLOAT64, mask != NULL, ctx->exact_divide_option);
+    cl_program program;
+    cl_kernel kernel;
+    if ((status = clstats__program(ctx, "clipped_stats.cl", options, &program)) ||
+        (status = clstats__kernel(ctx, program, "clipped_stats", &kernel)))
+        goto fail;
+    /* photutils: excluded where more than exclude_percentile percent of the box is missing;
+     * at 100 every box but an empty one is kept */
+    const double pct = o->exclude_percentile < 0 ? 0.0 : o->exclude_percentile;
+    const cl_double max_missing = pct / 100.0 * (double)box - (pct == 100.0 ? 1.0 : 0.0);
+    const cl_ulong off = offset, stride = clstats__array_stride(image);
+    const cl_int w = (cl_int)image->nx, h = (cl_int)image->ny, bw = (cl_int)o->box_w,
+                 bh = (cl_int)o->box_h, iters = o->clip_iters < 0 ? -1 : o->clip_iters,
+                 est = (cl_int)o->estimator, rest = (cl_int)o->rms_estimator;
+    const cl_double sigma = o->clip_sigma, cl = BIWEIGHT_LOCATION_C, cs = BIWEIGHT_SCALE_C;
+    cl_mem mask_arg = mbuf ? mbuf : in;
+    const void *args[] = {&in,    &off,         &stride, &w,   &h,  &bw,  &bh,     &mask_arg,
+                          &sigma, &iters,       &max_missing, &est, &rest, &cl, &cs, &sorted,
+                          &out};
+    const size_t sizes[] = {sizeof in,    sizeof off,  sizeof stride,      sizeof w,
+                            sizeof h,     sizeof bw,   sizeof bh,          sizeof mask_arg,
+                            sizeof sigma, sizeof iters, sizeof max_missing, sizeof est,
+                            sizeof rest,  sizeof cl,   sizeof cs,          sizeof sorted,
+                            sizeof out};
+    for (cl_uint i = 0; i < sizeof args / sizeof *args; i++)
+        CL_TRY(ctx, clSetKernelArg(kernel, i, sizes[i], args[i]), "clSetKernelArg(clipped_stats)");
+    const size_t global[2] = {nx, ny};
+    if ((status = clstats__launch(ctx, kernel, 2, NULL, global, NULL, "clipped_stats")))
+        goto fail;
+    CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, out, CL_TRUE, 0, nb * sizeof(float), back, 0, NULL,
+                                    NULL),
+           "reading the boxes");
+    CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, out, CL_TRUE, nb * sizeof(float),
+                                    nb * sizeof(float), rms, 0, NULL, NULL),
+           "reading the boxes");
+fail:
+    if (mbuf) clReleaseMemObject(mbuf);
+    if (owned) clReleaseMemObject(in);
+    return status;
+}
