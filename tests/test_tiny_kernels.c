@@ -8,6 +8,7 @@
  * out-of-bounds accesses and data races need inputs this small to finish quickly. */
 #include "column_cases.h"
 #include "reference_background.h"
+#include "reference_clipped.h"
 #include "reference_filter.h"
 #include "reference_gp.h"
 #include "reference_linalg.h"
@@ -468,6 +469,43 @@ START_TEST(background_matches_the_reference)
 }
 END_TEST
 
+/* The photutils mesh's two kernel files (clipped_stats.cl, zoom.cl) on a sky of 3 x 2 boxes
+ * with NaN and a mask, the biweight estimators (the longest paths). */
+START_TEST(clipped_background_matches_the_reference)
+{
+    enum { NX = 37, NY = 26, N = NX * NY };
+    static float img[N], back[N], rms[N], rb[N], rr[N];
+    static uint8_t mask[N];
+    struct test_rng r;
+    test_rng_seed(&r, test_seed() + 28);
+    for (size_t i = 0; i < N; i++) {
+        img[i] = (float)(50 + 0.5 * (i % NX) + 3 * test_rng_normal(&r));
+        if (i % 17 == 0) img[i] = NAN;
+        mask[i] = i % 23 == 0;
+    }
+    float gb, gr;
+    reference_clipped(img, NX, NY, NX, mask, 16, 16, 3, 3, 0.0, 3.0, 10, 100.0, 4, 2, rb, rr,
+                      NULL, NULL, &gb, &gr);
+    struct clstats_array im = {.host = img, .dtype = CLSTATS_FLOAT32, .nx = NX, .ny = NY};
+    struct clstats_array ob = im, orr = im;
+    ob.host = back;
+    orr.host = rms;
+    struct clstats_background_options o = {.box_w = 16, .box_h = 16, .filter_w = 3,
+                                           .filter_h = 3, .clip_sigma = 3.0,
+                                           .estimator = CLSTATS_BKG_BIWEIGHT,
+                                           .clipping = CLSTATS_CLIP_SIGMA,
+                                           .rms_estimator = CLSTATS_RMS_BIWEIGHT,
+                                           .clip_iters = 10, .exclude_percentile = 100.0};
+    struct clstats_background *b = NULL;
+    ck_assert_int_eq(clstats_background(test_ctx(), &im, mask, &o, &b), CLSTATS_OK);
+    ck_assert_int_eq(clstats_background_maps(test_ctx(), b, &ob, &orr), CLSTATS_OK);
+    ck_assert_uint_eq(test_compare_bits(back, rb, N, NX, "background"), 0);
+    ck_assert_uint_eq(test_compare_bits(rms, rr, N, NX, "rms"), 0);
+    ck_assert(b->global_back == gb && b->global_rms == gr);
+    clstats_background_free(b);
+}
+END_TEST
+
 /* The Gaussian process's kernels on a few points: correlations, nugget, the batched deviance
  * (batched path) and the blocked path with its gradient and prediction sums, each correlation
  * against the plain loops. */
@@ -546,6 +584,7 @@ int main(void)
         {"column_ranks", column_ranks_match_sorting},
         {"csteps", csteps_match_the_reference},
         {"background", background_matches_the_reference},
+        {"clipped_background", clipped_background_matches_the_reference},
         {"gp", gp_kernels_match_the_reference},
     };
     Suite *s = suite_create("tiny_kernels");
