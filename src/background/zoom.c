@@ -1,7 +1,7 @@
 /* zoom.c - the maps of a photutils mesh (zoom.h): each mesh turned into the coefficients of the
  * cubic B-spline through it (scipy's spline_filter with mode 'reflect', the mesh extended by
- * half-sample reflection), along y then along x as scipy filters axis 0 then axis 1, on the host
- * in double; the pixels summed on the device. */
+ * half-sample reflection), along y then along x as scipy filters axis 0 then axis 1, and each
+ * column's and row's 4 taps, on the host in double; the pixels summed on the device. */
 #include "zoom.h"
 
 #include <math.h>
@@ -34,6 +34,39 @@ static void prefilter_line(double *v, size_t n, size_t step)
         v[i * step] = z * (v[(i + 1) * step] - v[i * step]);
 }
 
+/* the cubic B-spline at t */
+static double bspline3(double t)
+{
+    t = fabs(t);
+    if (t < 1.0) return 2.0 / 3.0 - t * t + t * t * t / 2.0;
+    if (t < 2.0) return (2.0 - t) * (2.0 - t) * (2.0 - t) / 6.0;
+    return 0.0;
+}
+
+/* index k of a line of n reflected at its edges (half-sample symmetric, period 2n) */
+static int reflect(long k, long n)
+{
+    const long p = 2 * n;
+    k %= p;
+    if (k < 0) k += p;
+    return (int)(k < n ? k : p - 1 - k);
+}
+
+/* The 4 taps of each of `pixels` pixels along an axis of n mesh nodes, `box` pixels a node:
+ * scipy's grid_mode puts pixel centres on pixel centres (zoom = in / out). */
+static void taps(size_t pixels, size_t n, size_t box, int *at, double *w)
+{
+    const double zoom = (double)n / (double)(n * box);
+    for (size_t p = 0; p < pixels; p++) {
+        const double c = ((double)p + 0.5) * zoom - 0.5;
+        const long f = (long)floor(c);
+        for (int i = 0; i < 4; i++) {
+            at[4 * p + i] = reflect(f - 1 + i, (long)n);
+            w[4 * p + i] = bspline3(c - (double)(f - 1 + i));
+        }
+    }
+}
+
 /* The coefficients of one mesh (nx x ny floats) into c, and the mesh's range. */
 static bool coefficients(const float *mesh, size_t nx, size_t ny, double *c, double *lo,
                          double *hi)
@@ -55,18 +88,31 @@ int clstats__zoom_maps(clstats_ctx *ctx, const struct clstats_background *b,
                        const struct clstats_array *back, const struct clstats_array *rms)
 {
     const size_t nb = b->nx * b->ny, w = b->width, h = b->height;
-    double *coef = malloc(2 * nb * sizeof *coef);
-    cl_mem cbuf = NULL, map_back, map_rms;
+    double *coef = malloc(2 * nb * sizeof *coef), *col_w = malloc(4 * w * sizeof *col_w),
+           *row_w = malloc(4 * h * sizeof *row_w);
+    int *col_at = malloc(4 * w * sizeof *col_at), *row_at = malloc(4 * h * sizeof *row_at);
+    cl_mem bufs[5] = {NULL}, map_back, map_rms;
     cl_double range[4];
     int status = CLSTATS_OK;
-    if (!coef || !coefficients(b->back, b->nx, b->ny, coef, &range[0], &range[1]) ||
+    if (!coef || !col_w || !row_w || !col_at || !row_at ||
+        !coefficients(b->back, b->nx, b->ny, coef, &range[0], &range[1]) ||
         !coefficients(b->rms, b->nx, b->ny, coef + nb, &range[2], &range[3])) {
         status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "no memory for the zoom's coefficients");
         goto fail;
     }
+    taps(w, b->nx, b->box_w, col_at, col_w);
+    taps(h, b->ny, b->box_h, row_at, row_w);
     /* photutils: a flat mesh is its value everywhere; the clipping to the range gives that */
     if ((status = clstats__upload(ctx, coef, 2 * nb * sizeof *coef, "uploading the mesh",
-                                  &cbuf)) ||
+                                  &bufs[0])) ||
+        (status = clstats__upload(ctx, col_at, 4 * w * sizeof *col_at, "uploading the taps",
+                                  &bufs[1])) ||
+        (status = clstats__upload(ctx, col_w, 4 * w * sizeof *col_w, "uploading the taps",
+                                  &bufs[2])) ||
+        (status = clstats__upload(ctx, row_at, 4 * h * sizeof *row_at, "uploading the taps",
+                                  &bufs[3])) ||
+        (status = clstats__upload(ctx, row_w, 4 * h * sizeof *row_w, "uploading the taps",
+                                  &bufs[4])) ||
         (status = clstats__scratch(ctx, "background.back", w * h * sizeof(float), &map_back)) ||
         (status = clstats__scratch(ctx, "background.rms", w * h * sizeof(float), &map_rms)))
         goto fail;
@@ -75,13 +121,13 @@ int clstats__zoom_maps(clstats_ctx *ctx, const struct clstats_background *b,
     if ((status = clstats__program(ctx, "zoom.cl", "", &program)) ||
         (status = clstats__kernel(ctx, program, "zoom_pixels", &kernel)))
         goto fail;
-    const cl_int inx = (cl_int)b->nx, iny = (cl_int)b->ny, ibw = (cl_int)b->box_w,
-                 ibh = (cl_int)b->box_h, iw = (cl_int)w, ih = (cl_int)h, wb = back != NULL,
-                 wr = rms != NULL;
-    const void *args[] = {&cbuf,     &inx,      &iny,    &ibw,     &ibh,  &iw, &ih, &range[0],
-                          &range[1], &range[2], &range[3], &map_back, &map_rms, &wb, &wr};
+    const cl_int inx = (cl_int)b->nx, iny = (cl_int)b->ny, iw = (cl_int)w, ih = (cl_int)h,
+                 wb = back != NULL, wr = rms != NULL;
+    const void *args[] = {&bufs[0], &inx,     &iny,     &bufs[1], &bufs[2],  &bufs[3],
+                          &bufs[4], &iw,      &ih,      &range[0], &range[1], &range[2],
+                          &range[3], &map_back, &map_rms, &wb,      &wr};
     const size_t m = sizeof(cl_mem), d = sizeof(cl_double), i4 = sizeof(cl_int);
-    const size_t sizes[] = {m, i4, i4, i4, i4, i4, i4, d, d, d, d, m, m, i4, i4};
+    const size_t sizes[] = {m, i4, i4, m, m, m, m, i4, i4, d, d, d, d, m, m, i4, i4};
     for (cl_uint i = 0; i < sizeof args / sizeof *args; i++)
         CL_TRY(ctx, clSetKernelArg(kernel, i, sizes[i], args[i]), "clSetKernelArg(zoom_pixels)");
     const size_t global[2] = {w, h};
@@ -90,8 +136,9 @@ int clstats__zoom_maps(clstats_ctx *ctx, const struct clstats_background *b,
     if (rms && (status = clstats__array_out(ctx, map_rms, rms))) goto fail;
     status = clstats__cl_check(ctx, clFinish(ctx->queue), "clFinish(background zoom)");
 fail:
-    clFinish(ctx->queue); /* the upload reads host memory freed below */
-    if (cbuf) clReleaseMemObject(cbuf);
-    free(coef);
+    clFinish(ctx->queue); /* the uploads read host memory freed below */
+    for (int i = 0; i < 5; i++)
+        if (bufs[i]) clReleaseMemObject(bufs[i]);
+    free(coef), free(col_w), free(row_w), free(col_at), free(row_at);
     return status;
 }
