@@ -292,6 +292,11 @@ START_TEST(clipped_exclusion_filter_and_iterations)
     check_clipped(&s, o, "one round at 1.5 sd");
     o.clip_iters = -1;
     check_clipped(&s, o, "rounds until none clipped");
+    test_tune("background.band_kib", "1"); /* a launch a row of boxes */
+    check_clipped(&s, o, "a row of boxes a launch");
+    test_tune("background.band_kib", "120"); /* two rows a launch, then one */
+    check_clipped(&s, o, "bands of a few rows");
+    test_tune("background.band_kib", NULL);
     o = clipped_opts(50, 50, 5, 4, 2);
     for (size_t i = 0; i < s.nx * s.ny; i++)
         s.img[i] = (float)(i % 7 == 0 ? 3.0 : 2.0); /* MAD 0: the median, scale 0 */

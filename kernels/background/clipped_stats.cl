@@ -199,21 +199,22 @@ static bool missing(__global const uchar *mask, long m)
 #endif
 }
 
-/* Box (id 0, id 1) of a width x height image at img + offset, rows `stride` apart; `sorted` holds
- * bw * bh values a box. max_missing: a box with more of its bw * bh pixels missing or clipped is
+/* Box (id 0, row0 + id 1) of a width x height image at img + offset, rows `stride` apart, of a
+ * mesh nby boxes high (the launch takes a band of its rows); `sorted` holds bw * bh values for
+ * each box of the band. max_missing: a box with more of its bw * bh pixels missing or clipped is
  * bad (photutils' exclude_percentile; pixels beyond the image's edge count as missing, as
  * photutils pads with NaN). out: every box's background, then every box's RMS. */
 __kernel void clipped_stats(__global const in_t *img, ulong offset, ulong stride, int width,
                             int height, int bw, int bh, __global const uchar *mask, double sigma,
                             int maxiters, double max_missing, int estimator, int rms_estimator,
-                            double biweight_c, double biweight_scale_c,
+                            double biweight_c, double biweight_scale_c, int row0, int nby,
                             __global double *sorted, __global float *out)
 {
-    const int bx = get_global_id(0), by = get_global_id(1);
-    const int nbx = get_global_size(0), nb = nbx * get_global_size(1), box = by * nbx + bx;
+    const int bx = get_global_id(0), by = row0 + get_global_id(1);
+    const int nbx = get_global_size(0), nb = nbx * nby, box = by * nbx + bx;
     const int x0 = bx * bw, y0 = by * bh;
     const int w = min(bw, width - x0), h = min(bh, height - y0);
-    __global double *v = sorted + (long)box * bw * bh;
+    __global double *v = sorted + ((long)get_global_id(1) * nbx + bx) * bw * bh;
     long n = 0;
     for (int y = y0; y < y0 + h; y++)
         for (int x = x0; x < x0 + w; x++) {

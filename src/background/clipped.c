@@ -21,8 +21,16 @@ int clstats__measure_clipped(clstats_ctx *ctx, const struct clstats_array *image
     if (mask && (status = clstats__upload(ctx, mask, image->nx * image->ny, "uploading the mask",
                                           &mbuf)))
         goto fail;
-    if ((status = clstats__scratch(ctx, "background.sorted", nb * box * sizeof(cl_double),
-                                   &sorted)) ||
+    /* the sorted pixels of a band of box rows at a time: at most 256 MiB, or half the
+     * device's largest buffer (background.band_kib) */
+    cl_ulong limit = ctx->max_alloc / 2 < (256u << 20) ? ctx->max_alloc / 2 : (256u << 20);
+    const long band_kib = clstats__tuned(ctx, P_BACKGROUND_BAND_KIB);
+    if (band_kib > 0) limit = (cl_ulong)band_kib << 10;
+    const size_t row_bytes = nx * box * sizeof(cl_double);
+    size_t band = limit / row_bytes;
+    if (band < 1) band = 1;
+    if (band > ny) band = ny;
+    if ((status = clstats__scratch(ctx, "background.sorted", band * row_bytes, &sorted)) ||
         (status = clstats__scratch(ctx, "background.boxes", 2 * nb * sizeof(float), &out)))
         goto fail;
     char options[200];
@@ -42,20 +50,26 @@ int clstats__measure_clipped(clstats_ctx *ctx, const struct clstats_array *image
                  bh = (cl_int)o->box_h, iters = o->clip_iters < 0 ? -1 : o->clip_iters,
                  est = (cl_int)o->estimator, rest = (cl_int)o->rms_estimator;
     const cl_double sigma = o->clip_sigma, cl = BIWEIGHT_LOCATION_C, cs = BIWEIGHT_SCALE_C;
+    const cl_int nby = (cl_int)ny;
+    cl_int row0 = 0;
     cl_mem mask_arg = mbuf ? mbuf : in;
-    const void *args[] = {&in,    &off,         &stride, &w,   &h,  &bw,  &bh,     &mask_arg,
-                          &sigma, &iters,       &max_missing, &est, &rest, &cl, &cs, &sorted,
+    const void *args[] = {&in,   &off,  &stride, &w,    &h,   &bw, &bh,  &mask_arg, &sigma,
+                          &iters, &max_missing, &est, &rest, &cl, &cs, &row0, &nby, &sorted,
                           &out};
     const size_t sizes[] = {sizeof in,    sizeof off,  sizeof stride,      sizeof w,
                             sizeof h,     sizeof bw,   sizeof bh,          sizeof mask_arg,
                             sizeof sigma, sizeof iters, sizeof max_missing, sizeof est,
-                            sizeof rest,  sizeof cl,   sizeof cs,          sizeof sorted,
-                            sizeof out};
+                            sizeof rest,  sizeof cl,   sizeof cs,          sizeof row0,
+                            sizeof nby,   sizeof sorted, sizeof out};
     for (cl_uint i = 0; i < sizeof args / sizeof *args; i++)
         CL_TRY(ctx, clSetKernelArg(kernel, i, sizes[i], args[i]), "clSetKernelArg(clipped_stats)");
-    const size_t global[2] = {nx, ny};
-    if ((status = clstats__launch(ctx, kernel, 2, NULL, global, NULL, "clipped_stats")))
-        goto fail;
+    for (size_t r = 0; r < ny; r += band) {
+        row0 = (cl_int)r;
+        CL_TRY(ctx, clSetKernelArg(kernel, 15, sizeof row0, &row0), "clSetKernelArg(clipped_stats)");
+        const size_t global[2] = {nx, r + band <= ny ? band : ny - r};
+        if ((status = clstats__launch(ctx, kernel, 2, NULL, global, NULL, "clipped_stats")))
+            goto fail;
+    }
     CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, out, CL_TRUE, 0, nb * sizeof(float), back, 0, NULL,
                                     NULL),
            "reading the boxes");
