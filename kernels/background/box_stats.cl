@@ -13,21 +13,11 @@
 #ifndef WG
 #define WG 64
 #endif
-#ifndef IN_DOUBLE
-#define IN_DOUBLE 0
-#endif
-#ifndef HAS_MASK
-#define HAS_MASK 0
-#endif
 
 #define MAX_LEVELS 4096 /* SExtractor's QUANTIF_NMAXLEVELS */
 #define BAD_BOX (-1e30f)
 
-#if IN_DOUBLE
-typedef double in_t;
-#else
-typedef float in_t;
-#endif
+#include "box_pixels.cl"
 
 static float fdiv(float a, float b)
 {
@@ -114,17 +104,6 @@ static void histogram_guess(__local const int *histo, int nlevels, float bmean, 
     (void)bsigma;
     *back_out = (float)back;
     *sigma_out = (float)(sig * qscale);
-}
-
-static bool missing(__global const uchar *mask, long m)
-{
-#if HAS_MASK
-    return mask[m] != 0;
-#else
-    (void)mask;
-    (void)m;
-    return false;
-#endif
 }
 
 /* Box (group 0, group 1) of a width x height image at img + offset, rows `stride` apart.

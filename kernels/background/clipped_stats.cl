@@ -10,13 +10,6 @@
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #pragma OPENCL FP_CONTRACT OFF
 
-#ifndef IN_DOUBLE
-#define IN_DOUBLE 0
-#endif
-#ifndef HAS_MASK
-#define HAS_MASK 0
-#endif
-
 #define BAD_BOX (-1e30f)
 #define MAD_TO_STD 1.482602218505602 /* 1 / Phi^-1(3/4), astropy's mad_std */
 
@@ -30,11 +23,7 @@
 #define RMS_MAD_STD 1
 #define RMS_BIWEIGHT 2
 
-#if IN_DOUBLE
-typedef double in_t;
-#else
-typedef float in_t;
-#endif
+#include "box_pixels.cl"
 
 static void sift_down(__global double *v, long root, long n)
 {
@@ -186,17 +175,6 @@ static void sigma_clip(__global const double *v, long n, double sigma, int maxit
     while (b < n && v[b] <= hi)
         b++;
     *ka = a, *kb = b;
-}
-
-static bool missing(__global const uchar *mask, long m)
-{
-#if HAS_MASK
-    return mask[m] != 0;
-#else
-    (void)mask;
-    (void)m;
-    return false;
-#endif
 }
 
 /* Box (id 0, row0 + id 1) of a width x height image at img + offset, rows `stride` apart, of a

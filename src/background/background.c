@@ -65,39 +65,32 @@ static struct clstats_background_options resolved(const struct clstats_backgroun
     return o;
 }
 
-/* Every box's background and RMS (bad boxes -1e30) into back and rms, nx * ny each. */
-static int measure_boxes(clstats_ctx *ctx, const struct clstats_array *image, const uint8_t *mask,
-                         const struct clstats_background_options *o, size_t nx, size_t ny,
-                         float *back, float *rms)
+/* SExtractor's boxes: box_stats.cl, a work-group a box, over the image in `in` (at `offset`),
+ * its mask in `mask` (or NULL), into out (every box's background, then every box's RMS). */
+static int launch_box_stats(clstats_ctx *ctx, const struct clstats_array *image, cl_mem in,
+                            size_t offset, cl_mem mask,
+                            const struct clstats_background_options *o, size_t nx, size_t ny,
+                            cl_mem out)
 {
-    cl_mem in = NULL, mbuf = NULL, out = NULL;
-    bool owned = false;
-    size_t offset = 0;
-    const size_t nb = nx * ny, wg = (size_t)clstats__tuned(ctx, P_BACKGROUND_WG);
+    const size_t wg = (size_t)clstats__tuned(ctx, P_BACKGROUND_WG);
     if (wg < 1 || (wg & (wg - 1)) || wg > ctx->max_work_group)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "background.wg %zu: a power of two up to %zu",
                              wg, ctx->max_work_group);
-    int status = clstats__array_in(ctx, image, false, &in, &offset, &owned);
-    if (status != CLSTATS_OK) return status;
-    if (mask && (status = clstats__upload(ctx, mask, image->nx * image->ny, "uploading the mask",
-                                          &mbuf)))
-        goto fail;
-    if ((status = clstats__scratch(ctx, "background.boxes", 2 * nb * sizeof(float), &out)))
-        goto fail;
     char options[200];
     snprintf(options, sizeof options, "-D WG=%zu -D IN_DOUBLE=%d -D HAS_MASK=%d%s", wg,
              image->dtype == CLSTATS_FLOAT64, mask != NULL, ctx->exact_divide_option);
     cl_program program;
     cl_kernel kernel;
+    int status;
     if ((status = clstats__program(ctx, "box_stats.cl", options, &program)) ||
         (status = clstats__kernel(ctx, program, "box_stats", &kernel)))
-        goto fail;
+        return status;
     const cl_ulong off = offset, stride = clstats__array_stride(image);
     const cl_int w = (cl_int)image->nx, h = (cl_int)image->ny, bw = (cl_int)o->box_w,
                  bh = (cl_int)o->box_h, est = (cl_int)o->estimator;
     /* SExtractor's histogram levels per clipped pixel: sqrt(2/pi) 5 sd over 4 "mode pixels". */
     const cl_double step = sqrt(2 / 3.14159265358979323846) * 5 / 4, clip = o->clip_sigma;
-    cl_mem mask_arg = mbuf ? mbuf : in;
+    cl_mem mask_arg = mask ? mask : in;
     const void *args[] = {&in, &off, &stride, &w, &h, &bw, &bh, &mask_arg, &step, &clip, &est,
                           &out};
     const size_t sizes[] = {sizeof in, sizeof off, sizeof stride, sizeof w, sizeof h, sizeof bw,
@@ -112,7 +105,32 @@ static int measure_boxes(clstats_ctx *ctx, const struct clstats_array *image, co
         CL_TRY(ctx, clSetKernelArg(kernel, 12 + i, local_bytes[i], NULL),
                "clSetKernelArg(box_stats)");
     const size_t global[2] = {nx * wg, ny}, local[2] = {wg, 1};
-    if ((status = clstats__launch(ctx, kernel, 2, NULL, global, local, "box_stats"))) goto fail;
+    return clstats__launch(ctx, kernel, 2, NULL, global, local, "box_stats");
+fail:
+    return status;
+}
+
+/* Every box's background and RMS (bad boxes -1e30) into back and rms, nx * ny each, by
+ * SExtractor's or photutils' statistics (o->clipping). */
+static int measure_boxes(clstats_ctx *ctx, const struct clstats_array *image, const uint8_t *mask,
+                         const struct clstats_background_options *o, size_t nx, size_t ny,
+                         float *back, float *rms)
+{
+    cl_mem in = NULL, mbuf = NULL, out = NULL;
+    bool owned = false;
+    size_t offset = 0;
+    const size_t nb = nx * ny;
+    int status = clstats__array_in(ctx, image, false, &in, &offset, &owned);
+    if (status != CLSTATS_OK) return status;
+    if (mask && (status = clstats__upload(ctx, mask, image->nx * image->ny, "uploading the mask",
+                                          &mbuf)))
+        goto fail;
+    if ((status = clstats__scratch(ctx, "background.boxes", 2 * nb * sizeof(float), &out)))
+        goto fail;
+    status = o->clipping == CLSTATS_CLIP_SIGMA
+                 ? clstats__launch_clipped(ctx, image, in, offset, mbuf, o, nx, ny, out)
+                 : launch_box_stats(ctx, image, in, offset, mbuf, o, nx, ny, out);
+    if (status != CLSTATS_OK) goto fail;
     CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, out, CL_TRUE, 0, nb * sizeof(float), back, 0, NULL,
                                     NULL),
            "reading the boxes");
@@ -149,8 +167,7 @@ int clstats_background(clstats_ctx *ctx, const struct clstats_array *image, cons
     b->drms = b->dback + nx * ny;
     clstats__begin(ctx);
     const bool photutils = o.clipping == CLSTATS_CLIP_SIGMA;
-    status = photutils ? clstats__measure_clipped(ctx, image, mask, &o, nx, ny, b->back, b->rms)
-                       : measure_boxes(ctx, image, mask, &o, nx, ny, b->back, b->rms);
+    status = measure_boxes(ctx, image, mask, &o, nx, ny, b->back, b->rms);
     status = clstats__end(ctx, status);
     if (status == CLSTATS_OK &&
         (!clstats__mesh_filter(b->back, b->rms, nx, ny, o.filter_w, o.filter_h,

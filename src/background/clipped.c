@@ -1,5 +1,6 @@
 /* clipped.c - the boxes measured as photutils' Background2D measures them (clipped.h): a
- * work-item a box, each sorting its valid pixels in its own stretch of a scratch buffer. */
+ * work-item a box, each sorting its valid pixels in its own stretch of a scratch buffer, a band
+ * of box rows a launch. */
 #include "clipped.h"
 
 #include <stdio.h>
@@ -8,19 +9,13 @@
 #define BIWEIGHT_LOCATION_C 6.0
 #define BIWEIGHT_SCALE_C 9.0
 
-int clstats__measure_clipped(clstats_ctx *ctx, const struct clstats_array *image,
-                             const uint8_t *mask, const struct clstats_background_options *o,
-                             size_t nx, size_t ny, float *back, float *rms)
+int clstats__launch_clipped(clstats_ctx *ctx, const struct clstats_array *image, cl_mem in,
+                            size_t offset, cl_mem mask,
+                            const struct clstats_background_options *o, size_t nx, size_t ny,
+                            cl_mem out)
 {
-    cl_mem in = NULL, mbuf = NULL, sorted = NULL, out = NULL;
-    bool owned = false;
-    size_t offset = 0;
-    const size_t nb = nx * ny, box = o->box_w * o->box_h;
-    int status = clstats__array_in(ctx, image, false, &in, &offset, &owned);
-    if (status != CLSTATS_OK) return status;
-    if (mask && (status = clstats__upload(ctx, mask, image->nx * image->ny, "uploading the mask",
-                                          &mbuf)))
-        goto fail;
+    cl_mem sorted;
+    const size_t box = o->box_w * o->box_h;
     /* the sorted pixels of a band of box rows at a time: at most 256 MiB, or half the
      * device's largest buffer (background.band_kib) */
     cl_ulong limit = ctx->max_alloc / 2 < (256u << 20) ? ctx->max_alloc / 2 : (256u << 20);
@@ -30,9 +25,8 @@ int clstats__measure_clipped(clstats_ctx *ctx, const struct clstats_array *image
     size_t band = limit / row_bytes;
     if (band < 1) band = 1;
     if (band > ny) band = ny;
-    if ((status = clstats__scratch(ctx, "background.sorted", band * row_bytes, &sorted)) ||
-        (status = clstats__scratch(ctx, "background.boxes", 2 * nb * sizeof(float), &out)))
-        goto fail;
+    int status = clstats__scratch(ctx, "background.sorted", band * row_bytes, &sorted);
+    if (status != CLSTATS_OK) return status;
     char options[200];
     snprintf(options, sizeof options, "-D IN_DOUBLE=%d -D HAS_MASK=%d%s",
              image->dtype == CLSTATS_FLOAT64, mask != NULL, ctx->exact_divide_option);
@@ -40,7 +34,7 @@ int clstats__measure_clipped(clstats_ctx *ctx, const struct clstats_array *image
     cl_kernel kernel;
     if ((status = clstats__program(ctx, "clipped_stats.cl", options, &program)) ||
         (status = clstats__kernel(ctx, program, "clipped_stats", &kernel)))
-        goto fail;
+        return status;
     /* photutils: excluded where more than exclude_percentile percent of the box is missing;
      * at 100 every box but an empty one is kept */
     const double pct = o->exclude_percentile < 0 ? 0.0 : o->exclude_percentile;
@@ -52,7 +46,7 @@ int clstats__measure_clipped(clstats_ctx *ctx, const struct clstats_array *image
     const cl_double sigma = o->clip_sigma, cl = BIWEIGHT_LOCATION_C, cs = BIWEIGHT_SCALE_C;
     const cl_int nby = (cl_int)ny;
     cl_int row0 = 0;
-    cl_mem mask_arg = mbuf ? mbuf : in;
+    cl_mem mask_arg = mask ? mask : in;
     const void *args[] = {&in,   &off,  &stride, &w,    &h,   &bw, &bh,  &mask_arg, &sigma,
                           &iters, &max_missing, &est, &rest, &cl, &cs, &row0, &nby, &sorted,
                           &out};
@@ -68,16 +62,8 @@ int clstats__measure_clipped(clstats_ctx *ctx, const struct clstats_array *image
         CL_TRY(ctx, clSetKernelArg(kernel, 15, sizeof row0, &row0), "clSetKernelArg(clipped_stats)");
         const size_t global[2] = {nx, r + band <= ny ? band : ny - r};
         if ((status = clstats__launch(ctx, kernel, 2, NULL, global, NULL, "clipped_stats")))
-            goto fail;
+            return status;
     }
-    CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, out, CL_TRUE, 0, nb * sizeof(float), back, 0, NULL,
-                                    NULL),
-           "reading the boxes");
-    CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, out, CL_TRUE, nb * sizeof(float),
-                                    nb * sizeof(float), rms, 0, NULL, NULL),
-           "reading the boxes");
 fail:
-    if (mbuf) clReleaseMemObject(mbuf);
-    if (owned) clReleaseMemObject(in);
     return status;
 }

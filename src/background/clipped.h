@@ -5,10 +5,12 @@
 
 #include "internal.h"
 
-/* Every box's background and RMS (bad boxes CLSTATS__BAD_BOX) into back and rms, nx * ny each;
- * o resolved (no zero meaning a default). */
-int clstats__measure_clipped(clstats_ctx *ctx, const struct clstats_array *image,
-                             const uint8_t *mask, const struct clstats_background_options *o,
-                             size_t nx, size_t ny, float *back, float *rms);
+/* Launches clipped_stats.cl over the image in `in` (at `offset`, described by image), its mask
+ * in `mask` (or NULL), writing every box's background and then every box's RMS (bad boxes
+ * CLSTATS__BAD_BOX) into out; o resolved (no zero meaning a default). */
+int clstats__launch_clipped(clstats_ctx *ctx, const struct clstats_array *image, cl_mem in,
+                            size_t offset, cl_mem mask,
+                            const struct clstats_background_options *o, size_t nx, size_t ny,
+                            cl_mem out);
 
 #endif
