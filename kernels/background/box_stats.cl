@@ -19,6 +19,13 @@
 
 #include "box_pixels.cl"
 
+/* The box's pixels of this work-item: those whose row-major index in the box is lid modulo
+ * WG, in increasing order (a plain row by row walk with one work-item a box), as rows byi and
+ * columns bxi of the box. */
+#define BOX_PIXELS(byi, bxi)                                                                      \
+    for (int byi = 0; byi < h; byi++)                                                             \
+        for (int bxi = ((lid - byi * w % WG) % WG + WG) % WG; bxi < w; bxi += WG)
+
 static float fdiv(float a, float b)
 {
     return (float)((double)a / (double)b);
@@ -123,18 +130,15 @@ box_stats(__global const in_t *img, ulong offset, ulong stride, int width, int h
     const int bx = get_group_id(0), by = get_group_id(1), lid = get_local_id(0);
     const int nbx = get_num_groups(0);
     const int x0 = bx * bw, y0 = by * bh;
-    const int w = min(bw, width - x0), h = min(bh, height - y0), n = w * h;
+    const int w = min(bw, width - x0), h = min(bh, height - y0);
     const int box = by * nbx + bx;
-    /* a work-item steps WG pixels through the box: sy rows and sx columns */
-    const int sy = WG / w, sx = WG % w;
     /* backgrounds first, then RMS values */
     __global float *back = out, *sigma = out + nbx * get_num_groups(1);
 
     /* 1. mean and sd of the valid pixels */
     double a = 0.0, a2 = 0.0;
     long cnt = 0;
-    for (int i = lid, bxi = lid % w, byi = lid / w; i < n;
-         i += WG, bxi += sx, byi += sy, byi += bxi >= w, bxi -= bxi >= w ? w : 0) {
+    BOX_PIXELS(byi, bxi) {
         const int y = y0 + byi, x = x0 + bxi;
         const long m = (long)y * width + x;
         const double pix = (float)img[offset + (ulong)y * stride + (ulong)x];
@@ -155,8 +159,7 @@ box_stats(__global const in_t *img, ulong offset, ulong stride, int width, int h
     /* 2. the same within the 2-sd cuts */
     a = a2 = 0.0;
     cnt = 0;
-    for (int i = lid, bxi = lid % w, byi = lid / w; i < n;
-         i += WG, bxi += sx, byi += sy, byi += bxi >= w, bxi -= bxi >= w ? w : 0) {
+    BOX_PIXELS(byi, bxi) {
         const int y = y0 + byi, x = x0 + bxi;
         const long m = (long)y * width + x;
         const float pix = (float)img[offset + (ulong)y * stride + (ulong)x];
@@ -181,8 +184,7 @@ box_stats(__global const in_t *img, ulong offset, ulong stride, int width, int h
     for (int i = lid; i < nlevels; i += WG)
         histo[i] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int i = lid, bxi = lid % w, byi = lid / w; i < n;
-         i += WG, bxi += sx, byi += sy, byi += bxi >= w, bxi -= bxi >= w ? w : 0) {
+    BOX_PIXELS(byi, bxi) {
         const int y = y0 + byi, x = x0 + bxi;
         const long m = (long)y * width + x;
         const float pix = (float)img[offset + (ulong)y * stride + (ulong)x];
