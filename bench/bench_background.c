@@ -3,6 +3,7 @@
  * and a plain host-to-device-to-host copy of the image for scale. A benchmark, not a test.
  *
  *     bench_background [--size 4096] [--mesh 64] [--filter 3] [--device gpu] [--repeat 5]
+ *                      [--clipping histogram|sigma]
  * Prints "RESULT background ..." lines (best of --repeat, ms). */
 #include "bench_context.h"
 
@@ -22,7 +23,7 @@ static double now_ms(void)
 int main(int argc, char **argv)
 {
     size_t n = 4096, mesh = 64, filter = 3;
-    int repeat = 5;
+    int repeat = 5, sigma = 0;
     const char *device = "auto";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--size")) n = strtoul(argv[i + 1], NULL, 10);
@@ -30,6 +31,7 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--filter")) filter = strtoul(argv[i + 1], NULL, 10);
         else if (!strcmp(argv[i], "--device")) device = argv[i + 1];
         else if (!strcmp(argv[i], "--repeat")) repeat = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--clipping")) sigma = !strcmp(argv[i + 1], "sigma");
     }
     clstats_ctx *ctx = bench_context(device);
     if (!ctx) return 1;
@@ -51,7 +53,10 @@ int main(int argc, char **argv)
     struct clstats_array ob = im, orr = im;
     ob.host = back;
     orr.host = rms;
-    struct clstats_background_options o = {mesh, mesh, filter, filter, 0.0, 3.0, 0};
+    struct clstats_background_options o = {.box_w = mesh, .box_h = mesh, .filter_w = filter,
+                                           .filter_h = filter, .clip_sigma = 3.0,
+                                           .clipping = sigma ? CLSTATS_CLIP_SIGMA
+                                                             : CLSTATS_CLIP_HISTOGRAM};
     double best = INFINITY, best_mesh_k = 0, best_maps_k = 0;
     for (int r = 0; r <= repeat; r++) { /* the first run builds the kernels */
         struct clstats_background *b = NULL;
@@ -82,9 +87,9 @@ int main(int argc, char **argv)
         if (t1 - t0 < copies) copies = t1 - t0;
     }
     if (err == CL_SUCCESS) clReleaseMemObject(buf);
-    printf("RESULT background size=%zu mesh=%zu filter=%zu total_ms=%.2f box_kernels_ms=%.3f "
+    printf("RESULT background clipping=%s size=%zu mesh=%zu filter=%zu total_ms=%.2f box_kernels_ms=%.3f "
            "map_kernels_ms=%.3f copies_ms=%.2f\n",
-           n, mesh, filter, best, best_mesh_k, best_maps_k, copies);
+           sigma ? "sigma" : "histogram", n, mesh, filter, best, best_mesh_k, best_maps_k, copies);
     clstats_ctx_destroy(ctx);
     free(img), free(back), free(rms);
     return 0;

@@ -14,31 +14,58 @@ static float div_f(float a, float b)
     return a / b; /* C11 on the host: an IEEE float division */
 }
 
+/* The sums of a box's pixels as kernels/background/box_stats.cl makes them with `group`
+ * work-items a box: lane l adds pixels l, l + group, l + 2 group, ... of the box in row-major
+ * order, then the lanes are added in a halving tree. One lane is plain sequential order (SEP's). */
+struct lanes {
+    size_t group;
+    double *s, *s2;
+    long *n;
+};
+
+static void lanes_clear(struct lanes *l)
+{
+    for (size_t i = 0; i < l->group; i++)
+        l->s[i] = l->s2[i] = 0, l->n[i] = 0;
+}
+
+static void lanes_total(struct lanes *l, double *s, double *s2, long *n)
+{
+    for (size_t step = l->group / 2; step > 0; step /= 2)
+        for (size_t i = 0; i < step; i++)
+            l->s[i] += l->s[i + step], l->s2[i] += l->s2[i + step], l->n[i] += l->n[i + step];
+    *s = l->s[0], *s2 = l->s2[0], *n = l->n[0];
+}
+
 static void box_stat(const float *img, size_t stride, const uint8_t *mask, size_t width, size_t x0,
-                     size_t y0, size_t w, size_t h, double clip, int estimator, float *bk,
-                     float *sg)
+                     size_t y0, size_t w, size_t h, double clip, int estimator, struct lanes *ln,
+                     float *bk, float *sg)
 {
     double s = 0, s2 = 0;
     long n = 0;
+    lanes_clear(ln);
     for (size_t y = y0; y < y0 + h; y++)
         for (size_t x = x0; x < x0 + w; x++) {
+            const size_t l = ((y - y0) * w + (x - x0)) % ln->group;
             const double p = img[y * stride + x];
-            if ((!mask || !mask[y * width + x]) && p > -1e30) s += p, s2 += p * p, n++;
+            if ((!mask || !mask[y * width + x]) && p > -1e30) ln->s[l] += p, ln->s2[l] += p * p, ln->n[l]++;
         }
+    lanes_total(ln, &s, &s2, &n);
     if ((float)n < (float)(w * h * 0.5)) {
         *bk = *sg = BAD;
         return;
     }
     double mean = s / n, var = s2 / n - mean * mean, sd = var > 0 ? sqrt(var) : 0;
     const float lo = (float)(mean - 2 * sd), hi = (float)(mean + 2 * sd);
-    s = s2 = 0;
-    n = 0;
+    lanes_clear(ln);
     for (size_t y = y0; y < y0 + h; y++)
         for (size_t x = x0; x < x0 + w; x++) {
+            const size_t l = ((y - y0) * w + (x - x0)) % ln->group;
             const float p = img[y * stride + x];
             if ((!mask || !mask[y * width + x]) && p >= lo && p <= hi)
-                s += p, s2 += (double)p * p, n++;
+                ln->s[l] += p, ln->s2[l] += (double)p * p, ln->n[l]++;
         }
+    lanes_total(ln, &s, &s2, &n);
     mean = s / n;
     var = s2 / n - mean * mean;
     sd = var > 0 ? sqrt(var) : 0;
@@ -127,7 +154,7 @@ static void spline(const float *v, size_t n, size_t k, float *d)
 }
 
 static void fill_and_filter(float *bk, float *sg, size_t nx, size_t ny, size_t fw, size_t fh,
-                            double fthresh, float *gb, float *gr)
+                            double fthresh, int photutils, float *gb, float *gr)
 {
     const size_t n = nx * ny;
     float *b2 = malloc(n * 4), *s2 = malloc(n * 4), *wb = malloc(fw * fh * 4), *ws = malloc(fw * fh * 4);
@@ -150,16 +177,23 @@ static void fill_and_filter(float *bk, float *sg, size_t nx, size_t ny, size_t f
     memcpy(bk, b2, n * 4);
     for (size_t y = 0; y < ny; y++)
         for (size_t x = 0; x < nx; x++) {
-            size_t ry = fh / 2, rx = fw / 2, m = 0;
-            if (ry > y) ry = y;
-            if (ry > ny - 1 - y) ry = ny - 1 - y;
-            if (rx > x) rx = x;
-            if (rx > nx - 1 - x) rx = nx - 1 - x;
-            for (size_t yy = y - ry; yy <= y + ry; yy++)
-                for (size_t xx = x - rx; xx <= x + rx; xx++, m++)
-                    wb[m] = bk[yy * nx + xx], ws[m] = sg[yy * nx + xx];
+            size_t m = 0;
+            /* SEP: the window shrunk to stay symmetric; photutils: the window cut by the edge */
+            for (size_t yy = 0; yy < ny; yy++)
+                for (size_t xx = 0; xx < nx; xx++) {
+                    const size_t ay = yy > y ? yy - y : y - yy, ax = xx > x ? xx - x : x - xx;
+                    size_t ry = fh / 2, rx = fw / 2;
+                    if (!photutils) {
+                        if (ry > y) ry = y;
+                        if (ry > ny - 1 - y) ry = ny - 1 - y;
+                        if (rx > x) rx = x;
+                        if (rx > nx - 1 - x) rx = nx - 1 - x;
+                    }
+                    if (ay <= ry && ax <= rx) wb[m] = bk[yy * nx + xx], ws[m++] = sg[yy * nx + xx];
+                }
             const float md = med_of(wb, m);
-            const int replace = fabs(md - bk[y * nx + x]) >= fthresh;
+            const int replace = photutils ? fthresh == 0 || bk[y * nx + x] > fthresh
+                                          : fabs(md - bk[y * nx + x]) >= fthresh;
             b2[y * nx + x] = replace ? md : bk[y * nx + x];
             s2[y * nx + x] = replace ? med_of(ws, m) : sg[y * nx + x];
         }
@@ -213,25 +247,45 @@ static void interpolate(const float *mesh, const float *dmesh, size_t nx, size_t
     free(node), free(dnode);
 }
 
-void reference_background(const float *img, size_t width, size_t height, size_t stride,
-                          const uint8_t *mask, size_t bw, size_t bh, size_t fw, size_t fh,
-                          double fthresh, double clip, int estimator, float *back, float *rms,
-                          float *global_back, float *global_rms)
+void reference_mesh_filter(float *bk, float *sg, size_t nx, size_t ny, size_t fw, size_t fh,
+                           double fthresh, int photutils, float *global_back, float *global_rms)
 {
-    const size_t nx = (width - 1) / bw + 1, ny = (height - 1) / bh + 1, n = nx * ny;
-    float *bk = malloc(n * 4), *sg = malloc(n * 4), *db = malloc(n * 4), *ds = malloc(n * 4);
-    for (size_t by = 0; by < ny; by++)
-        for (size_t bx = 0; bx < nx; bx++) {
-            const size_t w = bx + 1 < nx ? bw : width - bx * bw, h = by + 1 < ny ? bh : height - by * bh;
-            box_stat(img, stride, mask, width, bx * bw, by * bh, w, h, clip, estimator,
-                     &bk[by * nx + bx], &sg[by * nx + bx]);
-        }
-    fill_and_filter(bk, sg, nx, ny, fw, fh, fthresh, global_back, global_rms);
+    fill_and_filter(bk, sg, nx, ny, fw, fh, fthresh, photutils, global_back, global_rms);
+}
+
+void reference_mesh_maps(float *bk, float *sg, size_t nx, size_t ny, size_t bw, size_t bh,
+                         size_t width, size_t height, size_t fw, size_t fh, double fthresh,
+                         float *back, float *rms, float *global_back, float *global_rms)
+{
+    const size_t n = nx * ny;
+    float *db = malloc(n * 4), *ds = malloc(n * 4);
+    fill_and_filter(bk, sg, nx, ny, fw, fh, fthresh, 0, global_back, global_rms);
     for (size_t x = 0; x < nx; x++) {
         spline(bk + x, ny, nx, db + x);
         spline(sg + x, ny, nx, ds + x);
     }
     interpolate(bk, db, nx, ny, bw, bh, width, height, back);
     interpolate(sg, ds, nx, ny, bw, bh, width, height, rms);
-    free(bk), free(sg), free(db), free(ds);
+    free(db), free(ds);
+}
+
+void reference_background(const float *img, size_t width, size_t height, size_t stride,
+                          const uint8_t *mask, size_t bw, size_t bh, size_t fw, size_t fh,
+                          double fthresh, double clip, int estimator, size_t group, float *back,
+                          float *rms, float *global_back, float *global_rms)
+{
+    const size_t nx = (width - 1) / bw + 1, ny = (height - 1) / bh + 1, n = nx * ny;
+    struct lanes ln = {group, calloc(group, sizeof(double)), calloc(group, sizeof(double)),
+                       calloc(group, sizeof(long))};
+    float *bk = malloc(n * 4), *sg = malloc(n * 4);
+    for (size_t by = 0; by < ny; by++)
+        for (size_t bx = 0; bx < nx; bx++) {
+            const size_t w = bx + 1 < nx ? bw : width - bx * bw, h = by + 1 < ny ? bh : height - by * bh;
+            box_stat(img, stride, mask, width, bx * bw, by * bh, w, h, clip, estimator, &ln,
+                     &bk[by * nx + bx], &sg[by * nx + bx]);
+        }
+    reference_mesh_maps(bk, sg, nx, ny, bw, bh, width, height, fw, fh, fthresh, back, rms,
+                        global_back, global_rms);
+    free(bk), free(sg);
+    free(ln.s), free(ln.s2), free(ln.n);
 }

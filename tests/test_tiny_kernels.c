@@ -8,6 +8,7 @@
  * out-of-bounds accesses and data races need inputs this small to finish quickly. */
 #include "column_cases.h"
 #include "reference_background.h"
+#include "reference_clipped.h"
 #include "reference_filter.h"
 #include "reference_gp.h"
 #include "reference_linalg.h"
@@ -430,41 +431,80 @@ START_TEST(csteps_match_the_reference)
 }
 END_TEST
 
-/* The mesh background's two kernel files on a sky of 3 x 2 boxes, a work-group of 8 items
- * sharing each box (reductions, the histogram's local atomics) and one item a box (on PoCL one
- * item only: see test_background.c). */
-START_TEST(background_matches_the_reference)
+enum { TINY_SKY_NX = 37, TINY_SKY_NY = 26, TINY_SKY_N = TINY_SKY_NX * TINY_SKY_NY };
+
+/* The mesh background's tiny sky: a gradient with noise, some NaN, a sparse mask. */
+static void tiny_sky(uint64_t seed, float *img, uint8_t *mask)
 {
-    enum { NX = 37, NY = 26, N = NX * NY };
-    static float img[N], back[N], rms[N], rb[N], rr[N];
-    static uint8_t mask[N];
     struct test_rng r;
-    test_rng_seed(&r, test_seed() + 27);
-    for (size_t i = 0; i < N; i++) {
-        img[i] = (float)(50 + 0.5 * (i % NX) + 3 * test_rng_normal(&r));
+    test_rng_seed(&r, seed);
+    for (size_t i = 0; i < TINY_SKY_N; i++) {
+        img[i] = (float)(50 + 0.5 * (i % TINY_SKY_NX) + 3 * test_rng_normal(&r));
         if (i % 17 == 0) img[i] = NAN;
         mask[i] = i % 23 == 0;
     }
+}
+
+/* The library's maps and globals on the tiny sky equal a reference's, bit for bit. */
+static void tiny_sky_check(const float *img, const uint8_t *mask,
+                           const struct clstats_background_options *o, const float *rb,
+                           const float *rr, float gb, float gr)
+{
+    static float back[TINY_SKY_N], rms[TINY_SKY_N];
+    struct clstats_array im = {.host = (void *)img, .dtype = CLSTATS_FLOAT32, .nx = TINY_SKY_NX,
+                               .ny = TINY_SKY_NY};
+    struct clstats_array ob = im, orr = im;
+    ob.host = back;
+    orr.host = rms;
+    struct clstats_background *b = NULL;
+    ck_assert_int_eq(clstats_background(test_ctx(), &im, mask, o, &b), CLSTATS_OK);
+    ck_assert_int_eq(clstats_background_maps(test_ctx(), b, &ob, &orr), CLSTATS_OK);
+    ck_assert_uint_eq(test_compare_bits(back, rb, TINY_SKY_N, TINY_SKY_NX, "background"), 0);
+    ck_assert_uint_eq(test_compare_bits(rms, rr, TINY_SKY_N, TINY_SKY_NX, "rms"), 0);
+    ck_assert(b->global_back == gb && b->global_rms == gr);
+    clstats_background_free(b);
+}
+
+/* The mesh background's two kernel files on a sky of 3 x 2 boxes, a work-group of 8 items
+ * sharing each box (reductions, the histogram's local atomics) and one item a box. */
+START_TEST(background_matches_the_reference)
+{
+    enum { NX = TINY_SKY_NX, NY = TINY_SKY_NY, N = TINY_SKY_N };
+    static float img[N], rb[N], rr[N];
+    static uint8_t mask[N];
+    tiny_sky(test_seed() + 27, img, mask);
     float gb, gr;
-    reference_background(img, NX, NY, NX, mask, 16, 16, 3, 3, 0.0, 3.0, 0, rb, rr, &gb, &gr);
     const char *groups[] = {"1", "8"};
-    const bool pocl = strstr(clstats_ctx_device_name(test_ctx()), "Portable Computing") != NULL;
-    for (int g = 0; g < (pocl ? 1 : 2); g++) {
+    for (int g = 0; g < 2; g++) {
+        reference_background(img, NX, NY, NX, mask, 16, 16, 3, 3, 0.0, 3.0, 0, g ? 8 : 1, rb, rr,
+                             &gb, &gr);
         test_tune("background.wg", groups[g]);
-        struct clstats_array im = {.host = img, .dtype = CLSTATS_FLOAT32, .nx = NX, .ny = NY};
-        struct clstats_array ob = im, orr = im;
-        ob.host = back;
-        orr.host = rms;
-        struct clstats_background_options o = {16, 16, 3, 3, 0.0, 3.0, CLSTATS_BKG_SEXTRACTOR};
-        struct clstats_background *b = NULL;
-        ck_assert_int_eq(clstats_background(test_ctx(), &im, mask, &o, &b), CLSTATS_OK);
-        ck_assert_int_eq(clstats_background_maps(test_ctx(), b, &ob, &orr), CLSTATS_OK);
-        ck_assert_uint_eq(test_compare_bits(back, rb, N, NX, "background"), 0);
-        ck_assert_uint_eq(test_compare_bits(rms, rr, N, NX, "rms"), 0);
-        ck_assert(b->global_back == gb && b->global_rms == gr);
-        clstats_background_free(b);
+        struct clstats_background_options o = {.box_w = 16, .box_h = 16, .filter_w = 3,
+                                               .filter_h = 3, .clip_sigma = 3.0};
+        tiny_sky_check(img, mask, &o, rb, rr, gb, gr);
     }
     test_tune("background.wg", NULL);
+}
+END_TEST
+
+/* The photutils mesh's two kernel files (clipped_stats.cl, zoom.cl) on a sky of 3 x 2 boxes
+ * with NaN and a mask, the biweight estimators (the longest paths). */
+START_TEST(clipped_background_matches_the_reference)
+{
+    enum { NX = TINY_SKY_NX, NY = TINY_SKY_NY, N = TINY_SKY_N };
+    static float img[N], rb[N], rr[N];
+    static uint8_t mask[N];
+    tiny_sky(test_seed() + 28, img, mask);
+    float gb, gr;
+    reference_clipped(img, NX, NY, NX, mask, 16, 16, 3, 3, 0.0, 3.0, 10, 100.0, 4, 2, rb, rr,
+                      NULL, NULL, &gb, &gr);
+    struct clstats_background_options o = {.box_w = 16, .box_h = 16, .filter_w = 3,
+                                           .filter_h = 3, .clip_sigma = 3.0,
+                                           .estimator = CLSTATS_BKG_BIWEIGHT,
+                                           .clipping = CLSTATS_CLIP_SIGMA,
+                                           .rms_estimator = CLSTATS_RMS_BIWEIGHT,
+                                           .clip_iters = 10, .exclude_percentile = 100.0};
+    tiny_sky_check(img, mask, &o, rb, rr, gb, gr);
 }
 END_TEST
 
@@ -546,6 +586,7 @@ int main(void)
         {"column_ranks", column_ranks_match_sorting},
         {"csteps", csteps_match_the_reference},
         {"background", background_matches_the_reference},
+        {"clipped_background", clipped_background_matches_the_reference},
         {"gp", gp_kernels_match_the_reference},
     };
     Suite *s = suite_create("tiny_kernels");

@@ -31,6 +31,22 @@ if [ ${#missing[@]} -gt 0 ]; then
         "${missing[@]}" >/dev/null
 fi
 
+# photutils, the peer of the mesh background's sigma clipping (python/tests/test_background.py,
+# tests/compare_skymap.py; skipped without it), is not a Debian package: from PyPI, the version
+# that Debian 12's astropy 5.2 and numpy 1.24 satisfy (photutils 1.10 asks numpy >= 1.22,
+# astropy >= 5.1), into Debian's /usr/bin/python3 (the suites' interpreter), with --no-deps so
+# that pip leaves Debian's numpy and astropy alone.
+photutils_version=1.10.0
+if [ "${1:-}" = --tests ] &&
+       [ "$(/usr/bin/python3 -c 'import photutils; print(photutils.__version__)' 2>/dev/null)" != \
+         "$photutils_version" ]; then
+    echo "setup: installing photutils $photutils_version from PyPI" >&2
+    sudo_cmd=()
+    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+    "${sudo_cmd[@]}" /usr/bin/python3 -m pip install --quiet --no-deps --break-system-packages \
+        "photutils==$photutils_version"
+fi
+
 if [ ! -f build/build.ninja ]; then
     meson setup build --buildtype=release
 fi

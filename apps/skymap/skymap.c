@@ -1,5 +1,5 @@
 /* skymap.c - the skymap command: the background and RMS maps of a FITS image the SExtractor way
- * (libclstats' mesh background, SEP's arithmetic), written as a FITS file of two image HDUs,
+ * (libclstats' mesh background, SEP's arithmetic) or with photutils' boxes, written as a FITS file of two image HDUs,
  * BACKGROUND and RMS, that keep the input's header. The library does the work; apps/common reads
  * and writes the files (the output appears whole or not at all). */
 #include "atomic_file.h"
@@ -23,6 +23,8 @@ static const char usage[] =
     "median where the box is skewed) and its RMS the clipped standard deviation; boxes with too\n"
     "few valid pixels filled from their neighbours, the mesh median-filtered and interpolated by\n"
     "bicubic spline. The same numbers as SEP (sep.Background) and SExtractor's BACK_TYPE AUTO.\n"
+    "With --clipping sigma the boxes are photutils' (its Background2D mesh, with its MMM,\n"
+    "biweight and MAD-std estimators); the maps are the same spline through that mesh.\n"
     "NaN and BLANK pixels are missing. OUTPUT holds two float32 HDUs, BACKGROUND (primary) and\n"
     "RMS, each with the input's header; it must not exist unless --overwrite.\n"
     "\n"
@@ -30,8 +32,16 @@ static const char usage[] =
     "  -m, --mesh N[xM]         box of the mesh in pixels, N wide and M high (default 64)\n"
     "  -f, --filter N[xM]       median filter of the mesh in boxes, odd (default 3; 1: none)\n"
     "  -t, --filter-threshold T filter a box only where it differs this much (SEP's fthresh, 0)\n"
-    "  -c, --clip K             histogram clipping in standard deviations (default 3)\n"
-    "  -e, --estimator NAME     sextractor (default), median or mean\n"
+    "  -c, --clip K             clipping in standard deviations (default 3)\n"
+    "  -e, --estimator NAME     sextractor (default), median or mean; with --clipping sigma\n"
+    "                           also mmm (3 median - 2 mean) or biweight (location, c = 6)\n"
+    "  -r, --rms-estimator NAME std (default); with --clipping sigma also mad_std (1.4826\n"
+    "                           MAD) or biweight (scale, c = 9)\n"
+    "      --clipping NAME      histogram (SExtractor's, default) or sigma: photutils'\n"
+    "                           Background2D boxes (astropy's SigmaClip, median centre, std)\n"
+    "      --maxiters N         sigma clipping's rounds at most (default 10; 0: until none)\n"
+    "      --exclude-percentile P  sigma clipping: a box with more than P percent of its pixels\n"
+    "                           missing or clipped is filled from its neighbours (default 10)\n"
     "      --overwrite          replace OUTPUT if it exists\n"
     "  -d, --device SPEC        OpenCL device: auto, gpu, cpu, P:D or part of a name\n"
     "  -q, --quiet              no summary line\n"
@@ -39,7 +49,18 @@ static const char usage[] =
     "\n"
     "Exit status: 0 success, 1 a file or the device failed, 2 wrong usage.\n";
 
-enum { OPT_MESH = 1, OPT_FILTER, OPT_THRESHOLD, OPT_CLIP, OPT_ESTIMATOR, OPT_OVERWRITE };
+enum {
+    OPT_MESH = 1,
+    OPT_FILTER,
+    OPT_THRESHOLD,
+    OPT_CLIP,
+    OPT_ESTIMATOR,
+    OPT_RMS_ESTIMATOR,
+    OPT_CLIPPING,
+    OPT_MAXITERS,
+    OPT_EXCLUDE,
+    OPT_OVERWRITE
+};
 
 struct options {
     struct clstats_background_options bkg;
@@ -103,7 +124,32 @@ static int apply(void *user, int id, const char *value)
         if (!strcmp(value, "sextractor")) o->bkg.estimator = CLSTATS_BKG_SEXTRACTOR;
         else if (!strcmp(value, "median")) o->bkg.estimator = CLSTATS_BKG_MEDIAN;
         else if (!strcmp(value, "mean")) o->bkg.estimator = CLSTATS_BKG_MEAN;
-        else return cli_usage_error("--estimator %s: sextractor, median or mean", value);
+        else if (!strcmp(value, "mmm")) o->bkg.estimator = CLSTATS_BKG_MMM;
+        else if (!strcmp(value, "biweight")) o->bkg.estimator = CLSTATS_BKG_BIWEIGHT;
+        else
+            return cli_usage_error("--estimator %s: sextractor, median, mean, mmm or biweight",
+                                   value);
+        return EXIT_OK;
+    case OPT_RMS_ESTIMATOR:
+        if (!strcmp(value, "std")) o->bkg.rms_estimator = CLSTATS_RMS_STD;
+        else if (!strcmp(value, "mad_std")) o->bkg.rms_estimator = CLSTATS_RMS_MAD_STD;
+        else if (!strcmp(value, "biweight")) o->bkg.rms_estimator = CLSTATS_RMS_BIWEIGHT;
+        else return cli_usage_error("--rms-estimator %s: std, mad_std or biweight", value);
+        return EXIT_OK;
+    case OPT_CLIPPING:
+        if (!strcmp(value, "histogram")) o->bkg.clipping = CLSTATS_CLIP_HISTOGRAM;
+        else if (!strcmp(value, "sigma")) o->bkg.clipping = CLSTATS_CLIP_SIGMA;
+        else return cli_usage_error("--clipping %s: histogram or sigma", value);
+        return EXIT_OK;
+    case OPT_MAXITERS:
+        if (!cli_number(value, &v) || !(v >= 0.0) || v != (int)v || v > 1e6)
+            return cli_usage_error("--maxiters %s: a whole number >= 0", value);
+        o->bkg.clip_iters = v == 0.0 ? -1 : (int)v;
+        return EXIT_OK;
+    case OPT_EXCLUDE:
+        if (!cli_number(value, &v) || !(v >= 0.0 && v <= 100.0))
+            return cli_usage_error("--exclude-percentile %s: 0 to 100", value);
+        o->bkg.exclude_percentile = v > 0.0 ? v : -1.0; /* the library's 0 is its default */
         return EXIT_OK;
     case OPT_OVERWRITE: o->overwrite = true; return EXIT_OK;
     }
@@ -140,8 +186,12 @@ static int make_maps(clstats_ctx *ctx, struct tool_image *img, const struct opti
         goto done;
     }
     globals[0] = bkg->global_back, globals[1] = bkg->global_rms;
-    const struct fits_map maps[2] = {{"BACKGROUND", "background map (SExtractor mesh)", false},
-                                     {"RMS", "background RMS map (SExtractor mesh)", false}};
+    const bool sigma = o->bkg.clipping == CLSTATS_CLIP_SIGMA;
+    const struct fits_map maps[2] = {
+        {"BACKGROUND",
+         sigma ? "background map (photutils mesh)" : "background map (SExtractor mesh)", false},
+        {"RMS", sigma ? "background RMS map (photutils mesh)" : "background RMS map (SExtractor mesh)",
+         false}};
     char line[600];
     snprintf(line, sizeof line,
              "skymap %s: mesh %zux%zu, filter %zux%zu, fthresh %g, clip %g; global background "
@@ -176,8 +226,11 @@ int main(int argc, char **argv)
     static const struct cli_option specs[] = {
         {OPT_MESH, "mesh", 'm', true},           {OPT_FILTER, "filter", 'f', true},
         {OPT_THRESHOLD, "filter-threshold", 't', true}, {OPT_CLIP, "clip", 'c', true},
-        {OPT_ESTIMATOR, "estimator", 'e', true}, {OPT_OVERWRITE, "overwrite", 0, false}};
-    struct options o = {{64, 64, 3, 3, 0.0, 3.0, CLSTATS_BKG_SEXTRACTOR}, false};
+        {OPT_ESTIMATOR, "estimator", 'e', true}, {OPT_RMS_ESTIMATOR, "rms-estimator", 'r', true},
+        {OPT_CLIPPING, "clipping", 0, true},     {OPT_MAXITERS, "maxiters", 0, true},
+        {OPT_EXCLUDE, "exclude-percentile", 0, true}, {OPT_OVERWRITE, "overwrite", 0, false}};
+    struct options o = {.bkg = {.box_w = 64, .box_h = 64, .filter_w = 3, .filter_h = 3,
+                                .clip_sigma = 3.0}};
     struct cli_common common = {0};
     const char **names = calloc((size_t)argc + 1, sizeof *names);
     int n_names = 0;
@@ -193,6 +246,11 @@ int main(int argc, char **argv)
     if (n_names != 2) {
         free(names);
         return cli_usage_error("give one INPUT and one OUTPUT");
+    }
+    if (o.bkg.clipping == CLSTATS_CLIP_HISTOGRAM &&
+        (o.bkg.estimator > CLSTATS_BKG_MEAN || o.bkg.rms_estimator != CLSTATS_RMS_STD)) {
+        free(names);
+        return cli_usage_error("the mmm and biweight estimators and mad_std need --clipping sigma");
     }
     const char *input = names[0], *output = names[1];
     char err[1024];

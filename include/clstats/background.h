@@ -17,6 +17,22 @@
  * (shrunk symmetrically at the edges) replaces a box's value by its neighbours' median where
  * they differ by at least filter_threshold; the global background and RMS are the medians of the
  * mesh. The maps are the natural bicubic spline through the mesh (SEP's makeback/backline).
+ *
+ * With clipping CLSTATS_CLIP_SIGMA the boxes are measured as photutils' Background2D does
+ * (photutils 1.10, astropy 5.2), in double: a box's valid pixels (finite, not masked) clipped by
+ * astropy's SigmaClip(sigma = clip_sigma, maxiters = clip_iters, median centre, std), then
+ * the estimator over what is kept: photutils' SExtractorBackground (2.5 median - 1.5 mean, the
+ * median where |mean - median| >= 0.3 std, the mean where std is 0), median, mean, MMM (3 median
+ * - 2 mean) or biweight location (c = 6); the RMS estimator: std, MAD-std (1.4826 MAD) or
+ * biweight scale (c = 9), each about the median. A box is bad where more than
+ * exclude_percentile percent of its box_w x box_h pixels are missing or clipped (pixels beyond
+ * the image's edge count as missing, as photutils pads with NaN). The median filter then takes
+ * photutils' window, cut at the mesh's edges rather than shrunk, and filters every box, or with
+ * filter_threshold > 0 only the boxes whose background is above it (photutils'
+ * filter_threshold). The maps are photutils' BkgZoomInterpolator: scipy's cubic zoom of the
+ * mesh (mode 'reflect', grid_mode), clipped to the mesh's range. One step of photutils' is not
+ * taken: bad boxes are filled as above, not by its inverse-distance weighting.
+ *
  * Box statistics and the maps are computed on the device, which needs fp64
  * (CLSTATS_ERR_UNSUPPORTED otherwise); the mesh steps, small, on the host. Results are the same
  * on every device. */
@@ -31,16 +47,34 @@ extern "C" {
 
 enum clstats_bkg_estimator {
     CLSTATS_BKG_SEXTRACTOR = 0, /* 2.5 median - 1.5 mean, the median where too skewed */
-    CLSTATS_BKG_MEDIAN,         /* the clipped histogram's median */
-    CLSTATS_BKG_MEAN,           /* the clipped histogram's mean */
+    CLSTATS_BKG_MEDIAN,         /* the clipped pixels' median */
+    CLSTATS_BKG_MEAN,           /* the clipped pixels' mean */
+    CLSTATS_BKG_MMM,            /* 3 median - 2 mean (photutils' MMMBackground); sigma clipping */
+    CLSTATS_BKG_BIWEIGHT,       /* biweight location, c = 6 (BiweightLocationBackground); sigma */
+};
+
+enum clstats_bkg_rms {
+    CLSTATS_RMS_STD = 0,   /* the clipped pixels' standard deviation */
+    CLSTATS_RMS_MAD_STD,   /* 1.4826 median |x - median| (MADStdBackgroundRMS); sigma clipping */
+    CLSTATS_RMS_BIWEIGHT,  /* biweight scale, c = 9 (BiweightScaleBackgroundRMS); sigma clipping */
+};
+
+enum clstats_bkg_clipping {
+    CLSTATS_CLIP_HISTOGRAM = 0, /* SExtractor's (SEP's arithmetic) */
+    CLSTATS_CLIP_SIGMA,         /* astropy's SigmaClip, as photutils' Background2D uses it */
 };
 
 struct clstats_background_options {
     size_t box_w, box_h;       /* mesh box in pixels; 0 means 64 */
     size_t filter_w, filter_h; /* median filter of the mesh in boxes (odd); 0 means 3 */
     double filter_threshold;   /* SEP's fthresh: filter a box only where it differs this much */
-    double clip_sigma;         /* histogram clipping in sd; 0 means 3 (SExtractor's) */
+    double clip_sigma;         /* clipping in sd; 0 means 3 (SExtractor's and photutils') */
     enum clstats_bkg_estimator estimator;
+    /* The fields below are read only with clipping CLSTATS_CLIP_SIGMA (0 is the histogram). */
+    enum clstats_bkg_clipping clipping;
+    enum clstats_bkg_rms rms_estimator;
+    int clip_iters;            /* astropy's maxiters; 0 means 10 (photutils'), < 0 no limit */
+    double exclude_percentile; /* 0 means 10 (photutils'), < 0 means 0: no pixel missing */
 };
 
 /* The filtered mesh: nx x ny boxes, row-major, and what the maps are made from. */
@@ -51,6 +85,7 @@ struct clstats_background {
     float *back, *rms;   /* the filtered mesh, nx * ny each */
     float *dback, *drms; /* the spline's second derivatives along y at the mesh's nodes */
     float global_back, global_rms;
+    enum clstats_bkg_clipping clipping; /* CLSTATS_CLIP_SIGMA: the maps are photutils' zoom */
 };
 
 /* Measures the mesh of an image (float32 or float64, which is rounded to float32 first as SEP

@@ -13,21 +13,18 @@
 #ifndef WG
 #define WG 64
 #endif
-#ifndef IN_DOUBLE
-#define IN_DOUBLE 0
-#endif
-#ifndef HAS_MASK
-#define HAS_MASK 0
-#endif
 
 #define MAX_LEVELS 4096 /* SExtractor's QUANTIF_NMAXLEVELS */
 #define BAD_BOX (-1e30f)
 
-#if IN_DOUBLE
-typedef double in_t;
-#else
-typedef float in_t;
-#endif
+#include "box_pixels.cl"
+
+/* The box's pixels of this work-item: those whose row-major index in the box is lid modulo
+ * WG, in increasing order (a plain row by row walk with one work-item a box), as rows byi and
+ * columns bxi of the box. */
+#define BOX_PIXELS(byi, bxi)                                                                      \
+    for (int byi = 0; byi < h; byi++)                                                             \
+        for (int bxi = ((lid - byi * w % WG) % WG + WG) % WG; bxi < w; bxi += WG)
 
 static float fdiv(float a, float b)
 {
@@ -116,43 +113,32 @@ static void histogram_guess(__local const int *histo, int nlevels, float bmean, 
     *sigma_out = (float)(sig * qscale);
 }
 
-static bool missing(__global const uchar *mask, long m)
-{
-#if HAS_MASK
-    return mask[m] != 0;
-#else
-    (void)mask;
-    (void)m;
-    return false;
-#endif
-}
-
 /* Box (group 0, group 1) of a width x height image at img + offset, rows `stride` apart.
  * step is SExtractor's levels per pixel, sqrt(2/pi) 5/4; clip its histogram clipping; estimator
- * 0 SExtractor's mode, 1 median, 2 mean. out: every box's background, then every box's RMS. */
+ * 0 SExtractor's mode, 1 median, 2 mean. out: every box's background, then every box's RMS.
+ * The local arrays (s, s2 and c WG each, histo MAX_LEVELS) are arguments, not arrays declared
+ * in the kernel: PoCL 3.1's pthread device (Debian 12) lets the work-groups that its threads run
+ * at once share this kernel's kernel-scope local arrays (pocl/pocl#1218 shows the same on the
+ * CTS's local_kernel_scope test), so boxes came out wrong now and then with several work-items
+ * a box; local memory set by clSetKernelArg is each work-group's own on every runtime. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 box_stats(__global const in_t *img, ulong offset, ulong stride, int width, int height, int bw,
           int bh, __global const uchar *mask, double step, double clip, int estimator,
-          __global float *out)
+          __global float *out, __local double *s, __local double *s2, __local long *c,
+          __local int *histo)
 {
-    __local double s[WG], s2[WG];
-    __local long c[WG];
-    __local int histo[MAX_LEVELS];
     const int bx = get_group_id(0), by = get_group_id(1), lid = get_local_id(0);
     const int nbx = get_num_groups(0);
     const int x0 = bx * bw, y0 = by * bh;
-    const int w = min(bw, width - x0), h = min(bh, height - y0), n = w * h;
+    const int w = min(bw, width - x0), h = min(bh, height - y0);
     const int box = by * nbx + bx;
-    /* a work-item steps WG pixels through the box: sy rows and sx columns */
-    const int sy = WG / w, sx = WG % w;
     /* backgrounds first, then RMS values */
     __global float *back = out, *sigma = out + nbx * get_num_groups(1);
 
     /* 1. mean and sd of the valid pixels */
     double a = 0.0, a2 = 0.0;
     long cnt = 0;
-    for (int i = lid, bxi = lid % w, byi = lid / w; i < n;
-         i += WG, bxi += sx, byi += sy, byi += bxi >= w, bxi -= bxi >= w ? w : 0) {
+    BOX_PIXELS(byi, bxi) {
         const int y = y0 + byi, x = x0 + bxi;
         const long m = (long)y * width + x;
         const double pix = (float)img[offset + (ulong)y * stride + (ulong)x];
@@ -173,8 +159,7 @@ box_stats(__global const in_t *img, ulong offset, ulong stride, int width, int h
     /* 2. the same within the 2-sd cuts */
     a = a2 = 0.0;
     cnt = 0;
-    for (int i = lid, bxi = lid % w, byi = lid / w; i < n;
-         i += WG, bxi += sx, byi += sy, byi += bxi >= w, bxi -= bxi >= w ? w : 0) {
+    BOX_PIXELS(byi, bxi) {
         const int y = y0 + byi, x = x0 + bxi;
         const long m = (long)y * width + x;
         const float pix = (float)img[offset + (ulong)y * stride + (ulong)x];
@@ -199,8 +184,7 @@ box_stats(__global const in_t *img, ulong offset, ulong stride, int width, int h
     for (int i = lid; i < nlevels; i += WG)
         histo[i] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (int i = lid, bxi = lid % w, byi = lid / w; i < n;
-         i += WG, bxi += sx, byi += sy, byi += bxi >= w, bxi -= bxi >= w ? w : 0) {
+    BOX_PIXELS(byi, bxi) {
         const int y = y0 + byi, x = x0 + bxi;
         const long m = (long)y * width + x;
         const float pix = (float)img[offset + (ulong)y * stride + (ulong)x];

@@ -578,10 +578,11 @@ static PyObject *py_background(PyObject *self, PyObject *args)
     (void)self;
     PyObject *capsule, *im_obj, *mask_obj, *back_obj, *rms_obj;
     Py_ssize_t bw, bh, fw, fh;
-    double fthresh, clip;
-    int estimator;
-    if (!PyArg_ParseTuple(args, "OOOnnnnddiOO", &capsule, &im_obj, &mask_obj, &bw, &bh, &fw, &fh,
-                          &fthresh, &clip, &estimator, &back_obj, &rms_obj))
+    double fthresh, clip, exclude;
+    int estimator, clipping, rms_estimator, iters;
+    if (!PyArg_ParseTuple(args, "OOOnnnnddiiiidOO", &capsule, &im_obj, &mask_obj, &bw, &bh, &fw,
+                          &fh, &fthresh, &clip, &estimator, &clipping, &rms_estimator, &iters,
+                          &exclude, &back_obj, &rms_obj))
         return NULL;
     clstats_ctx *ctx = context_of(capsule);
     if (!ctx) return NULL;
@@ -603,8 +604,13 @@ static PyObject *py_background(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "box and filter sizes must be at least 1");
         return NULL;
     }
-    struct clstats_background_options o = {(size_t)bw, (size_t)bh, (size_t)fw, (size_t)fh,
-                                           fthresh, clip, (enum clstats_bkg_estimator)estimator};
+    struct clstats_background_options o = {
+        .box_w = (size_t)bw, .box_h = (size_t)bh, .filter_w = (size_t)fw, .filter_h = (size_t)fh,
+        .filter_threshold = fthresh, .clip_sigma = clip,
+        .estimator = (enum clstats_bkg_estimator)estimator,
+        .clipping = (enum clstats_bkg_clipping)clipping,
+        .rms_estimator = (enum clstats_bkg_rms)rms_estimator, .clip_iters = iters,
+        .exclude_percentile = exclude};
     struct clstats_background *bkg = NULL;
     int status;
     Py_BEGIN_ALLOW_THREADS
@@ -946,7 +952,8 @@ static PyMethodDef methods[] = {
     {"tile_medians", py_tile_medians, METH_VARARGS, "tile_medians(ctx, im, tw, th, out[, even])"},
     {"regress", py_regress, METH_VARARGS, "regress(ctx, x, y, options, coef, raw, sup, out)"},
     {"background", py_background, METH_VARARGS,
-     "background(ctx, im, mask, bw, bh, fw, fh, fthresh, clip, estimator, back, rms)"},
+     "background(ctx, im, mask, bw, bh, fw, fh, fthresh, clip, estimator, clipping, "
+     "rms_estimator, clip_iters, exclude_percentile, back, rms)"},
     {"pass_fit", py_pass_fit, METH_VARARGS, "pass_fit(ctx, x, y, options, coef, support, history)"},
     {NULL, NULL, 0, NULL},
 };

@@ -2,15 +2,21 @@
  * on the device (kernels/background/box_stats.cl, a work-group a box), the mesh filtered and
  * its splines prepared on the host (mesh.c), the maps interpolated on the device
  * (kernels/background/interpolate.cl). */
+#include "clipped.h"
 #include "internal.h"
 #include "mesh.h"
+#include "zoom.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const struct clstats_background_options default_options = {64, 64, 3, 3, 0.0, 3.0, 0};
+/* kernels/background/box_stats.cl's MAX_LEVELS, SExtractor's QUANTIF_NMAXLEVELS */
+#define BOX_LEVELS 4096
+
+static const struct clstats_background_options default_options = {
+    .box_w = 64, .box_h = 64, .filter_w = 3, .filter_h = 3, .clip_sigma = 3.0};
 
 static int check_image(clstats_ctx *ctx, const struct clstats_array *image,
                        const struct clstats_background_options *o)
@@ -27,9 +33,17 @@ static int check_image(clstats_ctx *ctx, const struct clstats_array *image,
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "filter %zu x %zu: sizes must be odd",
                              o->filter_w, o->filter_h);
     if (!(o->clip_sigma > 0.0) || !(o->filter_threshold >= 0.0) ||
-        (unsigned)o->estimator > CLSTATS_BKG_MEAN)
+        (unsigned)o->estimator > CLSTATS_BKG_BIWEIGHT ||
+        (unsigned)o->rms_estimator > CLSTATS_RMS_BIWEIGHT ||
+        (unsigned)o->clipping > CLSTATS_CLIP_SIGMA || !(o->exclude_percentile <= 100.0))
         return clstats__fail(ctx, CLSTATS_ERR_ARG,
-                             "clip_sigma must be > 0, filter_threshold >= 0, estimator known");
+                             "clip_sigma must be > 0, filter_threshold >= 0, exclude_percentile "
+                             "<= 100, the estimators and the clipping known");
+    if (o->clipping == CLSTATS_CLIP_HISTOGRAM &&
+        (o->estimator > CLSTATS_BKG_MEAN || o->rms_estimator != CLSTATS_RMS_STD))
+        return clstats__fail(ctx, CLSTATS_ERR_ARG,
+                             "the MMM and biweight backgrounds and the MAD-std and biweight RMS "
+                             "are photutils' and need its sigma clipping (CLSTATS_CLIP_SIGMA)");
     if (!ctx->has_fp64)
         return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED,
                              "%s has no fp64: SExtractor's statistics are in double",
@@ -46,42 +60,37 @@ static struct clstats_background_options resolved(const struct clstats_backgroun
     if (!o.filter_w) o.filter_w = 3;
     if (!o.filter_h) o.filter_h = 3;
     if (o.clip_sigma == 0.0) o.clip_sigma = 3.0;
+    if (o.clip_iters == 0) o.clip_iters = 10;
+    if (o.exclude_percentile == 0.0) o.exclude_percentile = 10.0;
     return o;
 }
 
-/* Every box's background and RMS (bad boxes -1e30) into back and rms, nx * ny each. */
-static int measure_boxes(clstats_ctx *ctx, const struct clstats_array *image, const uint8_t *mask,
-                         const struct clstats_background_options *o, size_t nx, size_t ny,
-                         float *back, float *rms)
+/* SExtractor's boxes: box_stats.cl, a work-group a box, over the image in `in` (at `offset`),
+ * its mask in `mask` (or NULL), into out (every box's background, then every box's RMS). */
+static int launch_box_stats(clstats_ctx *ctx, const struct clstats_array *image, cl_mem in,
+                            size_t offset, cl_mem mask,
+                            const struct clstats_background_options *o, size_t nx, size_t ny,
+                            cl_mem out)
 {
-    cl_mem in = NULL, mbuf = NULL, out = NULL;
-    bool owned = false;
-    size_t offset = 0;
-    const size_t nb = nx * ny, wg = (size_t)clstats__tuned(ctx, P_BACKGROUND_WG);
+    const size_t wg = (size_t)clstats__tuned(ctx, P_BACKGROUND_WG);
     if (wg < 1 || (wg & (wg - 1)) || wg > ctx->max_work_group)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "background.wg %zu: a power of two up to %zu",
                              wg, ctx->max_work_group);
-    int status = clstats__array_in(ctx, image, false, &in, &offset, &owned);
-    if (status != CLSTATS_OK) return status;
-    if (mask && (status = clstats__upload(ctx, mask, image->nx * image->ny, "uploading the mask",
-                                          &mbuf)))
-        goto fail;
-    if ((status = clstats__scratch(ctx, "background.boxes", 2 * nb * sizeof(float), &out)))
-        goto fail;
     char options[200];
     snprintf(options, sizeof options, "-D WG=%zu -D IN_DOUBLE=%d -D HAS_MASK=%d%s", wg,
              image->dtype == CLSTATS_FLOAT64, mask != NULL, ctx->exact_divide_option);
     cl_program program;
     cl_kernel kernel;
+    int status;
     if ((status = clstats__program(ctx, "box_stats.cl", options, &program)) ||
         (status = clstats__kernel(ctx, program, "box_stats", &kernel)))
-        goto fail;
+        return status;
     const cl_ulong off = offset, stride = clstats__array_stride(image);
     const cl_int w = (cl_int)image->nx, h = (cl_int)image->ny, bw = (cl_int)o->box_w,
                  bh = (cl_int)o->box_h, est = (cl_int)o->estimator;
     /* SExtractor's histogram levels per clipped pixel: sqrt(2/pi) 5 sd over 4 "mode pixels". */
     const cl_double step = sqrt(2 / 3.14159265358979323846) * 5 / 4, clip = o->clip_sigma;
-    cl_mem mask_arg = mbuf ? mbuf : in;
+    cl_mem mask_arg = mask ? mask : in;
     const void *args[] = {&in, &off, &stride, &w, &h, &bw, &bh, &mask_arg, &step, &clip, &est,
                           &out};
     const size_t sizes[] = {sizeof in, sizeof off, sizeof stride, sizeof w, sizeof h, sizeof bw,
@@ -89,8 +98,39 @@ static int measure_boxes(clstats_ctx *ctx, const struct clstats_array *image, co
                             sizeof out};
     for (cl_uint i = 0; i < sizeof args / sizeof *args; i++)
         CL_TRY(ctx, clSetKernelArg(kernel, i, sizes[i], args[i]), "clSetKernelArg(box_stats)");
+    /* the kernel's local arrays: two sums and a count a work-item, the histogram's levels */
+    const size_t local_bytes[] = {wg * sizeof(cl_double), wg * sizeof(cl_double),
+                                  wg * sizeof(cl_long), BOX_LEVELS * sizeof(cl_int)};
+    for (cl_uint i = 0; i < 4; i++)
+        CL_TRY(ctx, clSetKernelArg(kernel, 12 + i, local_bytes[i], NULL),
+               "clSetKernelArg(box_stats)");
     const size_t global[2] = {nx * wg, ny}, local[2] = {wg, 1};
-    if ((status = clstats__launch(ctx, kernel, 2, NULL, global, local, "box_stats"))) goto fail;
+    return clstats__launch(ctx, kernel, 2, NULL, global, local, "box_stats");
+fail:
+    return status;
+}
+
+/* Every box's background and RMS (bad boxes -1e30) into back and rms, nx * ny each, by
+ * SExtractor's or photutils' statistics (o->clipping). */
+static int measure_boxes(clstats_ctx *ctx, const struct clstats_array *image, const uint8_t *mask,
+                         const struct clstats_background_options *o, size_t nx, size_t ny,
+                         float *back, float *rms)
+{
+    cl_mem in = NULL, mbuf = NULL, out = NULL;
+    bool owned = false;
+    size_t offset = 0;
+    const size_t nb = nx * ny;
+    int status = clstats__array_in(ctx, image, false, &in, &offset, &owned);
+    if (status != CLSTATS_OK) return status;
+    if (mask && (status = clstats__upload(ctx, mask, image->nx * image->ny, "uploading the mask",
+                                          &mbuf)))
+        goto fail;
+    if ((status = clstats__scratch(ctx, "background.boxes", 2 * nb * sizeof(float), &out)))
+        goto fail;
+    status = o->clipping == CLSTATS_CLIP_SIGMA
+                 ? clstats__launch_clipped(ctx, image, in, offset, mbuf, o, nx, ny, out)
+                 : launch_box_stats(ctx, image, in, offset, mbuf, o, nx, ny, out);
+    if (status != CLSTATS_OK) goto fail;
     CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, out, CL_TRUE, 0, nb * sizeof(float), back, 0, NULL,
                                     NULL),
            "reading the boxes");
@@ -116,7 +156,7 @@ int clstats_background(clstats_ctx *ctx, const struct clstats_array *image, cons
     struct clstats_background *b = calloc(1, sizeof *b);
     if (!b) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "no memory for the mesh");
     b->width = image->nx, b->height = image->ny, b->box_w = o.box_w, b->box_h = o.box_h;
-    b->nx = nx, b->ny = ny;
+    b->nx = nx, b->ny = ny, b->clipping = o.clipping;
     b->back = malloc(4 * nx * ny * sizeof(float));
     if (!b->back) {
         free(b);
@@ -126,11 +166,13 @@ int clstats_background(clstats_ctx *ctx, const struct clstats_array *image, cons
     b->dback = b->rms + nx * ny;
     b->drms = b->dback + nx * ny;
     clstats__begin(ctx);
+    const bool photutils = o.clipping == CLSTATS_CLIP_SIGMA;
     status = measure_boxes(ctx, image, mask, &o, nx, ny, b->back, b->rms);
     status = clstats__end(ctx, status);
     if (status == CLSTATS_OK &&
         (!clstats__mesh_filter(b->back, b->rms, nx, ny, o.filter_w, o.filter_h,
-                               o.filter_threshold, &b->global_back, &b->global_rms) ||
+                               o.filter_threshold, photutils, &b->global_back,
+                               &b->global_rms) ||
          !clstats__mesh_spline_y(b->back, nx, ny, b->dback) ||
          !clstats__mesh_spline_y(b->rms, nx, ny, b->drms)))
         status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "no memory for the mesh filter");
@@ -245,5 +287,7 @@ int clstats_background_maps(clstats_ctx *ctx, const struct clstats_background *b
     if (status != CLSTATS_OK) return status;
     if (!back && !rms) return CLSTATS_OK;
     clstats__begin(ctx);
-    return clstats__end(ctx, interpolate(ctx, bkg, back, rms));
+    return clstats__end(ctx, bkg->clipping == CLSTATS_CLIP_SIGMA
+                                 ? clstats__zoom_maps(ctx, bkg, back, rms)
+                                 : interpolate(ctx, bkg, back, rms));
 }

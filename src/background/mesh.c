@@ -6,6 +6,7 @@
 #include "mesh.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,7 +60,7 @@ static size_t min3(size_t a, size_t b, size_t c)
 }
 
 int clstats__mesh_filter(float *back, float *rms, size_t nx, size_t ny, size_t fw, size_t fh,
-                         double threshold, float *global_back, float *global_rms)
+                         double threshold, int photutils, float *global_back, float *global_rms)
 {
     const size_t n = nx * ny, hx = fw / 2, hy = fh / 2;
     float *back2 = malloc(n * sizeof *back2), *rms2 = malloc(n * sizeof *rms2);
@@ -71,20 +72,28 @@ int clstats__mesh_filter(float *back, float *rms, size_t nx, size_t ny, size_t f
     }
     fill_bad(back, back2, rms, nx, ny);
     memcpy(back, back2, n * sizeof *back);
-    /* The window shrinks symmetrically at the mesh's edges, so an edge box is never pulled
-     * towards its inner neighbours alone. */
+    /* SEP's window shrinks symmetrically at the mesh's edges, so an edge box is never pulled
+     * towards its inner neighbours alone; photutils' is cut by the edge (scipy's generic_filter
+     * with NaN beyond it, ignored by nanmedian). */
     for (size_t py = 0; py < ny; py++)
         for (size_t px = 0; px < nx; px++) {
-            const size_t ry = min3(hy, ny - 1 - py, py), rx = min3(hx, nx - 1 - px, px);
+            size_t y0 = py - min3(hy, ny - 1 - py, py), y1 = py + min3(hy, ny - 1 - py, py);
+            size_t x0 = px - min3(hx, nx - 1 - px, px), x1 = px + min3(hx, nx - 1 - px, px);
+            if (photutils) {
+                y0 = py > hy ? py - hy : 0, y1 = py + hy < ny ? py + hy : ny - 1;
+                x0 = px > hx ? px - hx : 0, x1 = px + hx < nx ? px + hx : nx - 1;
+            }
             size_t k = 0;
-            for (size_t y = py - ry; y <= py + ry; y++)
-                for (size_t x = px - rx; x <= px + rx; x++, k++) {
+            for (size_t y = y0; y <= y1; y++)
+                for (size_t x = x0; x <= x1; x++, k++) {
                     bwin[k] = back[y * nx + x];
                     swin[k] = rms[y * nx + x];
                 }
             const size_t i = py * nx + px;
             const float med = median_sorting(bwin, k);
-            if (fabs(med - back[i]) >= threshold) {
+            const bool filter = photutils ? threshold == 0.0 || back[i] > threshold
+                                          : fabs(med - back[i]) >= threshold;
+            if (filter) {
                 back2[i] = med;
                 rms2[i] = median_sorting(swin, k);
             } else {

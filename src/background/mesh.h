@@ -8,9 +8,11 @@
 #define CLSTATS__BAD_BOX (-1e30f)
 
 /* Bad boxes filled, the mesh median-filtered, the global background and RMS (SEP's
- * filterback); false when out of memory. */
+ * filterback); with `photutils` the filter takes photutils' windows (cut at the edges, not
+ * shrunk) and its threshold rule (filter where the background is above a threshold > 0);
+ * false when out of memory. */
 int clstats__mesh_filter(float *back, float *rms, size_t nx, size_t ny, size_t fw, size_t fh,
-                         double threshold, float *global_back, float *global_rms);
+                         double threshold, int photutils, float *global_back, float *global_rms);
 
 /* Second derivatives along y of a natural spline through each column of the mesh (SEP's
  * makebackspline); false when out of memory. */

@@ -100,6 +100,9 @@ static const struct param params[PARAMS] = {
      * and 64 (RESULTS "2026-11-24 — mesh background (issue 27)"). GPUs: 256 work-items share a
      * box's pixels, a first guess not yet measured. */
     [P_BACKGROUND_WG] = {"background.wg", GPUS_CPU(256, 1), 1024, NULL},
+    /* photutils' boxes sort their pixels in a scratch buffer a band of box rows at a time: auto
+     * holds at most 256 MiB or half the device's largest buffer (tests take small bands). */
+    [P_BACKGROUND_BAND_KIB] = {"background.band_kib", ALL(0), 1 << 22, NULL},
     /* k-means' nearest centres: auto takes the GEMM screen from 32 features and 32 clusters,
      * else the tiled kernel where the centres fit in local memory (src/cluster/assign.c); every
      * path gives the same labels. */

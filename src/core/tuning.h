@@ -59,7 +59,8 @@ enum clstats__param_id {
     /* regression (src/regress/csteps.c) */
     P_REGRESS_PRODUCTS, /* auto, pairs, rows */
     /* mesh background (src/background/) */
-    P_BACKGROUND_WG, /* work-items a box */
+    P_BACKGROUND_WG,       /* work-items a box */
+    P_BACKGROUND_BAND_KIB, /* photutils' boxes: sorted pixels a launch holds (0: auto) */
     /* k-means (src/cluster/assign.c) */
     P_KMEANS_ASSIGN, /* auto, direct, tiled, gemm */
     /* Gaussian processes (src/gp/) */
