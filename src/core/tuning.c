@@ -62,6 +62,10 @@ static const struct param params[PARAMS] = {
     [P_COLUMNS_METHOD] = {"columns.method", ALL(0), 4, column_methods},
     [P_COLUMNS_TRANSPOSE] = {"columns.transpose", ALL(0), 2, switches},
     [P_COLUMNS_WG] = {"columns.wg", GPUS_CPU(512, 1), 1024, NULL},
+    /* Batched selection (the regression's residuals): a few long columns split over many
+     * work-groups (auto: src/select/column_ranks.c; RESULTS "LTS regression (issue 21): split
+     * columns"). */
+    [P_COLUMNS_SPLIT] = {"columns.split", ALL(0), 2, switches},
     [P_COLUMNS_BITS] = {"columns.bits", ALL(8), 12, NULL},
     [P_COLUMNS_LOCAL_ROWS] = {"columns.local_rows", ALL(0), 1 << 16, NULL},
     /* The bracket path for long columns (RESULTS "(second session) ... bracket digits, tile

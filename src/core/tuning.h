@@ -33,6 +33,7 @@ enum clstats__param_id {
     P_COLUMNS_METHOD, /* auto, radix, registers, streamed, bracket */
     P_COLUMNS_TRANSPOSE,
     P_COLUMNS_WG,
+    P_COLUMNS_SPLIT, /* batched selection: auto, off, on (src/select/column_ranks.c) */
     P_COLUMNS_BITS,
     P_COLUMNS_LOCAL_ROWS,
     P_BRACKET_SAMPLE,
