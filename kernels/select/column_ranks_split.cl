@@ -1,6 +1,6 @@
 /* column_ranks_split.cl - the batched selection of column_ranks.cl for a few long columns: each
- * column split into blocks of BLOCK rows, a work-group a block, so that even one column keeps
- * every compute unit busy. The same radix select on the same keys, each pass in two launches:
+ * column split into blocks of BLOCK rows, a work-group a few blocks, so that even one column
+ * keeps every compute unit busy. The same radix select on the same keys, each pass in two launches:
  * every block's histogram of the current digit (split_hist), then per column the histograms
  * added and the rank's bin chosen (split_pick), the walk's state kept on the device between
  * passes; then every block's count and sum below the k-th value (split_below) and per column
@@ -8,8 +8,10 @@
  * src/select/column_ranks.c launches them.
  *
  * Column c's element r is m[off + c cstep + r rstep] as in column_ranks.cl. Work-group (g, c)
- * holds rows g BLOCK .. of column c; `blocks` is their number a column. state[4 c ..]: the
- * prefix, the rank left within it, the NaN count, and (done << 8) | the unshared bits.
+ * holds the `per` blocks of BLOCK rows of column c from block g per (fewer where the column
+ * ends), partial results a group (histograms, ranges, counts) and the sums a block; `groups`
+ * and `blocks` are their numbers a column. state[4 c ..]: the prefix, the rank left within it,
+ * the NaN count, and (done << 8) | the unshared bits.
  *
  * Build options: those of column_ranks.cl; WG is the work-group of the block kernels. */
 #include "rank_keys.cl"
@@ -18,11 +20,11 @@
     const uint lid = get_local_id(0), g = get_group_id(0);                                         \
     const ulong c = get_group_id(1);                                                               \
     __global const REAL *col = m + off + c * cstep;                                                \
-    const uint from = g * BLOCK, to = min(rows, from + BLOCK)
+    const uint from = g * per * BLOCK, to = min(rows, from + per * BLOCK)
 
-/* Each block's NaN count and key range: range[2 (c blocks + g) ..] = (kmin, kmax), nans[..]. */
+/* Each group's NaN count and key range: range[2 (c groups + g) ..] = (kmin, kmax), nans[..]. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
-split_range(__global const REAL *m, ulong off, ulong cstep, ulong rstep, uint rows,
+split_range(__global const REAL *m, ulong off, ulong cstep, ulong rstep, uint rows, uint per,
             __global ulong *range, __global uint *nans)
 {
     __local key_t lmin[WG], lmax[WG];
@@ -57,16 +59,16 @@ split_range(__global const REAL *m, ulong off, ulong cstep, ulong rstep, uint ro
     }
 }
 
-/* A work-item a column: the blocks' ranges and NaN counts into the walk's start. */
-__kernel void split_start(__global const ulong *range, __global const uint *nans, uint blocks,
+/* A work-item a column: the groups' ranges and NaN counts into the walk's start. */
+__kernel void split_start(__global const ulong *range, __global const uint *nans, uint groups,
                           uint rows, uint cols, __global const ulong *ranks, __global ulong *state)
 {
     const uint c = get_global_id(0);
     if (c >= cols) return;
     key_t kmin = NAN_KEY, kmax = 0;
     uint nan = 0;
-    for (uint g = 0; g < blocks; g++) {
-        const ulong at = (ulong)c * blocks + g;
+    for (uint g = 0; g < groups; g++) {
+        const ulong at = (ulong)c * groups + g;
         kmin = min(kmin, (key_t)range[2 * at]);
         kmax = max(kmax, (key_t)range[2 * at + 1]);
         nan += nans[at];
@@ -87,9 +89,9 @@ inline bool pass_shift(ulong word, uint pass, int *shift)
     return !(word >> 8) && *shift > -DIGIT;
 }
 
-/* Each block's histogram of the pass's digit: hist[(c blocks + g) BINS + b]. */
+/* Each group's histogram of the pass's digit: hist[(c groups + g) BINS + b]. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
-split_hist(__global const REAL *m, ulong off, ulong cstep, ulong rstep, uint rows,
+split_hist(__global const REAL *m, ulong off, ulong cstep, ulong rstep, uint rows, uint per,
            __global const ulong *state, uint pass, __global uint *hist)
 {
     __local uint lhist[BINS];
@@ -110,17 +112,17 @@ split_hist(__global const REAL *m, ulong off, ulong cstep, ulong rstep, uint row
     for (uint b = lid; b < BINS; b += WG) out[b] = lhist[b];
 }
 
-/* A work-group of BINS work-items a column: the blocks' histograms added, the rank's bin
+/* A work-group of BINS work-items a column: the groups' histograms added, the rank's bin
  * chosen, the prefix and rank moved on. */
 __kernel __attribute__((reqd_work_group_size(BINS, 1, 1))) void
-split_pick(__global const uint *hist, uint blocks, uint pass, __global ulong *state)
+split_pick(__global const uint *hist, uint groups, uint pass, __global ulong *state)
 {
     __local uint total[BINS];
     const uint b = get_local_id(0), c = get_group_id(0);
     int shift;
     if (!pass_shift(state[4 * c + 3], pass, &shift)) return;
     uint sum = 0;
-    for (uint g = 0; g < blocks; g++) sum += hist[((ulong)c * blocks + g) * BINS + b];
+    for (uint g = 0; g < groups; g++) sum += hist[((ulong)c * groups + g) * BINS + b];
     total[b] = sum;
     barrier(CLK_LOCAL_MEM_FENCE);
     if (b == 0) {
@@ -132,11 +134,11 @@ split_pick(__global const uint *hist, uint blocks, uint pass, __global ulong *st
     }
 }
 
-/* Each block's count of values below the k-th value t and equal to it, counts[2 (c blocks +
- * g) ..], and its sum below t by lanes, bsums[c blocks + g] (rank_keys.cl). */
+/* Each group's count of values below the k-th value t and equal to it, counts[2 (c groups +
+ * g) ..], and each block's sum below t by lanes, bsums[c blocks + its block] (rank_keys.cl). */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
-split_below(__global const REAL *m, ulong off, ulong cstep, ulong rstep, uint rows,
-            __global const ulong *state, __global uint *counts, __global REAL *bsums)
+split_below(__global const REAL *m, ulong off, ulong cstep, ulong rstep, uint rows, uint per,
+            __global const ulong *state, uint blocks, __global uint *counts, __global REAL *bsums)
 {
     __local REAL lanes[LANES];
     __local uint lless[WG], lequal[WG];
@@ -144,18 +146,28 @@ split_below(__global const REAL *m, ulong off, ulong cstep, ulong rstep, uint ro
     const bool done = state[4 * c + 3] >> 8;
     const key_t t = (key_t)state[4 * c];
     uint less = 0, equal = 0;
-    for (uint j = lid; j < LANES; j += WG) lanes[j] = 0;
-    BARRIER();
-    for (uint r = from + lid; !done && r < to; r += WG) {
-        const REAL v = col[(ulong)r * rstep];
-        if (real_nan(v)) continue;
-        const key_t k = key_of_real(v);
-        if (k < t) {
-            less++;
-            lanes[r % LANES] += v;
-        } else if (k == t) {
-            equal++;
+    for (uint start = from; start < to; start += BLOCK) {
+        for (uint j = lid; j < LANES; j += WG) lanes[j] = 0;
+        BARRIER();
+        const uint end = min(to, start + BLOCK);
+        for (uint r = start + lid; !done && r < end; r += WG) {
+            const REAL v = col[(ulong)r * rstep];
+            if (real_nan(v)) continue;
+            const key_t k = key_of_real(v);
+            if (k < t) {
+                less++;
+                lanes[r % LANES] += v;
+            } else if (k == t) {
+                equal++;
+            }
         }
+        BARRIER();
+        if (lid == 0) {
+            REAL block = lanes[0];
+            for (uint j = 1; j < LANES; j++) block += lanes[j];
+            bsums[c * blocks + start / BLOCK] = block;
+        }
+        BARRIER();
     }
     lless[lid] = less, lequal[lid] = equal;
     BARRIER();
@@ -164,28 +176,25 @@ split_below(__global const REAL *m, ulong off, ulong cstep, ulong rstep, uint ro
         BARRIER();
     }
     if (lid == 0) {
-        REAL block = lanes[0];
-        for (uint j = 1; j < LANES; j++) block += lanes[j];
         const ulong at = c * get_num_groups(0) + g;
         counts[2 * at] = lless[0], counts[2 * at + 1] = lequal[0];
-        bsums[at] = block;
     }
 }
 
 /* A work-item a column: stats and sums as column_ranks.cl writes them. */
 __kernel void split_finish(__global const ulong *state, __global const uint *counts,
-                           __global const REAL *bsums, uint blocks, uint cols,
+                           __global const REAL *bsums, uint groups, uint blocks, uint cols,
                            __global ulong *stats, __global REAL *sums)
 {
     const uint c = get_global_id(0);
     if (c >= cols) return;
     uint less = 0, equal = 0;
     REAL sum = 0;
-    for (uint g = 0; g < blocks; g++) {
-        const ulong at = (ulong)c * blocks + g;
+    for (uint g = 0; g < groups; g++) {
+        const ulong at = (ulong)c * groups + g;
         less += counts[2 * at], equal += counts[2 * at + 1];
-        sum += bsums[at];
     }
+    for (uint b = 0; b < blocks; b++) sum += bsums[(ulong)c * blocks + b];
     const bool done = state[4 * c + 3] >> 8;
     stats[4 * c] = done ? (ulong)NAN_KEY : state[4 * c];
     stats[4 * c + 1] = state[4 * c + 2];

@@ -21,7 +21,13 @@ static int split_columns(clstats_ctx *ctx, cl_program program, bool f64, long wg
                          size_t off, size_t cstep, size_t rstep, size_t rows, size_t cols,
                          cl_mem ranks, cl_mem stats, cl_mem sums)
 {
-    const size_t blocks = (rows + COLUMN_BLOCK - 1) / COLUMN_BLOCK, parts = blocks * cols;
+    const size_t blocks = (rows + COLUMN_BLOCK - 1) / COLUMN_BLOCK;
+    /* Blocks a work-group takes: enough groups for 8 a compute unit over all the columns, as
+     * a group's start costs more than its few thousand rows on CPU devices. */
+    size_t per = blocks * cols / (8 * (size_t)ctx->compute_units);
+    if (per < 1) per = 1;
+    if (per > blocks) per = blocks;
+    const size_t groups = (blocks + per - 1) / per, parts = groups * cols;
     cl_kernel kr, ks, kh, kp, kb, kf;
     cl_mem range, nans, hist, state, counts, bsums;
     int status;
@@ -36,10 +42,11 @@ static int split_columns(clstats_ctx *ctx, cl_program program, bool f64, long wg
         (status = clstats__scratch(ctx, "columns.split_hist", parts * 256 * 4, &hist)) ||
         (status = clstats__scratch(ctx, "columns.split_state", cols * 32, &state)) ||
         (status = clstats__scratch(ctx, "columns.split_counts", parts * 8, &counts)) ||
-        (status = clstats__scratch(ctx, "columns.split_sums", parts * 8, &bsums)))
+        (status = clstats__scratch(ctx, "columns.split_sums", blocks * cols * 8, &bsums)))
         return status;
     const cl_ulong o = off, cs = cstep, rs = rstep;
     const cl_uint nrows = (cl_uint)rows, ncols = (cl_uint)cols, nblocks = (cl_uint)blocks;
+    const cl_uint ngroups = (cl_uint)groups, nper = (cl_uint)per;
     cl_kernel with_rows[] = {kr, kh, kb};
     for (int i = 0; i < 3; i++) {
         ARG(with_rows[i], 0, buf);
@@ -47,32 +54,35 @@ static int split_columns(clstats_ctx *ctx, cl_program program, bool f64, long wg
         ARG(with_rows[i], 2, cs);
         ARG(with_rows[i], 3, rs);
         ARG(with_rows[i], 4, nrows);
+        ARG(with_rows[i], 5, nper);
     }
-    ARG(kr, 5, range);
-    ARG(kr, 6, nans);
+    ARG(kr, 6, range);
+    ARG(kr, 7, nans);
     ARG(ks, 0, range);
     ARG(ks, 1, nans);
-    ARG(ks, 2, nblocks);
+    ARG(ks, 2, ngroups);
     ARG(ks, 3, nrows);
     ARG(ks, 4, ncols);
     ARG(ks, 5, ranks);
     ARG(ks, 6, state);
-    ARG(kh, 5, state);
-    ARG(kh, 7, hist);
+    ARG(kh, 6, state);
+    ARG(kh, 8, hist);
     ARG(kp, 0, hist);
-    ARG(kp, 1, nblocks);
+    ARG(kp, 1, ngroups);
     ARG(kp, 3, state);
-    ARG(kb, 5, state);
-    ARG(kb, 6, counts);
-    ARG(kb, 7, bsums);
+    ARG(kb, 6, state);
+    ARG(kb, 7, nblocks);
+    ARG(kb, 8, counts);
+    ARG(kb, 9, bsums);
     ARG(kf, 0, state);
     ARG(kf, 1, counts);
     ARG(kf, 2, bsums);
-    ARG(kf, 3, nblocks);
-    ARG(kf, 4, ncols);
-    ARG(kf, 5, stats);
-    ARG(kf, 6, sums);
-    const size_t local[2] = {(size_t)wg, 1}, global[2] = {blocks * (size_t)wg, cols};
+    ARG(kf, 3, ngroups);
+    ARG(kf, 4, nblocks);
+    ARG(kf, 5, ncols);
+    ARG(kf, 6, stats);
+    ARG(kf, 7, sums);
+    const size_t local[2] = {(size_t)wg, 1}, global[2] = {groups * (size_t)wg, cols};
     const size_t one = 64, per_col = (cols + 63) / 64 * 64, bins = 256, pick = cols * 256;
     if ((status = clstats__launch(ctx, kr, 2, NULL, global, local, "split_range")) ||
         (status = clstats__launch(ctx, ks, 1, NULL, &per_col, &one, "split_start")))
@@ -80,7 +90,7 @@ static int split_columns(clstats_ctx *ctx, cl_program program, bool f64, long wg
     /* Every pass a key may need; a column's walk ends earlier where its keys share high bits,
      * and the passes after it return at once. */
     for (cl_uint pass = 0; pass < (f64 ? 64u : 32u) / 8; pass++) {
-        ARG(kh, 6, pass);
+        ARG(kh, 7, pass);
         ARG(kp, 2, pass);
         if ((status = clstats__launch(ctx, kh, 2, NULL, global, local, "split_hist")) ||
             (status = clstats__launch(ctx, kp, 1, NULL, &pick, &bins, "split_pick")))
