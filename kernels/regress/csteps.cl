@@ -135,3 +135,37 @@ __kernel void normal_equations(__global const double *g, uint q, uint m, __globa
             }
         }
 }
+
+/* The rows of candidate 0 as bytes: in[i] = w[i] != 0 (its h-subset, for the caller). */
+__kernel void subset_bytes(__global const double *w, uint n, __global uchar *in)
+{
+    const uint i = get_global_id(0);
+    if (i < n) in[i] = w[i] != 0;
+}
+
+/* Robustbase's reweighting rule for one fit's squared residuals r2: w[i] = 1 where
+ * sqrt(r2[i]) / s <= cutoff, else 0, and flag[i] = !w[i] (an outlier; NaN residuals too).
+ * Division and sqrt in double are correctly rounded in OpenCL: the host's bits. */
+__kernel void cutoff_weights(__global const double *r2, double s, double cutoff, uint n,
+                             __global double *w, __global uchar *flag)
+{
+    const uint i = get_global_id(0);
+    if (i >= n) return;
+    const bool in = sqrt(r2[i]) / s <= cutoff;
+    w[i] = in ? 1.0 : 0.0;
+    flag[i] = !in;
+}
+
+/* Per chunk of rows, in row order: part[2 g] = the sum of w, part[2 g + 1] = the sum of w r2
+ * (summed over the chunks in order by sum_chunks). */
+__kernel void weighted_r2_chunks(__global const double *r2, __global const double *w, uint n,
+                                 uint chunk, __global double *part)
+{
+    const uint g = get_global_id(0);
+    const uint from = g * chunk, to = min(n, from + chunk);
+    if (from >= n) return;
+    double sw = 0, swr = 0;
+    for (uint i = from; i < to; i++)
+        if (w[i] != 0) sw += w[i], swr += w[i] * r2[i];
+    part[2 * g] = sw, part[2 * g + 1] = swr;
+}

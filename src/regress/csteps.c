@@ -119,8 +119,9 @@ static int read(clstats_ctx *ctx, cl_mem buf, void *host, size_t bytes)
         "clEnqueueReadBuffer(regression)");
 }
 
-/* The LS fits of the subsets weighted by d->weights, into d->b; info per candidate. */
-static int solve_weighted(clstats_ctx *ctx, struct data_set *d, size_t m, cl_int *info)
+/* The sums of the column products over the subsets weighted by d->weights of m candidates, into
+ * d->gram (np a candidate, packed pairs), in chunk order whatever the kernel. */
+static int subset_sums(clstats_ctx *ctx, struct data_set *d, size_t m)
 {
     const size_t n = d->n, q = d->q, np = pairs(q), nc = chunks(n);
     /* regress.products: auto (0) is a chunk a work-item on CPU devices, a pair on GPUs; both
@@ -128,10 +129,9 @@ static int solve_weighted(clstats_ctx *ctx, struct data_set *d, size_t m, cl_int
     const long path = clstats__tuned(ctx, P_REGRESS_PRODUCTS);
     const bool rows = path == 2 || (path == 0 && ctx->is_cpu);
     const char *name = rows ? "subset_products_rows" : "subset_products";
-    cl_kernel kp, ks, k;
+    cl_kernel kp, ks;
     int status;
-    if ((status = kernel(ctx, name, &kp)) || (status = kernel(ctx, "sum_chunks", &ks)) ||
-        (status = kernel(ctx, "normal_equations", &k)))
+    if ((status = kernel(ctx, name, &kp)) || (status = kernel(ctx, "sum_chunks", &ks)))
         return status;
     const cl_uint n32 = (cl_uint)n, q32 = (cl_uint)q, m32 = (cl_uint)m, chunk32 = CHUNK;
     const cl_uint np32 = (cl_uint)np, nc32 = (cl_uint)nc;
@@ -151,9 +151,22 @@ static int solve_weighted(clstats_ctx *ctx, struct data_set *d, size_t m, cl_int
     const size_t lr[2] = {1, 1}, gr[2] = {nc, m};
     const size_t ls[2] = {64, 1}, gs[2] = {(np + 63) / 64 * 64, m};
     if ((status = rows ? clstats__launch(ctx, kp, 2, NULL, gr, lr, name)
-                       : clstats__launch(ctx, kp, 3, NULL, gp, lp, name)) ||
-        (status = clstats__launch(ctx, ks, 2, NULL, gs, ls, "sum_chunks")))
+                       : clstats__launch(ctx, kp, 3, NULL, gp, lp, name)))
         return status;
+    status = clstats__launch(ctx, ks, 2, NULL, gs, ls, "sum_chunks");
+fail:
+    return status;
+}
+
+/* The LS fits of the subsets weighted by d->weights, into d->b; info per candidate. */
+static int solve_weighted(clstats_ctx *ctx, struct data_set *d, size_t m, cl_int *info)
+{
+    const size_t q = d->q;
+    cl_kernel k;
+    int status;
+    if ((status = subset_sums(ctx, d, m)) || (status = kernel(ctx, "normal_equations", &k)))
+        return status;
+    const cl_uint q32 = (cl_uint)q, m32 = (cl_uint)m;
     ARG(k, 0, d->gram);
     ARG(k, 1, q32);
     ARG(k, 2, m32);
@@ -241,30 +254,99 @@ done:
 
 int clstats__subset(clstats_ctx *ctx, struct data_set *d, unsigned char *in)
 {
-    double *w = malloc(d->n * 8);
-    if (!w) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "subset");
-    int status = read(ctx, d->weights, w, d->n * 8);
-    for (size_t i = 0; status == CLSTATS_OK && i < d->n; i++) in[i] = w[i] != 0;
-    free(w);
+    cl_kernel k;
+    cl_mem bytes;
+    int status;
+    if ((status = kernel(ctx, "subset_bytes", &k)) ||
+        (status = clstats__scratch(ctx, "regress.bytes", d->n, &bytes)))
+        return status;
+    const cl_uint n32 = (cl_uint)d->n;
+    ARG(k, 0, d->weights);
+    ARG(k, 1, n32);
+    ARG(k, 2, bytes);
+    const size_t local = 64, global = (d->n + 63) / 64 * 64;
+    if (!(status = clstats__launch(ctx, k, 1, NULL, &global, &local, "subset_bytes")))
+        status = read(ctx, bytes, in, d->n);
+fail:
     return status;
 }
 
-int clstats__weighted_fit(clstats_ctx *ctx, struct data_set *d, const double *w, double *coef)
+int clstats__fit_of_weights(clstats_ctx *ctx, struct data_set *d, bool sum, double *coef)
 {
-    cl_int info;
-    int status = write(ctx, d->weights, w, d->n * 8);
-    if (!status) status = solve_weighted(ctx, d, 1, &info);
-    if (!status) status = read(ctx, d->b, coef, d->q * 8);
-    if (!status && info)
+    double g[64 * 65 / 2 + 64 + 1];
+    int status = sum ? subset_sums(ctx, d, 1) : CLSTATS_OK;
+    if (!status) status = read(ctx, d->gram, g, pairs(d->q) * 8);
+    if (!status && !clstats__solve_packed(g, d->q, coef))
         status = clstats__fail(ctx, CLSTATS_ERR_SINGULAR,
                                "the weighted rows do not determine the fit");
     return status;
 }
 
-int clstats__residuals2(clstats_ctx *ctx, struct data_set *d, const double *coef, double *r2)
+int clstats__all_rows(clstats_ctx *ctx, struct data_set *d)
+{
+    const double one = 1;
+    return clstats__cl_check(ctx,
+                             clEnqueueFillBuffer(ctx->queue, d->weights, &one, sizeof one, 0,
+                                                 d->n * sizeof one, 0, NULL, NULL),
+                             "clEnqueueFillBuffer(weights)");
+}
+
+int clstats__fit_residuals(clstats_ctx *ctx, struct data_set *d, const double *coef)
 {
     int status = write(ctx, d->coef, coef, d->q * 8);
-    if (!status) status = residuals(ctx, d, 1);
-    if (!status) status = read(ctx, d->resid, r2, d->n * 8);
+    return status ? status : residuals(ctx, d, 1);
+}
+
+int clstats__cutoff(clstats_ctx *ctx, struct data_set *d, double s, double cutoff,
+                    unsigned char *flags)
+{
+    const size_t n = d->n;
+    cl_kernel k;
+    cl_mem bytes;
+    int status;
+    if ((status = kernel(ctx, "cutoff_weights", &k)) ||
+        (status = clstats__scratch(ctx, "regress.bytes", n, &bytes)))
+        return status;
+    const cl_uint n32 = (cl_uint)n;
+    ARG(k, 0, d->resid);
+    ARG(k, 1, s);
+    ARG(k, 2, cutoff);
+    ARG(k, 3, n32);
+    ARG(k, 4, d->weights);
+    ARG(k, 5, bytes);
+    const size_t local = 64, global = (n + 63) / 64 * 64;
+    status = clstats__launch(ctx, k, 1, NULL, &global, &local, "cutoff_weights");
+    if (!status && flags) status = read(ctx, bytes, flags, n);
+fail:
+    return status;
+}
+
+int clstats__residual_sums(clstats_ctx *ctx, struct data_set *d, double *sum_w, double *sum_wr2)
+{
+    const size_t nc = chunks(d->n);
+    cl_kernel kw, ks;
+    int status;
+    if ((status = kernel(ctx, "weighted_r2_chunks", &kw)) ||
+        (status = kernel(ctx, "sum_chunks", &ks)))
+        return status;
+    const cl_uint n32 = (cl_uint)d->n, chunk32 = CHUNK, two = 2, nc32 = (cl_uint)nc, one32 = 1;
+    double sums[2];
+    ARG(kw, 0, d->resid);
+    ARG(kw, 1, d->weights);
+    ARG(kw, 2, n32);
+    ARG(kw, 3, chunk32);
+    ARG(kw, 4, d->part);
+    ARG(ks, 0, d->part);
+    ARG(ks, 1, two);
+    ARG(ks, 2, nc32);
+    ARG(ks, 3, one32);
+    ARG(ks, 4, d->gram);
+    const size_t one = 1, g2 = 2;
+    if ((status = clstats__launch(ctx, kw, 1, NULL, &nc, &one, "weighted_r2_chunks")) ||
+        (status = clstats__launch(ctx, ks, 1, NULL, &g2, &g2, "sum_chunks")) ||
+        (status = read(ctx, d->gram, sums, sizeof sums)))
+        return status;
+    *sum_w = sums[0], *sum_wr2 = sums[1];
+fail:
     return status;
 }
