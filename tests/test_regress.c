@@ -322,6 +322,56 @@ START_TEST(product_paths_give_the_same_bits)
 }
 END_TEST
 
+/* Past 600 rows of host arrays without a NaN the device builds the data set from x and y;
+ * otherwise the host does. Both give the same fit to the bit: the same data with a NaN row
+ * inserted (host-built, that row left out), and float32 x read with a row stride beside y
+ * given as a row (device-built) against their values as packed doubles. */
+START_TEST(device_built_data_matches_host_built)
+{
+    enum { N = 6001, AT = 17 };
+    static double x[3 * N], y[N], xn[3 * (N + 1)], yn[N + 1], xd[3 * N];
+    static float xf[4 * N];
+    synthetic(N, 0.3, test_seed() + 5, x, y);
+    for (size_t i = 0, j = 0; i <= N; i++) {
+        if (i == AT) {
+            xn[3 * i] = 1, xn[3 * i + 1] = NAN, xn[3 * i + 2] = 2, yn[i] = 3;
+            continue;
+        }
+        memcpy(xn + 3 * i, x + 3 * j, 3 * 8), yn[i] = y[j++];
+    }
+    struct clstats_regress_options o = {.seed = 11};
+    struct fit a, b;
+    ck_assert_msg(run(x, y, N, 3, &o, &a) == CLSTATS_OK, "%s", clstats_ctx_message(test_ctx()));
+    ck_assert_msg(run(xn, yn, N + 1, 3, &o, &b) == CLSTATS_OK, "%s",
+                  clstats_ctx_message(test_ctx()));
+    ck_assert_msg(memcmp(a.coef, b.coef, 3 * 8) == 0 && memcmp(a.raw, b.raw, 3 * 8) == 0 &&
+                      a.intercept == b.intercept && a.crit == b.crit && a.scale == b.scale &&
+                      a.raw_scale == b.raw_scale,
+                  "device-built crit %.17g, host-built %.17g", a.crit, b.crit);
+    for (size_t i = 0; i < N; i++) {
+        const size_t k = i < AT ? i : i + 1;
+        ck_assert(a.support[i] == b.support[k] && a.outliers[i] == b.outliers[k]);
+    }
+    ck_assert(b.support[AT] == 0 && b.outliers[AT] == 0);
+
+    for (size_t k = 0; k < 3 * N; k++) {
+        const float f = (float)x[k];
+        xf[k / 3 * 4 + k % 3] = f;
+        xd[k] = f;
+    }
+    struct clstats_array X = {.host = xf, .dtype = CLSTATS_FLOAT32, .nx = 3, .ny = N, .stride = 4},
+                         Y = {.host = y, .dtype = CLSTATS_FLOAT64, .nx = N, .ny = 1};
+    struct fit c;
+    struct clstats_regress_result r = {.coef = c.coef, .support = c.support};
+    ck_assert_int_eq(clstats_regress_fit(test_ctx(), &X, &Y, &o, &r), CLSTATS_OK);
+    ck_assert_int_eq(run(xd, y, N, 3, &o, &b), CLSTATS_OK);
+    ck_assert_msg(memcmp(c.coef, b.coef, 3 * 8) == 0 && r.intercept == b.intercept &&
+                      r.crit == b.crit && memcmp(c.support, b.support, N) == 0,
+                  "float32 strided x: crit %.17g coef %.17g, packed doubles %.17g %.17g", r.crit,
+                  c.coef[0], b.crit, b.coef[0]);
+}
+END_TEST
+
 START_TEST(bad_input_gives_clear_errors)
 {
     double x[20] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
@@ -362,6 +412,7 @@ int main(void)
     tcase_add_test(tc, synthetic_outliers_recover_the_truth);
     tcase_add_test(tc, same_seed_same_bits);
     tcase_add_test(tc, product_paths_give_the_same_bits);
+    tcase_add_test(tc, device_built_data_matches_host_built);
     tcase_add_test(tc, bad_input_gives_clear_errors);
     suite_add_tcase(s, tc);
     return test_run_suite(s);

@@ -169,3 +169,60 @@ __kernel void weighted_r2_chunks(__global const double *r2, __global const doubl
         if (w[i] != 0) sw += w[i], swr += w[i] * r2[i];
     part[2 * g] = sw, part[2 * g + 1] = swr;
 }
+
+/* From the batched selection's results (src/select/column_ranks.c: stats[4 c ..] = key of the
+ * h-th smallest, NaN count, count below, count equal; sums[c] the sum below): candidate c's
+ * h-th smallest squared residual t[c], its LTS objective by section VI's multiplicity rule,
+ * objs[c] = sum below + (h - count below) t (the host's formula, clstats__smallest_sum), and
+ * how its h-subset takes the rows equal to t: all of them (take_all[c]) or the first
+ * places[c]. A NaN residual (an overflowed fit) gives t = obj = inf. objs[m + c] = t[c]. */
+__kernel void subset_rule(__global const ulong *stats, __global const double *sums, ulong h,
+                          uint m, __global double *t, __global int *take_all,
+                          __global uint *places, __global double *objs)
+{
+    const uint c = get_global_id(0);
+    if (c >= m) return;
+    __global const ulong *s = stats + 4 * c;
+    double tc, obj;
+    if (s[1] || s[0] == 0xffffffffffffffffUL) {
+        tc = obj = INFINITY;
+        take_all[c] = 1, places[c] = 0;
+    } else {
+        const ulong k = s[0];
+        tc = as_double((k >> 63) ? (k & 0x7fffffffffffffffUL) : ~k);
+        obj = sums[c] + (double)(h - s[2]) * tc;
+        take_all[c] = s[2] + s[3] == h;
+        places[c] = take_all[c] ? 0 : (uint)(h - s[2]);
+    }
+    t[c] = tc;
+    objs[c] = obj, objs[m + c] = tc;
+}
+
+/* The data set Z built on the device from the caller's arrays: row i = [1] x_i y_i (x row i at
+ * x[i ldx ..], y_i at y[i ystep]), as doubles; rows holding a NaN are counted into *nan_rows
+ * (the host then builds Z without them instead). */
+#define DESIGN_ROWS(NAME, XT, YT)                                                                 \
+    __kernel void NAME(__global const XT *x, __global const YT *y, uint n, uint p, ulong ldx,     \
+                       ulong ystep, uint intercept, __global double *z,                           \
+                       __global volatile uint *nan_rows)                                           \
+    {                                                                                              \
+        const uint i = get_global_id(0);                                                           \
+        if (i >= n) return;                                                                        \
+        const uint w = p + intercept + 1;                                                          \
+        __global double *row = z + (ulong)i * w;                                                   \
+        bool bad = false;                                                                          \
+        if (intercept) row[0] = 1;                                                                 \
+        for (uint j = 0; j < p; j++) {                                                             \
+            const double v = x[(ulong)i * ldx + j];                                                \
+            bad |= isnan(v);                                                                       \
+            row[intercept + j] = v;                                                                \
+        }                                                                                          \
+        const double v = y[(ulong)i * ystep];                                                      \
+        bad |= isnan(v);                                                                           \
+        row[w - 1] = v;                                                                            \
+        if (bad) atomic_inc(nan_rows);                                                             \
+    }
+DESIGN_ROWS(design_rows_dd, double, double)
+DESIGN_ROWS(design_rows_fd, float, double)
+DESIGN_ROWS(design_rows_df, double, float)
+DESIGN_ROWS(design_rows_ff, float, float)

@@ -61,10 +61,12 @@ split_range(__global const REAL *m, ulong off, ulong cstep, ulong rstep, uint ro
 
 /* A work-item a column: the groups' ranges and NaN counts into the walk's start. */
 __kernel void split_start(__global const ulong *range, __global const uint *nans, uint groups,
-                          uint rows, uint cols, __global const ulong *ranks, __global ulong *state)
+                          uint rows, uint cols, __global const ulong *ranks, __global ulong *state,
+                          __global uint *hist)
 {
     const uint c = get_global_id(0);
     if (c >= cols) return;
+    for (uint b = 0; b < BINS; b++) hist[c * BINS + b] = 0;
     key_t kmin = NAN_KEY, kmax = 0;
     uint nan = 0;
     for (uint g = 0; g < groups; g++) {
@@ -89,7 +91,7 @@ inline bool pass_shift(ulong word, uint pass, int *shift)
     return !(word >> 8) && *shift > -DIGIT;
 }
 
-/* Each group's histogram of the pass's digit: hist[(c groups + g) BINS + b]. */
+/* Each group's histogram of the pass's digit, added into its column's: hist[c BINS + b]. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 split_hist(__global const REAL *m, ulong off, ulong cstep, ulong rstep, uint rows, uint per,
            __global const ulong *state, uint pass, __global uint *hist)
@@ -108,22 +110,21 @@ split_hist(__global const REAL *m, ulong off, ulong cstep, ulong rstep, uint row
         if (b >= 0) INC(lhist[b]);
     }
     BARRIER();
-    __global uint *out = hist + (c * get_num_groups(0) + g) * BINS;
-    for (uint b = lid; b < BINS; b += WG) out[b] = lhist[b];
+    for (uint b = lid; b < BINS; b += WG)
+        if (lhist[b]) atomic_add(&hist[c * BINS + b], lhist[b]);
 }
 
-/* A work-group of BINS work-items a column: the groups' histograms added, the rank's bin
- * chosen, the prefix and rank moved on. */
+/* A work-group of BINS work-items a column: the rank's bin chosen, the prefix and rank moved
+ * on, the column's histogram cleared. */
 __kernel __attribute__((reqd_work_group_size(BINS, 1, 1))) void
-split_pick(__global const uint *hist, uint groups, uint pass, __global ulong *state)
+split_pick(__global uint *hist, uint pass, __global ulong *state)
 {
     __local uint total[BINS];
     const uint b = get_local_id(0), c = get_group_id(0);
     int shift;
     if (!pass_shift(state[4 * c + 3], pass, &shift)) return;
-    uint sum = 0;
-    for (uint g = 0; g < groups; g++) sum += hist[((ulong)c * groups + g) * BINS + b];
-    total[b] = sum;
+    total[b] = hist[c * BINS + b];
+    hist[c * BINS + b] = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
     if (b == 0) {
         const struct digit d = digit_at(shift, (key_t)state[4 * c]);

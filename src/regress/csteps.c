@@ -52,15 +52,14 @@ static size_t chunks(size_t n)
     return (n + CHUNK - 1) / CHUNK;
 }
 
-int clstats__data_set(clstats_ctx *ctx, const double *z, size_t n, size_t q, size_t cap,
-                      struct data_set *d)
+static int write(clstats_ctx *ctx, cl_mem buf, const void *host, size_t bytes);
+static int read(clstats_ctx *ctx, cl_mem buf, void *host, size_t bytes);
+
+/* The buffers for d->cap candidates beside d->z. */
+static int work_buffers(clstats_ctx *ctx, struct data_set *d)
 {
-    memset(d, 0, sizeof *d);
-    d->n = n, d->q = q, d->cap = cap;
-    const size_t np = pairs(q);
-    int status = clstats__upload(ctx, z, n * (q + 1) * sizeof *z, "uploading the data", &d->z);
-    if (status) return status;
-    /* The upload's host copy must stay until it is read: the caller keeps z. */
+    const size_t n = d->n, q = d->q, cap = d->cap, np = pairs(q);
+    int status;
     if ((status = buffer(ctx, cap * chunks(n) * np * 8, &d->part)) ||
         (status = buffer(ctx, cap * q * 8, &d->coef)) ||
         (status = buffer(ctx, cap * n * 8, &d->resid)) ||
@@ -71,18 +70,80 @@ int clstats__data_set(clstats_ctx *ctx, const double *z, size_t n, size_t q, siz
         (status = buffer(ctx, cap * 4, &d->flags)) || (status = buffer(ctx, cap * 4, &d->places)) ||
         (status = buffer(ctx, cap * 8, &d->ranks)) ||
         (status = buffer(ctx, cap * 32, &d->stats)) || (status = buffer(ctx, cap * 8, &d->sums)) ||
-        (status = buffer(ctx, cap * 4, &d->info)) || (status = buffer(ctx, cap * 8, &d->logdet)))
+        (status = buffer(ctx, cap * 4, &d->info)) || (status = buffer(ctx, cap * 8, &d->logdet)) ||
+        (status = buffer(ctx, cap * 16, &d->objs)))
         return status;
+    if (!(d->rank_values = malloc(cap * sizeof *d->rank_values)))
+        return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "ranks");
+    return CLSTATS_OK;
+}
+
+int clstats__data_set(clstats_ctx *ctx, const double *z, size_t n, size_t q, size_t cap,
+                      struct data_set *d)
+{
+    memset(d, 0, sizeof *d);
+    d->n = n, d->q = q, d->cap = cap;
+    int status = clstats__upload(ctx, z, n * (q + 1) * sizeof *z, "uploading the data", &d->z);
+    if (status) return status;
+    /* The upload's host copy must stay until it is read: the caller keeps z. */
+    if ((status = work_buffers(ctx, d))) return status;
     return clstats__cl_check(ctx, clFinish(ctx->queue), "clFinish");
+}
+
+int clstats__data_set_design(clstats_ctx *ctx, const struct clstats_array *x,
+                             const struct clstats_array *y, bool intercept, size_t cap,
+                             struct data_set *d, size_t *nan_rows)
+{
+    memset(d, 0, sizeof *d);
+    const size_t n = x->ny, p = x->nx, q = p + intercept;
+    d->n = n, d->q = q, d->cap = cap;
+    const size_t ldx = clstats__array_stride(x), ystep = y->nx == 1 ? clstats__array_stride(y) : 1;
+    const size_t xes = clstats__dtype_size(x->dtype), yes = clstats__dtype_size(y->dtype);
+    static const char *const names[2][2] = {{"design_rows_ff", "design_rows_fd"},
+                                            {"design_rows_df", "design_rows_dd"}};
+    const char *name = names[x->dtype == CLSTATS_FLOAT64][y->dtype == CLSTATS_FLOAT64];
+    cl_mem xb = NULL, yb = NULL, count = NULL;
+    cl_kernel k;
+    cl_uint nan32 = 0;
+    int status;
+    if ((status = clstats__upload(ctx, x->host, ((n - 1) * ldx + p) * xes, "uploading x", &xb)) ||
+        (status = clstats__upload(ctx, y->host, ((n - 1) * ystep + 1) * yes, "uploading y",
+                                  &yb)) ||
+        (status = buffer(ctx, n * (q + 1) * 8, &d->z)) || (status = buffer(ctx, 4, &count)) ||
+        (status = write(ctx, count, &nan32, 4)) || (status = kernel(ctx, name, &k)))
+        goto fail;
+    const cl_uint n32 = (cl_uint)n, p32 = (cl_uint)p, i32 = intercept;
+    const cl_ulong ldx64 = ldx, ystep64 = ystep;
+    ARG(k, 0, xb);
+    ARG(k, 1, yb);
+    ARG(k, 2, n32);
+    ARG(k, 3, p32);
+    ARG(k, 4, ldx64);
+    ARG(k, 5, ystep64);
+    ARG(k, 6, i32);
+    ARG(k, 7, d->z);
+    ARG(k, 8, count);
+    const size_t local = 64, global = (n + 63) / 64 * 64;
+    if ((status = clstats__launch(ctx, k, 1, NULL, &global, &local, "design_rows")) ||
+        (status = work_buffers(ctx, d)) || (status = read(ctx, count, &nan32, 4)))
+        goto fail;
+    *nan_rows = nan32;
+fail:
+    if (xb) clReleaseMemObject(xb);
+    if (yb) clReleaseMemObject(yb);
+    if (count) clReleaseMemObject(count);
+    return status;
 }
 
 void clstats__data_set_free(struct data_set *d)
 {
     cl_mem *all[] = {&d->z,     &d->part,  &d->coef,  &d->resid, &d->weights, &d->gram,
                      &d->a,     &d->b,     &d->t,     &d->flags, &d->places,  &d->ranks,
-                     &d->stats, &d->sums,  &d->info,  &d->logdet};
+                     &d->stats, &d->sums,  &d->info,  &d->logdet, &d->objs};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (*all[i]) clReleaseMemObject(*all[i]), *all[i] = NULL;
+    free(d->rank_values);
+    d->rank_values = NULL;
 }
 
 /* Squared residuals of m candidates (d->coef) into d->resid. */
@@ -158,8 +219,8 @@ fail:
     return status;
 }
 
-/* The LS fits of the subsets weighted by d->weights, into d->b; info per candidate. */
-static int solve_weighted(clstats_ctx *ctx, struct data_set *d, size_t m, cl_int *info)
+/* The LS fits of the subsets weighted by d->weights, into d->b; d->info per candidate. */
+static int solve_weighted(clstats_ctx *ctx, struct data_set *d, size_t m)
 {
     const size_t q = d->q;
     cl_kernel k;
@@ -179,76 +240,98 @@ static int solve_weighted(clstats_ctx *ctx, struct data_set *d, size_t m, cl_int
         (status = clstats__potrs_batched(ctx, true, (struct clstats__mat){d->a, 0, q}, q * q, q,
                                          (struct clstats__mat){d->b, 0, 1}, q, 1, m)))
         return status;
-    status = read(ctx, d->info, info, m * sizeof *info);
 fail:
     return status;
 }
 
+/* Enqueued without waiting: the host data must stay until the next blocking read, which every
+ * caller ends with (the queue is in order). */
+static int send(clstats_ctx *ctx, cl_mem buf, const void *host, size_t bytes)
+{
+    return clstats__cl_check(
+        ctx, clEnqueueWriteBuffer(ctx->queue, buf, CL_FALSE, 0, bytes, host, 0, NULL, NULL),
+        "clEnqueueWriteBuffer(regression)");
+}
+
+static int fetch(clstats_ctx *ctx, cl_mem buf, void *host, size_t bytes)
+{
+    return clstats__cl_check(
+        ctx, clEnqueueReadBuffer(ctx->queue, buf, CL_FALSE, 0, bytes, host, 0, NULL, NULL),
+        "clEnqueueReadBuffer(regression)");
+}
+
+/* One step for m candidates is enqueued whole and waited for once: residuals, selection, the
+ * subset rule, weights and refits run back to back on the device. */
 int clstats__evaluate(clstats_ctx *ctx, struct data_set *d, double *coef, size_t m, size_t h,
                       bool refit, double *obj, double *kth, bool *singular)
 {
     const size_t n = d->n, q = d->q;
-    uint64_t *ranks = malloc(m * 8), *stats = malloc(m * 32);
-    double *sums = malloc(m * 8), *t = malloc(m * 8), *b = malloc(m * q * 8);
-    cl_int *flags = malloc(m * 4), *info = malloc(m * 4);
-    cl_uint *places = malloc(m * 4);
+    double *objs = malloc(m * 16), *b = malloc(m * q * 8);
+    cl_int *info = malloc(m * 4);
     int status = CLSTATS_OK;
-    if (!ranks || !stats || !sums || !t || !b || !flags || !info || !places) {
+    if (!objs || !b || !info) {
         status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "candidates");
         goto done;
     }
-    for (size_t c = 0; c < m; c++) ranks[c] = h - 1;
-    if ((status = write(ctx, d->coef, coef, m * q * 8)) ||
-        (status = write(ctx, d->ranks, ranks, m * 8)) || (status = residuals(ctx, d, m)) ||
+    if (d->ranks_h != h || d->ranks_m < m) { /* the same h - 1 for every candidate */
+        for (size_t c = 0; c < m; c++) d->rank_values[c] = h - 1;
+        if ((status = send(ctx, d->ranks, d->rank_values, m * 8))) goto done;
+        d->ranks_h = h, d->ranks_m = m;
+    }
+    cl_kernel kr, kw, kt;
+    if ((status = send(ctx, d->coef, coef, m * q * 8)) || (status = residuals(ctx, d, m)) ||
         (status = clstats__column_ranks(ctx, true, d->resid, 0, n, 1, n, m, d->ranks, d->stats,
                                         d->sums)) ||
-        (status = read(ctx, d->stats, stats, m * 32)) || (status = read(ctx, d->sums, sums, m * 8)))
+        (status = kernel(ctx, "subset_rule", &kr)))
         goto done;
-    for (size_t c = 0; c < m; c++) {
-        const uint64_t *s = stats + 4 * c;
-        if (s[1] || s[0] == UINT64_MAX) { /* a NaN residual: an overflowed fit */
-            t[c] = INFINITY, obj[c] = INFINITY;
-            flags[c] = 1, places[c] = 0;
-        } else {
-            t[c] = clstats__value_of_key(s[0], true);
-            obj[c] = clstats__smallest_sum(s, sums[c], h, true);
-            /* less < h <= less + equal: all rows equal to t fit when the last one is the h-th */
-            flags[c] = s[2] + s[3] == h;
-            places[c] = flags[c] ? 0 : (cl_uint)(h - s[2]);
-        }
-        if (kth) kth[c] = t[c];
-    }
-    if (!refit) goto done;
-    cl_kernel kw, kt;
-    if ((status = write(ctx, d->t, t, m * 8)) || (status = write(ctx, d->flags, flags, m * 4)) ||
-        (status = write(ctx, d->places, places, m * 4)) ||
-        (status = kernel(ctx, "subset_weights", &kw)) || (status = kernel(ctx, "subset_ties", &kt)))
-        goto done;
+    const cl_ulong h64 = h;
     const cl_uint n32 = (cl_uint)n, m32 = (cl_uint)m;
-    ARG(kw, 0, d->resid);
-    ARG(kw, 1, d->t);
-    ARG(kw, 2, d->flags);
-    ARG(kw, 3, n32);
-    ARG(kw, 4, m32);
-    ARG(kw, 5, d->weights);
-    ARG(kt, 0, d->resid);
-    ARG(kt, 1, d->t);
-    ARG(kt, 2, d->places);
-    ARG(kt, 3, n32);
-    ARG(kt, 4, m32);
-    ARG(kt, 5, d->weights);
-    const size_t local[2] = {64, 1}, global[2] = {(n + 63) / 64 * 64, m}, one = 1;
-    if ((status = clstats__launch(ctx, kw, 2, NULL, global, local, "subset_weights")) ||
-        (status = clstats__launch(ctx, kt, 1, NULL, &m, &one, "subset_ties")) ||
-        (status = solve_weighted(ctx, d, m, info)) || (status = read(ctx, d->b, b, m * q * 8)))
+    ARG(kr, 0, d->stats);
+    ARG(kr, 1, d->sums);
+    ARG(kr, 2, h64);
+    ARG(kr, 3, m32);
+    ARG(kr, 4, d->t);
+    ARG(kr, 5, d->flags);
+    ARG(kr, 6, d->places);
+    ARG(kr, 7, d->objs);
+    const size_t one = 1;
+    if ((status = clstats__launch(ctx, kr, 1, NULL, &m, &one, "subset_rule")) ||
+        (status = (refit ? fetch : read)(ctx, d->objs, objs, m * 16)))
         goto done;
+    if (refit) {
+        if ((status = kernel(ctx, "subset_weights", &kw)) ||
+            (status = kernel(ctx, "subset_ties", &kt)))
+            goto done;
+        ARG(kw, 0, d->resid);
+        ARG(kw, 1, d->t);
+        ARG(kw, 2, d->flags);
+        ARG(kw, 3, n32);
+        ARG(kw, 4, m32);
+        ARG(kw, 5, d->weights);
+        ARG(kt, 0, d->resid);
+        ARG(kt, 1, d->t);
+        ARG(kt, 2, d->places);
+        ARG(kt, 3, n32);
+        ARG(kt, 4, m32);
+        ARG(kt, 5, d->weights);
+        const size_t local[2] = {64, 1}, global[2] = {(n + 63) / 64 * 64, m};
+        if ((status = clstats__launch(ctx, kw, 2, NULL, global, local, "subset_weights")) ||
+            (status = clstats__launch(ctx, kt, 1, NULL, &m, &one, "subset_ties")) ||
+            (status = solve_weighted(ctx, d, m)) ||
+            (status = fetch(ctx, d->info, info, m * sizeof *info)) ||
+            (status = read(ctx, d->b, b, m * q * 8)))
+            goto done;
+    }
     for (size_t c = 0; c < m; c++) {
+        obj[c] = objs[c];
+        if (kth) kth[c] = objs[m + c];
+        if (!refit) continue;
         if (singular) singular[c] = info[c] != 0;
         if (info[c] == 0 && isfinite(obj[c])) memcpy(coef + c * q, b + c * q, q * 8);
     }
 fail:
 done:
-    free(ranks), free(stats), free(sums), free(t), free(b), free(flags), free(info), free(places);
+    free(objs), free(b), free(info);
     return status;
 }
 

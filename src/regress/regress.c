@@ -98,18 +98,33 @@ static size_t best_of(const double *v, size_t count, size_t m, size_t *idx)
 }
 
 struct problem {
-    const double *z; /* n rows of q + 1 */
+    const double *z; /* n rows of q + 1, or NULL where the device built them from x and y */
+    const struct clstats_array *x, *y; /* the caller's host arrays, where z is NULL */
+    bool intercept;
     size_t n, q, h;
     bool lms;
     unsigned starts;
 };
 
-/* Rows z[rows[i]] gathered. */
-static double *gather(const double *z, size_t q, const size_t *rows, size_t count)
+/* Rows rows[i] of Z gathered, from z or from the caller's arrays. */
+static double *gather(const struct problem *pb, const size_t *rows, size_t count)
 {
+    const size_t q = pb->q, p = q - pb->intercept;
     double *g = malloc(count * (q + 1) * sizeof *g);
-    for (size_t i = 0; g && i < count; i++)
-        memcpy(g + i * (q + 1), z + rows[i] * (q + 1), (q + 1) * sizeof *g);
+    const size_t ldx = pb->z ? 0 : clstats__array_stride(pb->x);
+    const size_t ldy = pb->z ? 0 : clstats__array_stride(pb->y);
+    for (size_t i = 0; g && i < count; i++) {
+        double *row = g + i * (q + 1);
+        if (pb->z) {
+            memcpy(row, pb->z + rows[i] * (q + 1), (q + 1) * sizeof *g);
+            continue;
+        }
+        if (pb->intercept) row[0] = 1;
+        for (size_t j = 0; j < p; j++)
+            row[pb->intercept + j] = value_at(pb->x, pb->x->host, ldx, rows[i], j);
+        row[q] = pb->y->nx == 1 ? value_at(pb->y, pb->y->host, ldy, rows[i], 0)
+                                : value_at(pb->y, pb->y->host, ldy, 0, rows[i]);
+    }
     return g;
 }
 
@@ -119,7 +134,7 @@ static int starts_on(clstats_ctx *ctx, struct clstats__rng *rng, const double *z
                      size_t q, size_t h, size_t starts, bool lms, size_t keep, double *out,
                      size_t *kept)
 {
-    struct data_set d;
+    struct data_set d = {0};
     double *coef = malloc(starts * q * 8), *obj = malloc(starts * 8), *kth = malloc(starts * 8);
     size_t *idx = malloc(keep * sizeof *idx);
     int status = coef && obj && kth && idx ? CLSTATS_OK
@@ -149,7 +164,7 @@ static int csteps_on(clstats_ctx *ctx, struct data_set *full, const double *z, s
                      size_t q, size_t h, double *coef, size_t m, int steps, size_t keep,
                      double *out, size_t *kept, double *best_obj)
 {
-    struct data_set own, *dp = full ? full : &own;
+    struct data_set own = {0}, *dp = full ? full : &own;
 #define d (*dp)
     double *obj = malloc(m * 8), *prev = malloc(m * 8);
     size_t *idx = malloc(keep * sizeof *idx);
@@ -209,7 +224,7 @@ static int raw_fit(clstats_ctx *ctx, const struct problem *pb, uint64_t seed,
         }
         for (size_t g = 0; status == CLSTATS_OK && g < groups; g++) {
             const size_t from = g * merged / groups, to = (g + 1) * merged / groups;
-            double *zg = gather(pb->z, q, rows + from, to - from);
+            double *zg = gather(pb, rows + from, to - from);
             size_t hg = (size_t)ceil((double)(to - from) * pb->h / n), got = 0;
             if (hg < q + 1) hg = q + 1;
             status = zg ? starts_on(ctx, &rng, zg, to - from, q, hg, pb->starts / groups, false,
@@ -218,7 +233,7 @@ static int raw_fit(clstats_ctx *ctx, const struct problem *pb, uint64_t seed,
             m += got;
             free(zg);
         }
-        double *zm = status ? NULL : gather(pb->z, q, rows, merged);
+        double *zm = status ? NULL : gather(pb, rows, merged);
         size_t hm = (size_t)ceil((double)merged * pb->h / n);
         if (hm < q + 1) hm = q + 1;
         if (status == CLSTATS_OK)
@@ -337,17 +352,35 @@ int clstats_regress_fit(clstats_ctx *ctx, const struct clstats_array *x,
     if (q > 64) return clstats__fail(ctx, CLSTATS_ERR_ARG, "%zu coefficients: at most 64", q);
     if (!ctx->has_fp64)
         return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED, "the regression needs float64");
-    double *z = malloc(n_in * (q + 1) * 8);
+    /* Z on the device, built there from host arrays where LTS's stages only ever need samples
+     * of its rows on the host; otherwise (device arrays, NaN rows, small n, LMS's starts on
+     * the whole data) on the host, then uploaded. */
+    const bool lms = o.method == CLSTATS_REGRESS_LMS;
+    const bool build_there = !lms && x->host && y->host && n_in >= NESTED_FROM;
+    double *z = NULL;
     size_t *rows = malloc(n_in * sizeof *rows);
     unsigned char *in = malloc(n_in), *flag = malloc(n_in);
     struct data_set d = {0};
-    if (!z || !rows || !in || !flag) {
+    if (!rows || !in || !flag) {
         status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "the data set");
         goto done;
     }
     clstats__begin(ctx);
     size_t n = 0, nan_rows = 0;
-    if ((status = design_of(ctx, x, y, intercept, z, rows, &n, &nan_rows))) goto done;
+    if (build_there) {
+        if ((status = clstats__data_set_design(ctx, x, y, intercept, BEST, &d, &nan_rows)))
+            goto done;
+        if (nan_rows) clstats__data_set_free(&d);
+        n = n_in;
+        for (size_t i = 0; i < n; i++) rows[i] = i;
+    }
+    if (!build_there || nan_rows) {
+        if (!(z = malloc(n_in * (q + 1) * 8))) {
+            status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "the data set");
+            goto done;
+        }
+        if ((status = design_of(ctx, x, y, intercept, z, rows, &n, &nan_rows))) goto done;
+    }
     if (nan_rows && o.nan_policy == CLSTATS_NAN_ERROR) {
         status = clstats__fail(ctx, CLSTATS_ERR_NAN, "%zu rows hold a NaN", nan_rows);
         goto done;
@@ -359,7 +392,7 @@ int clstats_regress_fit(clstats_ctx *ctx, const struct clstats_array *x,
      * design of full rank (the LS fit of all rows), the last C-steps, the h-subset, the
      * reweighting. */
     double raw[64], coef[64], crit;
-    if ((status = clstats__data_set(ctx, z, n, q, BEST, &d)) ||
+    if ((z && (status = clstats__data_set(ctx, z, n, q, BEST, &d))) ||
         (status = clstats__all_rows(ctx, &d)))
         goto done;
     if ((status = clstats__fit_of_weights(ctx, &d, true, raw)) == CLSTATS_ERR_SINGULAR)
@@ -367,8 +400,7 @@ int clstats_regress_fit(clstats_ctx *ctx, const struct clstats_array *x,
                                "x%s is rank-deficient (a constant or collinear column?)",
                                intercept ? " with the intercept column" : "");
     if (status) goto done;
-    const struct problem pb = {z, n, q, h, o.method == CLSTATS_REGRESS_LMS,
-                               o.n_subsets ? o.n_subsets : 500};
+    const struct problem pb = {z, x, y, intercept, n, q, h, lms, o.n_subsets ? o.n_subsets : 500};
     if ((status = raw_fit(ctx, &pb, o.seed, &d, raw))) goto done;
     if ((status = subset_of(ctx, &pb, &d, raw, &crit, in))) goto done;
     if ((status = reweight(ctx, &pb, &d, intercept, alpha, o.no_reweight, raw, crit, coef,

@@ -7,16 +7,26 @@
 #include "internal.h"
 
 /* n rows of q + 1 doubles on the device (the design's q columns, then y) and buffers for up to
- * `cap` candidates. */
+ * `cap` candidates; the ranks buffer holds h - 1 for the first ranks_m of them. */
 struct data_set {
     size_t n, q, cap;
     cl_mem z, part;
-    cl_mem coef, resid, weights, gram, a, b, t, flags, places, ranks, stats, sums, info, logdet;
+    cl_mem coef, resid, weights, gram, a, b, t, flags, places, ranks, stats, sums, info, logdet,
+        objs;
+    uint64_t *rank_values;
+    size_t ranks_h, ranks_m;
 };
 
 int clstats__data_set(clstats_ctx *ctx, const double *z, size_t n, size_t q, size_t cap,
                       struct data_set *d);
 void clstats__data_set_free(struct data_set *d);
+
+/* The same data set built on the device from the caller's host arrays x and y (a row [1] x y
+ * each), without the host's copy; *nan_rows counts the rows holding a NaN, which the caller
+ * must then leave out by building Z on the host instead. */
+int clstats__data_set_design(clstats_ctx *ctx, const struct clstats_array *x,
+                             const struct clstats_array *y, bool intercept, size_t cap,
+                             struct data_set *d, size_t *nan_rows);
 
 /* For m candidates coef[c q ..] (host): each one's sum of its h smallest squared residuals
  * (obj) and its h-th smallest (kth), computed on the device; with `refit`, coef becomes the LS

@@ -39,7 +39,7 @@ static int split_columns(clstats_ctx *ctx, cl_program program, bool f64, long wg
         (status = clstats__kernel(ctx, program, "split_finish", &kf)) ||
         (status = clstats__scratch(ctx, "columns.split_range", parts * 16, &range)) ||
         (status = clstats__scratch(ctx, "columns.split_nans", parts * 4, &nans)) ||
-        (status = clstats__scratch(ctx, "columns.split_hist", parts * 256 * 4, &hist)) ||
+        (status = clstats__scratch(ctx, "columns.split_hist", cols * 256 * 4, &hist)) ||
         (status = clstats__scratch(ctx, "columns.split_state", cols * 32, &state)) ||
         (status = clstats__scratch(ctx, "columns.split_counts", parts * 8, &counts)) ||
         (status = clstats__scratch(ctx, "columns.split_sums", blocks * cols * 8, &bsums)))
@@ -65,11 +65,11 @@ static int split_columns(clstats_ctx *ctx, cl_program program, bool f64, long wg
     ARG(ks, 4, ncols);
     ARG(ks, 5, ranks);
     ARG(ks, 6, state);
+    ARG(ks, 7, hist);
     ARG(kh, 6, state);
     ARG(kh, 8, hist);
     ARG(kp, 0, hist);
-    ARG(kp, 1, ngroups);
-    ARG(kp, 3, state);
+    ARG(kp, 2, state);
     ARG(kb, 6, state);
     ARG(kb, 7, nblocks);
     ARG(kb, 8, counts);
@@ -91,7 +91,7 @@ static int split_columns(clstats_ctx *ctx, cl_program program, bool f64, long wg
      * and the passes after it return at once. */
     for (cl_uint pass = 0; pass < (f64 ? 64u : 32u) / 8; pass++) {
         ARG(kh, 7, pass);
-        ARG(kp, 2, pass);
+        ARG(kp, 1, pass);
         if ((status = clstats__launch(ctx, kh, 2, NULL, global, local, "split_hist")) ||
             (status = clstats__launch(ctx, kp, 1, NULL, &pick, &bins, "split_pick")))
             return status;
