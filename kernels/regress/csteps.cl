@@ -55,27 +55,31 @@ __kernel void subset_products(__global const double *z, __global const double *w
 
 /* The same sums, one work-item (g, c) for all the pairs of a chunk: each row read once, for CPU
  * devices where work-items are loop iterations. Each sum adds the same terms in the same order
- * as subset_products, so both give the same bits. */
+ * as subset_products, so both give the same bits. Built with -D WIDTH=q + 1 (src/regress/
+ * csteps.c), so that the sums are a private array of known size the compiler keeps close. */
+#ifdef WIDTH
 __kernel void subset_products_rows(__global const double *z, __global const double *w, uint n,
                                    uint q, uint m, uint chunk, __global double *part)
 {
     const uint g = get_global_id(0), c = get_global_id(1), chunks = get_global_size(0);
-    const uint wd = q + 1, np = wd * (wd + 1) / 2;
+    const uint np = WIDTH * (WIDTH + 1) / 2;
     if (c >= m) return;
-    __global double *s = part + ((ulong)c * chunks + g) * np;
+    double s[WIDTH * (WIDTH + 1) / 2];
     for (uint k = 0; k < np; k++) s[k] = 0;
     const uint from = g * chunk, to = min(n, from + chunk);
     __global const double *wc = w + (ulong)c * n;
     for (uint i = from; i < to; i++) {
         if (wc[i] == 0) continue;
-        __global const double *row = z + (ulong)i * wd;
+        double row[WIDTH];
+        for (uint a = 0; a < WIDTH; a++) row[a] = z[(ulong)i * WIDTH + a];
         uint k = 0;
-        for (uint a = 0; a < wd; a++) {
-            const double za = row[a];
-            for (uint b = a; b < wd; b++) s[k++] += za * row[b];
-        }
+        for (uint a = 0; a < WIDTH; a++)
+            for (uint b = a; b < WIDTH; b++) s[k++] += row[a] * row[b];
     }
+    __global double *out = part + ((ulong)c * chunks + g) * np;
+    for (uint k = 0; k < np; k++) out[k] = s[k];
 }
+#endif
 
 /* g[c np + k] = the sum of the chunks' partial sums, in chunk order. */
 __kernel void sum_chunks(__global const double *part, uint np, uint chunks, uint m,

@@ -16,6 +16,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 static int buffer(clstats_ctx *ctx, size_t bytes, cl_mem *out)
@@ -34,6 +35,16 @@ static int kernel(clstats_ctx *ctx, const char *name, cl_kernel *k)
         return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED,
                              "the regression needs a device with float64");
     int status = clstats__program(ctx, "csteps.cl", "", &prog);
+    return status ? status : clstats__kernel(ctx, prog, name, k);
+}
+
+/* The same for the kernels built for q + 1 columns (-D WIDTH). */
+static int kernel_q(clstats_ctx *ctx, const char *name, size_t q, cl_kernel *k)
+{
+    cl_program prog;
+    char options[32];
+    snprintf(options, sizeof options, "-D WIDTH=%zu", q + 1);
+    int status = clstats__program(ctx, "csteps.cl", options, &prog);
     return status ? status : clstats__kernel(ctx, prog, name, k);
 }
 
@@ -192,7 +203,8 @@ static int subset_sums(clstats_ctx *ctx, struct data_set *d, size_t m)
     const char *name = rows ? "subset_products_rows" : "subset_products";
     cl_kernel kp, ks;
     int status;
-    if ((status = kernel(ctx, name, &kp)) || (status = kernel(ctx, "sum_chunks", &ks)))
+    if ((status = rows ? kernel_q(ctx, name, q, &kp) : kernel(ctx, name, &kp)) ||
+        (status = kernel(ctx, "sum_chunks", &ks)))
         return status;
     const cl_uint n32 = (cl_uint)n, q32 = (cl_uint)q, m32 = (cl_uint)m, chunk32 = CHUNK;
     const cl_uint np32 = (cl_uint)np, nc32 = (cl_uint)nc;
