@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define BEST 10         /* candidates carried to the next stage */
 #define GROUP_ROWS 300  /* robustbase's nmini */
@@ -77,6 +78,34 @@ static int design_of(clstats_ctx *ctx, const struct clstats_array *x,
     }
     free(xraw), free(yraw);
     return status;
+}
+
+/* Where the time goes, for clstats_ctx_set_log's reader (bench/bench_regress.c prints it): a
+ * stage's wall time from the host and its kernels' time from their profiling events, each
+ * stage ending on a blocking read, so its events are done. */
+struct stage_clock {
+    double wall;
+    size_t mark;
+};
+
+static double wall_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
+}
+
+static void stage_start(clstats_ctx *ctx, struct stage_clock *c)
+{
+    c->wall = wall_ms();
+    c->mark = clstats__event_mark(ctx);
+}
+
+static void stage_end(clstats_ctx *ctx, struct stage_clock *c, const char *what)
+{
+    clstats__log(ctx, "regress %s: %.2f ms, kernels %.2f ms", what, wall_ms() - c->wall,
+                 clstats__events_ms(ctx, c->mark));
+    stage_start(ctx, c);
 }
 
 /* Indices of the m smallest of v[0..count), best first, ties by index (insertion sort: m is 10). */
@@ -172,8 +201,10 @@ static int csteps_on(clstats_ctx *ctx, struct data_set *full, const double *z, s
                  : full               ? CLSTATS_OK
                                       : clstats__data_set(ctx, z, count, q, m, &own);
     for (size_t c = 0; c < m; c++) prev[c] = INFINITY;
+    int done_steps = 0;
     for (int s = 0; status == CLSTATS_OK && s < (steps ? steps : MAX_STEPS); s++) {
         status = clstats__evaluate(ctx, &d, coef, m, h, true, obj, NULL, NULL);
+        done_steps++;
         bool moved = false;
         for (size_t c = 0; c < m; c++) {
             moved |= obj[c] < prev[c];
@@ -181,6 +212,8 @@ static int csteps_on(clstats_ctx *ctx, struct data_set *full, const double *z, s
         }
         if (!steps && !moved) break;
     }
+    if (full)
+        clstats__log(ctx, "regress: %d C-steps of %zu candidates on %zu rows", done_steps, m, count);
     if (status == CLSTATS_OK) status = clstats__evaluate(ctx, &d, coef, m, h, false, obj, NULL, NULL);
     if (!full) clstats__data_set_free(&own);
 #undef d
@@ -199,7 +232,7 @@ static int csteps_on(clstats_ctx *ctx, struct data_set *full, const double *z, s
 
 /* The raw fit: coef (q) of the best candidate; `full` holds the whole data on the device. */
 static int raw_fit(clstats_ctx *ctx, const struct problem *pb, uint64_t seed,
-                   struct data_set *full, double *coef)
+                   struct data_set *full, struct stage_clock *clock, double *coef)
 {
     struct clstats__rng rng;
     clstats__rng_seed(&rng, seed);
@@ -244,10 +277,12 @@ static int raw_fit(clstats_ctx *ctx, const struct problem *pb, uint64_t seed,
     }
     if (status == CLSTATS_OK && m == 0)
         status = clstats__fail(ctx, CLSTATS_ERR_SINGULAR, "no random subset gave a fit");
+    stage_end(ctx, clock, "starts and nested groups");
     if (status == CLSTATS_OK && !pb->lms)
         status = csteps_on(ctx, full, pb->z, n, q, pb->h, cand, n > ONE_FROM && m > 1 ? 1 : m, 0,
                            1, cand, &m, NULL);
     if (status == CLSTATS_OK) memcpy(coef, cand, q * 8);
+    stage_end(ctx, clock, "whole-data C-steps");
     return status;
 }
 
@@ -366,6 +401,8 @@ int clstats_regress_fit(clstats_ctx *ctx, const struct clstats_array *x,
         goto done;
     }
     clstats__begin(ctx);
+    struct stage_clock clock;
+    stage_start(ctx, &clock);
     size_t n = 0, nan_rows = 0;
     if (build_there) {
         if ((status = clstats__data_set_design(ctx, x, y, intercept, BEST, &d, &nan_rows)))
@@ -400,12 +437,14 @@ int clstats_regress_fit(clstats_ctx *ctx, const struct clstats_array *x,
                                "x%s is rank-deficient (a constant or collinear column?)",
                                intercept ? " with the intercept column" : "");
     if (status) goto done;
+    stage_end(ctx, &clock, "data set and rank check");
     const struct problem pb = {z, x, y, intercept, n, q, h, lms, o.n_subsets ? o.n_subsets : 500};
-    if ((status = raw_fit(ctx, &pb, o.seed, &d, raw))) goto done;
+    if ((status = raw_fit(ctx, &pb, o.seed, &d, &clock, raw))) goto done;
     if ((status = subset_of(ctx, &pb, &d, raw, &crit, in))) goto done;
     if ((status = reweight(ctx, &pb, &d, intercept, alpha, o.no_reweight, raw, crit, coef,
                            &out->raw_scale, &out->scale, flag)))
         goto done;
+    stage_end(ctx, &clock, "h-subset and reweighting");
     out->intercept = intercept ? coef[0] : 0;
     out->raw_intercept = intercept ? raw[0] : 0;
     memcpy(out->coef, coef + intercept, p * 8);
