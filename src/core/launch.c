@@ -23,24 +23,6 @@ static int reserve_event(clstats_ctx *ctx)
     return CLSTATS_OK;
 }
 
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-static const char *probe_names[65536];
-static void probe_dump(clstats_ctx *ctx)
-{
-    static const char *names[64]; static double ms[64]; static int cnt[64]; static int nn;
-    for (size_t i = 0; i < ctx->n_events; i++) {
-        const char *w = probe_names[i % 65536] ? probe_names[i % 65536] : "(copy)";
-        int j = 0;
-        while (j < nn && strcmp(names[j], w)) j++;
-        if (j == nn && nn < 64) names[nn++] = w;
-        if (j < 64) ms[j] += clstats__event_ms(ctx->events[i]), cnt[j]++;
-        probe_names[i % 65536] = NULL;
-    }
-    if (getenv("PROBE_DUMP")) { for (int j = 0; j < nn; j++) fprintf(stderr, "  %-24s %6d %9.2f ms\n", names[j], cnt[j], ms[j]); nn = 0; memset(ms, 0, sizeof ms); memset(cnt,0,sizeof cnt);}
-}
-
 int clstats__launch(clstats_ctx *ctx, cl_kernel kernel, cl_uint dims, const size_t *offset,
                     const size_t *global, const size_t *local, const char *what)
 {
@@ -50,7 +32,7 @@ int clstats__launch(clstats_ctx *ctx, cl_kernel kernel, cl_uint dims, const size
     status = clstats__cl_check(
         ctx, clEnqueueNDRangeKernel(ctx->queue, kernel, dims, offset, global, local, 0, NULL, &ev),
         what);
-    if (status == CLSTATS_OK) probe_names[ctx->n_events % 65536] = what, ctx->events[ctx->n_events++] = ev;
+    if (status == CLSTATS_OK) ctx->events[ctx->n_events++] = ev;
     return status;
 }
 
@@ -98,7 +80,6 @@ int clstats__end(clstats_ctx *ctx, int status)
     /* The events are those of finished commands only once the queue is done with them. */
     if (ctx->queue) clFinish(ctx->queue);
     ctx->last_kernel_ms += clstats__events_ms(ctx, 0);
-    if (getenv("PROBE")) probe_dump(ctx);
     for (size_t i = 0; i < ctx->n_events; i++)
         clReleaseEvent(ctx->events[i]);
     ctx->n_events = 0;

@@ -118,12 +118,14 @@ int clstats__column_ranks(clstats_ctx *ctx, bool f64, cl_mem buf, size_t off, si
     if (wg > 256) wg = 256;
     if ((size_t)wg > ctx->max_work_group) wg = (long)ctx->max_work_group;
     if (wg < 1 || (wg & (wg - 1))) return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad columns.wg");
-    /* columns.split: auto splits columns of several blocks when there are too few of them to
-     * give every compute unit a few work-groups; both designs give the same bits. */
+    /* columns.split: auto splits columns of several blocks on GPUs when there are too few of
+     * them to give every compute unit a few work-groups; not on CPU devices, where its twenty
+     * launches a selection cost more than the one work-item a column loses (RESULTS "LTS
+     * regression (issue 21): split columns"). Both designs give the same bits. */
     const long split = clstats__tuned(ctx, P_COLUMNS_SPLIT);
-    const bool split_them =
-        split == SWITCH_ON ||
-        (split == AUTO && rows >= 2 * COLUMN_BLOCK && cols < 4 * (size_t)ctx->compute_units);
+    const bool split_them = split == SWITCH_ON ||
+                            (split == AUTO && !ctx->is_cpu && rows >= 2 * COLUMN_BLOCK &&
+                             cols < 4 * (size_t)ctx->compute_units);
     char options[128];
     snprintf(options, sizeof options, "-D REAL=%s%s -D WG=%ld -D BLOCK=%d",
              f64 ? "double" : "float", f64 ? " -D CLSTATS_FP64" : "", wg, COLUMN_BLOCK);
