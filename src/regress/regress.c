@@ -408,8 +408,7 @@ int clstats_regress_fit(clstats_ctx *ctx, const struct clstats_array *x,
         if ((status = clstats__data_set_design(ctx, x, y, intercept, BEST, &d, &nan_rows)))
             goto done;
         if (nan_rows) clstats__data_set_free(&d);
-        n = n_in;
-        for (size_t i = 0; i < n; i++) rows[i] = i;
+        n = n_in; /* rows: not read where none is left out */
     }
     if (!build_there || nan_rows) {
         if (!(z = malloc(n_in * (q + 1) * 8))) {
@@ -452,6 +451,11 @@ int clstats_regress_fit(clstats_ctx *ctx, const struct clstats_array *x,
     out->crit = crit;
     out->h = h;
     out->n_used = n;
+    if (n == n_in) { /* no row left out: the flags are the caller's rows already */
+        if (out->support) memcpy(out->support, in, n);
+        if (out->outliers) memcpy(out->outliers, flag, n);
+        goto done;
+    }
     if (out->support) memset(out->support, 0, n_in);
     if (out->outliers) memset(out->outliers, 0, n_in);
     for (size_t i = 0; i < n; i++) {
