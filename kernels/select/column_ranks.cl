@@ -96,28 +96,11 @@ column_ranks(__global const REAL *m, ulong off, ulong cstep, ulong rstep, uint r
     uint less = 0, equal = 0;
     REAL sum = 0;
     for (uint from = 0; !done_l && from < rows; from += BLOCK) {
-        for (uint j = lid; j < LANES; j += WG) lanes[j] = 0;
-        BARRIER();
-        const uint to = min(rows, from + BLOCK);
-        for (uint r = from + lid; r < to; r += WG) {
-            const REAL v = col[(ulong)r * rstep];
-            if (real_nan(v)) continue;
-            const key_t k = key_of_real(v);
-            if (k < t) {
-                less++;
-                lanes[r % LANES] += v;
-            } else if (k == t) {
-                equal++;
-            }
-        }
-        BARRIER();
-        if (lid == 0) {
-            REAL block = lanes[0];
-            for (uint j = 1; j < LANES; j++) block += lanes[j];
-            sum += block;
-        }
-        BARRIER();
+        const REAL block = block_below(col, rstep, from, min(rows, from + BLOCK), t, false, lid,
+                                       lanes, &less, &equal);
+        if (lid == 0) sum += block;
     }
+    BARRIER(); /* every item has read lcount[0] (nans) */
     lcount[lid] = less;
     lequal[lid] = equal;
     BARRIER();

@@ -148,27 +148,9 @@ split_below(__global const REAL *m, ulong off, ulong cstep, ulong rstep, uint ro
     const key_t t = (key_t)state[4 * c];
     uint less = 0, equal = 0;
     for (uint start = from; start < to; start += BLOCK) {
-        for (uint j = lid; j < LANES; j += WG) lanes[j] = 0;
-        BARRIER();
-        const uint end = min(to, start + BLOCK);
-        for (uint r = start + lid; !done && r < end; r += WG) {
-            const REAL v = col[(ulong)r * rstep];
-            if (real_nan(v)) continue;
-            const key_t k = key_of_real(v);
-            if (k < t) {
-                less++;
-                lanes[r % LANES] += v;
-            } else if (k == t) {
-                equal++;
-            }
-        }
-        BARRIER();
-        if (lid == 0) {
-            REAL block = lanes[0];
-            for (uint j = 1; j < LANES; j++) block += lanes[j];
-            bsums[c * blocks + start / BLOCK] = block;
-        }
-        BARRIER();
+        const REAL block = block_below(col, rstep, start, min(to, start + BLOCK), t, done, lid,
+                                       lanes, &less, &equal);
+        if (lid == 0) bsums[c * blocks + start / BLOCK] = block;
     }
     lless[lid] = less, lequal[lid] = equal;
     BARRIER();

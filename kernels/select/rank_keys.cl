@@ -102,4 +102,34 @@ inline key_t prefix_after(struct digit d, uint b)
     return d.want_above | ((key_t)b << d.s);
 }
 
+/* Rows start .. end (at most BLOCK, start a multiple of it) of a column, or none where skip: the
+ * counts of values below t and equal to it added into this work-item's *less and *equal, and
+ * the block's sum below t in the order above, returned on work-item 0. Every work-item of the
+ * group calls it (barriers). */
+inline REAL block_below(__global const REAL *col, ulong rstep, uint start, uint end, key_t t,
+                        bool skip, uint lid, __local REAL *lanes, uint *less, uint *equal)
+{
+    for (uint j = lid; j < LANES; j += WG) lanes[j] = 0;
+    BARRIER();
+    for (uint r = start + lid; !skip && r < end; r += WG) {
+        const REAL v = col[(ulong)r * rstep];
+        if (real_nan(v)) continue;
+        const key_t k = key_of_real(v);
+        if (k < t) {
+            ++*less;
+            lanes[r % LANES] += v;
+        } else if (k == t) {
+            ++*equal;
+        }
+    }
+    BARRIER();
+    REAL block = 0;
+    if (lid == 0) {
+        block = lanes[0];
+        for (uint j = 1; j < LANES; j++) block += lanes[j];
+    }
+    BARRIER();
+    return block;
+}
+
 #endif

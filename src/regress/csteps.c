@@ -63,8 +63,8 @@ static size_t chunks(size_t n)
     return (n + CHUNK - 1) / CHUNK;
 }
 
-static int write(clstats_ctx *ctx, cl_mem buf, const void *host, size_t bytes);
-static int read(clstats_ctx *ctx, cl_mem buf, void *host, size_t bytes);
+static int to_device(clstats_ctx *ctx, cl_mem buf, const void *host, size_t bytes, cl_bool wait);
+static int from_device(clstats_ctx *ctx, cl_mem buf, void *host, size_t bytes, cl_bool wait);
 
 /* The buffers for d->cap candidates beside d->z. */
 static int work_buffers(clstats_ctx *ctx, struct data_set *d)
@@ -121,7 +121,7 @@ int clstats__data_set_design(clstats_ctx *ctx, const struct clstats_array *x,
         (status = clstats__upload(ctx, y->host, ((n - 1) * ystep + 1) * yes, "uploading y",
                                   &yb)) ||
         (status = buffer(ctx, n * (q + 1) * 8, &d->z)) || (status = buffer(ctx, 4, &count)) ||
-        (status = write(ctx, count, &nan32, 4)) || (status = kernel(ctx, name, &k)))
+        (status = to_device(ctx, count, &nan32, 4, CL_TRUE)) || (status = kernel(ctx, name, &k)))
         goto fail;
     const cl_uint n32 = (cl_uint)n, p32 = (cl_uint)p, i32 = intercept;
     const cl_ulong ldx64 = ldx, ystep64 = ystep;
@@ -136,7 +136,7 @@ int clstats__data_set_design(clstats_ctx *ctx, const struct clstats_array *x,
     ARG(k, 8, count);
     const size_t local = 64, global = (n + 63) / 64 * 64;
     if ((status = clstats__launch(ctx, k, 1, NULL, &global, &local, "design_rows")) ||
-        (status = work_buffers(ctx, d)) || (status = read(ctx, count, &nan32, 4)))
+        (status = work_buffers(ctx, d)) || (status = from_device(ctx, count, &nan32, 4, CL_TRUE)))
         goto fail;
     *nan_rows = nan32;
 fail:
@@ -177,17 +177,19 @@ fail:
     return status;
 }
 
-static int write(clstats_ctx *ctx, cl_mem buf, const void *host, size_t bytes)
+/* Copies between the host and the device; without `wait` only enqueued, the host data then to
+ * stay until the next waited-for copy, which every caller ends with (the queue is in order). */
+static int to_device(clstats_ctx *ctx, cl_mem buf, const void *host, size_t bytes, cl_bool wait)
 {
     return clstats__cl_check(
-        ctx, clEnqueueWriteBuffer(ctx->queue, buf, CL_TRUE, 0, bytes, host, 0, NULL, NULL),
+        ctx, clEnqueueWriteBuffer(ctx->queue, buf, wait, 0, bytes, host, 0, NULL, NULL),
         "clEnqueueWriteBuffer(regression)");
 }
 
-static int read(clstats_ctx *ctx, cl_mem buf, void *host, size_t bytes)
+static int from_device(clstats_ctx *ctx, cl_mem buf, void *host, size_t bytes, cl_bool wait)
 {
     return clstats__cl_check(
-        ctx, clEnqueueReadBuffer(ctx->queue, buf, CL_TRUE, 0, bytes, host, 0, NULL, NULL),
+        ctx, clEnqueueReadBuffer(ctx->queue, buf, wait, 0, bytes, host, 0, NULL, NULL),
         "clEnqueueReadBuffer(regression)");
 }
 
@@ -256,22 +258,6 @@ fail:
     return status;
 }
 
-/* Enqueued without waiting: the host data must stay until the next blocking read, which every
- * caller ends with (the queue is in order). */
-static int send(clstats_ctx *ctx, cl_mem buf, const void *host, size_t bytes)
-{
-    return clstats__cl_check(
-        ctx, clEnqueueWriteBuffer(ctx->queue, buf, CL_FALSE, 0, bytes, host, 0, NULL, NULL),
-        "clEnqueueWriteBuffer(regression)");
-}
-
-static int fetch(clstats_ctx *ctx, cl_mem buf, void *host, size_t bytes)
-{
-    return clstats__cl_check(
-        ctx, clEnqueueReadBuffer(ctx->queue, buf, CL_FALSE, 0, bytes, host, 0, NULL, NULL),
-        "clEnqueueReadBuffer(regression)");
-}
-
 /* One step for m candidates is enqueued whole and waited for once: residuals, selection, the
  * subset rule, weights and refits run back to back on the device. */
 int clstats__evaluate(clstats_ctx *ctx, struct data_set *d, double *coef, size_t m, size_t h,
@@ -287,11 +273,12 @@ int clstats__evaluate(clstats_ctx *ctx, struct data_set *d, double *coef, size_t
     }
     if (d->ranks_h != h || d->ranks_m < m) { /* the same h - 1 for every candidate */
         for (size_t c = 0; c < m; c++) d->rank_values[c] = h - 1;
-        if ((status = send(ctx, d->ranks, d->rank_values, m * 8))) goto done;
+        if ((status = to_device(ctx, d->ranks, d->rank_values, m * 8, CL_FALSE))) goto done;
         d->ranks_h = h, d->ranks_m = m;
     }
     cl_kernel kr, kw, kt;
-    if ((status = send(ctx, d->coef, coef, m * q * 8)) || (status = residuals(ctx, d, m)) ||
+    if ((status = to_device(ctx, d->coef, coef, m * q * 8, CL_FALSE)) ||
+        (status = residuals(ctx, d, m)) ||
         (status = clstats__column_ranks(ctx, true, d->resid, 0, n, 1, n, m, d->ranks, d->stats,
                                         d->sums)) ||
         (status = kernel(ctx, "subset_rule", &kr)))
@@ -308,7 +295,7 @@ int clstats__evaluate(clstats_ctx *ctx, struct data_set *d, double *coef, size_t
     ARG(kr, 7, d->objs);
     const size_t one = 1;
     if ((status = clstats__launch(ctx, kr, 1, NULL, &m, &one, "subset_rule")) ||
-        (status = (refit ? fetch : read)(ctx, d->objs, objs, m * 16)))
+        (status = from_device(ctx, d->objs, objs, m * 16, !refit)))
         goto done;
     if (refit) {
         if ((status = kernel(ctx, "subset_weights", &kw)) ||
@@ -330,8 +317,8 @@ int clstats__evaluate(clstats_ctx *ctx, struct data_set *d, double *coef, size_t
         if ((status = clstats__launch(ctx, kw, 2, NULL, global, local, "subset_weights")) ||
             (status = clstats__launch(ctx, kt, 1, NULL, &m, &one, "subset_ties")) ||
             (status = solve_weighted(ctx, d, m)) ||
-            (status = fetch(ctx, d->info, info, m * sizeof *info)) ||
-            (status = read(ctx, d->b, b, m * q * 8)))
+            (status = from_device(ctx, d->info, info, m * sizeof *info, CL_FALSE)) ||
+            (status = from_device(ctx, d->b, b, m * q * 8, CL_TRUE)))
             goto done;
     }
     for (size_t c = 0; c < m; c++) {
@@ -361,7 +348,7 @@ int clstats__subset(clstats_ctx *ctx, struct data_set *d, unsigned char *in)
     ARG(k, 2, bytes);
     const size_t local = 64, global = (d->n + 63) / 64 * 64;
     if (!(status = clstats__launch(ctx, k, 1, NULL, &global, &local, "subset_bytes")))
-        status = read(ctx, bytes, in, d->n);
+        status = from_device(ctx, bytes, in, d->n, CL_TRUE);
 fail:
     return status;
 }
@@ -370,7 +357,7 @@ int clstats__fit_of_weights(clstats_ctx *ctx, struct data_set *d, bool sum, doub
 {
     double g[64 * 65 / 2 + 64 + 1];
     int status = sum ? subset_sums(ctx, d, 1) : CLSTATS_OK;
-    if (!status) status = read(ctx, d->gram, g, pairs(d->q) * 8);
+    if (!status) status = from_device(ctx, d->gram, g, pairs(d->q) * 8, CL_TRUE);
     if (!status && !clstats__solve_packed(g, d->q, coef))
         status = clstats__fail(ctx, CLSTATS_ERR_SINGULAR,
                                "the weighted rows do not determine the fit");
@@ -388,7 +375,7 @@ int clstats__all_rows(clstats_ctx *ctx, struct data_set *d)
 
 int clstats__fit_residuals(clstats_ctx *ctx, struct data_set *d, const double *coef)
 {
-    int status = write(ctx, d->coef, coef, d->q * 8);
+    int status = to_device(ctx, d->coef, coef, d->q * 8, CL_TRUE);
     return status ? status : residuals(ctx, d, 1);
 }
 
@@ -411,7 +398,7 @@ int clstats__cutoff(clstats_ctx *ctx, struct data_set *d, double s, double cutof
     ARG(k, 5, bytes);
     const size_t local = 64, global = (n + 63) / 64 * 64;
     status = clstats__launch(ctx, k, 1, NULL, &global, &local, "cutoff_weights");
-    if (!status && flags) status = read(ctx, bytes, flags, n);
+    if (!status && flags) status = from_device(ctx, bytes, flags, n, CL_TRUE);
 fail:
     return status;
 }
@@ -439,7 +426,7 @@ int clstats__residual_sums(clstats_ctx *ctx, struct data_set *d, double *sum_w, 
     const size_t one = 1, g2 = 2;
     if ((status = clstats__launch(ctx, kw, 1, NULL, &nc, &one, "weighted_r2_chunks")) ||
         (status = clstats__launch(ctx, ks, 1, NULL, &g2, &g2, "sum_chunks")) ||
-        (status = read(ctx, d->gram, sums, sizeof sums)))
+        (status = from_device(ctx, d->gram, sums, sizeof sums, CL_TRUE)))
         return status;
     *sum_w = sums[0], *sum_wr2 = sums[1];
 fail:
