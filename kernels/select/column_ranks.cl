@@ -35,18 +35,9 @@ column_ranks(__global const REAL *m, ulong off, ulong cstep, ulong rstep, uint r
     __global const REAL *col = m + off + c * cstep;
 
     /* The NaN count and the key range. */
-    key_t kmin = NAN_KEY, kmax = 0;
-    uint nan = 0;
-    for (uint r = lid; r < rows; r += WG) {
-        const REAL v = col[(ulong)r * rstep];
-        if (real_nan(v)) {
-            nan++;
-            continue;
-        }
-        const key_t k = key_of_real(v);
-        kmin = min(kmin, k);
-        kmax = max(kmax, k);
-    }
+    key_t kmin, kmax;
+    uint nan;
+    key_range(col, rstep, 0, rows, lid, &kmin, &kmax, &nan);
     lmin[lid] = kmin;
     lmax[lid] = kmax;
     lcount[lid] = nan;

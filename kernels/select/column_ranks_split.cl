@@ -30,18 +30,9 @@ split_range(__global const REAL *m, ulong off, ulong cstep, ulong rstep, uint ro
     __local key_t lmin[WG], lmax[WG];
     __local uint lnan[WG];
     ROWS_OF_GROUP;
-    key_t kmin = NAN_KEY, kmax = 0;
-    uint nan = 0;
-    for (uint r = from + lid; r < to; r += WG) {
-        const REAL v = col[(ulong)r * rstep];
-        if (real_nan(v)) {
-            nan++;
-            continue;
-        }
-        const key_t k = key_of_real(v);
-        kmin = min(kmin, k);
-        kmax = max(kmax, k);
-    }
+    key_t kmin, kmax;
+    uint nan;
+    key_range(col, rstep, from, to, lid, &kmin, &kmax, &nan);
     lmin[lid] = kmin, lmax[lid] = kmax, lnan[lid] = nan;
     BARRIER();
     for (uint span = WG / 2; span > 0; span /= 2) {

@@ -102,6 +102,24 @@ inline key_t prefix_after(struct digit d, uint b)
     return d.want_above | ((key_t)b << d.s);
 }
 
+/* This work-item's share of rows start .. end of a column (every WG-th from start + lid): the
+ * range of its valid keys into *kmin, *kmax (NAN_KEY, 0 where none) and its NaN count. */
+inline void key_range(__global const REAL *col, ulong rstep, uint start, uint end, uint lid,
+                      key_t *kmin, key_t *kmax, uint *nan)
+{
+    *kmin = NAN_KEY, *kmax = 0, *nan = 0;
+    for (uint r = start + lid; r < end; r += WG) {
+        const REAL v = col[(ulong)r * rstep];
+        if (real_nan(v)) {
+            ++*nan;
+            continue;
+        }
+        const key_t k = key_of_real(v);
+        *kmin = min(*kmin, k);
+        *kmax = max(*kmax, k);
+    }
+}
+
 /* Rows start .. end (at most BLOCK, start a multiple of it) of a column, or none where skip: the
  * counts of values below t and equal to it added into this work-item's *less and *equal, and
  * the block's sum below t in the order above, returned on work-item 0. Every work-item of the
