@@ -322,10 +322,11 @@ START_TEST(product_paths_give_the_same_bits)
 }
 END_TEST
 
-/* Past 600 rows of host arrays without a NaN the device builds the data set from x and y;
- * otherwise the host does. Both give the same fit to the bit: the same data with a NaN row
- * inserted (host-built, that row left out), and float32 x read with a row stride beside y
- * given as a row (device-built) against their values as packed doubles. */
+/* Past 600 rows of host arrays without a NaN the device builds the data set from x and y
+ * (regress.design on, GPUs' default); otherwise the host does. Both give the same fit to the
+ * bit: the same data with a NaN row inserted (host-built, that row left out), the same data
+ * host-built by the tuning, and float32 x read with a row stride beside y given as a row
+ * (device-built) against their values as packed doubles. */
 START_TEST(device_built_data_matches_host_built)
 {
     enum { N = 6001, AT = 17 };
@@ -340,8 +341,13 @@ START_TEST(device_built_data_matches_host_built)
         memcpy(xn + 3 * i, x + 3 * j, 3 * 8), yn[i] = y[j++];
     }
     struct clstats_regress_options o = {.seed = 11};
-    struct fit a, b;
+    struct fit a, b, h;
+    test_tune("regress.design", "off");
+    ck_assert_int_eq(run(x, y, N, 3, &o, &h), CLSTATS_OK);
+    test_tune("regress.design", "on");
     ck_assert_msg(run(x, y, N, 3, &o, &a) == CLSTATS_OK, "%s", clstats_ctx_message(test_ctx()));
+    ck_assert(memcmp(a.coef, h.coef, 3 * 8) == 0 && a.crit == h.crit && a.scale == h.scale &&
+              memcmp(a.support, h.support, N) == 0 && memcmp(a.outliers, h.outliers, N) == 0);
     ck_assert_msg(run(xn, yn, N + 1, 3, &o, &b) == CLSTATS_OK, "%s",
                   clstats_ctx_message(test_ctx()));
     ck_assert_msg(memcmp(a.coef, b.coef, 3 * 8) == 0 && memcmp(a.raw, b.raw, 3 * 8) == 0 &&
@@ -365,6 +371,7 @@ START_TEST(device_built_data_matches_host_built)
     struct clstats_regress_result r = {.coef = c.coef, .support = c.support};
     ck_assert_int_eq(clstats_regress_fit(test_ctx(), &X, &Y, &o, &r), CLSTATS_OK);
     ck_assert_int_eq(run(xd, y, N, 3, &o, &b), CLSTATS_OK);
+    test_tune("regress.design", NULL);
     ck_assert_msg(memcmp(c.coef, b.coef, 3 * 8) == 0 && r.intercept == b.intercept &&
                       r.crit == b.crit && memcmp(c.support, b.support, N) == 0,
                   "float32 strided x: crit %.17g coef %.17g, packed doubles %.17g %.17g", r.crit,

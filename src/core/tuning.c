@@ -100,6 +100,11 @@ static const struct param params[PARAMS] = {
      * on GPUs, a work-item a chunk of rows on CPU devices (RESULTS "LTS regression (issue 21):
      * nested stages, chunked sums"); both give the same bits. */
     [P_REGRESS_PRODUCTS] = {"regress.products", GPUS_CPU(1, 2), 2, regress_products},
+    /* The regression's data set from the caller's host arrays: built on GPUs from x and y
+     * uploaded as they are (no host copy), on CPU devices by the host, which reads them as fast
+     * and whose copy the device then uses in place (RESULTS "LTS regression (issue 21): split
+     * columns"); both give the same bits. */
+    [P_REGRESS_DESIGN] = {"regress.design", GPUS_CPU(2, 1), 2, switches},
     /* A work-group per mesh box. CPU devices: one work-item walks its box, the fastest of 1, 8
      * and 64 (RESULTS "2026-11-24 — mesh background (issue 27)"). GPUs: 256 work-items share a
      * box's pixels, a first guess not yet measured. */

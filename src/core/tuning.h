@@ -59,6 +59,7 @@ enum clstats__param_id {
     P_REGISTERS_STOP,    /* timing probes: the kernel stops after this step (0: never) */
     /* regression (src/regress/csteps.c) */
     P_REGRESS_PRODUCTS, /* auto, pairs, rows */
+    P_REGRESS_DESIGN,   /* the data set built from host arrays: auto, off (host), on (device) */
     /* mesh background (src/background/) */
     P_BACKGROUND_WG, /* work-items a box */
     /* k-means (src/cluster/assign.c) */

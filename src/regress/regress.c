@@ -388,10 +388,11 @@ int clstats_regress_fit(clstats_ctx *ctx, const struct clstats_array *x,
     if (!ctx->has_fp64)
         return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED, "the regression needs float64");
     /* Z on the device, built there from host arrays where LTS's stages only ever need samples
-     * of its rows on the host; otherwise (device arrays, NaN rows, small n, LMS's starts on
-     * the whole data) on the host, then uploaded. */
+     * of its rows on the host (regress.design, on GPUs); otherwise (CPU devices, device arrays,
+     * NaN rows, small n, LMS's starts on the whole data) on the host, then uploaded. */
     const bool lms = o.method == CLSTATS_REGRESS_LMS;
-    const bool build_there = !lms && x->host && y->host && n_in >= NESTED_FROM;
+    const bool build_there = !lms && x->host && y->host && n_in >= NESTED_FROM &&
+                             clstats__tuned(ctx, P_REGRESS_DESIGN) == SWITCH_ON;
     double *z = NULL;
     size_t *rows = malloc(n_in * sizeof *rows);
     unsigned char *in = malloc(n_in), *flag = malloc(n_in);
