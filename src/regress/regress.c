@@ -34,11 +34,11 @@ static int values_of(clstats_ctx *ctx, const struct clstats_array *a, const void
     if (!(*raw = malloc(bytes ? bytes : 1)))
         return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "reading the input");
     int status = clstats__array_in(ctx, a, true, &buf, NULL, &owned);
-    if (status == CLSTATS_OK)
-        status = clstats__cl_check(
-            ctx, clEnqueueReadBuffer(ctx->queue, buf, CL_TRUE, 0, bytes, *raw, 0, NULL, NULL),
-            "reading the input");
-    if (status == CLSTATS_OK && owned) clReleaseMemObject(buf);
+    if (status != CLSTATS_OK) return status;
+    status = clstats__cl_check(
+        ctx, clEnqueueReadBuffer(ctx->queue, buf, CL_TRUE, 0, bytes, *raw, 0, NULL, NULL),
+        "reading the input");
+    if (owned) clReleaseMemObject(buf);
     *src = *raw;
     *ld = a->nx;
     return status;
@@ -193,8 +193,7 @@ static int csteps_on(clstats_ctx *ctx, struct data_set *full, const double *z, s
                      size_t q, size_t h, double *coef, size_t m, int steps, size_t keep,
                      double *out, size_t *kept, double *best_obj)
 {
-    struct data_set own = {0}, *dp = full ? full : &own;
-#define d (*dp)
+    struct data_set own = {0}, *d = full ? full : &own;
     double *obj = malloc(m * 8), *prev = malloc(m * 8);
     size_t *idx = malloc(keep * sizeof *idx);
     int status = !(obj && prev && idx) ? clstats__fail(ctx, CLSTATS_ERR_NOMEM, "C-steps")
@@ -203,7 +202,7 @@ static int csteps_on(clstats_ctx *ctx, struct data_set *full, const double *z, s
     for (size_t c = 0; c < m; c++) prev[c] = INFINITY;
     int done_steps = 0;
     for (int s = 0; status == CLSTATS_OK && s < (steps ? steps : MAX_STEPS); s++) {
-        status = clstats__evaluate(ctx, &d, coef, m, h, true, obj, NULL, NULL);
+        status = clstats__evaluate(ctx, d, coef, m, h, true, obj, NULL, NULL);
         done_steps++;
         bool moved = false;
         for (size_t c = 0; c < m; c++) {
@@ -214,9 +213,8 @@ static int csteps_on(clstats_ctx *ctx, struct data_set *full, const double *z, s
     }
     if (full)
         clstats__log(ctx, "regress: %d C-steps of %zu candidates on %zu rows", done_steps, m, count);
-    if (status == CLSTATS_OK) status = clstats__evaluate(ctx, &d, coef, m, h, false, obj, NULL, NULL);
+    if (status == CLSTATS_OK) status = clstats__evaluate(ctx, d, coef, m, h, false, obj, NULL, NULL);
     if (!full) clstats__data_set_free(&own);
-#undef d
     double *chosen = status ? NULL : malloc(keep * q * 8);
     if (status == CLSTATS_OK && !chosen) status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "best");
     if (status == CLSTATS_OK) { /* through a copy: out may be coef */
