@@ -228,6 +228,13 @@ static int csteps_on(clstats_ctx *ctx, struct data_set *full, const double *z, s
     return status;
 }
 
+/* Candidates the whole data's C-steps take at once (raw_fit): one past ONE_FROM rows and for
+ * LMS, else the best of the starts. */
+static size_t full_cap(size_t n, bool lms)
+{
+    return lms || n > ONE_FROM ? 1 : BEST;
+}
+
 /* The raw fit: coef (q) of the best candidate; `full` holds the whole data on the device. */
 static int raw_fit(clstats_ctx *ctx, const struct problem *pb, uint64_t seed,
                    struct data_set *full, struct stage_clock *clock, double *coef)
@@ -404,7 +411,8 @@ int clstats_regress_fit(clstats_ctx *ctx, const struct clstats_array *x,
     stage_start(ctx, &clock);
     size_t n = 0, nan_rows = 0;
     if (build_there) {
-        if ((status = clstats__data_set_design(ctx, x, y, intercept, BEST, &d, &nan_rows)))
+        if ((status = clstats__data_set_design(ctx, x, y, intercept, full_cap(n_in, lms), &d,
+                                               &nan_rows)))
             goto done;
         if (nan_rows) clstats__data_set_free(&d);
         n = n_in; /* rows: not read where none is left out */
@@ -427,7 +435,7 @@ int clstats_regress_fit(clstats_ctx *ctx, const struct clstats_array *x,
      * design of full rank (the LS fit of all rows), the last C-steps, the h-subset, the
      * reweighting. */
     double raw[64], coef[64], crit;
-    if ((z && (status = clstats__data_set(ctx, z, n, q, BEST, &d))) ||
+    if ((z && (status = clstats__data_set(ctx, z, n, q, full_cap(n, lms), &d))) ||
         (status = clstats__all_rows(ctx, &d)))
         goto done;
     if ((status = clstats__fit_of_weights(ctx, &d, true, raw)) == CLSTATS_ERR_SINGULAR)
