@@ -66,7 +66,7 @@ static const double stars[47][2] = {
 struct fit {
     double coef[8], raw[8], intercept, raw_intercept, crit, scale, raw_scale;
     size_t h;
-    unsigned char support[8192], outliers[8192];
+    unsigned char support[20000], outliers[20000];
 };
 
 static int run(const double *x, const double *y, size_t n, size_t p,
@@ -379,6 +379,38 @@ START_TEST(device_built_data_matches_host_built)
 }
 END_TEST
 
+/* The same seed gives the same fit with a GPU's settings (256 work-items a column, columns split
+ * over work-groups, a pair of columns a work-item, the data set built on the device) as with a
+ * CPU device's: every device's path, to the bit, on 20000 rows (5 blocks of the selection). */
+START_TEST(gpu_settings_give_the_same_bits)
+{
+    enum { N = 20000 };
+    static double x[3 * N], y[N];
+    synthetic(N, 0.25, test_seed() + 8, x, y);
+    static const char *const gpu[][2] = {{"columns.wg", "256"},
+                                         {"columns.split", "on"},
+                                         {"regress.products", "pairs"},
+                                         {"regress.design", "on"}};
+    static const char *const cpu[][2] = {{"columns.wg", "1"},
+                                         {"columns.split", "off"},
+                                         {"regress.products", "rows"},
+                                         {"regress.design", "off"}};
+    struct clstats_regress_options o = {.seed = 13};
+    struct fit f[2];
+    for (int k = 0; k < 2; k++) {
+        for (int i = 0; i < 4; i++) test_tune((k ? cpu : gpu)[i][0], (k ? cpu : gpu)[i][1]);
+        ck_assert_msg(run(x, y, N, 3, &o, &f[k]) == CLSTATS_OK, "%s",
+                      clstats_ctx_message(test_ctx()));
+    }
+    for (int i = 0; i < 4; i++) test_tune(gpu[i][0], NULL);
+    ck_assert_msg(memcmp(f[0].coef, f[1].coef, 3 * 8) == 0 &&
+                      memcmp(f[0].raw, f[1].raw, 3 * 8) == 0 && f[0].intercept == f[1].intercept &&
+                      f[0].crit == f[1].crit &&
+                      f[0].scale == f[1].scale && memcmp(f[0].support, f[1].support, N) == 0,
+                  "GPU settings crit %.17g, CPU settings %.17g", f[0].crit, f[1].crit);
+}
+END_TEST
+
 START_TEST(bad_input_gives_clear_errors)
 {
     double x[20] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
@@ -420,6 +452,7 @@ int main(void)
     tcase_add_test(tc, same_seed_same_bits);
     tcase_add_test(tc, product_paths_give_the_same_bits);
     tcase_add_test(tc, device_built_data_matches_host_built);
+    tcase_add_test(tc, gpu_settings_give_the_same_bits);
     tcase_add_test(tc, bad_input_gives_clear_errors);
     suite_add_tcase(s, tc);
     return test_run_suite(s);
