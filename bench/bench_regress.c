@@ -1,6 +1,7 @@
 /* bench_regress.c - LTS on synthetic data (y = 1 + sum_j x_j + N(0,1), 20 % vertical outliers),
  * n rows and p features from the command line, timed from the host call to its return, with the
- * device kernels' share (clstats_ctx_last_kernel_ms). Peers: robustbase's ltsReg in the same run
+ * device kernels' share (clstats_ctx_last_kernel_ms); `bench_regress N P REPS log` also prints
+ * the stages' times the library logs. Peers: robustbase's ltsReg in the same run
  * (bench/README.md, bench/RESULTS.md). */
 #include "clstats.h"
 
@@ -8,6 +9,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
+
+/* The library's log lines (the regression's stages, RESULTS' "what bounds it"), with "log"
+ * as the fourth argument. */
+static void print_line(void *user, const char *line)
+{
+    (void)user;
+    printf("  %s\n", line);
+}
 
 static double now(void)
 {
@@ -44,6 +53,7 @@ int main(int argc, char **argv)
     }
     struct clstats_array X = {.host = x, .dtype = CLSTATS_FLOAT64, .nx = p, .ny = n},
                          Y = {.host = y, .dtype = CLSTATS_FLOAT64, .nx = n, .ny = 1};
+    if (argc > 4 && argv[4][0] == 'l') clstats_ctx_set_log(ctx, print_line, NULL);
     printf("device: %s\nn %zu p %zu\n", clstats_ctx_device_name(ctx), n, p);
     for (int r = 0; r <= reps; r++) {
         struct clstats_regress_result res = {.coef = coef};

@@ -384,12 +384,14 @@ fi
 
 if has regress; then
     # LTS on synthetic data with 20 % vertical outliers (bench/bench_regress.c), p = 10, on the
-    # GPU and on PoCL there; the peer, robustbase, runs on the build machine (bench/RESULTS.md).
+    # GPU and on PoCL there, each run with the library's stage times (wall and kernels: data set,
+    # starts and nested groups, whole-data C-steps and their count, reweighting); the peer,
+    # robustbase, runs on the build machine (bench/RESULTS.md).
     # CLBlast's shared library must be among the carried .device-libs.
     for n in ${REGRESS_SIZES:-100000 1000000}; do
         for dev in gpu cpu; do
             echo "== bench_regress n $n p 10 on $dev"
-            CLSTATS_DEVICE=$dev timeout 250 ./build/bench/bench_regress "$n" 10 "${REGRESS_REPS:-3}"
+            CLSTATS_DEVICE=$dev timeout 250 ./build/bench/bench_regress "$n" 10 "${REGRESS_REPS:-3}" log
         done
     done 2>&1 | tee "$OUT/bench_regress.txt"
 fi

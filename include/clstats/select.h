@@ -139,8 +139,9 @@ CLSTATS_API int clstats_quantiles_array(clstats_ctx *ctx, const struct clstats_a
  * dtype's precision, float32 sums accumulated in float32), computed from the k-th value t, the
  * count c and the sum s of the values below t as s + (k - c) t: the multiplicity rule of the
  * cutting-plane paper's section VI, exact in which values it takes however many equal t; s is
- * added in one order whatever the device's work-group size (row r in lane r mod 256, the lanes
- * in order), so the sums are the same bits on every device. A column
+ * added in one order whatever the device's work-group size or the column's split over work-groups
+ * (blocks of 4096 rows, in each row r in lane r mod 256, the lanes in order, then the blocks in
+ * order), so the sums are the same bits on every device. A column
  * with fewer than k[c] valid values gives NaN there and CLSTATS_ERR_EMPTY once the others are
  * done; NaNs are left out (or reported, by nan_policy); method and even are ignored. */
 CLSTATS_API int clstats_column_smallest(clstats_ctx *ctx, const struct clstats_array *m,

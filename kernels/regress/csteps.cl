@@ -55,27 +55,31 @@ __kernel void subset_products(__global const double *z, __global const double *w
 
 /* The same sums, one work-item (g, c) for all the pairs of a chunk: each row read once, for CPU
  * devices where work-items are loop iterations. Each sum adds the same terms in the same order
- * as subset_products, so both give the same bits. */
+ * as subset_products, so both give the same bits. Built with -D WIDTH=q + 1 (src/regress/
+ * csteps.c), so that the sums are a private array of known size the compiler keeps close. */
+#ifdef WIDTH
 __kernel void subset_products_rows(__global const double *z, __global const double *w, uint n,
                                    uint q, uint m, uint chunk, __global double *part)
 {
     const uint g = get_global_id(0), c = get_global_id(1), chunks = get_global_size(0);
-    const uint wd = q + 1, np = wd * (wd + 1) / 2;
+    const uint np = WIDTH * (WIDTH + 1) / 2;
     if (c >= m) return;
-    __global double *s = part + ((ulong)c * chunks + g) * np;
+    double s[WIDTH * (WIDTH + 1) / 2];
     for (uint k = 0; k < np; k++) s[k] = 0;
     const uint from = g * chunk, to = min(n, from + chunk);
     __global const double *wc = w + (ulong)c * n;
     for (uint i = from; i < to; i++) {
         if (wc[i] == 0) continue;
-        __global const double *row = z + (ulong)i * wd;
+        double row[WIDTH];
+        for (uint a = 0; a < WIDTH; a++) row[a] = z[(ulong)i * WIDTH + a];
         uint k = 0;
-        for (uint a = 0; a < wd; a++) {
-            const double za = row[a];
-            for (uint b = a; b < wd; b++) s[k++] += za * row[b];
-        }
+        for (uint a = 0; a < WIDTH; a++)
+            for (uint b = a; b < WIDTH; b++) s[k++] += row[a] * row[b];
     }
+    __global double *out = part + ((ulong)c * chunks + g) * np;
+    for (uint k = 0; k < np; k++) out[k] = s[k];
 }
+#endif
 
 /* g[c np + k] = the sum of the chunks' partial sums, in chunk order. */
 __kernel void sum_chunks(__global const double *part, uint np, uint chunks, uint m,
@@ -135,3 +139,94 @@ __kernel void normal_equations(__global const double *g, uint q, uint m, __globa
             }
         }
 }
+
+/* The rows of candidate 0 as bytes: in[i] = w[i] != 0 (its h-subset, for the caller). */
+__kernel void subset_bytes(__global const double *w, uint n, __global uchar *in)
+{
+    const uint i = get_global_id(0);
+    if (i < n) in[i] = w[i] != 0;
+}
+
+/* Robustbase's reweighting rule for one fit's squared residuals r2: w[i] = 1 where
+ * sqrt(r2[i]) / s <= cutoff, else 0, and flag[i] = !w[i] (an outlier; NaN residuals too).
+ * Division and sqrt in double are correctly rounded in OpenCL: the host's bits. */
+__kernel void cutoff_weights(__global const double *r2, double s, double cutoff, uint n,
+                             __global double *w, __global uchar *flag)
+{
+    const uint i = get_global_id(0);
+    if (i >= n) return;
+    const bool in = sqrt(r2[i]) / s <= cutoff;
+    w[i] = in ? 1.0 : 0.0;
+    flag[i] = !in;
+}
+
+/* Per chunk of rows, in row order: part[2 g] = the sum of w, part[2 g + 1] = the sum of w r2
+ * (summed over the chunks in order by sum_chunks). */
+__kernel void weighted_r2_chunks(__global const double *r2, __global const double *w, uint n,
+                                 uint chunk, __global double *part)
+{
+    const uint g = get_global_id(0);
+    const uint from = g * chunk, to = min(n, from + chunk);
+    if (from >= n) return;
+    double sw = 0, swr = 0;
+    for (uint i = from; i < to; i++)
+        if (w[i] != 0) sw += w[i], swr += w[i] * r2[i];
+    part[2 * g] = sw, part[2 * g + 1] = swr;
+}
+
+/* From the batched selection's results (src/select/column_ranks.c: stats[4 c ..] = key of the
+ * h-th smallest, NaN count, count below, count equal; sums[c] the sum below): candidate c's
+ * h-th smallest squared residual t[c], its LTS objective by section VI's multiplicity rule,
+ * objs[c] = sum below + (h - count below) t (the host's formula, clstats__smallest_sum), and
+ * how its h-subset takes the rows equal to t: all of them (take_all[c]) or the first
+ * places[c]. A NaN residual (an overflowed fit) gives t = obj = inf. objs[m + c] = t[c]. */
+__kernel void subset_rule(__global const ulong *stats, __global const double *sums, ulong h,
+                          uint m, __global double *t, __global int *take_all,
+                          __global uint *places, __global double *objs)
+{
+    const uint c = get_global_id(0);
+    if (c >= m) return;
+    __global const ulong *s = stats + 4 * c;
+    double tc, obj;
+    if (s[1] || s[0] == 0xffffffffffffffffUL) {
+        tc = obj = INFINITY;
+        take_all[c] = 1, places[c] = 0;
+    } else {
+        const ulong k = s[0];
+        tc = as_double((k >> 63) ? (k & 0x7fffffffffffffffUL) : ~k);
+        obj = sums[c] + (double)(h - s[2]) * tc;
+        take_all[c] = s[2] + s[3] == h;
+        places[c] = take_all[c] ? 0 : (uint)(h - s[2]);
+    }
+    t[c] = tc;
+    objs[c] = obj, objs[m + c] = tc;
+}
+
+/* The data set Z built on the device from the caller's arrays: row i = [1] x_i y_i (x row i at
+ * x[i ldx ..], y_i at y[i ystep]), as doubles; rows holding a NaN are counted into *nan_rows
+ * (the host then builds Z without them instead). */
+#define DESIGN_ROWS(NAME, XT, YT)                                                                 \
+    __kernel void NAME(__global const XT *x, __global const YT *y, uint n, uint p, ulong ldx,     \
+                       ulong ystep, uint intercept, __global double *z,                           \
+                       __global volatile uint *nan_rows)                                           \
+    {                                                                                              \
+        const uint i = get_global_id(0);                                                           \
+        if (i >= n) return;                                                                        \
+        const uint w = p + intercept + 1;                                                          \
+        __global double *row = z + (ulong)i * w;                                                   \
+        bool bad = false;                                                                          \
+        if (intercept) row[0] = 1;                                                                 \
+        for (uint j = 0; j < p; j++) {                                                             \
+            const double v = x[(ulong)i * ldx + j];                                                \
+            bad |= isnan(v);                                                                       \
+            row[intercept + j] = v;                                                                \
+        }                                                                                          \
+        const double v = y[(ulong)i * ystep];                                                      \
+        bad |= isnan(v);                                                                           \
+        row[w - 1] = v;                                                                            \
+        if (bad) atomic_inc(nan_rows);                                                             \
+    }
+DESIGN_ROWS(design_rows_dd, double, double)
+DESIGN_ROWS(design_rows_fd, float, double)
+DESIGN_ROWS(design_rows_df, double, float)
+DESIGN_ROWS(design_rows_ff, float, float)

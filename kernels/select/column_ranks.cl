@@ -5,75 +5,16 @@
  * the host from the k-th value t, the count c of values below t and their sum s by the
  * multiplicity rule of the cutting-plane paper's section VI: s + (k + 1 - c) t, exact in
  * which values it takes however many equal t. The LTS objective is that sum over squared
- * residuals, the LMS objective the k-th value itself (src/regress/).
+ * residuals, the LMS objective the k-th value itself (src/regress/). Long columns among few
+ * take column_ranks_split.cl instead, which gives the same bits (rank_keys.cl says how).
  *
  * Column c's element r is m[off + c cstep + r rstep]: columns of a row-major matrix (cstep 1,
  * rstep its row stride) or its rows (cstep the stride, rstep 1).
  *
  * Build options: -D REAL=float or double (-D CLSTATS_FP64 with double), -D WG=work-group size
  * (1 on CPU devices: no barriers, no atomics), a power of two up to LANES.
- *
- * The sum below t is the same bits whatever WG is: row r goes to lane r mod LANES, each lane adds
- * its rows in ascending order, and the lanes are added in lane order. A work-item owns the lanes
- * congruent to its id mod WG (WG divides LANES), so it meets each of its lanes' rows in order.
  */
-#pragma OPENCL FP_CONTRACT OFF
-#ifdef CLSTATS_FP64
-#pragma OPENCL EXTENSION cl_khr_fp64 : enable
-#endif
-#ifndef REAL
-#define REAL float
-#endif
-#ifndef WG
-#define WG 1
-#endif
-
-#define DIGIT 8
-#define BINS (1 << DIGIT)
-#define LANES 256
-
-#ifdef CLSTATS_FP64
-typedef ulong key_t;
-#define KEY_BITS 64
-#define NAN_KEY 0xffffffffffffffffUL
-/* Order-preserving map of double bits: total order, -0 below +0 (NaN handled by the caller). */
-inline key_t key_of_real(double v)
-{
-    const ulong b = as_ulong(v);
-    return (b >> 63) ? ~b : (b | 0x8000000000000000UL);
-}
-inline bool real_nan(double v)
-{
-    return (as_ulong(v) & 0x7fffffffffffffffUL) > 0x7ff0000000000000UL;
-}
-#else
-typedef uint key_t;
-#define KEY_BITS 32
-#define NAN_KEY 0xffffffffu
-inline key_t key_of_real(float v)
-{
-    const uint b = as_uint(v);
-    return (b >> 31) ? ~b : (b | 0x80000000u);
-}
-inline bool real_nan(float v)
-{
-    return (as_uint(v) & 0x7fffffffu) > 0x7f800000u;
-}
-#endif
-
-#if WG == 1
-#define BARRIER()
-#define INC(x) ((x)++)
-#else
-#define BARRIER() barrier(CLK_LOCAL_MEM_FENCE)
-#define INC(x) atomic_inc(&(x))
-#endif
-
-/* Bits of the keys from kmin to kmax that they do not all share. */
-inline int unshared_bits(key_t kmin, key_t kmax)
-{
-    return kmin == kmax ? 0 : KEY_BITS - (int)clz(kmin ^ kmax);
-}
+#include "rank_keys.cl"
 
 /* stats[4 c ..]: the key of rank ranks[c] among the valid values (NAN_KEY where the rank is
  * not below their count), the NaN count, the count of values below that key and of values
@@ -94,18 +35,9 @@ column_ranks(__global const REAL *m, ulong off, ulong cstep, ulong rstep, uint r
     __global const REAL *col = m + off + c * cstep;
 
     /* The NaN count and the key range. */
-    key_t kmin = NAN_KEY, kmax = 0;
-    uint nan = 0;
-    for (uint r = lid; r < rows; r += WG) {
-        const REAL v = col[(ulong)r * rstep];
-        if (real_nan(v)) {
-            nan++;
-            continue;
-        }
-        const key_t k = key_of_real(v);
-        kmin = min(kmin, k);
-        kmax = max(kmax, k);
-    }
+    key_t kmin, kmax;
+    uint nan;
+    key_range(col, rstep, 0, rows, lid, &kmin, &kmax, &nan);
     lmin[lid] = kmin;
     lmax[lid] = kmax;
     lcount[lid] = nan;
@@ -128,55 +60,42 @@ column_ranks(__global const REAL *m, ulong off, ulong cstep, ulong rstep, uint r
     BARRIER();
     const uint nans = lcount[0];
     const int top = unshared_bits(lmin[0], lmax[0]);
-    /* prefix_l holds the bits resolved so far, those below `shift + DIGIT` still kmin's. */
+    /* prefix_l holds the bits resolved so far, those below the digit still kmin's. */
     for (int shift = top - DIGIT; !done_l && shift > -DIGIT; shift -= DIGIT) {
-        const int s = max(shift, 0), width = shift < 0 ? DIGIT + shift : DIGIT;
-        const key_t above = (s + width >= KEY_BITS) ? 0 : (~(key_t)0) << (s + width);
-        const key_t want_above = prefix_l & above;
+        const struct digit d = digit_at(shift, prefix_l);
         for (uint b = lid; b < BINS; b += WG) hist[b] = 0;
         BARRIER();
         for (uint r = lid; r < rows; r += WG) {
             const REAL v = col[(ulong)r * rstep];
             if (real_nan(v)) continue;
-            const key_t k = key_of_real(v);
-            if ((k & above) == want_above) INC(hist[(uint)(k >> s) & ((1u << width) - 1u)]);
+            const int b = bin_of(d, key_of_real(v));
+            if (b >= 0) INC(hist[b]);
         }
         BARRIER();
         if (lid == 0) {
             uint want = rank_l, b = 0;
             while (want >= hist[b]) want -= hist[b++];
             rank_l = want;
-            const key_t low = s ? (((key_t)1 << s) - 1) : 0;
-            prefix_l = want_above | ((key_t)b << s) | low; /* low bits: any; cleared below */
-            prefix_l &= ~low;
+            prefix_l = prefix_after(d, b);
         }
         BARRIER();
-        if (s == 0) break;
+        if (d.s == 0) break;
     }
     const key_t t = prefix_l;
-    /* Values below t: their count, and their sum by lanes (see the top of the file); values
+    /* Values below t: their count, and their sum by blocks and lanes (rank_keys.cl); values
      * equal to t. */
     uint less = 0, equal = 0;
-    for (uint j = lid; j < LANES; j += WG) lanes[j] = 0;
-    if (!done_l)
-        for (uint r = lid; r < rows; r += WG) {
-            const REAL v = col[(ulong)r * rstep];
-            if (real_nan(v)) continue;
-            const key_t k = key_of_real(v);
-            if (k < t) {
-                less++;
-                lanes[r % LANES] += v;
-            } else if (k == t) {
-                equal++;
-            }
-        }
-    BARRIER();
+    REAL sum = 0;
+    for (uint from = 0; !done_l && from < rows; from += BLOCK) {
+        const REAL block = block_below(col, rstep, from, min(rows, from + BLOCK), t, false, lid,
+                                       lanes, &less, &equal);
+        if (lid == 0) sum += block;
+    }
+    BARRIER(); /* every item has read lcount[0] (nans) */
     lcount[lid] = less;
     lequal[lid] = equal;
     BARRIER();
     if (lid == 0) {
-        REAL sum = lanes[0];
-        for (uint j = 1; j < LANES; j++) sum += lanes[j];
         for (uint i = 1; i < WG; i++) {
             less += lcount[i];
             equal += lequal[i];

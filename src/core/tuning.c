@@ -62,6 +62,10 @@ static const struct param params[PARAMS] = {
     [P_COLUMNS_METHOD] = {"columns.method", ALL(0), 4, column_methods},
     [P_COLUMNS_TRANSPOSE] = {"columns.transpose", ALL(0), 2, switches},
     [P_COLUMNS_WG] = {"columns.wg", GPUS_CPU(512, 1), 1024, NULL},
+    /* Batched selection (the regression's residuals): a few long columns split over many
+     * work-groups (auto: src/select/column_ranks.c; RESULTS "LTS regression (issue 21): split
+     * columns"). */
+    [P_COLUMNS_SPLIT] = {"columns.split", ALL(0), 2, switches},
     [P_COLUMNS_BITS] = {"columns.bits", ALL(8), 12, NULL},
     [P_COLUMNS_LOCAL_ROWS] = {"columns.local_rows", ALL(0), 1 << 16, NULL},
     /* The bracket path for long columns (RESULTS "(second session) ... bracket digits, tile
@@ -96,6 +100,11 @@ static const struct param params[PARAMS] = {
      * on GPUs, a work-item a chunk of rows on CPU devices (RESULTS "LTS regression (issue 21):
      * nested stages, chunked sums"); both give the same bits. */
     [P_REGRESS_PRODUCTS] = {"regress.products", GPUS_CPU(1, 2), 2, regress_products},
+    /* The regression's data set from the caller's host arrays: built on GPUs from x and y
+     * uploaded as they are (no host copy), on CPU devices by the host, which reads them as fast
+     * and whose copy the device then uses in place (RESULTS "LTS regression (issue 21): split
+     * columns"); both give the same bits. */
+    [P_REGRESS_DESIGN] = {"regress.design", GPUS_CPU(2, 1), 2, switches},
     /* A work-group per mesh box. CPU devices: one work-item walks its box, the fastest of 1, 8
      * and 64 (RESULTS "2026-11-24 — mesh background (issue 27)"). GPUs: 256 work-items share a
      * box's pixels, a first guess not yet measured. */

@@ -33,6 +33,7 @@ enum clstats__param_id {
     P_COLUMNS_METHOD, /* auto, radix, registers, streamed, bracket */
     P_COLUMNS_TRANSPOSE,
     P_COLUMNS_WG,
+    P_COLUMNS_SPLIT, /* batched selection: auto, off, on (src/select/column_ranks.c) */
     P_COLUMNS_BITS,
     P_COLUMNS_LOCAL_ROWS,
     P_BRACKET_SAMPLE,
@@ -58,6 +59,7 @@ enum clstats__param_id {
     P_REGISTERS_STOP,    /* timing probes: the kernel stops after this step (0: never) */
     /* regression (src/regress/csteps.c) */
     P_REGRESS_PRODUCTS, /* auto, pairs, rows */
+    P_REGRESS_DESIGN,   /* the data set built from host arrays: auto, off (host), on (device) */
     /* mesh background (src/background/) */
     P_BACKGROUND_WG,       /* work-items a box */
     P_BACKGROUND_BAND_KIB, /* photutils' boxes: sorted pixels a launch holds (0: auto) */

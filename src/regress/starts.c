@@ -8,22 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool clstats__host_ls(const double *z, const double *w, size_t n, size_t q, double *coef)
+/* The fit from the normal equations: a's lower triangle (q x q, overwritten) and b. Cholesky
+ * with a relative pivot test, so that exactly collinear rows count as singular although
+ * rounding leaves a tiny positive pivot. */
+static bool solve_normal(double *a, double *b, size_t q, double *coef)
 {
-    double a[64 * 64], b[64];
-    if (q > 64) return false;
-    memset(a, 0, sizeof a);
-    memset(b, 0, sizeof b);
-    for (size_t i = 0; i < n; i++) {
-        if (w[i] == 0) continue;
-        const double *row = z + i * (q + 1);
-        for (size_t j = 0; j < q; j++) {
-            for (size_t k = 0; k <= j; k++) a[j * q + k] += w[i] * row[j] * row[k];
-            b[j] += w[i] * row[j] * row[q];
-        }
-    }
-    /* Cholesky with a relative pivot test, so that exactly collinear rows count as singular
-     * although rounding leaves a tiny positive pivot. */
     double scale = 0;
     for (size_t j = 0; j < q; j++) scale = fmax(scale, a[j * q + j]);
     for (size_t j = 0; j < q; j++) {
@@ -47,6 +36,36 @@ bool clstats__host_ls(const double *z, const double *w, size_t n, size_t q, doub
     }
     memcpy(coef, b, q * sizeof *b);
     return true;
+}
+
+bool clstats__host_ls(const double *z, const double *w, size_t n, size_t q, double *coef)
+{
+    double a[64 * 64], b[64];
+    if (q > 64) return false;
+    memset(a, 0, sizeof a);
+    memset(b, 0, sizeof b);
+    for (size_t i = 0; i < n; i++) {
+        if (w[i] == 0) continue;
+        const double *row = z + i * (q + 1);
+        for (size_t j = 0; j < q; j++) {
+            for (size_t k = 0; k <= j; k++) a[j * q + k] += w[i] * row[j] * row[k];
+            b[j] += w[i] * row[j] * row[q];
+        }
+    }
+    return solve_normal(a, b, q, coef);
+}
+
+bool clstats__solve_packed(const double *g, size_t q, double *coef)
+{
+    double a[64 * 64], b[64];
+    if (q > 64) return false;
+    size_t k = 0;
+    for (size_t i = 0; i <= q; i++)
+        for (size_t j = i; j <= q; j++, k++) {
+            if (j < q) a[j * q + i] = g[k]; /* lower triangle: row j, column i <= j */
+            else if (i < q) b[i] = g[k];
+        }
+    return solve_normal(a, b, q, coef);
 }
 
 bool clstats__elemental_fit(struct clstats__rng *r, const double *z, size_t n, size_t q,
