@@ -24,6 +24,8 @@ enum {
     ST_K = 7,
     ST_COMPACT = 8,
     ST_CAP = 9,
+    ST_PA = 10,
+    ST_PB = 11,
     ST_RES0 = 14,
     ST_RES1 = 15,
     ST_LO = 16,
@@ -69,7 +71,8 @@ struct run {
     cl_kernel k_hist, k_scan, k_cp_reduce, k_cp_update, k_cp_gather;
     cl_mem st, hist, ctr, kbuf, pc, ps;
     size_t wg, groups;
-    int npass;
+    int npass, bits;
+    const struct select_parts *parts; /* NULL: the array is whole */
 };
 
 static int launch_sized(struct run *r, cl_kernel k, size_t groups, size_t wg, const char *what)
@@ -81,6 +84,14 @@ static int launch_sized(struct run *r, cl_kernel k, size_t groups, size_t wg, co
 static int launch(struct run *r, cl_kernel k, size_t groups, const char *what)
 {
     return launch_sized(r, k, groups, r->wg, what);
+}
+
+/* A part that failed on its own tells the others, and every part returns the status they
+ * agree on (struct select_parts); once agreed, sum_counts answers it without a message. */
+static int parts_agree(const struct select_parts *parts, int status)
+{
+    if (!parts || status == CLSTATS_OK) return status;
+    return parts->sum_counts(parts->user, NULL, 0, status);
 }
 
 #define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
@@ -98,6 +109,66 @@ fail:
     return status;
 }
 
+/* A part's histograms (and its NaN count, in the first pass) replaced by their sums over all
+ * parts (struct select_parts), between the pass's histogram and its scan. The state tells
+ * whether the pass runs and whether it has two histograms (an even median's middles in
+ * different bins): the same in every part, since it follows from the sums alone. */
+static int sum_over_parts(struct run *r, cl_int pass)
+{
+    clstats_ctx *ctx = r->ctx;
+    const size_t nb = (size_t)1 << r->bits;
+    cl_ulong st[ST_WORDS];
+    cl_uint nan_words[2];
+    int status = CLSTATS_OK;
+    cl_uint *hist = malloc(4 * nb * sizeof *hist);
+    uint64_t *counts = malloc((1 + nb) * sizeof *counts);
+    if (!hist || !counts) {
+        status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate a histogram");
+        goto fail;
+    }
+    CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r->st, CL_FALSE, 0, sizeof st, st, 0, NULL, NULL),
+           "clEnqueueReadBuffer(select state)");
+    CL_TRY(ctx,
+           clEnqueueReadBuffer(ctx->queue, r->ctr, CL_FALSE, 0, sizeof nan_words, nan_words, 0,
+                               NULL, NULL),
+           "clEnqueueReadBuffer(select counters)");
+    CL_TRY(ctx,
+           clEnqueueReadBuffer(ctx->queue, r->hist, CL_TRUE, 0, 4 * nb * sizeof *hist, hist, 0,
+                               NULL, NULL),
+           "clEnqueueReadBuffer(select histogram)");
+    if ((st[ST_FLAGS] & FLAG_DONE) || pass > r->npass - 1 - (int)st[ST_TAIL]) goto fail;
+    const bool first = pass == 0 && st[ST_COMPACT] == 0, two = st[ST_PA] != st[ST_PB];
+    /* Counts are (low, high) pairs of 32-bit words, as the kernels' add64 keeps them. */
+    for (size_t half = 0; half < (two ? 2u : 1u); half++) {
+        cl_uint *h = hist + half * 2 * nb;
+        counts[0] = first && half == 0 ? ((uint64_t)nan_words[1] << 32) | nan_words[0] : 0;
+        for (size_t b = 0; b < nb; b++)
+            counts[1 + b] = ((uint64_t)h[2 * b + 1] << 32) | h[2 * b];
+        status = r->parts->sum_counts(r->parts->user, counts, 1 + nb, CLSTATS_OK);
+        if (status != CLSTATS_OK) goto fail;
+        for (size_t b = 0; b < nb; b++) {
+            h[2 * b] = (cl_uint)counts[1 + b];
+            h[2 * b + 1] = (cl_uint)(counts[1 + b] >> 32);
+        }
+        if (first && half == 0) {
+            nan_words[0] = (cl_uint)counts[0];
+            nan_words[1] = (cl_uint)(counts[0] >> 32);
+        }
+    }
+    CL_TRY(ctx,
+           clEnqueueWriteBuffer(ctx->queue, r->hist, CL_FALSE, 0, 4 * nb * sizeof *hist, hist, 0,
+                                NULL, NULL),
+           "clEnqueueWriteBuffer(select histogram)");
+    CL_TRY(ctx,
+           clEnqueueWriteBuffer(ctx->queue, r->ctr, CL_TRUE, 0, sizeof nan_words, nan_words, 0,
+                                NULL, NULL),
+           "clEnqueueWriteBuffer(select counters)");
+fail:
+    free(hist);
+    free(counts);
+    return status;
+}
+
 static int radix_pass(struct run *r, cl_int pass)
 {
     clstats_ctx *ctx = r->ctx;
@@ -105,6 +176,7 @@ static int radix_pass(struct run *r, cl_int pass)
     ARG(r->k_hist, 7, pass);
     status = launch(r, r->k_hist, r->groups, "radix_hist");
     if (status) return status;
+    if (r->parts && (status = sum_over_parts(r, pass))) return status;
     ARG(r->k_scan, 3, pass);
     status = launch(r, r->k_scan, 1, "radix_scan");
 fail:
@@ -117,8 +189,8 @@ static int get_kernel(struct run *r, cl_program program, const char *name, cl_ke
     return clstats__kernel(r->ctx, program, name, k);
 }
 
-int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, bool f64,
-                        const struct select_request *req, struct select_result *res)
+static int select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, bool f64,
+                      const struct select_request *req, struct select_result *res)
 {
     struct run r = {0};
     cl_program program;
@@ -134,7 +206,7 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     if (method == CLSTATS_SELECT_AUTO)
         method =
             !ctx->is_cpu && n >= ((uint64_t)1 << 21) ? CLSTATS_SELECT_SAMPLE : CLSTATS_SELECT_RADIX;
-    if (method == CLSTATS_SELECT_SAMPLE && n < 16384) method = CLSTATS_SELECT_RADIX;
+    if ((method == CLSTATS_SELECT_SAMPLE && n < 16384) || req->parts) method = CLSTATS_SELECT_RADIX;
 
     memset(res, 0, sizeof *res);
     if (f64 && !ctx->has_fp64)
@@ -159,6 +231,8 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     r.ctx = ctx;
     r.wg = (size_t)tu.wg;
     r.npass = (key_bits + tu.bits - 1) / tu.bits;
+    r.bits = tu.bits;
+    r.parts = req->parts;
     const uint64_t tile = (uint64_t)tu.wg * (uint64_t)tu.vpt;
     const uint64_t ntiles = (n + tile - 1) / tile;
     r.groups = (size_t)ctx->compute_units * (size_t)tu.groups_per_cu;
@@ -178,7 +252,7 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     if (cap < 1) cap = 1;
 
     cl_ulong st[ST_WORDS] = {0};
-    st[ST_N] = n;
+    st[ST_N] = req->parts ? req->parts->n_total : n; /* the valid values are all parts' */
     st[ST_MODE] = (cl_ulong)req->mode;
     st[ST_K] = req->k;
     st[ST_R0] = req->r0;
@@ -301,6 +375,13 @@ fail:
     return status;
 }
 
+int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, bool f64,
+                        const struct select_request *req, struct select_result *res)
+{
+    int status = select_run(ctx, data, offset, n, f64, req, res);
+    return parts_agree(req->parts, status);
+}
+
 /* ---- Keys and values ---------------------------------------------------------------------- */
 
 double clstats__value_of_key(uint64_t key, bool f64)
@@ -348,15 +429,19 @@ double clstats__mean_f64(double a, double b)
 
 static const struct clstats_select_options default_options = {0};
 
-/* Uploads n values of `size` bytes of host data (read-only, copied) for one call. */
 /* The data as the kernels read it: the caller's buffer at its offset where it holds one run of
- * elements, else a copy (host data uploaded, strided rows packed); *n is its element count. */
+ * elements, else a copy (host data uploaded, strided rows packed); *n is its element count. An
+ * empty part of an array in parts reads no element of a small scratch buffer. */
 static int data_in(clstats_ctx *ctx, const struct clstats_array *a,
-                   const struct clstats_select_options *o, cl_mem *buf, size_t *offset, bool *owned,
-                   size_t *n)
+                   const struct clstats_select_options *o, const struct select_parts *parts,
+                   cl_mem *buf, size_t *offset, bool *owned, size_t *n)
 {
     *buf = NULL;
     *owned = false;
+    if ((a->nx == 0 || a->ny == 0) && parts) {
+        *n = 0;
+        return clstats__scratch(ctx, "select.no_part", 8, buf);
+    }
     if (a->nx == 0 || a->ny == 0) {
         if (o->nan_count) *o->nan_count = 0;
         return clstats__fail(ctx, CLSTATS_ERR_EMPTY, "the array is empty");
@@ -384,7 +469,7 @@ static int select_device(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t n, 
                          const struct clstats_select_options *o, struct select_request *req,
                          struct select_result *res)
 {
-    if (n == 0) {
+    if (n == 0 && !req->parts) {
         if (o->nan_count) *o->nan_count = 0;
         return clstats__fail(ctx, CLSTATS_ERR_EMPTY, "the array is empty");
     }
@@ -422,7 +507,7 @@ static int select_one(clstats_ctx *ctx, const struct clstats_array *a, struct se
     cl_mem buf;
     size_t offset = 0, n = 0;
     bool owned;
-    int status = data_in(ctx, a, o, &buf, &offset, &owned, &n);
+    int status = parts_agree(req.parts, data_in(ctx, a, o, req.parts, &buf, &offset, &owned, &n));
     if (status == CLSTATS_OK) {
         const bool f64 = a->dtype == CLSTATS_FLOAT64;
         struct select_result res;
@@ -447,6 +532,24 @@ static int median_any(clstats_ctx *ctx, const struct clstats_array *a,
                       const struct clstats_select_options *o, double *out)
 {
     return select_one(ctx, a, (struct select_request){.mode = MODE_MEDIAN}, o, out);
+}
+
+int clstats__select_kth_parts(clstats_ctx *ctx, const struct clstats_array *part, uint64_t k,
+                              const struct clstats_select_options *opts,
+                              const struct select_parts *parts, double *out)
+{
+    const struct clstats_select_options *o = opts ? opts : &default_options;
+    return select_one(ctx, part, (struct select_request){.mode = MODE_KTH, .k = k, .parts = parts},
+                      o, out);
+}
+
+int clstats__median_parts(clstats_ctx *ctx, const struct clstats_array *part,
+                          const struct clstats_select_options *opts,
+                          const struct select_parts *parts, double *out)
+{
+    const struct clstats_select_options *o = opts ? opts : &default_options;
+    return select_one(ctx, part, (struct select_request){.mode = MODE_MEDIAN, .parts = parts}, o,
+                      out);
 }
 
 /* The caller's n values of dtype: in host memory, or in buf from element offset. */
@@ -541,7 +644,7 @@ static double lerp(double a, double b, double g, bool f64)
  * numpy's percentile divides before it calls quantile, so that each gives numpy's bits. */
 static int percentiles_any(clstats_ctx *ctx, const struct clstats_array *a, const double *q,
                            size_t nq, double scale, const struct clstats_select_options *o,
-                           double *out)
+                           const struct select_parts *parts, double *out)
 {
     clstats__begin(ctx);
     for (size_t i = 0; i < nq; i++) {
@@ -554,14 +657,14 @@ static int percentiles_any(clstats_ctx *ctx, const struct clstats_array *a, cons
     size_t offset = 0, n = 0;
     bool owned;
     const bool f64 = a->dtype == CLSTATS_FLOAT64;
-    int status = data_in(ctx, a, o, &buf, &offset, &owned, &n);
+    int status = parts_agree(parts, data_in(ctx, a, o, parts, &buf, &offset, &owned, &n));
     if (status != CLSTATS_OK) return clstats__end(ctx, status);
     double *kt = o->kernel_ms, total = 0, ms = 0;
     struct clstats_select_options oo = *o;
     oo.kernel_ms = kt ? &ms : NULL;
     /* The first run (the minimum) tells how many values are valid; each q then asks for its
      * two order statistics by rank. */
-    struct select_request req = {.mode = MODE_KTH, .k = 0};
+    struct select_request req = {.mode = MODE_KTH, .k = 0, .parts = parts};
     struct select_result res = {0};
     status = select_device(ctx, buf, offset, n, f64, &oo, &req, &res);
     total += ms;
@@ -571,7 +674,7 @@ static int percentiles_any(clstats_ctx *ctx, const struct clstats_array *a, cons
         double lo = floor(h);
         if (lo > (double)(nv - 1)) lo = (double)(nv - 1);
         const uint64_t r0 = (uint64_t)lo, r1 = r0 + 1 < nv ? r0 + 1 : r0;
-        struct select_request rq = {.mode = MODE_GIVEN, .r0 = r0, .r1 = r1};
+        struct select_request rq = {.mode = MODE_GIVEN, .r0 = r0, .r1 = r1, .parts = parts};
         status = select_device(ctx, buf, offset, n, f64, &oo, &rq, &res);
         total += ms;
         if (status != CLSTATS_OK) break;
@@ -599,7 +702,7 @@ int clstats_percentiles(clstats_ctx *ctx, const float *data, size_t n, const dou
     double *tmp = malloc(nq ? q_bytes : sizeof *tmp);
     if (!tmp) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate %zu results", nq);
     const struct clstats_array a = vector(data, NULL, 0, n, CLSTATS_FLOAT32);
-    status = percentiles_any(ctx, &a, q, nq, 100.0, o, tmp);
+    status = percentiles_any(ctx, &a, q, nq, 100.0, o, NULL, tmp);
     for (size_t i = 0; i < nq; i++)
         out[i] = (float)tmp[i];
     free(tmp);
@@ -614,7 +717,7 @@ int clstats_percentiles_f64(clstats_ctx *ctx, const double *data, size_t n, cons
     if (status != CLSTATS_OK) return status;
     if (!q && nq) return clstats__fail(ctx, CLSTATS_ERR_ARG, "q is NULL");
     const struct clstats_array a = vector(data, NULL, 0, n, CLSTATS_FLOAT64);
-    return percentiles_any(ctx, &a, q, nq, 100.0, o, out);
+    return percentiles_any(ctx, &a, q, nq, 100.0, o, NULL, out);
 }
 
 int clstats_select_kth_array(clstats_ctx *ctx, const struct clstats_array *data, uint64_t k,
@@ -640,7 +743,7 @@ int clstats_percentiles_array(clstats_ctx *ctx, const struct clstats_array *data
     int status = check_common(ctx, o, data, out);
     if (status != CLSTATS_OK) return status;
     if (!q && nq) return clstats__fail(ctx, CLSTATS_ERR_ARG, "q is NULL");
-    return percentiles_any(ctx, data, q, nq, 100.0, o, out);
+    return percentiles_any(ctx, data, q, nq, 100.0, o, NULL, out);
 }
 
 int clstats_quantiles_array(clstats_ctx *ctx, const struct clstats_array *data, const double *q,
@@ -650,5 +753,13 @@ int clstats_quantiles_array(clstats_ctx *ctx, const struct clstats_array *data, 
     int status = check_common(ctx, o, data, out);
     if (status != CLSTATS_OK) return status;
     if (!q && nq) return clstats__fail(ctx, CLSTATS_ERR_ARG, "q is NULL");
-    return percentiles_any(ctx, data, q, nq, 1.0, o, out);
+    return percentiles_any(ctx, data, q, nq, 1.0, o, NULL, out);
+}
+
+int clstats__percentiles_parts(clstats_ctx *ctx, const struct clstats_array *part, const double *q,
+                               size_t nq, double scale, const struct clstats_select_options *opts,
+                               const struct select_parts *parts, double *out)
+{
+    const struct clstats_select_options *o = opts ? opts : &default_options;
+    return percentiles_any(ctx, part, q, nq, scale, o, parts, out);
 }
