@@ -184,9 +184,13 @@ static void check_traffic(void)
         free(hp);
         free(x);
     }
-    /* 3 radix passes of 2^11 32-bit counts plus a word, a last message alike, and the opening */
-    const uint64_t expect = 4 * (1 + 2049) * 4 + 16;
-    CHECK(t[0].bytes == t[1].bytes && t[0].bytes == expect && t[0].messages == 5,
+    /* ceil(32 / bits) radix passes, each a message of 2^bits 32-bit counts and two words (the
+     * failures, the NaNs), a last message alike, and the opening's two 64-bit words */
+    const char *tuning = getenv("CLSTATS_TEST_TUNING"), *b = tuning ? strstr(tuning, "select.bits=") : NULL;
+    const int bits = b ? atoi(b + strlen("select.bits=")) : 11, passes = (32 + bits - 1) / bits;
+    const uint64_t expect = (uint64_t)(passes + 1) * (2 + ((uint64_t)1 << bits)) * 4 + 16;
+    CHECK(t[0].bytes == t[1].bytes && t[0].bytes == expect &&
+              t[0].messages == (uint64_t)passes + 2,
           "traffic: %llu bytes in %llu messages for n = 1000, %llu for n = 100000, expected %llu",
           (unsigned long long)t[0].bytes, (unsigned long long)t[0].messages,
           (unsigned long long)t[1].bytes, (unsigned long long)expect);
@@ -263,12 +267,7 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 1;
     }
-    const char *spec = getenv("CLSTATS_DEVICE");
-    int s = clstats_ctx_create(&ctx, spec ? spec : "auto");
-    if (s != CLSTATS_OK) {
-        fprintf(stderr, "rank %d: no context: %s\n", rank, clstats_ctx_message(NULL));
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    ctx = test_ctx(); /* $CLSTATS_DEVICE, and $CLSTATS_TEST_TUNING's settings */
     const uint64_t seed = test_seed();
     const size_t ns[] = {0, 1, 2, 7, 64, 1001, 4096};
     for (int i = 0; i < 7; i++) {
@@ -293,7 +292,6 @@ int main(int argc, char **argv)
     int total = 0;
     MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) printf("test_mpi: %d ranks, %d failures\n", size, total);
-    clstats_ctx_destroy(ctx);
     MPI_Finalize();
     return total ? 1 : 0;
 }
