@@ -439,8 +439,14 @@ if has mpi; then
             *) ln -s "$PWD/$f" "$nompi/" ;;
         esac
     done
+    mpilib=$(dirname "$(command -v mpirun)")/../lib
+    if ! ldconfig -p 2>/dev/null | grep -q 'libmpi.so.40'; then
+        if [ -e "$mpilib/libmpi.so.40" ]; then nompi=$nompi:$mpilib; else nompi=$PWD/.device-libs; fi
+    fi
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
     {
+        echo "libraries: $nompi"
+        LD_LIBRARY_PATH=$nompi ldd ./build/bench/bench_mpi | grep -E 'mpi|clstats'
         mpirun --version | head -1
         for np in 1 2 4; do
             echo "== test_mpi, $np ranks on the GPU"
