@@ -185,10 +185,10 @@ static void check_traffic(void)
         free(x);
     }
     /* ceil(32 / bits) radix passes, each a message of 2^bits 32-bit counts and two words (the
-     * failures, the NaNs), a last message alike, and the opening's two 64-bit words */
+     * failures, the NaNs), a last message alike, and the opening's four 64-bit words */
     const char *tuning = getenv("CLSTATS_TEST_TUNING"), *b = tuning ? strstr(tuning, "select.bits=") : NULL;
     const int bits = b ? atoi(b + strlen("select.bits=")) : 11, passes = (32 + bits - 1) / bits;
-    const uint64_t expect = (uint64_t)(passes + 1) * (2 + ((uint64_t)1 << bits)) * 4 + 16;
+    const uint64_t expect = (uint64_t)(passes + 1) * (2 + ((uint64_t)1 << bits)) * 4 + 32;
     CHECK(t[0].bytes == t[1].bytes && t[0].bytes == expect &&
               t[0].messages == (uint64_t)passes + 2,
           "traffic: %llu bytes in %llu messages for n = 1000, %llu for n = 100000, expected %llu",
@@ -221,6 +221,13 @@ static void check_faults(void)
     s = clstats_mpi_percentiles(ctx, MPI_COMM_WORLD, mine, q, 2, NULL, qo, NULL);
     CHECK(s == CLSTATS_ERR_ARG, "a rank's bad buffer, percentiles: status %d", s);
     clReleaseMemObject(small);
+    /* ranks that disagree on the dtype: every rank refuses, none waits */
+    double xd[10] = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3};
+    struct clstats_array pd = {.host = xd, .dtype = CLSTATS_FLOAT64, .nx = 10, .ny = 1};
+    if (size > 1) {
+        s = clstats_mpi_median(ctx, MPI_COMM_WORLD, rank == 1 ? &pd : &part, NULL, &out, NULL);
+        CHECK(s == CLSTATS_ERR_ARG, "ranks of two dtypes: status %d", s);
+    }
     /* and every rank is still in step: a good call after the failures */
     s = clstats_mpi_select_kth(ctx, MPI_COMM_WORLD, &part, 0, NULL, &out, NULL);
     CHECK(s == CLSTATS_OK && out == 1.0, "after the faults: %d %g", s, out);

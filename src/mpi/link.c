@@ -36,7 +36,7 @@ int clstats__mpi_agree_failure(struct mpi_link *link, int status)
 }
 
 int clstats__mpi_open(struct mpi_link *link, clstats_ctx *ctx, MPI_Comm comm, size_t words,
-                      int status, uint64_t value, uint64_t *total)
+                      int status, uint64_t value, uint32_t same, uint64_t *total)
 {
     memset(link, 0, sizeof *link);
     link->ctx = ctx;
@@ -46,12 +46,21 @@ int clstats__mpi_open(struct mpi_link *link, clstats_ctx *ctx, MPI_Comm comm, si
     MPI_Comm_size(comm, &link->size);
     if (words && !(link->message = calloc(1 + words, sizeof(uint64_t))) && status == CLSTATS_OK)
         status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate a message");
-    uint64_t w[2] = {status != CLSTATS_OK, value};
-    MPI_Allreduce(MPI_IN_PLACE, w, 2, MPI_UINT64_T, MPI_SUM, comm);
+    /* `same` is the same on every rank exactly when the sum of its squares is size times
+     * (sum / size)^2: equality in Cauchy-Schwarz (sums below 2^64 for values below 2^26). */
+    uint64_t w[4] = {status != CLSTATS_OK, value, same, (uint64_t)same * same};
+    MPI_Allreduce(MPI_IN_PLACE, w, 4, MPI_UINT64_T, MPI_SUM, comm);
     clstats__mpi_count(link, sizeof w);
     *total = w[1];
     link->narrow = w[1] <= UINT32_MAX; /* no count exceeds the values, nor the failures the ranks */
     if (w[0]) return clstats__mpi_agree_failure(link, status);
+    if (w[3] * (uint64_t)link->size != w[2] * w[2]) {
+        /* Every rank sees the same sums: all fail alike, with no message more. */
+        link->agreed = clstats__fail(ctx, CLSTATS_ERR_ARG,
+                                     "the ranks disagree on the data's type, its width or the "
+                                     "select.bits tuning: every rank must pass the same");
+        return link->agreed;
+    }
     return CLSTATS_OK;
 }
 

@@ -50,10 +50,12 @@ static int distributed(clstats_ctx *ctx, MPI_Comm comm, const struct clstats_arr
     const uint64_t n = status == CLSTATS_OK ? (uint64_t)part->nx * part->ny : 0;
     /* A message holds the NaNs and one histogram: 2^select.bits bins, the same on every rank. */
     const long bits = ctx ? clstats__tuned(ctx, P_SELECT_BITS) : 11;
-    const size_t words = 1 + ((size_t)1 << (bits >= 4 && bits <= 16 ? bits : 11));
+    const int b = bits >= 4 && bits <= 16 ? (int)bits : 11;
+    const size_t words = 1 + ((size_t)1 << b);
+    const uint32_t same = (uint32_t)b << 1 | (part && part->dtype == CLSTATS_FLOAT64);
     struct mpi_link link;
     uint64_t n_total = 0;
-    status = clstats__mpi_open(&link, ctx, comm, words, status, n, &n_total);
+    status = clstats__mpi_open(&link, ctx, comm, words, status, n, same, &n_total);
     if (status == CLSTATS_OK) {
         const struct select_parts parts = {clstats__mpi_sum_counts, &link, n_total};
         if (rq->what == KTH)

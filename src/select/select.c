@@ -73,6 +73,10 @@ struct run {
     size_t wg, groups;
     int npass, bits;
     const struct select_parts *parts; /* NULL: the array is whole */
+    /* The parts' host copies of the histograms (both halves) and of the counts a message
+     * carries, kept for the run: the queue writes them back while the host goes on. */
+    cl_uint *part_hist, nan_words[2];
+    uint64_t *part_counts;
 };
 
 static int launch_sized(struct run *r, cl_kernel k, size_t groups, size_t wg, const char *what)
@@ -118,19 +122,14 @@ static int sum_over_parts(struct run *r, cl_int pass)
     clstats_ctx *ctx = r->ctx;
     const size_t nb = (size_t)1 << r->bits;
     cl_ulong st[ST_WORDS];
-    cl_uint nan_words[2];
+    cl_uint *nan_words = r->nan_words, *hist = r->part_hist;
+    uint64_t *counts = r->part_counts;
     int status = CLSTATS_OK;
-    cl_uint *hist = malloc(4 * nb * sizeof *hist);
-    uint64_t *counts = malloc((1 + nb) * sizeof *counts);
-    if (!hist || !counts) {
-        status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate a histogram");
-        goto fail;
-    }
     CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r->st, CL_FALSE, 0, sizeof st, st, 0, NULL, NULL),
            "clEnqueueReadBuffer(select state)");
     CL_TRY(ctx,
-           clEnqueueReadBuffer(ctx->queue, r->ctr, CL_FALSE, 0, sizeof nan_words, nan_words, 0,
-                               NULL, NULL),
+           clEnqueueReadBuffer(ctx->queue, r->ctr, CL_FALSE, 0, 2 * sizeof *nan_words, nan_words,
+                               0, NULL, NULL),
            "clEnqueueReadBuffer(select counters)");
     CL_TRY(ctx,
            clEnqueueReadBuffer(ctx->queue, r->hist, CL_TRUE, 0, 4 * nb * sizeof *hist, hist, 0,
@@ -159,13 +158,12 @@ static int sum_over_parts(struct run *r, cl_int pass)
            clEnqueueWriteBuffer(ctx->queue, r->hist, CL_FALSE, 0, 4 * nb * sizeof *hist, hist, 0,
                                 NULL, NULL),
            "clEnqueueWriteBuffer(select histogram)");
+    /* Not waited for: the queue runs in order, and the run's last read waits for all. */
     CL_TRY(ctx,
-           clEnqueueWriteBuffer(ctx->queue, r->ctr, CL_TRUE, 0, sizeof nan_words, nan_words, 0,
-                                NULL, NULL),
+           clEnqueueWriteBuffer(ctx->queue, r->ctr, CL_FALSE, 0, 2 * sizeof *nan_words, nan_words,
+                                0, NULL, NULL),
            "clEnqueueWriteBuffer(select counters)");
 fail:
-    free(hist);
-    free(counts);
     return status;
 }
 
@@ -233,6 +231,16 @@ static int select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, 
     r.npass = (key_bits + tu.bits - 1) / tu.bits;
     r.bits = tu.bits;
     r.parts = req->parts;
+    if (r.parts) {
+        const size_t nb = (size_t)1 << tu.bits;
+        r.part_hist = malloc(4 * nb * sizeof *r.part_hist);
+        r.part_counts = malloc((1 + nb) * sizeof *r.part_counts);
+        if (!r.part_hist || !r.part_counts) {
+            free(r.part_hist);
+            free(r.part_counts);
+            return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate a histogram");
+        }
+    }
     const uint64_t tile = (uint64_t)tu.wg * (uint64_t)tu.vpt;
     const uint64_t ntiles = (n + tile - 1) / tile;
     r.groups = (size_t)ctx->compute_units * (size_t)tu.groups_per_cu;
@@ -367,7 +375,9 @@ static int select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, 
     if (st[ST_FLAGS] & FLAG_RANGE) res->out_of_range = true;
 
 fail:
-    if (status != CLSTATS_OK) clFinish(ctx->queue);
+    if (status != CLSTATS_OK || r.parts) clFinish(ctx->queue); /* before the host copies go */
+    free(r.part_hist);
+    free(r.part_counts);
     if (req->kernel_ms) {
         clFinish(ctx->queue);
         *req->kernel_ms += clstats__events_ms(ctx, first_event);
