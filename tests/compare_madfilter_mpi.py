@@ -1,7 +1,8 @@
 """madfilter under mpirun (apps/madfilter/mpi_run.c) against madfilter alone: one image filtered
 in bands over 3 ranks, a float64 cube with every map and a rectangle wrapping around, many
 images shared among the ranks (-o DIR), each map the same bits; and a rank without a device
-making every rank fail with no output left behind.
+making every rank fail with no output left behind; "cpu:%local_rank%" naming the first CPU
+device in a process of its own.
 
 Usage: compare_madfilter_mpi.py MADFILTER MPIRUN (exits 77, skipped, without numpy or astropy)."""
 import os
@@ -57,7 +58,8 @@ with tempfile.TemporaryDirectory() as d:
              ("cube", ["-w", "6x4", "--boundary", "wrap", "--max-memory", "20K",
                        "--maps", "mad,median,sigma,snr,residual"])]
     for name, args in cases:
-        if run([f"{d}/{name}.fits", f"{d}/{name}_one.fits"] + args) and \
+        # alone, "cpu:%local_rank%" is "cpu:0", the first CPU device
+        if run([f"{d}/{name}.fits", f"{d}/{name}_one.fits"] + args, device="cpu:%local_rank%") and \
                 run([f"{d}/{name}.fits", f"{d}/{name}_mpi.fits"] + args, ranks=3):
             same(f"{d}/{name}_one.fits", f"{d}/{name}_mpi.fits", f"{name} in bands")
         else:
@@ -74,9 +76,10 @@ with tempfile.TemporaryDirectory() as d:
             print("shared inputs: not the same outputs")
     else:
         failures += 1
-    # rank 1 names a device that does not exist: every rank fails, nothing is written
+    # rank 1 names a device that does not exist ("cpu:1": the machine has one CPU device):
+    # every rank fails, nothing is written
     if not run([f"{d}/img.fits", f"{d}/fail.fits", "-w", "5"], ranks=2,
-               device="%local_rank%:0", expect=1):
+               device="cpu:%local_rank%", expect=1):
         failures += 1
     if any(f.startswith("fail") for f in os.listdir(d)) or any("tmp" in f for f in os.listdir(d)):
         failures += 1
