@@ -8,6 +8,7 @@
  * bytes=... messages=...".
  *
  * Usage: mpirun -np N bench_mpi [--device SPEC] [--log2n 28] [--reps 10]
+ *                               [--method auto|radix|sample] (the distributed calls')
  * SPEC may contain %local_rank%, this rank's index among the ranks of its machine (one GPU a
  * rank: "gpu:%local_rank%"); CLSTATS_TUNE applies to every rank (bench_context.h). */
 #include "bench_context.h"
@@ -60,10 +61,12 @@ int main(int argc, char **argv)
     MPI_Comm_rank(local, &local_rank);
     const char *device = getenv("CLSTATS_DEVICE") ? getenv("CLSTATS_DEVICE") : "auto";
     int log2n = 20, reps = 10;
+    const char *method_name = "auto";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--device")) device = argv[i + 1];
         else if (!strcmp(argv[i], "--log2n")) log2n = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
+        else if (!strcmp(argv[i], "--method")) method_name = argv[i + 1];
     }
     if (reps < 1) reps = 1;
     char spec[200];
@@ -86,6 +89,10 @@ int main(int argc, char **argv)
         printf("bench_mpi: %d ranks, 2^%d float32 a rank on %s (rank 0: %s)\n", size, log2n,
                device, clstats_ctx_device_name(ctx));
     const struct clstats_array part = {.buffer = buf, .dtype = CLSTATS_FLOAT32, .nx = n, .ny = 1};
+    const struct clstats_select_options dist = {
+        .method = !strcmp(method_name, "radix")    ? CLSTATS_SELECT_RADIX
+                  : !strcmp(method_name, "sample") ? CLSTATS_SELECT_SAMPLE
+                                                   : CLSTATS_SELECT_AUTO};
     const char *ops[] = {"kth", "median", "one_device_auto_kth", "one_device_radix_kth"};
     double *ms = malloc((size_t)reps * sizeof *ms);
     for (int op = 0; op < (size == 1 ? 4 : 2); op++) {
@@ -96,8 +103,10 @@ int main(int argc, char **argv)
             MPI_Barrier(MPI_COMM_WORLD);
             const double t0 = MPI_Wtime();
             const uint64_t k = (uint64_t)size * n / 3;
-            if (op == 0) status = clstats_mpi_select_kth(ctx, MPI_COMM_WORLD, &part, k, NULL, &value, &t);
-            else if (op == 1) status = clstats_mpi_median(ctx, MPI_COMM_WORLD, &part, NULL, &value, &t);
+            if (op == 0)
+                status = clstats_mpi_select_kth(ctx, MPI_COMM_WORLD, &part, k, &dist, &value, &t);
+            else if (op == 1)
+                status = clstats_mpi_median(ctx, MPI_COMM_WORLD, &part, &dist, &value, &t);
             else {
                 struct clstats_select_options o = {
                     .method = op == 2 ? CLSTATS_SELECT_AUTO : CLSTATS_SELECT_RADIX};
@@ -114,9 +123,10 @@ int main(int argc, char **argv)
         }
         qsort(ms, (size_t)reps, sizeof *ms, cmp_double);
         if (rank == 0)
-            printf("RESULT ranks=%d n_rank=%zu n_total=%zu op=%s ms=%.3f min_ms=%.3f bytes=%llu "
-                   "messages=%llu value=%.9g\n",
-                   size, n, (size_t)size * n, ops[op], ms[reps / 2], ms[0],
+            printf("RESULT ranks=%d n_rank=%zu n_total=%zu op=%s method=%s ms=%.3f min_ms=%.3f "
+                   "bytes=%llu messages=%llu value=%.9g\n",
+                   size, n, (size_t)size * n, ops[op], op < 2 ? method_name : "-", ms[reps / 2],
+                   ms[0],
                    (unsigned long long)t.bytes, (unsigned long long)t.messages, value);
     }
     free(ms);

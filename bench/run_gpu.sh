@@ -456,10 +456,12 @@ if has mpi; then
         log2n=${MPI_LOG2N:-28}
         for bits in 11 8; do
             for np in 1 2 4; do
-                echo "== bench_mpi, $np ranks, 2^$log2n a rank, select.bits=$bits"
-                LD_LIBRARY_PATH=$nompi CLSTATS_DEVICE=gpu CLSTATS_TUNE=select.bits=$bits \
-                    timeout 250 mpirun -np $np --oversubscribe ./build/bench/bench_mpi \
-                    --log2n "$log2n" --reps "${MPI_REPS:-10}"
+                for method in auto radix; do
+                    echo "== bench_mpi, $np ranks, 2^$log2n a rank, select.bits=$bits, $method"
+                    LD_LIBRARY_PATH=$nompi CLSTATS_DEVICE=gpu CLSTATS_TUNE=select.bits=$bits \
+                        timeout 250 mpirun -np $np --oversubscribe ./build/bench/bench_mpi \
+                        --log2n "$log2n" --reps "${MPI_REPS:-10}" --method $method
+                done
             done
             echo "== one rank holding 4 x 2^$log2n, select.bits=$bits"
             LD_LIBRARY_PATH=$nompi CLSTATS_DEVICE=gpu CLSTATS_TUNE=select.bits=$bits \

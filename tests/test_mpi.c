@@ -106,7 +106,8 @@ static bool same_bits(double a, double b)
 
 /* One array: k-th values, medians (each even rule), percentiles, quantiles, both NaN policies,
  * against the one-device calls. */
-static void check_array(size_t n, uint64_t seed, bool f64, double nan_share)
+static void check_array(size_t n, uint64_t seed, bool f64, double nan_share,
+                        enum clstats_select_method method)
 {
     double *x = malloc((n ? n : 1) * sizeof *x);
     fill(x, n, seed, f64, nan_share);
@@ -115,10 +116,11 @@ static void check_array(size_t n, uint64_t seed, bool f64, double nan_share)
     const struct clstats_array part = part_of(x, n, seed, f64, &hp, &buf);
     const struct clstats_array all = whole(x, n, f64, &hw);
     char what[120];
-    snprintf(what, sizeof what, "n=%zu seed=%llu %s", n, (unsigned long long)seed,
-             f64 ? "f64" : "f32");
+    snprintf(what, sizeof what, "n=%zu seed=%llu %s method %d", n, (unsigned long long)seed,
+             f64 ? "f64" : "f32", (int)method);
     uint64_t nan_want = 0, nan_got = 0;
-    struct clstats_select_options o = {.nan_count = &nan_want}, od = {.nan_count = &nan_got};
+    struct clstats_select_options o = {.nan_count = &nan_want},
+                                  od = {.nan_count = &nan_got, .method = method};
     const uint64_t ks[] = {0, n / 3, n / 2, n ? n - 1 : 0, n + 5};
     for (int i = 0; i < 5; i++) {
         double want = NAN, got = NAN;
@@ -185,10 +187,10 @@ static void check_traffic(void)
         free(x);
     }
     /* ceil(32 / bits) radix passes, each a message of 2^bits 32-bit counts and two words (the
-     * failures, the NaNs), a last message alike, and the opening's four 64-bit words */
+     * failures, the NaNs), a last message alike, and the opening's five 64-bit words */
     const char *tuning = getenv("CLSTATS_TEST_TUNING"), *b = tuning ? strstr(tuning, "select.bits=") : NULL;
     const int bits = b ? atoi(b + strlen("select.bits=")) : 11, passes = (32 + bits - 1) / bits;
-    const uint64_t expect = (uint64_t)(passes + 1) * (2 + ((uint64_t)1 << bits)) * 4 + 32;
+    const uint64_t expect = (uint64_t)(passes + 1) * (2 + ((uint64_t)1 << bits)) * 4 + 40;
     CHECK(t[0].bytes == t[1].bytes && t[0].bytes == expect &&
               t[0].messages == (uint64_t)passes + 2,
           "traffic: %llu bytes in %llu messages for n = 1000, %llu for n = 100000, expected %llu",
@@ -276,13 +278,18 @@ int main(int argc, char **argv)
     }
     ctx = test_ctx(); /* $CLSTATS_DEVICE, and $CLSTATS_TEST_TUNING's settings */
     const uint64_t seed = test_seed();
-    const size_t ns[] = {0, 1, 2, 7, 64, 1001, 4096};
-    for (int i = 0; i < 7; i++) {
-        check_array(ns[i], seed + (uint64_t)i, false, 0.1);
-        check_array(ns[i], seed + 100 + (uint64_t)i, true, 0.1);
+    /* radix alone (the default below 2^21 values), and the sample's bracket first: its
+     * sample is small here, so its bracket often misses and the radix passes take over */
+    const size_t ns[] = {0, 1, 2, 7, 64, 1001, 4096, 30000};
+    for (int m = 0; m < 2; m++) {
+        const enum clstats_select_method method = m ? CLSTATS_SELECT_SAMPLE : CLSTATS_SELECT_AUTO;
+        for (int i = 0; i < 8; i++) {
+            check_array(ns[i], seed + (uint64_t)i, false, 0.1, method);
+            check_array(ns[i], seed + 100 + (uint64_t)i, true, 0.1, method);
+        }
+        check_array(300, seed + 200, false, 1.0, method); /* all NaN: empty everywhere */
+        check_array(300, seed + 201, false, 0.0, method);
     }
-    check_array(300, seed + 200, false, 1.0); /* all NaN: empty everywhere */
-    check_array(300, seed + 201, false, 0.0);
     check_traffic();
     check_faults();
     check_filter(23, 17, (struct clstats_filter_params){.width = 5}, seed + 300);

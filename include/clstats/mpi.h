@@ -34,11 +34,16 @@ struct clstats_mpi_traffic {
 /* The k-th smallest valid value (k 0-based among all ranks' valid values), the median and
  * percentiles of an array whose parts the ranks hold, in rank order or any order (order
  * statistics do not depend on it): each rank's part a struct clstats_array in host memory or in
- * a buffer of its own context, float32 or float64 (the same on every rank), possibly empty
- * (nx or ny 0). Results and options as clstats_select_kth_array, clstats_median_array and
- * clstats_percentiles_array give them for the whole array on one device, bit for bit: each
- * radix pass histograms every part on its own device and sums the histograms with
- * MPI_Allreduce, so only counts cross (opts->method is ignored; the radix path runs).
+ * a buffer of its own context, float32 or float64 (the same on every rank, as the select.bits
+ * tuning must be), possibly empty (nx or ny 0). Results and options as
+ * clstats_select_kth_array, clstats_median_array and clstats_percentiles_array give them for
+ * the whole array on one device, bit for bit: each radix pass histograms every part on its own
+ * device and sums the histograms with MPI_Allreduce, so only counts cross. opts->method:
+ * CLSTATS_SELECT_RADIX the radix passes over the data; CLSTATS_SELECT_SAMPLE first a bracket
+ * from one sample of all parts (2048 keys gathered in one message), one pass counting and
+ * gathering inside it, the radix passes on what it gathered (where the bracket missed, on the
+ * data); CLSTATS_SELECT_AUTO (and the cutting plane, not distributed) the sample from 2^21
+ * values when every rank is on a GPU, else radix.
  * opts->nan_count receives the NaNs of all parts; opts->mask, when given, is the rank's part's
  * mask; opts->kernel_ms the rank's own device time. traffic may be NULL. */
 CLSTATS_API int clstats_mpi_select_kth(clstats_ctx *ctx, MPI_Comm comm,

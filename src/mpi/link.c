@@ -36,7 +36,8 @@ int clstats__mpi_agree_failure(struct mpi_link *link, int status)
 }
 
 int clstats__mpi_open(struct mpi_link *link, clstats_ctx *ctx, MPI_Comm comm, size_t words,
-                      int status, uint64_t value, uint32_t same, uint64_t *total)
+                      int status, uint64_t value, uint32_t same, bool gpu, uint64_t *total,
+                      bool *all_gpus)
 {
     memset(link, 0, sizeof *link);
     link->ctx = ctx;
@@ -48,10 +49,11 @@ int clstats__mpi_open(struct mpi_link *link, clstats_ctx *ctx, MPI_Comm comm, si
         status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate a message");
     /* `same` is the same on every rank exactly when the sum of its squares is size times
      * (sum / size)^2: equality in Cauchy-Schwarz (sums below 2^64 for values below 2^26). */
-    uint64_t w[4] = {status != CLSTATS_OK, value, same, (uint64_t)same * same};
-    MPI_Allreduce(MPI_IN_PLACE, w, 4, MPI_UINT64_T, MPI_SUM, comm);
+    uint64_t w[5] = {status != CLSTATS_OK, value, same, (uint64_t)same * same, gpu};
+    MPI_Allreduce(MPI_IN_PLACE, w, 5, MPI_UINT64_T, MPI_SUM, comm);
     clstats__mpi_count(link, sizeof w);
     *total = w[1];
+    if (all_gpus) *all_gpus = w[4] == (uint64_t)link->size;
     link->narrow = w[1] <= UINT32_MAX; /* no count exceeds the values, nor the failures the ranks */
     if (w[0]) return clstats__mpi_agree_failure(link, status);
     if (w[3] * (uint64_t)link->size != w[2] * w[2]) {

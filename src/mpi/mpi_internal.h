@@ -20,11 +20,13 @@ struct mpi_link {
 
 /* Opens a call's link, whose count messages (clstats__mpi_sum_counts) will carry `words`
  * counts (0: the call sends none): every rank's status so far (its own argument checks), its
- * value and `same` (below 2^26: what every rank must pass alike, such as the data's type) are
- * combined in one message, *total the sum of the values; returns the status all agree on (a
+ * value, `same` (below 2^26: what every rank must pass alike, such as the data's type) and
+ * whether its device is a GPU are combined in one message, *total the sum of the values,
+ * *all_gpus (may be NULL) whether every rank's device is; returns the status all agree on (a
  * `same` that differs: CLSTATS_ERR_ARG). Close it whatever that is. */
 int clstats__mpi_open(struct mpi_link *link, clstats_ctx *ctx, MPI_Comm comm, size_t words,
-                      int status, uint64_t value, uint32_t same, uint64_t *total);
+                      int status, uint64_t value, uint32_t same, bool gpu, uint64_t *total,
+                      bool *all_gpus);
 
 /* A message of one word: whether any rank failed since the last; the status all agree on. */
 int clstats__mpi_check(struct mpi_link *link, int status);

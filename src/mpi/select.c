@@ -55,9 +55,20 @@ static int distributed(clstats_ctx *ctx, MPI_Comm comm, const struct clstats_arr
     const uint32_t same = (uint32_t)b << 1 | (part && part->dtype == CLSTATS_FLOAT64);
     struct mpi_link link;
     uint64_t n_total = 0;
-    status = clstats__mpi_open(&link, ctx, comm, words, status, n, same, &n_total);
+    bool all_gpus = false;
+    status = clstats__mpi_open(&link, ctx, comm, words, status, n, same, ctx && !ctx->is_cpu,
+                               &n_total, &all_gpus);
     if (status == CLSTATS_OK) {
-        const struct select_parts parts = {clstats__mpi_sum_counts, &link, n_total};
+        /* The sample's bracket first (one pass over the data instead of two) where asked, or
+         * where the one-device call would take it: from 2^21 values, every rank on a GPU (on
+         * CPU devices a pass costs little next to the bracket's). Radix alone otherwise. */
+        const enum clstats_select_method m = opts ? opts->method : CLSTATS_SELECT_AUTO;
+        const bool bracket = link.size <= (1 << b) &&
+                             (m == CLSTATS_SELECT_SAMPLE ||
+                              (m != CLSTATS_SELECT_RADIX && all_gpus &&
+                               n_total >= ((uint64_t)1 << 21)));
+        const struct select_parts parts = {clstats__mpi_sum_counts, &link, n_total, bracket,
+                                           link.rank, link.size};
         if (rq->what == KTH)
             status = clstats__select_kth_parts(ctx, part, rq->k, opts, &parts, out);
         else if (rq->what == MEDIAN)

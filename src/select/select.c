@@ -37,6 +37,8 @@ enum {
     ST_WORDS = 32
 };
 enum { FLAG_DONE = 1, FLAG_EMPTY = 2, FLAG_RANGE = 4 };
+/* Counter words of kernels/select.cl (uint pairs, low then high). */
+enum { CTR_NAN = 0, CTR_KEYS = 2, CTR_IN = 4, CTR_BELOW = 6, CTR_WORDS = 8 };
 enum { MODE_KTH = 0, MODE_MEDIAN = 1, MODE_GIVEN = 2 };
 
 /* Cutting-plane passes enqueued between reads of the state: most inputs finish in one batch,
@@ -181,6 +183,175 @@ fail:
     return status;
 }
 
+/* ---- A bracket over parts (struct select_parts's bracket) ------------------------------- */
+
+static int get_kernel(struct run *r, cl_program program, const char *name, cl_kernel *k);
+
+static uint64_t key_of_value_bits(uint64_t b, bool f64)
+{
+    const uint64_t sign = f64 ? 0x8000000000000000ull : 0x80000000u;
+    const uint64_t all = f64 ? ~0ull : 0xffffffffu;
+    return (b & sign) ? (~b & all) : (b | sign);
+}
+
+static bool bits_are_nan(uint64_t b, bool f64)
+{
+    return f64 ? (b & 0x7fffffffffffffffull) > 0x7ff0000000000000ull
+               : (b & 0x7fffffffu) > 0x7f800000u;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Keys S of the whole array's sample: this part's share, S n / n_total, read strided from its
+ * data, gathered with the others' by one message (each part its own slots; a float64 key in two
+ * 32-bit halves), as the one-device sample_bracket kernel reads its own. */
+static int gather_sample(struct run *r, cl_mem data, size_t offset, uint64_t n, bool f64,
+                         size_t total, uint64_t *keys)
+{
+    clstats_ctx *ctx = r->ctx;
+    const struct select_parts *pp = r->parts;
+    uint64_t *counts = r->part_counts;
+    const size_t words = (size_t)1 << r->bits, per = f64 ? 2 : 1, elem = f64 ? 8 : 4;
+    int status = CLSTATS_OK;
+    /* Every part's values, so that every part knows every share and where its slots start. */
+    memset(counts, 0, (1 + words) * sizeof *counts);
+    counts[1 + pp->part] = n;
+    if ((status = pp->sum_counts(pp->user, counts, 1 + words, CLSTATS_OK))) return status;
+    size_t first = 0, mine = 0;
+    for (int q = 0; q < pp->parts; q++) {
+        const size_t share = (size_t)((double)total * (double)counts[1 + q] / (double)pp->n_total);
+        if (q == pp->part) mine = share;
+        if (q < pp->part) first += share;
+    }
+    memset(counts, 0, (1 + words) * sizeof *counts);
+    if (mine) {
+        uint64_t *raw = calloc(mine, sizeof *raw);
+        if (!raw) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate a sample");
+        const size_t stride = (size_t)(n / mine);
+        const size_t origin[3] = {(offset + stride / 2) * elem, 0, 0}, host[3] = {0, 0, 0};
+        const size_t region[3] = {elem, mine, 1};
+        const cl_int err = clEnqueueReadBufferRect(ctx->queue, data, CL_TRUE, origin, host, region,
+                                                   stride * elem, 0, 8, 0, raw, 0, NULL, NULL);
+        for (size_t i = 0; err == CL_SUCCESS && i < mine; i++) {
+            const uint64_t k = bits_are_nan(raw[i], f64) ? ~0ull : key_of_value_bits(raw[i], f64);
+            counts[1 + (first + i) * per] = f64 ? k & 0xffffffffu : k;
+            if (f64) counts[2 + (first + i) * per] = k >> 32;
+        }
+        free(raw);
+        if (err != CL_SUCCESS)
+            return clstats__fail(ctx, CLSTATS_ERR_OPENCL, "clEnqueueReadBufferRect(sample): %d",
+                                 (int)err);
+    }
+    if ((status = pp->sum_counts(pp->user, counts, 1 + words, CLSTATS_OK))) return status;
+    for (size_t i = 0; i < total; i++)
+        keys[i] = f64 ? counts[1 + 2 * i] | counts[2 + 2 * i] << 32 : counts[1 + i];
+    return CLSTATS_OK;
+}
+
+/* The bracket every part picks alike from the gathered sample: the kernel's rule
+ * (sample_bracket) in double on the host, where all parts compute the same. */
+static void pick_bracket(const struct select_request *req, uint64_t n_total, uint64_t *keys,
+                         size_t total, bool f64, uint64_t *lo, uint64_t *hi)
+{
+    size_t sv = 0;
+    for (size_t i = 0; i < total; i++)
+        sv += keys[i] != ~0ull;
+    qsort(keys, total, sizeof *keys, cmp_key);
+    const double nv_est = (double)n_total * (double)sv / (double)total;
+    double p = 0.5;
+    if (req->mode == MODE_KTH) p = nv_est > 0 ? ((double)req->k + 0.5) / nv_est : 0.5;
+    if (req->mode == MODE_GIVEN) p = nv_est > 0 ? ((double)req->r0 + 0.5) / nv_est : 0.5;
+    p = p < 0 ? 0 : (p > 1 ? 1 : p);
+    const double margin = 5.0 * sqrt((double)total * p * (1.0 - p)) + 4.0;
+    const double lo_i = floor(p * (double)sv - margin), hi_i = ceil(p * (double)sv + margin);
+    const bool open_lo = sv == 0 || lo_i <= 0, open_hi = sv == 0 || hi_i >= (double)sv - 1;
+    *lo = open_lo ? 0 : keys[(size_t)lo_i];
+    *hi = open_hi ? (f64 ? ~0ull : 0xffffffffull) : keys[(size_t)hi_i];
+}
+
+/* The sample method over parts: the bracket, one pass over this part's data counting and
+ * gathering inside it, the counts summed over the parts, and the kernel that decides whether
+ * the radix passes go on from the gathered keys. Every part takes the same branch: the sums
+ * decide, and a part whose gathered keys overflowed its buffer makes all fall back. */
+static int parts_bracket(struct run *r, cl_program program, cl_mem data, size_t offset,
+                         uint64_t n, bool f64, const struct select_request *req, uint64_t cap)
+{
+    clstats_ctx *ctx = r->ctx;
+    const size_t total = r->parts->n_total / 4 < ((size_t)1 << r->bits) / (f64 ? 2 : 1)
+                             ? (size_t)(r->parts->n_total / 4)
+                             : ((size_t)1 << r->bits) / (f64 ? 2 : 1);
+    if (total < 16) return CLSTATS_OK; /* too few values to sample: radix alone, on every part */
+    uint64_t *keys = malloc(total * sizeof *keys);
+    if (!keys) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate a sample");
+    int status = gather_sample(r, data, offset, n, f64, total, keys);
+    cl_kernel k_pass, k_update;
+    cl_ulong lohi[2] = {0, 0};
+    if (status == CLSTATS_OK) {
+        uint64_t lo, hi;
+        pick_bracket(req, r->parts->n_total, keys, total, f64, &lo, &hi);
+        lohi[0] = lo;
+        lohi[1] = hi;
+    }
+    free(keys);
+    if (status != CLSTATS_OK) return status;
+    const cl_ulong off = offset, nn = n;
+    if ((status = get_kernel(r, program, "bracket_pass", &k_pass)) ||
+        (status = get_kernel(r, program, "bracket_update", &k_update)) ||
+        (status = data_args(ctx, k_pass, data, off, nn, r->st)))
+        return status;
+    ARG(k_pass, 4, r->ctr);
+    ARG(k_pass, 5, r->kbuf);
+    ARG(k_update, 0, r->st);
+    ARG(k_update, 1, r->ctr);
+    CL_TRY(ctx,
+           clEnqueueWriteBuffer(ctx->queue, r->st, CL_FALSE, ST_LO * sizeof(cl_ulong),
+                                sizeof lohi, lohi, 0, NULL, NULL),
+           "clEnqueueWriteBuffer(select bracket)");
+    if ((status = launch(r, k_pass, r->groups, "bracket_pass"))) return status;
+    cl_uint ctr[CTR_WORDS];
+    CL_TRY(ctx,
+           clEnqueueReadBuffer(ctx->queue, r->ctr, CL_TRUE, 0, sizeof ctr, ctr, 0, NULL, NULL),
+           "clEnqueueReadBuffer(select counters)");
+    {
+        uint64_t *c = r->part_counts;
+        const size_t words = (size_t)1 << r->bits;
+        memset(c, 0, (1 + words) * sizeof *c);
+        const uint64_t in = (uint64_t)ctr[CTR_IN + 1] << 32 | ctr[CTR_IN];
+        c[0] = (uint64_t)ctr[CTR_NAN + 1] << 32 | ctr[CTR_NAN];
+        c[1] = (uint64_t)ctr[CTR_BELOW + 1] << 32 | ctr[CTR_BELOW];
+        c[2] = in;
+        c[3] = in > cap; /* this part's gathered keys did not all fit */
+        if ((status = r->parts->sum_counts(r->parts->user, c, 4, CLSTATS_OK))) return status;
+        const int at[3] = {CTR_NAN, CTR_BELOW, CTR_IN};
+        for (int i = 0; i < 3; i++) {
+            ctr[at[i]] = (cl_uint)c[i];
+            ctr[at[i] + 1] = (cl_uint)(c[i] >> 32);
+        }
+        /* The kernel holds the summed count inside to the capacity: any part's overflow makes
+         * it fall back, a capacity of 0, else none binds; the true one comes back after. */
+        lohi[0] = c[3] ? 0 : ~(cl_ulong)0;
+    }
+    CL_TRY(ctx,
+           clEnqueueWriteBuffer(ctx->queue, r->ctr, CL_FALSE, 0, sizeof ctr, ctr, 0, NULL, NULL),
+           "clEnqueueWriteBuffer(select counters)");
+    CL_TRY(ctx,
+           clEnqueueWriteBuffer(ctx->queue, r->st, CL_FALSE, ST_CAP * sizeof(cl_ulong),
+                                sizeof(cl_ulong), &lohi[0], 0, NULL, NULL),
+           "clEnqueueWriteBuffer(select capacity)");
+    if ((status = launch_sized(r, k_update, 1, 1, "bracket_update"))) return status;
+    lohi[1] = cap;
+    CL_TRY(ctx,
+           clEnqueueWriteBuffer(ctx->queue, r->st, CL_TRUE, ST_CAP * sizeof(cl_ulong),
+                                sizeof(cl_ulong), &lohi[1], 0, NULL, NULL),
+           "clEnqueueWriteBuffer(select capacity)");
+fail:
+    return status;
+}
+
 /* Kernels of the program, each with the arguments that never change within a run. */
 static int get_kernel(struct run *r, cl_program program, const char *name, cl_kernel *k)
 {
@@ -314,6 +485,9 @@ static int select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, 
             goto fail;
     }
     if (method == CLSTATS_SELECT_RADIX || method == CLSTATS_SELECT_SAMPLE) {
+        if (r.parts && r.parts->bracket &&
+            (status = parts_bracket(&r, program, data, offset, n, f64, req, cap)))
+            goto fail;
         for (cl_int p = 0; p < r.npass; p++)
             if ((status = radix_pass(&r, p))) goto fail;
         CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r.st, CL_TRUE, 0, sizeof st, st, 0, NULL, NULL),

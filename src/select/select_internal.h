@@ -16,6 +16,13 @@ struct select_parts {
     int (*sum_counts)(void *user, uint64_t *counts, size_t n, int status);
     void *user;
     uint64_t n_total; /* values in all parts, NaNs included */
+    /* Bracket first (the sample method over the parts): every part's share of one sample of the
+     * whole array gathered through sum_counts (each part its own slots), the bracket picked
+     * from it alike by every part, one pass counting and gathering each part's values inside
+     * it, the counts summed; the radix passes then run on the gathered values (or, where the
+     * bracket missed, on the data). part is this part's index of `parts` (at most 2^bits). */
+    bool bracket;
+    int part, parts;
 };
 
 struct select_request {
