@@ -14,7 +14,9 @@
 # the GPU and on PoCL there), kmeans (bench_kmeans's seed case, 10^7 x 3 k 16 and 10^6 x 256
 # k 1024 per iteration, on the GPU and on PoCL there, beside peers_kmeans.py: scikit-learn and
 # torch), gp (bench_gp's deviances: one at n = 4064, d = 6, with and without
-# its gradient, and a population of 100 at n = 256, beside bench/peers_gp.py). Expects build/ and .device-libs/ carried (and, for
+# its gradient, and a population of 100 at n = 256, beside bench/peers_gp.py), mpi (the MPI module:
+# tests/test_mpi with 1, 2 and 4 ranks sharing the GPU, and bench_mpi's weak scaling, 2^28
+# float32 a rank, beside one rank holding all 4 x 2^28; issue 25). Expects build/ and .device-libs/ carried (and, for
 # select_ab and filter_ab, the older build as $AB_BASE, default build-base/, made by
 # bench/build_base.sh);
 # logs go under $OUT. Extra bench arguments: $FILTER_ARGS, $SELECT_ARGS.
@@ -423,4 +425,50 @@ if has gp; then
         CLSTATS_DEVICE=$dev timeout 250 ./build/bench/bench_gp batch 64 1000 6 "${GP_REPS:-5}"
     done 2>&1 | tee "$OUT/bench_gp.txt"
     timeout 400 python3 bench/peers_gp.py --reps 3 2>&1 | tee "$OUT/peers_gp.txt"
+fi
+
+if has mpi; then
+    # The MPI module (issue 25): the suite with 1, 2 and 4 ranks sharing the one GPU, then weak
+    # scaling of the distributed k-th value and median (bench/bench_mpi.c, 2^MPI_LOG2N float32 a
+    # rank) beside one rank holding all four ranks' values, with 11- and 8-bit digits. The
+    # build links Debian's Open MPI 4.1.4; this machine's own libmpi.so.40 (4.1.6, the same
+    # ABI) goes with its own mpirun, so the packed MPI libraries are left out of the path.
+    nompi=/tmp/device-libs-nompi
+    rm -rf "$nompi" && mkdir -p "$nompi"
+    for f in .device-libs/*; do
+        case $(basename "$f") in
+            libmpi*|libopen-*|libpmix*|libhwloc*|libevent*|libucp*|libucs*|libuct*|libfabric*) ;;
+            *) ln -s "$PWD/$f" "$nompi/" ;;
+        esac
+    done
+    mpilib=$(dirname "$(command -v mpirun)")/../lib
+    if ! ldconfig -p 2>/dev/null | grep -q 'libmpi.so.40'; then
+        if [ -e "$mpilib/libmpi.so.40" ]; then nompi=$nompi:$mpilib; else nompi=$PWD/.device-libs; fi
+    fi
+    export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    {
+        echo "libraries: $nompi"
+        LD_LIBRARY_PATH=$nompi ldd ./build/bench/bench_mpi | grep -E 'mpi|clstats'
+        mpirun --version | head -1
+        for np in 1 2 4; do
+            echo "== test_mpi, $np ranks on the GPU"
+            LD_LIBRARY_PATH=$nompi CLSTATS_DEVICE=gpu timeout 250 \
+                mpirun -np $np --oversubscribe ./build/tests/test_mpi 2>&1 | tail -4
+        done
+        log2n=${MPI_LOG2N:-28}
+        for bits in 11 8; do
+            for np in 1 2 4; do
+                for method in auto radix; do
+                    echo "== bench_mpi, $np ranks, 2^$log2n a rank, select.bits=$bits, $method"
+                    LD_LIBRARY_PATH=$nompi CLSTATS_DEVICE=gpu CLSTATS_TUNE=select.bits=$bits \
+                        timeout 250 mpirun -np $np --oversubscribe ./build/bench/bench_mpi \
+                        --log2n "$log2n" --reps "${MPI_REPS:-10}" --method $method
+                done
+            done
+            echo "== one rank holding 4 x 2^$log2n, select.bits=$bits"
+            LD_LIBRARY_PATH=$nompi CLSTATS_DEVICE=gpu CLSTATS_TUNE=select.bits=$bits \
+                timeout 250 mpirun -np 1 ./build/bench/bench_mpi --log2n $((log2n + 2)) \
+                --reps "${MPI_REPS:-10}"
+        done
+    } 2>&1 | tee "$OUT/bench_mpi.txt"
 fi

@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # library_alone.sh - the library builds and installs with the OpenCL loader and CLBlast only (its
 # matrix library, docs/ARCHITECTURE.md): configured with
-# the programs, tests and benchmarks off (so cfitsio, libpng, zlib and Check are never looked
-# for), built, installed into a scratch directory, and its shared library checked to need none
+# the programs, tests, benchmarks and the optional MPI module off (so cfitsio, libpng, zlib,
+# Check and MPI are never looked for), built, installed into a scratch directory, and its shared library checked to need none
 # of them: OpenCL and CLBlast (with CLBlast's own C++ runtime) are all it may need. CI runs it
 # (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-meson setup "$dir/build" -Dprograms=disabled -Dtests=disabled -Dbench=false -Dpython=disabled \
+meson setup "$dir/build" -Dprograms=disabled -Dtests=disabled -Dbench=false -Dpython=disabled -Dmpi=disabled \
     >/dev/null
 ninja -C "$dir/build" >/dev/null
 DESTDIR=$dir/root meson install -C "$dir/build" --quiet >/dev/null

@@ -9,6 +9,7 @@
 #include "fits_io.h"
 #include "keywords.h"
 #include "maps.h"
+#include "mpi_run.h"
 #include "options.h"
 #include "outputs.h"
 #include "paths.h"
@@ -194,7 +195,7 @@ static int open_input(struct job *j)
 static int ensure_context(struct session *s)
 {
     if (s->ctx) return EXIT_OK;
-    int status = program_context_create(&s->ctx, s->opt.device);
+    int status = program_context_create(&s->ctx, mpi_device(s->opt.device));
     if (status != CLSTATS_OK) return library_error("", status, clstats_ctx_message(NULL));
     struct clstats_device_limits limits;
     clstats_ctx_limits(s->ctx, &limits);
@@ -412,6 +413,11 @@ static int filter(struct job *j)
         .notice = on_notice,
         .user = j,
     };
+    if (mpi_ranks() > 1 && !j->s->outputs.batch) { /* one input, this rank's band (mpi_run.h) */
+        mpi_band(j->image.ny, &rj.row_begin, &rj.row_end);
+        mpi_strips_begin(j->image.nx, j->image.planes, j->f64);
+        if (mpi_keeps_strips()) rj.write = mpi_keep_strip;
+    }
     j->err[0] = '\0';
     const int status = clstats_filter_rows(j->s->ctx, &rj);
     clear_progress(j);
@@ -521,8 +527,10 @@ static void summary(const struct job *j)
 static int run_one(struct session *s, int i, bool *fatal)
 {
     struct job j = {.s = s, .input = s->opt.inputs[i], .start = now()};
-    j.output = outputs_file(&s->outputs, i);
-    j.png_output = outputs_png(&s->outputs, i);
+    /* One input over several ranks: rank 0 alone writes (mpi_run.h). */
+    const bool writes = s->outputs.batch || mpi_leads();
+    j.output = writes ? outputs_file(&s->outputs, i) : NULL;
+    j.png_output = writes ? outputs_png(&s->outputs, i) : NULL;
     j.to_stdout = outputs_is_stdout(j.output);
     j.png_only = j.output && !j.to_stdout && path_has_suffix(j.output, ".png");
     error_subject = s->outputs.batch ? j.input : NULL;
@@ -534,8 +542,13 @@ static int run_one(struct session *s, int i, bool *fatal)
     if (rc == EXIT_OK) rc = plan_strips(&j);
     if (rc == EXIT_OK && j.output && !j.png_only) rc = create_fits_output(&j);
     if (rc == EXIT_OK) rc = filter(&j);
-    if (rc == EXIT_OK) rc = write_outputs(&j);
-    if (rc == EXIT_OK && !s->opt.quiet) summary(&j);
+    if (!s->outputs.batch && mpi_ranks() > 1) {
+        const int before = rc;
+        rc = mpi_gather_strips(rc, take_strip, &j, &j.n_nan, &j.n_strips);
+        if (before == EXIT_OK && rc != EXIT_OK && j.err[0]) error("%s", j.err);
+    }
+    if (rc == EXIT_OK && writes) rc = write_outputs(&j);
+    if (rc == EXIT_OK && writes && !s->opt.quiet) summary(&j);
 
     fits_output_abort(j.fits);
     atomic_abort(&j.out_file);
@@ -559,20 +572,27 @@ static int run_all(struct session *s)
     s->show_progress = !o->quiet && isatty(STDERR_FILENO);
     int failed = 0;
     bool fatal = false;
+    const double start = now();
+    if (s->outputs.batch) mpi_share_inputs(o->inputs, o->n_inputs);
     for (int i = 0; i < o->n_inputs && !fatal; i++) {
+        if (s->outputs.batch && !mpi_takes(i)) continue;
         rc = run_one(s, i, &fatal);
         if (rc != EXIT_OK) failed++;
     }
     if (!s->outputs.batch) return rc;
-    if (fatal && o->n_inputs > 1)
+    failed = mpi_batch_end(failed, &fatal, o->n_inputs, now() - start);
+    if (!mpi_leads())
+        ; /* rank 0 speaks for all */
+    else if (fatal && o->n_inputs > 1)
         error("stopped: no input can be filtered without a device");
-    else if (failed)
+    else if (failed && mpi_ranks() == 1)
         error("%d of %d inputs failed", failed, o->n_inputs);
     return failed ? EXIT_RUNTIME : EXIT_OK;
 }
 
 int main(int argc, char **argv)
 {
+    mpi_start(&argc, &argv);
     struct session s;
     memset(&s, 0, sizeof s);
     int rc = options_parse(argc, argv, &s.opt);
@@ -588,5 +608,5 @@ int main(int argc, char **argv)
     outputs_free(&s.outputs);
     window_free(&s.window);
     options_free(&s.opt);
-    return rc;
+    return mpi_finish(rc);
 }

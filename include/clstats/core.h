@@ -102,6 +102,8 @@ typedef struct clstats_ctx clstats_ctx;
  *   NULL      - take $CLSTATS_DEVICE, else "auto"
  *   "auto"    - the first GPU of any platform, else the first CPU, else any device
  *   "gpu", "cpu", "accelerator" - the first device of that type
+ *   "gpu:N", "cpu:N", "accelerator:N" - the N-th (0-based) device of that type, over all
+ *               platforms: one GPU a process, "gpu:%local_rank%" in madfilter under mpirun
  *   "P:D"     - device D of platform P, both 0-based indices as clstats_list_devices() gives them
  *   other     - the first device whose platform name, device name or device version (as
  *               clstats_list_devices gives them) contains it, case-insensitive: "nvidia", "pocl"

@@ -199,6 +199,10 @@ struct clstats_rows_job {
     /* Optional: a float64 job, read in float64 rows instead of through `read` (which may then be
      * NULL), filtered and handed over in float64 (needs fp64). */
     int (*read_f64)(void *user, size_t plane, size_t row0, size_t rows, double *dst);
+    /* Optional: only output rows row_begin .. row_end - 1 of each plane (row_end 0: to the last
+     * row), still read and filtered against the whole image's ny rows and boundary: one band of
+     * an image that several processes filter together (madfilter under mpirun). */
+    size_t row_begin, row_end;
 };
 
 /* The tallest strip (at most ny rows) whose buffers fit host_bytes of host memory, half the

@@ -438,6 +438,134 @@ static PyObject *py_quantiles(PyObject *self, PyObject *args)
     return PyLong_FromUnsignedLongLong(nans);
 }
 
+/* ---- Over MPI ranks (include/clstats/mpi.h; clstats.mpi) -------------------------------------
+ * Built where the library has its MPI module. The communicator comes as its Fortran handle
+ * (mpi4py's Comm.py2f()), so that this file needs no mpi4py headers. */
+#ifdef CLSTATS_HAVE_MPI
+#include "clstats/mpi.h"
+
+/* mpi_select(ctx, comm_handle, part, what, k, q, out, even) -> (value or None, nans, bytes,
+ * messages): what 'kth' or 'median' (value), or 'quantiles' (q and out float64 vectors, value
+ * 0.0); None for the value where no rank holds a valid value. */
+static PyObject *py_mpi_select(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule, *part_obj, *q_obj, *out_obj;
+    long long handle;
+    const char *what, *even = "mean";
+    unsigned long long k = 0;
+    if (!PyArg_ParseTuple(args, "OLOsKOO|s", &capsule, &handle, &part_obj, &what, &k, &q_obj,
+                          &out_obj, &even))
+        return NULL;
+    /* A rank whose own arguments are bad still joins the call, with none, so that every rank
+     * fails together (mpi.h); it raises its own error, the others the library's. */
+    clstats_ctx *ctx = capsule == Py_None ? NULL : context_of(capsule);
+    struct clstats_array part, q = {0}, out = {0};
+    uint64_t nans = 0;
+    struct clstats_select_options o = {.nan_count = &nans};
+    const bool quantiles = strcmp(what, "quantiles") == 0;
+    bool bad = !ctx || describe(part_obj, false, "part", &part) < 0 || even_rule(even, &o.even) < 0;
+    if (!bad && !quantiles && strcmp(what, "kth") != 0 && strcmp(what, "median") != 0) {
+        PyErr_SetString(PyExc_ValueError, "what must be 'kth', 'median' or 'quantiles'");
+        bad = true;
+    }
+    if (!bad && quantiles &&
+        (describe(q_obj, false, "q", &q) < 0 || describe(out_obj, true, "out", &out) < 0))
+        bad = true;
+    if (!bad && quantiles && (q.dtype != CLSTATS_FLOAT64 || out.dtype != CLSTATS_FLOAT64 ||
+                              q.ny != 1 || out.ny != 1 || q.nx != out.nx)) {
+        PyErr_SetString(PyExc_ValueError, "q and out must be float64 vectors of one length");
+        bad = true;
+    }
+    PyObject *type = NULL, *value_err = NULL, *trace = NULL;
+    if (bad) PyErr_Fetch(&type, &value_err, &trace);
+    const struct clstats_array *p = bad ? NULL : &part;
+    struct clstats_mpi_traffic t = {0};
+    const MPI_Comm comm = clstats_mpi_comm_from_handle(handle);
+    double value = NAN;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    if (quantiles)
+        status = clstats_mpi_quantiles(ctx, comm, p, q.host, q.nx, &o, out.host, &t);
+    else if (strcmp(what, "median") == 0)
+        status = clstats_mpi_median(ctx, comm, p, &o, &value, &t);
+    else
+        status = clstats_mpi_select_kth(ctx, comm, p, k, &o, &value, &t);
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_Restore(type, value_err, trace);
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "bad arguments");
+        return NULL;
+    }
+    if (status == CLSTATS_ERR_EMPTY)
+        return Py_BuildValue("(OKKK)", Py_None, nans, (unsigned long long)t.bytes,
+                             (unsigned long long)t.messages);
+    if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(ctx));
+    return Py_BuildValue("(dKKK)", quantiles ? 0.0 : value, nans, (unsigned long long)t.bytes,
+                         (unsigned long long)t.messages);
+}
+
+/* mpi_median_filter(ctx, comm_handle, band, ny, row0, (width, height, origin_x, origin_y),
+ * mode name, cval, median_out, mad_out) -> bytes: a float32 band of rows of a ny-row image. */
+static PyObject *py_mpi_median_filter(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule, *band_obj, *med_obj, *mad_obj;
+    long long handle;
+    unsigned long long ny, row0;
+    int width, height, ox, oy;
+    const char *mode_name;
+    double cval;
+    if (!PyArg_ParseTuple(args, "OLOKK(iiii)sdOO", &capsule, &handle, &band_obj, &ny, &row0,
+                          &width, &height, &ox, &oy, &mode_name, &cval, &med_obj, &mad_obj))
+        return NULL;
+    /* A rank whose own arguments are bad joins the call without a context (py_mpi_select). */
+    enum clstats_boundary mode = CLSTATS_BOUNDARY_REFLECT;
+    clstats_ctx *ctx = capsule == Py_None ? NULL : context_of(capsule);
+    struct clstats_array band = {0}, med = {0}, mad = {0};
+    bool has_med = false, has_mad = false;
+    bool bad = !ctx || describe(band_obj, false, "band", &band) < 0 ||
+               describe_output(med_obj, "median output", &med, &has_med) < 0 ||
+               describe_output(mad_obj, "mad output", &mad, &has_mad) < 0;
+    if (!bad && clstats_boundary_from_name(mode_name, &mode) != CLSTATS_OK) {
+        PyErr_Format(PyExc_ValueError, "unknown boundary mode '%s'", mode_name);
+        bad = true;
+    }
+    const bool packed = band.dtype == CLSTATS_FLOAT32 && band.stride == band.nx &&
+                        (!has_med || (same_shape(&med, &band) && med.dtype == CLSTATS_FLOAT32 &&
+                                      med.stride == med.nx)) &&
+                        (!has_mad || (same_shape(&mad, &band) && mad.dtype == CLSTATS_FLOAT32 &&
+                                      mad.stride == mad.nx));
+    if (!bad && !packed) {
+        PyErr_SetString(PyExc_ValueError,
+                        "band and outputs must be C-contiguous float32 arrays of one shape");
+        bad = true;
+    }
+    PyObject *type = NULL, *value_err = NULL, *trace = NULL;
+    if (bad) PyErr_Fetch(&type, &value_err, &trace);
+    const size_t rows = band.nx ? band.ny : 0;
+    struct clstats_filter_params p = {.width = width, .height = height, .origin_x = ox,
+                                      .origin_y = oy, .boundary = mode,
+                                      .cval = (float)cval};
+    struct clstats_mpi_traffic t = {0};
+    const MPI_Comm comm = clstats_mpi_comm_from_handle(handle);
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = clstats_mpi_median_filter_rows(bad ? NULL : ctx, comm, band.host, band.nx, (size_t)ny,
+                                            (size_t)row0, rows, &p,
+                                            has_med ? med.host : NULL, has_mad ? mad.host : NULL,
+                                            &t);
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        PyErr_Restore(type, value_err, trace);
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "bad arguments");
+        return NULL;
+    }
+    if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(ctx));
+    return PyLong_FromUnsignedLongLong(t.bytes);
+}
+#endif
+
 /* Medians of the columns of a float32 matrix into a float32 vector. */
 static PyObject *py_column_medians(PyObject *self, PyObject *args)
 {
@@ -949,6 +1077,12 @@ static PyMethodDef methods[] = {
     {"select", py_select, METH_VARARGS, "select(ctx, data, what, k[, even]) -> (value, nans)"},
     {"quantiles", py_quantiles, METH_VARARGS, "quantiles(ctx, data, q, out) -> nans"},
     {"column_medians", py_column_medians, METH_VARARGS, "column_medians(ctx, m, out[, even])"},
+#ifdef CLSTATS_HAVE_MPI
+    {"mpi_select", py_mpi_select, METH_VARARGS,
+     "mpi_select(ctx, comm, part, what, k, q, out[, even]) -> (value, nans, bytes, messages)"},
+    {"mpi_median_filter", py_mpi_median_filter, METH_VARARGS,
+     "mpi_median_filter(ctx, comm, band, ny, row0, window, mode, cval, median, mad) -> bytes"},
+#endif
     {"tile_medians", py_tile_medians, METH_VARARGS, "tile_medians(ctx, im, tw, th, out[, even])"},
     {"regress", py_regress, METH_VARARGS, "regress(ctx, x, y, options, coef, raw, sup, out)"},
     {"background", py_background, METH_VARARGS,

@@ -147,6 +147,19 @@ static int choose(const struct found_device *found, int n, const char *spec)
             if (strcmp(found[i].info.type, spec) == 0) return i;
         return -1;
     }
+    /* "gpu:N": the N-th GPU (0-based) of all platforms, as a process per GPU names its own
+     * (madfilter under mpirun: "gpu:%local_rank%"); likewise "cpu:N" and "accelerator:N". */
+    static const char *const types[] = {"gpu", "cpu", "accelerator"};
+    for (int t = 0; t < 3; t++) {
+        const size_t len = strlen(types[t]);
+        int k, used = 0;
+        if (strncmp(spec, types[t], len) != 0 || spec[len] != ':' ||
+            sscanf(spec + len + 1, "%d%n", &k, &used) != 1 || spec[len + 1 + used] != '\0' || k < 0)
+            continue;
+        for (int i = 0; i < n; i++)
+            if (strcmp(found[i].info.type, types[t]) == 0 && k-- == 0) return i;
+        return -1;
+    }
     int p, d, used = 0;
     if (sscanf(spec, "%d:%d%n", &p, &d, &used) == 2 && spec[used] == '\0') {
         for (int i = 0; i < n; i++)

@@ -140,6 +140,10 @@ int clstats_filter_rows(clstats_ctx *ctx, struct clstats_rows_job *job)
     if (job->params.mask)
         return clstats__fail(ctx, CLSTATS_ERR_ARG,
                              "a job's reader gives NaN for missing pixels: it takes no mask");
+    const size_t row_end = job->row_end ? job->row_end : job->ny;
+    if (job->row_begin > row_end || row_end > job->ny)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "rows %zu .. %zu are not rows of a %zu-row image",
+                             job->row_begin, row_end, job->ny);
     const size_t nx = job->nx, max_rows = job->height;
     const bool f64 = job->read_f64 != NULL;
     const size_t elem = f64 ? sizeof(double) : sizeof(float);
@@ -161,15 +165,15 @@ int clstats_filter_rows(clstats_ctx *ctx, struct clstats_rows_job *job)
             clstats__fail(ctx, CLSTATS_ERR_NOMEM, "out of memory for strips of %zu rows", max_rows);
         goto done;
     }
-    struct run_state st = {.job = job, .total_rows = job->planes * job->ny};
+    struct run_state st = {.job = job, .total_rows = job->planes * (row_end - job->row_begin)};
     struct clstats_filter_params p = job->params;
     p.progress = job->params.progress ? on_band_progress : NULL;
     p.progress_user = &st;
     job->n_nan = job->n_strips = 0;
 
     for (size_t plane = 0; plane < job->planes; plane++) {
-        for (size_t row0 = 0; row0 < job->ny;) {
-            const size_t rows = job->ny - row0 < job->height ? job->ny - row0 : job->height;
+        for (size_t row0 = job->row_begin; row0 < row_end;) {
+            const size_t rows = row_end - row0 < job->height ? row_end - row0 : job->height;
             if (read_band(job, plane, row0, rows, height, top, band) != 0) {
                 status = clstats__fail(ctx, CLSTATS_ERR_CALLBACK, "the reader stopped");
                 goto done;

@@ -24,6 +24,8 @@ enum {
     ST_K = 7,
     ST_COMPACT = 8,
     ST_CAP = 9,
+    ST_PA = 10,
+    ST_PB = 11,
     ST_RES0 = 14,
     ST_RES1 = 15,
     ST_LO = 16,
@@ -35,6 +37,8 @@ enum {
     ST_WORDS = 32
 };
 enum { FLAG_DONE = 1, FLAG_EMPTY = 2, FLAG_RANGE = 4 };
+/* Counter words of kernels/select.cl (uint pairs, low then high). */
+enum { CTR_NAN = 0, CTR_KEYS = 2, CTR_IN = 4, CTR_BELOW = 6, CTR_WORDS = 8 };
 enum { MODE_KTH = 0, MODE_MEDIAN = 1, MODE_GIVEN = 2 };
 
 /* Cutting-plane passes enqueued between reads of the state: most inputs finish in one batch,
@@ -69,7 +73,12 @@ struct run {
     cl_kernel k_hist, k_scan, k_cp_reduce, k_cp_update, k_cp_gather;
     cl_mem st, hist, ctr, kbuf, pc, ps;
     size_t wg, groups;
-    int npass;
+    int npass, bits;
+    const struct select_parts *parts; /* NULL: the array is whole */
+    /* The parts' host copies of the histograms (both halves) and of the counts a message
+     * carries, kept for the run: the queue writes them back while the host goes on. */
+    cl_uint *part_hist, nan_words[2];
+    uint64_t *part_counts;
 };
 
 static int launch_sized(struct run *r, cl_kernel k, size_t groups, size_t wg, const char *what)
@@ -81,6 +90,14 @@ static int launch_sized(struct run *r, cl_kernel k, size_t groups, size_t wg, co
 static int launch(struct run *r, cl_kernel k, size_t groups, const char *what)
 {
     return launch_sized(r, k, groups, r->wg, what);
+}
+
+/* A part that failed on its own tells the others, and every part returns the status they
+ * agree on (struct select_parts); once agreed, sum_counts answers it without a message. */
+static int parts_agree(const struct select_parts *parts, int status)
+{
+    if (!parts || status == CLSTATS_OK) return status;
+    return parts->sum_counts(parts->user, NULL, 0, status);
 }
 
 #define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
@@ -98,6 +115,60 @@ fail:
     return status;
 }
 
+/* A part's histograms (and its NaN count, in the first pass) replaced by their sums over all
+ * parts (struct select_parts), between the pass's histogram and its scan. The state tells
+ * whether the pass runs and whether it has two histograms (an even median's middles in
+ * different bins): the same in every part, since it follows from the sums alone. */
+static int sum_over_parts(struct run *r, cl_int pass)
+{
+    clstats_ctx *ctx = r->ctx;
+    const size_t nb = (size_t)1 << r->bits;
+    cl_ulong st[ST_WORDS];
+    cl_uint *nan_words = r->nan_words, *hist = r->part_hist;
+    uint64_t *counts = r->part_counts;
+    int status = CLSTATS_OK;
+    CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r->st, CL_FALSE, 0, sizeof st, st, 0, NULL, NULL),
+           "clEnqueueReadBuffer(select state)");
+    CL_TRY(ctx,
+           clEnqueueReadBuffer(ctx->queue, r->ctr, CL_FALSE, 0, 2 * sizeof *nan_words, nan_words,
+                               0, NULL, NULL),
+           "clEnqueueReadBuffer(select counters)");
+    CL_TRY(ctx,
+           clEnqueueReadBuffer(ctx->queue, r->hist, CL_TRUE, 0, 4 * nb * sizeof *hist, hist, 0,
+                               NULL, NULL),
+           "clEnqueueReadBuffer(select histogram)");
+    if ((st[ST_FLAGS] & FLAG_DONE) || pass > r->npass - 1 - (int)st[ST_TAIL]) goto fail;
+    const bool first = pass == 0 && st[ST_COMPACT] == 0, two = st[ST_PA] != st[ST_PB];
+    /* Counts are (low, high) pairs of 32-bit words, as the kernels' add64 keeps them. */
+    for (size_t half = 0; half < (two ? 2u : 1u); half++) {
+        cl_uint *h = hist + half * 2 * nb;
+        counts[0] = first && half == 0 ? ((uint64_t)nan_words[1] << 32) | nan_words[0] : 0;
+        for (size_t b = 0; b < nb; b++)
+            counts[1 + b] = ((uint64_t)h[2 * b + 1] << 32) | h[2 * b];
+        status = r->parts->sum_counts(r->parts->user, counts, 1 + nb, CLSTATS_OK);
+        if (status != CLSTATS_OK) goto fail;
+        for (size_t b = 0; b < nb; b++) {
+            h[2 * b] = (cl_uint)counts[1 + b];
+            h[2 * b + 1] = (cl_uint)(counts[1 + b] >> 32);
+        }
+        if (first && half == 0) {
+            nan_words[0] = (cl_uint)counts[0];
+            nan_words[1] = (cl_uint)(counts[0] >> 32);
+        }
+    }
+    CL_TRY(ctx,
+           clEnqueueWriteBuffer(ctx->queue, r->hist, CL_FALSE, 0, 4 * nb * sizeof *hist, hist, 0,
+                                NULL, NULL),
+           "clEnqueueWriteBuffer(select histogram)");
+    /* Not waited for: the queue runs in order, and the run's last read waits for all. */
+    CL_TRY(ctx,
+           clEnqueueWriteBuffer(ctx->queue, r->ctr, CL_FALSE, 0, 2 * sizeof *nan_words, nan_words,
+                                0, NULL, NULL),
+           "clEnqueueWriteBuffer(select counters)");
+fail:
+    return status;
+}
+
 static int radix_pass(struct run *r, cl_int pass)
 {
     clstats_ctx *ctx = r->ctx;
@@ -105,8 +176,178 @@ static int radix_pass(struct run *r, cl_int pass)
     ARG(r->k_hist, 7, pass);
     status = launch(r, r->k_hist, r->groups, "radix_hist");
     if (status) return status;
+    if (r->parts && (status = sum_over_parts(r, pass))) return status;
     ARG(r->k_scan, 3, pass);
     status = launch(r, r->k_scan, 1, "radix_scan");
+fail:
+    return status;
+}
+
+/* ---- A bracket over parts (struct select_parts's bracket) ------------------------------- */
+
+static int get_kernel(struct run *r, cl_program program, const char *name, cl_kernel *k);
+
+static uint64_t key_of_value_bits(uint64_t b, bool f64)
+{
+    const uint64_t sign = f64 ? 0x8000000000000000ull : 0x80000000u;
+    const uint64_t all = f64 ? ~0ull : 0xffffffffu;
+    return (b & sign) ? (~b & all) : (b | sign);
+}
+
+static bool bits_are_nan(uint64_t b, bool f64)
+{
+    return f64 ? (b & 0x7fffffffffffffffull) > 0x7ff0000000000000ull
+               : (b & 0x7fffffffu) > 0x7f800000u;
+}
+
+static int cmp_key(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Keys S of the whole array's sample: this part's share, S n / n_total, read strided from its
+ * data, gathered with the others' by one message (each part its own slots; a float64 key in two
+ * 32-bit halves), as the one-device sample_bracket kernel reads its own. */
+static int gather_sample(struct run *r, cl_mem data, size_t offset, uint64_t n, bool f64,
+                         size_t total, uint64_t *keys)
+{
+    clstats_ctx *ctx = r->ctx;
+    const struct select_parts *pp = r->parts;
+    uint64_t *counts = r->part_counts;
+    const size_t words = (size_t)1 << r->bits, per = f64 ? 2 : 1, elem = f64 ? 8 : 4;
+    int status = CLSTATS_OK;
+    /* Every part's values, so that every part knows every share and where its slots start. */
+    memset(counts, 0, (1 + words) * sizeof *counts);
+    counts[1 + pp->part] = n;
+    if ((status = pp->sum_counts(pp->user, counts, 1 + words, CLSTATS_OK))) return status;
+    size_t first = 0, mine = 0;
+    for (int q = 0; q < pp->parts; q++) {
+        const size_t share = (size_t)((double)total * (double)counts[1 + q] / (double)pp->n_total);
+        if (q == pp->part) mine = share;
+        if (q < pp->part) first += share;
+    }
+    memset(counts, 0, (1 + words) * sizeof *counts);
+    if (mine) {
+        uint64_t *raw = calloc(mine, sizeof *raw);
+        if (!raw) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate a sample");
+        const size_t stride = (size_t)(n / mine);
+        const size_t origin[3] = {(offset + stride / 2) * elem, 0, 0}, host[3] = {0, 0, 0};
+        const size_t region[3] = {elem, mine, 1};
+        const cl_int err = clEnqueueReadBufferRect(ctx->queue, data, CL_TRUE, origin, host, region,
+                                                   stride * elem, 0, 8, 0, raw, 0, NULL, NULL);
+        for (size_t i = 0; err == CL_SUCCESS && i < mine; i++) {
+            const uint64_t k = bits_are_nan(raw[i], f64) ? ~0ull : key_of_value_bits(raw[i], f64);
+            counts[1 + (first + i) * per] = f64 ? k & 0xffffffffu : k;
+            if (f64) counts[2 + (first + i) * per] = k >> 32;
+        }
+        free(raw);
+        if (err != CL_SUCCESS)
+            return clstats__fail(ctx, CLSTATS_ERR_OPENCL, "clEnqueueReadBufferRect(sample): %d",
+                                 (int)err);
+    }
+    if ((status = pp->sum_counts(pp->user, counts, 1 + words, CLSTATS_OK))) return status;
+    for (size_t i = 0; i < total; i++)
+        keys[i] = f64 ? counts[1 + 2 * i] | counts[2 + 2 * i] << 32 : counts[1 + i];
+    return CLSTATS_OK;
+}
+
+/* The bracket every part picks alike from the gathered sample: the kernel's rule
+ * (sample_bracket) in double on the host, where all parts compute the same. */
+static void pick_bracket(const struct select_request *req, uint64_t n_total, uint64_t *keys,
+                         size_t total, bool f64, uint64_t *lo, uint64_t *hi)
+{
+    size_t sv = 0;
+    for (size_t i = 0; i < total; i++)
+        sv += keys[i] != ~0ull;
+    qsort(keys, total, sizeof *keys, cmp_key);
+    const double nv_est = (double)n_total * (double)sv / (double)total;
+    double p = 0.5;
+    if (req->mode == MODE_KTH) p = nv_est > 0 ? ((double)req->k + 0.5) / nv_est : 0.5;
+    if (req->mode == MODE_GIVEN) p = nv_est > 0 ? ((double)req->r0 + 0.5) / nv_est : 0.5;
+    p = p < 0 ? 0 : (p > 1 ? 1 : p);
+    const double margin = 5.0 * sqrt((double)total * p * (1.0 - p)) + 4.0;
+    const double lo_i = floor(p * (double)sv - margin), hi_i = ceil(p * (double)sv + margin);
+    const bool open_lo = sv == 0 || lo_i <= 0, open_hi = sv == 0 || hi_i >= (double)sv - 1;
+    *lo = open_lo ? 0 : keys[(size_t)lo_i];
+    *hi = open_hi ? (f64 ? ~0ull : 0xffffffffull) : keys[(size_t)hi_i];
+}
+
+/* The sample method over parts: the bracket, one pass over this part's data counting and
+ * gathering inside it, the counts summed over the parts, and the kernel that decides whether
+ * the radix passes go on from the gathered keys. Every part takes the same branch: the sums
+ * decide, and a part whose gathered keys overflowed its buffer makes all fall back. */
+static int parts_bracket(struct run *r, cl_program program, cl_mem data, size_t offset,
+                         uint64_t n, bool f64, const struct select_request *req, uint64_t cap)
+{
+    clstats_ctx *ctx = r->ctx;
+    const size_t total = r->parts->n_total / 4 < ((size_t)1 << r->bits) / (f64 ? 2 : 1)
+                             ? (size_t)(r->parts->n_total / 4)
+                             : ((size_t)1 << r->bits) / (f64 ? 2 : 1);
+    if (total < 16) return CLSTATS_OK; /* too few values to sample: radix alone, on every part */
+    uint64_t *keys = malloc(total * sizeof *keys);
+    if (!keys) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate a sample");
+    int status = gather_sample(r, data, offset, n, f64, total, keys);
+    cl_kernel k_pass, k_update;
+    cl_ulong lohi[2] = {0, 0};
+    if (status == CLSTATS_OK) {
+        uint64_t lo, hi;
+        pick_bracket(req, r->parts->n_total, keys, total, f64, &lo, &hi);
+        lohi[0] = lo;
+        lohi[1] = hi;
+    }
+    free(keys);
+    if (status != CLSTATS_OK) return status;
+    const cl_ulong off = offset, nn = n;
+    if ((status = get_kernel(r, program, "bracket_pass", &k_pass)) ||
+        (status = get_kernel(r, program, "bracket_update", &k_update)) ||
+        (status = data_args(ctx, k_pass, data, off, nn, r->st)))
+        return status;
+    ARG(k_pass, 4, r->ctr);
+    ARG(k_pass, 5, r->kbuf);
+    ARG(k_update, 0, r->st);
+    ARG(k_update, 1, r->ctr);
+    CL_TRY(ctx,
+           clEnqueueWriteBuffer(ctx->queue, r->st, CL_FALSE, ST_LO * sizeof(cl_ulong),
+                                sizeof lohi, lohi, 0, NULL, NULL),
+           "clEnqueueWriteBuffer(select bracket)");
+    if ((status = launch(r, k_pass, r->groups, "bracket_pass"))) return status;
+    cl_uint ctr[CTR_WORDS];
+    CL_TRY(ctx,
+           clEnqueueReadBuffer(ctx->queue, r->ctr, CL_TRUE, 0, sizeof ctr, ctr, 0, NULL, NULL),
+           "clEnqueueReadBuffer(select counters)");
+    {
+        uint64_t *c = r->part_counts;
+        const size_t words = (size_t)1 << r->bits;
+        memset(c, 0, (1 + words) * sizeof *c);
+        const uint64_t in = (uint64_t)ctr[CTR_IN + 1] << 32 | ctr[CTR_IN];
+        c[0] = (uint64_t)ctr[CTR_NAN + 1] << 32 | ctr[CTR_NAN];
+        c[1] = (uint64_t)ctr[CTR_BELOW + 1] << 32 | ctr[CTR_BELOW];
+        c[2] = in;
+        c[3] = in > cap; /* this part's gathered keys did not all fit */
+        if ((status = r->parts->sum_counts(r->parts->user, c, 4, CLSTATS_OK))) return status;
+        const int at[3] = {CTR_NAN, CTR_BELOW, CTR_IN};
+        for (int i = 0; i < 3; i++) {
+            ctr[at[i]] = (cl_uint)c[i];
+            ctr[at[i] + 1] = (cl_uint)(c[i] >> 32);
+        }
+        /* The kernel holds the summed count inside to the capacity: any part's overflow makes
+         * it fall back, a capacity of 0, else none binds; the true one comes back after. */
+        lohi[0] = c[3] ? 0 : ~(cl_ulong)0;
+    }
+    CL_TRY(ctx,
+           clEnqueueWriteBuffer(ctx->queue, r->ctr, CL_FALSE, 0, sizeof ctr, ctr, 0, NULL, NULL),
+           "clEnqueueWriteBuffer(select counters)");
+    CL_TRY(ctx,
+           clEnqueueWriteBuffer(ctx->queue, r->st, CL_FALSE, ST_CAP * sizeof(cl_ulong),
+                                sizeof(cl_ulong), &lohi[0], 0, NULL, NULL),
+           "clEnqueueWriteBuffer(select capacity)");
+    if ((status = launch_sized(r, k_update, 1, 1, "bracket_update"))) return status;
+    lohi[1] = cap;
+    CL_TRY(ctx,
+           clEnqueueWriteBuffer(ctx->queue, r->st, CL_TRUE, ST_CAP * sizeof(cl_ulong),
+                                sizeof(cl_ulong), &lohi[1], 0, NULL, NULL),
+           "clEnqueueWriteBuffer(select capacity)");
 fail:
     return status;
 }
@@ -117,8 +358,8 @@ static int get_kernel(struct run *r, cl_program program, const char *name, cl_ke
     return clstats__kernel(r->ctx, program, name, k);
 }
 
-int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, bool f64,
-                        const struct select_request *req, struct select_result *res)
+static int select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, bool f64,
+                      const struct select_request *req, struct select_result *res)
 {
     struct run r = {0};
     cl_program program;
@@ -134,7 +375,7 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     if (method == CLSTATS_SELECT_AUTO)
         method =
             !ctx->is_cpu && n >= ((uint64_t)1 << 21) ? CLSTATS_SELECT_SAMPLE : CLSTATS_SELECT_RADIX;
-    if (method == CLSTATS_SELECT_SAMPLE && n < 16384) method = CLSTATS_SELECT_RADIX;
+    if ((method == CLSTATS_SELECT_SAMPLE && n < 16384) || req->parts) method = CLSTATS_SELECT_RADIX;
 
     memset(res, 0, sizeof *res);
     if (f64 && !ctx->has_fp64)
@@ -159,6 +400,18 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     r.ctx = ctx;
     r.wg = (size_t)tu.wg;
     r.npass = (key_bits + tu.bits - 1) / tu.bits;
+    r.bits = tu.bits;
+    r.parts = req->parts;
+    if (r.parts) {
+        const size_t nb = (size_t)1 << tu.bits;
+        r.part_hist = malloc(4 * nb * sizeof *r.part_hist);
+        r.part_counts = malloc((1 + nb) * sizeof *r.part_counts);
+        if (!r.part_hist || !r.part_counts) {
+            free(r.part_hist);
+            free(r.part_counts);
+            return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate a histogram");
+        }
+    }
     const uint64_t tile = (uint64_t)tu.wg * (uint64_t)tu.vpt;
     const uint64_t ntiles = (n + tile - 1) / tile;
     r.groups = (size_t)ctx->compute_units * (size_t)tu.groups_per_cu;
@@ -178,7 +431,7 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     if (cap < 1) cap = 1;
 
     cl_ulong st[ST_WORDS] = {0};
-    st[ST_N] = n;
+    st[ST_N] = req->parts ? req->parts->n_total : n; /* the valid values are all parts' */
     st[ST_MODE] = (cl_ulong)req->mode;
     st[ST_K] = req->k;
     st[ST_R0] = req->r0;
@@ -232,6 +485,9 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
             goto fail;
     }
     if (method == CLSTATS_SELECT_RADIX || method == CLSTATS_SELECT_SAMPLE) {
+        if (r.parts && r.parts->bracket &&
+            (status = parts_bracket(&r, program, data, offset, n, f64, req, cap)))
+            goto fail;
         for (cl_int p = 0; p < r.npass; p++)
             if ((status = radix_pass(&r, p))) goto fail;
         CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r.st, CL_TRUE, 0, sizeof st, st, 0, NULL, NULL),
@@ -293,12 +549,21 @@ int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n
     if (st[ST_FLAGS] & FLAG_RANGE) res->out_of_range = true;
 
 fail:
-    if (status != CLSTATS_OK) clFinish(ctx->queue);
+    if (status != CLSTATS_OK || r.parts) clFinish(ctx->queue); /* before the host copies go */
+    free(r.part_hist);
+    free(r.part_counts);
     if (req->kernel_ms) {
         clFinish(ctx->queue);
         *req->kernel_ms += clstats__events_ms(ctx, first_event);
     }
     return status;
+}
+
+int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, bool f64,
+                        const struct select_request *req, struct select_result *res)
+{
+    int status = select_run(ctx, data, offset, n, f64, req, res);
+    return parts_agree(req->parts, status);
 }
 
 /* ---- Keys and values ---------------------------------------------------------------------- */
@@ -348,15 +613,19 @@ double clstats__mean_f64(double a, double b)
 
 static const struct clstats_select_options default_options = {0};
 
-/* Uploads n values of `size` bytes of host data (read-only, copied) for one call. */
 /* The data as the kernels read it: the caller's buffer at its offset where it holds one run of
- * elements, else a copy (host data uploaded, strided rows packed); *n is its element count. */
+ * elements, else a copy (host data uploaded, strided rows packed); *n is its element count. An
+ * empty part of an array in parts reads no element of a small scratch buffer. */
 static int data_in(clstats_ctx *ctx, const struct clstats_array *a,
-                   const struct clstats_select_options *o, cl_mem *buf, size_t *offset, bool *owned,
-                   size_t *n)
+                   const struct clstats_select_options *o, const struct select_parts *parts,
+                   cl_mem *buf, size_t *offset, bool *owned, size_t *n)
 {
     *buf = NULL;
     *owned = false;
+    if ((a->nx == 0 || a->ny == 0) && parts) {
+        *n = 0;
+        return clstats__scratch(ctx, "select.no_part", 8, buf);
+    }
     if (a->nx == 0 || a->ny == 0) {
         if (o->nan_count) *o->nan_count = 0;
         return clstats__fail(ctx, CLSTATS_ERR_EMPTY, "the array is empty");
@@ -384,7 +653,7 @@ static int select_device(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t n, 
                          const struct clstats_select_options *o, struct select_request *req,
                          struct select_result *res)
 {
-    if (n == 0) {
+    if (n == 0 && !req->parts) {
         if (o->nan_count) *o->nan_count = 0;
         return clstats__fail(ctx, CLSTATS_ERR_EMPTY, "the array is empty");
     }
@@ -422,7 +691,7 @@ static int select_one(clstats_ctx *ctx, const struct clstats_array *a, struct se
     cl_mem buf;
     size_t offset = 0, n = 0;
     bool owned;
-    int status = data_in(ctx, a, o, &buf, &offset, &owned, &n);
+    int status = parts_agree(req.parts, data_in(ctx, a, o, req.parts, &buf, &offset, &owned, &n));
     if (status == CLSTATS_OK) {
         const bool f64 = a->dtype == CLSTATS_FLOAT64;
         struct select_result res;
@@ -447,6 +716,24 @@ static int median_any(clstats_ctx *ctx, const struct clstats_array *a,
                       const struct clstats_select_options *o, double *out)
 {
     return select_one(ctx, a, (struct select_request){.mode = MODE_MEDIAN}, o, out);
+}
+
+int clstats__select_kth_parts(clstats_ctx *ctx, const struct clstats_array *part, uint64_t k,
+                              const struct clstats_select_options *opts,
+                              const struct select_parts *parts, double *out)
+{
+    const struct clstats_select_options *o = opts ? opts : &default_options;
+    return select_one(ctx, part, (struct select_request){.mode = MODE_KTH, .k = k, .parts = parts},
+                      o, out);
+}
+
+int clstats__median_parts(clstats_ctx *ctx, const struct clstats_array *part,
+                          const struct clstats_select_options *opts,
+                          const struct select_parts *parts, double *out)
+{
+    const struct clstats_select_options *o = opts ? opts : &default_options;
+    return select_one(ctx, part, (struct select_request){.mode = MODE_MEDIAN, .parts = parts}, o,
+                      out);
 }
 
 /* The caller's n values of dtype: in host memory, or in buf from element offset. */
@@ -541,7 +828,7 @@ static double lerp(double a, double b, double g, bool f64)
  * numpy's percentile divides before it calls quantile, so that each gives numpy's bits. */
 static int percentiles_any(clstats_ctx *ctx, const struct clstats_array *a, const double *q,
                            size_t nq, double scale, const struct clstats_select_options *o,
-                           double *out)
+                           const struct select_parts *parts, double *out)
 {
     clstats__begin(ctx);
     for (size_t i = 0; i < nq; i++) {
@@ -554,14 +841,14 @@ static int percentiles_any(clstats_ctx *ctx, const struct clstats_array *a, cons
     size_t offset = 0, n = 0;
     bool owned;
     const bool f64 = a->dtype == CLSTATS_FLOAT64;
-    int status = data_in(ctx, a, o, &buf, &offset, &owned, &n);
+    int status = parts_agree(parts, data_in(ctx, a, o, parts, &buf, &offset, &owned, &n));
     if (status != CLSTATS_OK) return clstats__end(ctx, status);
     double *kt = o->kernel_ms, total = 0, ms = 0;
     struct clstats_select_options oo = *o;
     oo.kernel_ms = kt ? &ms : NULL;
     /* The first run (the minimum) tells how many values are valid; each q then asks for its
      * two order statistics by rank. */
-    struct select_request req = {.mode = MODE_KTH, .k = 0};
+    struct select_request req = {.mode = MODE_KTH, .k = 0, .parts = parts};
     struct select_result res = {0};
     status = select_device(ctx, buf, offset, n, f64, &oo, &req, &res);
     total += ms;
@@ -571,7 +858,7 @@ static int percentiles_any(clstats_ctx *ctx, const struct clstats_array *a, cons
         double lo = floor(h);
         if (lo > (double)(nv - 1)) lo = (double)(nv - 1);
         const uint64_t r0 = (uint64_t)lo, r1 = r0 + 1 < nv ? r0 + 1 : r0;
-        struct select_request rq = {.mode = MODE_GIVEN, .r0 = r0, .r1 = r1};
+        struct select_request rq = {.mode = MODE_GIVEN, .r0 = r0, .r1 = r1, .parts = parts};
         status = select_device(ctx, buf, offset, n, f64, &oo, &rq, &res);
         total += ms;
         if (status != CLSTATS_OK) break;
@@ -599,7 +886,7 @@ int clstats_percentiles(clstats_ctx *ctx, const float *data, size_t n, const dou
     double *tmp = malloc(nq ? q_bytes : sizeof *tmp);
     if (!tmp) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate %zu results", nq);
     const struct clstats_array a = vector(data, NULL, 0, n, CLSTATS_FLOAT32);
-    status = percentiles_any(ctx, &a, q, nq, 100.0, o, tmp);
+    status = percentiles_any(ctx, &a, q, nq, 100.0, o, NULL, tmp);
     for (size_t i = 0; i < nq; i++)
         out[i] = (float)tmp[i];
     free(tmp);
@@ -614,7 +901,7 @@ int clstats_percentiles_f64(clstats_ctx *ctx, const double *data, size_t n, cons
     if (status != CLSTATS_OK) return status;
     if (!q && nq) return clstats__fail(ctx, CLSTATS_ERR_ARG, "q is NULL");
     const struct clstats_array a = vector(data, NULL, 0, n, CLSTATS_FLOAT64);
-    return percentiles_any(ctx, &a, q, nq, 100.0, o, out);
+    return percentiles_any(ctx, &a, q, nq, 100.0, o, NULL, out);
 }
 
 int clstats_select_kth_array(clstats_ctx *ctx, const struct clstats_array *data, uint64_t k,
@@ -640,7 +927,7 @@ int clstats_percentiles_array(clstats_ctx *ctx, const struct clstats_array *data
     int status = check_common(ctx, o, data, out);
     if (status != CLSTATS_OK) return status;
     if (!q && nq) return clstats__fail(ctx, CLSTATS_ERR_ARG, "q is NULL");
-    return percentiles_any(ctx, data, q, nq, 100.0, o, out);
+    return percentiles_any(ctx, data, q, nq, 100.0, o, NULL, out);
 }
 
 int clstats_quantiles_array(clstats_ctx *ctx, const struct clstats_array *data, const double *q,
@@ -650,5 +937,13 @@ int clstats_quantiles_array(clstats_ctx *ctx, const struct clstats_array *data, 
     int status = check_common(ctx, o, data, out);
     if (status != CLSTATS_OK) return status;
     if (!q && nq) return clstats__fail(ctx, CLSTATS_ERR_ARG, "q is NULL");
-    return percentiles_any(ctx, data, q, nq, 1.0, o, out);
+    return percentiles_any(ctx, data, q, nq, 1.0, o, NULL, out);
+}
+
+int clstats__percentiles_parts(clstats_ctx *ctx, const struct clstats_array *part, const double *q,
+                               size_t nq, double scale, const struct clstats_select_options *opts,
+                               const struct select_parts *parts, double *out)
+{
+    const struct clstats_select_options *o = opts ? opts : &default_options;
+    return percentiles_any(ctx, part, q, nq, scale, o, parts, out);
 }

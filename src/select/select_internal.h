@@ -5,8 +5,29 @@
 
 #include "internal.h"
 
+/* An array split into parts, each selected by its own run on its own device (src/mpi/): at
+ * every radix pass each part's run hands its counts (counts[0] its NaNs in the first pass over
+ * the data, else 0; then the histogram's bins) to sum_counts, which replaces them by their sums
+ * over all parts, so that every run finds the same digits and the same answer. status is the
+ * part's own: a part that failed calls with it (counts NULL) instead, and every part then
+ * returns the status sum_counts answers, which is that of every part. The runs take the radix
+ * path whatever the method asks: its messages are a histogram, whatever n. */
+struct select_parts {
+    int (*sum_counts)(void *user, uint64_t *counts, size_t n, int status);
+    void *user;
+    uint64_t n_total; /* values in all parts, NaNs included */
+    /* Bracket first (the sample method over the parts): every part's share of one sample of the
+     * whole array gathered through sum_counts (each part its own slots), the bracket picked
+     * from it alike by every part, one pass counting and gathering each part's values inside
+     * it, the counts summed; the radix passes then run on the gathered values (or, where the
+     * bracket missed, on the data). part is this part's index of `parts` (at most 2^bits). */
+    bool bracket;
+    int part, parts;
+};
+
 struct select_request {
     enum clstats_select_method method;
+    const struct select_parts *parts; /* NULL: the array is whole */
     int mode;           /* 0: rank k; 1: the median pair; 2: ranks r0, r1 as given */
     uint64_t k, r0, r1; /* ranks among the valid values, 0-based */
     double *kernel_ms;  /* optional: profiling time of the run's kernels is added here */
@@ -24,6 +45,20 @@ struct select_result {
  * of data. */
 int clstats__select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, bool f64,
                         const struct select_request *req, struct select_result *res);
+
+/* The whole-array selections (src/select/select.c) on one part of an array split into parts,
+ * the rest as clstats_select_kth_array, clstats_median_array and clstats_percentiles_array
+ * (scale 100) or clstats_quantiles_array (scale 1): src/mpi/'s distributed forms. A part may
+ * be empty (nx or ny 0). */
+int clstats__select_kth_parts(clstats_ctx *ctx, const struct clstats_array *part, uint64_t k,
+                              const struct clstats_select_options *opts,
+                              const struct select_parts *parts, double *out);
+int clstats__median_parts(clstats_ctx *ctx, const struct clstats_array *part,
+                          const struct clstats_select_options *opts,
+                          const struct select_parts *parts, double *out);
+int clstats__percentiles_parts(clstats_ctx *ctx, const struct clstats_array *part, const double *q,
+                               size_t nq, double scale, const struct clstats_select_options *opts,
+                               const struct select_parts *parts, double *out);
 
 /* Value of an order-preserving key (the inverse of the kernels' key_of_bits). */
 double clstats__value_of_key(uint64_t key, bool f64);

@@ -1,0 +1,311 @@
+/* test_mpi.c - the MPI module (include/clstats/mpi.h) on every rank of MPI_COMM_WORLD (meson
+ * runs it under mpirun with 1 to 4 ranks): distributed k-th values, medians and percentiles of
+ * arrays with NaNs, ties, +-0 and +-inf, split unevenly over the ranks (some ranks empty, parts
+ * in host memory or in device buffers), each the same bits as the one-device call on the whole
+ * array; the traffic not growing with n; every rank returning the same error when one rank
+ * fails; and the band filter equal to the one-device filter of the whole image. Exits non-zero
+ * on any rank's failure (mpirun then fails). */
+#include "clstats.h"
+#include "clstats/mpi.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int rank, size, failures;
+static clstats_ctx *ctx;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            failures++;                                                                            \
+            fprintf(stderr, "rank %d: %s:%d: ", rank, __FILE__, __LINE__);                        \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+        }                                                                                          \
+    } while (0)
+
+/* The same array on every rank: values drawn from few distinct ones (ties), NaNs, +-0, +-inf. */
+static void fill(double *x, size_t n, uint64_t seed, bool f64, double nan_share)
+{
+    struct test_rng rng;
+    test_rng_seed(&rng, seed);
+    const double specials[] = {INFINITY, -INFINITY, 0.0, -0.0, 1e30, -1e-30};
+    for (size_t i = 0; i < n; i++) {
+        const double u = test_rng_uniform(&rng);
+        double v;
+        if (u < nan_share) v = NAN;
+        else if (u < nan_share + 0.05) v = specials[test_rng_next(&rng) % 6];
+        else if (u < 0.5) v = (double)(test_rng_next(&rng) % 17) - 8.0; /* ties */
+        else v = test_rng_normal(&rng) * 100.0;
+        x[i] = f64 ? v : (double)(float)v;
+    }
+}
+
+/* Where rank q's part starts: uneven cuts, with ranks 1 and 3 empty when there are three or more
+ * (a first rank that is empty when the seed says so). */
+static void cuts(size_t n, uint64_t seed, size_t *cut)
+{
+    struct test_rng rng;
+    test_rng_seed(&rng, seed ^ 0x5bd1e995u);
+    cut[0] = 0;
+    for (int q = 1; q < size; q++) {
+        size_t c = cut[q - 1] + (size_t)(test_rng_uniform(&rng) * (double)(n - cut[q - 1]));
+        if (size >= 3 && (q == 2 || q == 4)) c = cut[q - 1]; /* rank q - 1 empty */
+        cut[q] = c;
+    }
+    cut[size] = n;
+}
+
+/* This rank's part of x (n values) as an array: host memory on even ranks, a buffer of the
+ * context on odd ones (*buf to release). */
+static struct clstats_array part_of(const double *x, size_t n, uint64_t seed, bool f64,
+                                    void **host, cl_mem *buf)
+{
+    size_t cut[8];
+    cuts(n, seed, cut);
+    const size_t m = cut[rank + 1] - cut[rank], es = f64 ? 8 : 4;
+    char *h = malloc(m * es + 8);
+    for (size_t i = 0; i < m; i++) {
+        if (f64) ((double *)h)[i] = x[cut[rank] + i];
+        else ((float *)h)[i] = (float)x[cut[rank] + i];
+    }
+    struct clstats_array a = {.dtype = f64 ? CLSTATS_FLOAT64 : CLSTATS_FLOAT32, .nx = m, .ny = 1};
+    *buf = NULL;
+    *host = h;
+    if (rank % 2 == 1 && m) {
+        cl_int err;
+        *buf = clCreateBuffer(clstats_ctx_cl_context(ctx), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                              m * es, h, &err);
+        a.buffer = *buf;
+    } else {
+        a.host = h;
+    }
+    return a;
+}
+
+static struct clstats_array whole(const double *x, size_t n, bool f64, void **host)
+{
+    char *h = malloc(n * (f64 ? 8 : 4) + 8);
+    for (size_t i = 0; i < n; i++) {
+        if (f64) ((double *)h)[i] = x[i];
+        else ((float *)h)[i] = (float)x[i];
+    }
+    *host = h;
+    return (struct clstats_array){.host = h, .dtype = f64 ? CLSTATS_FLOAT64 : CLSTATS_FLOAT32,
+                                  .nx = n, .ny = 1};
+}
+
+static bool same_bits(double a, double b)
+{
+    return memcmp(&a, &b, sizeof a) == 0 || (isnan(a) && isnan(b));
+}
+
+/* One array: k-th values, medians (each even rule), percentiles, quantiles, both NaN policies,
+ * against the one-device calls. */
+static void check_array(size_t n, uint64_t seed, bool f64, double nan_share,
+                        enum clstats_select_method method)
+{
+    double *x = malloc((n ? n : 1) * sizeof *x);
+    fill(x, n, seed, f64, nan_share);
+    void *hp, *hw;
+    cl_mem buf;
+    const struct clstats_array part = part_of(x, n, seed, f64, &hp, &buf);
+    const struct clstats_array all = whole(x, n, f64, &hw);
+    char what[120];
+    snprintf(what, sizeof what, "n=%zu seed=%llu %s method %d", n, (unsigned long long)seed,
+             f64 ? "f64" : "f32", (int)method);
+    uint64_t nan_want = 0, nan_got = 0;
+    struct clstats_select_options o = {.nan_count = &nan_want},
+                                  od = {.nan_count = &nan_got, .method = method};
+    const uint64_t ks[] = {0, n / 3, n / 2, n ? n - 1 : 0, n + 5};
+    for (int i = 0; i < 5; i++) {
+        double want = NAN, got = NAN;
+        int sw = clstats_select_kth_array(ctx, &all, ks[i], &o, &want);
+        int sg = clstats_mpi_select_kth(ctx, MPI_COMM_WORLD, &part, ks[i], &od, &got, NULL);
+        if (n == 0) sw = CLSTATS_ERR_EMPTY; /* one device refuses an empty array outright */
+        CHECK(sw == sg && same_bits(want, got), "%s k=%llu: %d %.17g, one device %d %.17g", what,
+              (unsigned long long)ks[i], sg, got, sw, want);
+        if (sw == CLSTATS_OK) CHECK(nan_got == nan_want, "%s NaN count", what);
+    }
+    for (int even = CLSTATS_EVEN_MEAN; even <= CLSTATS_EVEN_UPPER; even++) {
+        o.even = od.even = (enum clstats_even)even;
+        double want = NAN, got = NAN;
+        int sw = clstats_median_array(ctx, &all, &o, &want);
+        int sg = clstats_mpi_median(ctx, MPI_COMM_WORLD, &part, &od, &got, NULL);
+        if (n == 0) sw = CLSTATS_ERR_EMPTY;
+        CHECK(sw == sg && same_bits(want, got), "%s median (even %d): %d %.17g, one device %d %.17g",
+              what, even, sg, got, sw, want);
+    }
+    o.even = od.even = CLSTATS_EVEN_MEAN;
+    const double q[] = {0, 12.5, 50, 73.3, 99.9, 100};
+    double want[6], got[6];
+    int sw = clstats_percentiles_array(ctx, &all, q, 6, &o, want);
+    int sg = clstats_mpi_percentiles(ctx, MPI_COMM_WORLD, &part, q, 6, &od, got, NULL);
+    if (n == 0) sw = CLSTATS_ERR_EMPTY;
+    CHECK(sw == sg, "%s percentiles: %d, one device %d", what, sg, sw);
+    for (int i = 0; i < 6 && sw == CLSTATS_OK; i++)
+        CHECK(same_bits(want[i], got[i]), "%s percentile %g: %.17g, one device %.17g", what, q[i],
+              got[i], want[i]);
+    const double qq[] = {0.25, 0.5};
+    sw = clstats_quantiles_array(ctx, &all, qq, 2, &o, want);
+    sg = clstats_mpi_quantiles(ctx, MPI_COMM_WORLD, &part, qq, 2, &od, got, NULL);
+    if (n == 0) sw = CLSTATS_ERR_EMPTY;
+    CHECK(sw == sg && (sw != CLSTATS_OK || (same_bits(want[0], got[0]) && same_bits(want[1], got[1]))),
+          "%s quantiles", what);
+    o.nan_policy = od.nan_policy = CLSTATS_NAN_ERROR;
+    double w1, g1;
+    sw = clstats_median_array(ctx, &all, &o, &w1);
+    sg = clstats_mpi_median(ctx, MPI_COMM_WORLD, &part, &od, &g1, NULL);
+    if (n == 0) sw = CLSTATS_ERR_EMPTY;
+    CHECK(sw == sg, "%s median, NaN an error: %d, one device %d", what, sg, sw);
+    if (buf) clReleaseMemObject(buf);
+    free(hp);
+    free(hw);
+    free(x);
+}
+
+/* The bytes a k-th value moves do not grow with n: the same for 1000 and 100000 values. */
+static void check_traffic(void)
+{
+    struct clstats_mpi_traffic t[2];
+    const size_t ns[2] = {1000, 100000};
+    for (int i = 0; i < 2; i++) {
+        double *x = malloc(ns[i] * sizeof *x);
+        fill(x, ns[i], 7, false, 0.01);
+        void *hp;
+        cl_mem buf;
+        const struct clstats_array part = part_of(x, ns[i], 7, false, &hp, &buf);
+        double got;
+        int s = clstats_mpi_select_kth(ctx, MPI_COMM_WORLD, &part, ns[i] / 2, NULL, &got, &t[i]);
+        CHECK(s == CLSTATS_OK, "traffic run: %d %s", s, clstats_ctx_message(ctx));
+        if (buf) clReleaseMemObject(buf);
+        free(hp);
+        free(x);
+    }
+    /* ceil(32 / bits) radix passes, each a message of 2^bits 32-bit counts and two words (the
+     * failures, the NaNs), a last message alike, and the opening's five 64-bit words */
+    const char *tuning = getenv("CLSTATS_TEST_TUNING"), *b = tuning ? strstr(tuning, "select.bits=") : NULL;
+    const int bits = b ? atoi(b + strlen("select.bits=")) : 11, passes = (32 + bits - 1) / bits;
+    const uint64_t expect = (uint64_t)(passes + 1) * (2 + ((uint64_t)1 << bits)) * 4 + 40;
+    CHECK(t[0].bytes == t[1].bytes && t[0].bytes == expect &&
+              t[0].messages == (uint64_t)passes + 2,
+          "traffic: %llu bytes in %llu messages for n = 1000, %llu for n = 100000, expected %llu",
+          (unsigned long long)t[0].bytes, (unsigned long long)t[0].messages,
+          (unsigned long long)t[1].bytes, (unsigned long long)expect);
+}
+
+/* A rank that fails makes every rank return its status: a bad argument before any message, and
+ * a part that cannot be read once the passes have begun (a region past its buffer's end). */
+static void check_faults(void)
+{
+    float x[10] = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3};
+    struct clstats_array part = {.host = x, .dtype = CLSTATS_FLOAT32, .nx = 10, .ny = 1};
+    double out;
+    int s = clstats_mpi_median(ctx, MPI_COMM_WORLD, &part, NULL, rank == size - 1 ? NULL : &out,
+                               NULL);
+    CHECK(s == CLSTATS_ERR_ARG, "a rank's NULL out: status %d", s);
+    if (rank != size - 1)
+        CHECK(strstr(clstats_ctx_message(ctx), "rank ") != NULL, "message: %s",
+              clstats_ctx_message(ctx));
+    cl_int err;
+    cl_mem small = clCreateBuffer(clstats_ctx_cl_context(ctx), CL_MEM_READ_WRITE, 16, NULL, &err);
+    struct clstats_array bad = {.buffer = small, .offset = 2, .dtype = CLSTATS_FLOAT32, .nx = 10,
+                                .ny = 1};
+    const struct clstats_array *mine = rank == size - 1 ? &bad : &part;
+    s = clstats_mpi_select_kth(ctx, MPI_COMM_WORLD, mine, 3, NULL, &out, NULL);
+    CHECK(s == CLSTATS_ERR_ARG && isnan(out), "a rank's bad buffer: status %d", s);
+    const double q[2] = {10, 90};
+    double qo[2];
+    s = clstats_mpi_percentiles(ctx, MPI_COMM_WORLD, mine, q, 2, NULL, qo, NULL);
+    CHECK(s == CLSTATS_ERR_ARG, "a rank's bad buffer, percentiles: status %d", s);
+    clReleaseMemObject(small);
+    /* ranks that disagree on the dtype: every rank refuses, none waits */
+    double xd[10] = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3};
+    struct clstats_array pd = {.host = xd, .dtype = CLSTATS_FLOAT64, .nx = 10, .ny = 1};
+    if (size > 1) {
+        s = clstats_mpi_median(ctx, MPI_COMM_WORLD, rank == 1 ? &pd : &part, NULL, &out, NULL);
+        CHECK(s == CLSTATS_ERR_ARG, "ranks of two dtypes: status %d", s);
+    }
+    /* and every rank is still in step: a good call after the failures */
+    s = clstats_mpi_select_kth(ctx, MPI_COMM_WORLD, &part, 0, NULL, &out, NULL);
+    CHECK(s == CLSTATS_OK && out == 1.0, "after the faults: %d %g", s, out);
+}
+
+/* The band filter against the one-device filter of the whole image, bands of uneven heights
+ * (some empty, some of one row, so that halos come from several ranks). */
+static void check_filter(size_t nx, size_t ny, struct clstats_filter_params p, uint64_t seed)
+{
+    const size_t n = nx * ny;
+    double *xd = malloc(n * sizeof *xd);
+    fill(xd, n, seed, false, 0.05);
+    float *img = malloc(n * sizeof *img), *med = malloc(n * sizeof *med),
+          *mad = malloc(n * sizeof *mad);
+    for (size_t i = 0; i < n; i++)
+        img[i] = (float)xd[i];
+    int s = clstats_median_filter(ctx, img, nx, ny, nx, &p, med, mad);
+    CHECK(s == CLSTATS_OK, "one-device filter: %s", clstats_ctx_message(ctx));
+    size_t cut[8];
+    cuts(ny, seed, cut);
+    const size_t row0 = cut[rank], rows = cut[rank + 1] - cut[rank];
+    float *bm = malloc((rows * nx + 1) * sizeof *bm), *bd = malloc((rows * nx + 1) * sizeof *bd);
+    struct clstats_mpi_traffic t;
+    s = clstats_mpi_median_filter_rows(ctx, MPI_COMM_WORLD, img + row0 * nx, nx, ny, row0, rows,
+                                       &p, bm, bd, &t);
+    CHECK(s == CLSTATS_OK, "band filter: %d %s", s, clstats_ctx_message(ctx));
+    char what[100];
+    snprintf(what, sizeof what, "band filter %zux%zu w %d h %d boundary %d", nx, ny, p.width,
+             p.height, (int)p.boundary);
+    if (s == CLSTATS_OK) {
+        CHECK(test_compare_bits(bm, med + row0 * nx, rows * nx, nx, what) == 0, "%s median", what);
+        CHECK(test_compare_bits(bd, mad + row0 * nx, rows * nx, nx, what) == 0, "%s MAD", what);
+    }
+    free(xd), free(img), free(med), free(mad), free(bm), free(bd);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (size > 7) {
+        if (rank == 0) fprintf(stderr, "test_mpi: at most 7 ranks\n");
+        MPI_Finalize();
+        return 1;
+    }
+    ctx = test_ctx(); /* $CLSTATS_DEVICE, and $CLSTATS_TEST_TUNING's settings */
+    const uint64_t seed = test_seed();
+    /* radix alone (the default below 2^21 values), and the sample's bracket first: its
+     * sample is small here, so its bracket often misses and the radix passes take over */
+    const size_t ns[] = {0, 1, 2, 7, 64, 1001, 4096, 30000};
+    for (int m = 0; m < 2; m++) {
+        const enum clstats_select_method method = m ? CLSTATS_SELECT_SAMPLE : CLSTATS_SELECT_AUTO;
+        for (int i = 0; i < 8; i++) {
+            check_array(ns[i], seed + (uint64_t)i, false, 0.1, method);
+            check_array(ns[i], seed + 100 + (uint64_t)i, true, 0.1, method);
+        }
+        check_array(300, seed + 200, false, 1.0, method); /* all NaN: empty everywhere */
+        check_array(300, seed + 201, false, 0.0, method);
+    }
+    check_traffic();
+    check_faults();
+    check_filter(23, 17, (struct clstats_filter_params){.width = 5}, seed + 300);
+    check_filter(19, 11, (struct clstats_filter_params){.width = 4, .height = 3, .origin_y = 1,
+                                                      .boundary = CLSTATS_BOUNDARY_WRAP},
+                 seed + 301);
+    check_filter(9, 6, (struct clstats_filter_params){.width = 7,
+                                                    .boundary = CLSTATS_BOUNDARY_CONSTANT,
+                                                    .cval = 2.5f},
+                 seed + 302);
+    check_filter(8, 5, (struct clstats_filter_params){.width = 3, .height = 9,
+                                                    .boundary = CLSTATS_BOUNDARY_MIRROR},
+                 seed + 303);
+    int total = 0;
+    MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) printf("test_mpi: %d ranks, %d failures\n", size, total);
+    MPI_Finalize();
+    return total ? 1 : 0;
+}
