@@ -33,6 +33,8 @@ static void *make_context(void *arg)
     p->status = clstats_ctx_create(&p->ctx, p->device);
     if (p->status != CLSTATS_OK)
         snprintf(p->message, sizeof p->message, "%s", clstats_ctx_message(NULL));
+    else
+        clstats_ctx_prepare_transfers(p->ctx); /* a failure here is the first call's to report */
     return NULL;
 }
 

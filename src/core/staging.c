@@ -316,3 +316,9 @@ int clstats__stage_finish(clstats_ctx *ctx)
     st->last_up = st->kernels = NULL;
     return status;
 }
+
+int clstats_ctx_prepare_transfers(clstats_ctx *ctx)
+{
+    if (!ctx) return clstats__fail(NULL, CLSTATS_ERR_ARG, "context is NULL");
+    return clstats__stage_wanted(ctx) ? clstats__stage_begin(ctx) : CLSTATS_OK;
+}

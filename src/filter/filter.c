@@ -367,10 +367,10 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
     streamed = in->host && !p->mask && streams_to(median_out) && streams_to(mad_out) &&
                clstats__stage_wanted(ctx) && clstats__stage_begin(ctx) == CLSTATS_OK;
     if (streamed) {
+        /* The device's copies are kept by the context: a driver may take longer to allocate
+         * them than the bus takes to fill them, and a strip loop or a batch calls again. */
         clstats__log(ctx, "median filter: image and maps streamed through pinned slots");
-        img_buf = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY, in_bytes, NULL, &err);
-        own_input = true;
-        CL_TRY(ctx, err, "clCreateBuffer(image)");
+        status = clstats__scratch(ctx, "filter.image", in_bytes, &img_buf);
     } else if (p->mask) {
         status = clstats__array_in_masked(ctx, in, p->mask, &img_buf, &own_input);
     } else {
@@ -384,11 +384,19 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
                              rowmap, &err);
     CL_TRY(ctx, err, "clCreateBuffer(row map)");
     /* An unused output still needs a valid buffer argument: a one-element stand-in. */
-    med_buf =
-        clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, median_out ? out_bytes : es, NULL, &err);
-    CL_TRY(ctx, err, "clCreateBuffer(median)");
-    mad_buf = clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, mad_out ? out_bytes : es, NULL, &err);
-    CL_TRY(ctx, err, "clCreateBuffer(MAD)");
+    if (streamed) {
+        if ((status = clstats__scratch(ctx, "filter.median", median_out ? out_bytes : es,
+                                       &med_buf)) ||
+            (status = clstats__scratch(ctx, "filter.mad", mad_out ? out_bytes : es, &mad_buf)))
+            goto fail;
+    } else {
+        med_buf = clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, median_out ? out_bytes : es,
+                                 NULL, &err);
+        CL_TRY(ctx, err, "clCreateBuffer(median)");
+        mad_buf =
+            clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, mad_out ? out_bytes : es, NULL, &err);
+        CL_TRY(ctx, err, "clCreateBuffer(MAD)");
+    }
 
     const cl_long stride_arg = (cl_long)stride;
     const cl_int nx_arg = (cl_int)nx, ny_arg = (cl_int)ny;
@@ -487,8 +495,8 @@ fail:
     if (img_buf && own_input) clReleaseMemObject(img_buf);
     if (col_buf) clReleaseMemObject(col_buf);
     if (row_buf) clReleaseMemObject(row_buf);
-    if (med_buf) clReleaseMemObject(med_buf);
-    if (mad_buf) clReleaseMemObject(mad_buf);
+    if (med_buf && !streamed) clReleaseMemObject(med_buf);
+    if (mad_buf && !streamed) clReleaseMemObject(mad_buf);
     if (cell_buf) clReleaseMemObject(cell_buf);
     free(colmap);
     free(rowmap);
