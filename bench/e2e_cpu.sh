@@ -4,6 +4,8 @@
 # rounds, each timing madfilter RUNS times (a new output each time, the program cache warm) and
 # then the peer on a 128^2 crop (its Mpixel/s does not depend on the size); prints the best and
 # median wall times and the ratio of the peer's time for the whole image to ours.
+# BASE=path/to/another/madfilter times that one too, interleaved with ours (a change's gain on a
+# shared machine).
 #   bench/e2e_cpu.sh [SIZE] [WIDTH]     (needs build/ and /usr/bin/python3 with scipy)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -25,14 +27,19 @@ with open(sys.argv[2], "wb") as f:
 PY
 ./build/apps/madfilter/madfilter "$TMP/in.fits" "$TMP/warm.fits" -w "$W" --maps mad -d cpu -q
 : >"$TMP/ours.txt"
+: >"$TMP/base.txt"
 : >"$TMP/peer.txt"
+wall() { # BINARY RESULT_FILE: one end-to-end run's wall seconds
+    rm -f "$TMP/out.fits"
+    /usr/bin/python3 -c 'import subprocess, sys, time
+t = time.perf_counter(); subprocess.run(sys.argv[1:], check=True); print(time.perf_counter() - t)' \
+        "$1" "$TMP/in.fits" "$TMP/out.fits" -w "$W" --maps mad -d cpu -q >>"$2"
+}
+[ -n "${BASE:-}" ] && "$BASE" "$TMP/in.fits" "$TMP/warm.fits" -w "$W" --maps mad -d cpu -q --overwrite
 for r in $(seq "$ROUNDS"); do
     for i in $(seq "$RUNS"); do
-        rm -f "$TMP/out.fits"
-        /usr/bin/python3 -c 'import subprocess, sys, time
-t = time.perf_counter(); subprocess.run(sys.argv[1:], check=True); print(time.perf_counter() - t)' \
-            ./build/apps/madfilter/madfilter "$TMP/in.fits" "$TMP/out.fits" -w "$W" --maps mad \
-            -d cpu -q >>"$TMP/ours.txt"
+        wall ./build/apps/madfilter/madfilter "$TMP/ours.txt"
+        [ -n "${BASE:-}" ] && wall "$BASE" "$TMP/base.txt"
     done
     /usr/bin/python3 - "$W" >>"$TMP/peer.txt" <<'PY'
 import sys, time, numpy as np, scipy.ndimage as ndi
@@ -43,14 +50,17 @@ t = time.perf_counter(); ndi.generic_filter(small, mad, size=w, mode="reflect")
 print(n * n / (time.perf_counter() - t))
 PY
 done
-/usr/bin/python3 - "$N" "$W" "$TMP/ours.txt" "$TMP/peer.txt" <<'PY'
+/usr/bin/python3 - "$N" "$W" "$TMP/peer.txt" "$TMP/ours.txt" "$TMP/base.txt" <<'PY'
 import sys, statistics
 n, w = int(sys.argv[1]), int(sys.argv[2])
-ours = sorted(float(x) for x in open(sys.argv[3]))
-rate = max(float(x) for x in open(sys.argv[4]))  # the peer's best pixels/s
+rate = max(float(x) for x in open(sys.argv[3]))  # the peer's best pixels/s
 peer_s = n * n / rate
-print(f"madfilter {n}^2 MAD w={w} on PoCL, end to end: best {ours[0]:.3f} s, median "
-      f"{statistics.median(ours):.3f} s ({len(ours)} runs)")
 print(f"scipy generic_filter numpy MAD: {rate / 1e6:.4f} Mpixel/s -> {peer_s:.1f} s for {n}^2")
-print(f"ratio: {peer_s / ours[0]:.0f}x (best), {peer_s / statistics.median(ours):.0f}x (median)")
+for name, path in (("madfilter", sys.argv[4]), ("base", sys.argv[5])):
+    t = sorted(float(x) for x in open(path))
+    if not t:
+        continue
+    print(f"{name} {n}^2 MAD w={w} on PoCL, end to end: best {t[0]:.3f} s, median "
+          f"{statistics.median(t):.3f} s ({len(t)} runs); peer / it: {peer_s / t[0]:.0f}x (best), "
+          f"{peer_s / statistics.median(t):.0f}x (median)")
 PY
