@@ -221,8 +221,10 @@ static struct slot *next_slot(clstats_ctx *ctx, int *status)
     return s;
 }
 
-int clstats__stage_upload(clstats_ctx *ctx, cl_mem dst, size_t offset, const void *src,
-                          size_t bytes)
+/* Bytes between a host array and a buffer, a slot at a time: up, copied into the slot and
+ * written on the upload queue; down, read into the slot on the download queue after the
+ * kernels' marker, and copied out once it arrives (settle). */
+static int stage(clstats_ctx *ctx, bool up, cl_mem buffer, size_t offset, char *host, size_t bytes)
 {
     struct clstats__staging *st = ctx->staging;
     int status = CLSTATS_OK;
@@ -230,19 +232,33 @@ int clstats__stage_upload(clstats_ctx *ctx, cl_mem dst, size_t offset, const voi
         const size_t n = bytes - done < st->slot_bytes ? bytes - done : st->slot_bytes;
         struct slot *s = next_slot(ctx, &status);
         if (status != CLSTATS_OK) break;
-        parallel_copy(st, s->host, (const char *)src + done, n);
-        status = clstats__cl_check(ctx,
-                                   clEnqueueWriteBuffer(st->up, dst, CL_FALSE, offset + done, n,
-                                                        s->host, 0, NULL, &s->busy),
-                                   "staging upload");
+        if (up) parallel_copy(st, s->host, host + done, n);
+        const cl_int err =
+            up ? clEnqueueWriteBuffer(st->up, buffer, CL_FALSE, offset + done, n, s->host, 0,
+                                      NULL, &s->busy)
+               : clEnqueueReadBuffer(st->down, buffer, CL_FALSE, offset + done, n, s->host,
+                                     st->kernels ? 1 : 0, st->kernels ? &st->kernels : NULL,
+                                     &s->busy);
+        status = clstats__cl_check(ctx, err, up ? "staging upload" : "staging download");
         if (status != CLSTATS_OK) break;
-        clFlush(st->up);
-        if (st->last_up) clReleaseEvent(st->last_up);
-        clRetainEvent(s->busy);
-        st->last_up = s->busy;
+        clFlush(up ? st->up : st->down);
+        if (up) {
+            if (st->last_up) clReleaseEvent(st->last_up);
+            clRetainEvent(s->busy);
+            st->last_up = s->busy;
+        } else {
+            s->out = host + done;
+            s->out_bytes = n;
+        }
         done += n;
     }
     return status;
+}
+
+int clstats__stage_upload(clstats_ctx *ctx, cl_mem dst, size_t offset, const void *src,
+                          size_t bytes)
+{
+    return stage(ctx, true, dst, offset, (char *)src, bytes);
 }
 
 int clstats__stage_uploaded(clstats_ctx *ctx)
@@ -266,24 +282,7 @@ int clstats__stage_kernels_done(clstats_ctx *ctx)
 
 int clstats__stage_download(clstats_ctx *ctx, cl_mem src, size_t offset, void *dst, size_t bytes)
 {
-    struct clstats__staging *st = ctx->staging;
-    int status = CLSTATS_OK;
-    for (size_t done = 0; done < bytes && status == CLSTATS_OK;) {
-        const size_t n = bytes - done < st->slot_bytes ? bytes - done : st->slot_bytes;
-        struct slot *s = next_slot(ctx, &status);
-        if (status != CLSTATS_OK) break;
-        status = clstats__cl_check(ctx,
-                                   clEnqueueReadBuffer(st->down, src, CL_FALSE, offset + done, n,
-                                                       s->host, st->kernels ? 1 : 0,
-                                                       st->kernels ? &st->kernels : NULL, &s->busy),
-                                   "staging download");
-        if (status != CLSTATS_OK) break;
-        clFlush(st->down);
-        s->out = (char *)dst + done;
-        s->out_bytes = n;
-        done += n;
-    }
-    return status;
+    return stage(ctx, false, src, offset, dst, bytes);
 }
 
 int clstats__stage_poll(clstats_ctx *ctx)
