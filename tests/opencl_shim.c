@@ -138,5 +138,3 @@ int ffgpxvll(void *fptr, int datatype, long long *firstpix, long long nelem, voi
     if (crash && file_name(fptr, name, &ignored) == 0 && strstr(name, crash)) raise(SIGSEGV);
     return next(fptr, datatype, firstpix, nelem, nulval, array, anynul, status);
 }
-
-

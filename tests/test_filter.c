@@ -457,9 +457,9 @@ START_TEST(streamed_transfers_match_reference)
     bad += test_compare_bits(one, ref_mad, nx * ny, nx, "streamed MAD alone");
     const size_t row0 = 100, rows = 150;
     float *band = make_band(img, ny, nx, row0, rows, (int)w, CLSTATS_BOUNDARY_REFLECT);
-    ck_assert_int_eq(clstats_median_filter_band(test_ctx(), band, nx, ny, nx, row0, rows, &p, med,
-                                                mad),
-                     CLSTATS_OK);
+    ck_assert_int_eq(
+        clstats_median_filter_band(test_ctx(), band, nx, ny, nx, row0, rows, &p, med, mad),
+        CLSTATS_OK);
     bad += test_compare_bits(med, ref_med + row0 * nx, rows * nx, nx, "streamed band median");
     bad += test_compare_bits(mad, ref_mad + row0 * nx, rows * nx, nx, "streamed band MAD");
     free(band), free(img), free(med), free(mad), free(ref_med), free(ref_mad), free(one);

@@ -346,7 +346,8 @@ static uint64_t to_big_endian(unsigned char *dst, const void *data, bool f64, in
     if (size == 4) {
         uint32_t *w = (uint32_t *)dst;
         for (size_t i = 0; i < n; i++) {
-            const float v = f64 ? (float)((const double *)data)[k + i] : ((const float *)data)[k + i];
+            const float v =
+                f64 ? (float)((const double *)data)[k + i] : ((const float *)data)[k + i];
             uint32_t u;
             memcpy(&u, &v, 4);
             sum += u;
@@ -388,7 +389,8 @@ static void write_part(void *arg, int part, int parts)
     for (uint64_t done = from; done < to;) {
         const size_t n = to - done < CHUNK ? (size_t)(to - done) : CHUNK;
         /* Chunk sums stay far below 2^64: 2^14 words of 2^32 each. */
-        sum = fold(sum + fold(to_big_endian((unsigned char *)buf, job->data, job->f64, size, done, n)));
+        sum = fold(sum +
+                   fold(to_big_endian((unsigned char *)buf, job->data, job->f64, size, done, n)));
         if (write_at(job->out->fd, buf, (size_t)size * n,
                      job->h->data + (uint64_t)size * (job->first + done)) != 0) {
             job->errnos[part] = errno;
@@ -418,8 +420,8 @@ static int write_rows(struct fits_output *out, int map, size_t plane, size_t row
                  row0, row0 + rows, plane);
         return -1;
     }
-    struct write_job job = {.out = out, .h = h, .data = data, .f64 = f64, .first = first,
-                            .count = count};
+    struct write_job job = {
+        .out = out, .h = h, .data = data, .f64 = f64, .first = first, .count = count};
     const int parts = parallel_threads((size_t)(count * (uint64_t)out->pixel_bytes));
     parallel_run(parts, write_part, &job);
     for (int i = 0; i < parts; i++) {

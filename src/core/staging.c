@@ -19,7 +19,7 @@
 
 struct slot {
     cl_mem buffer;
-    void *host; /* the buffer mapped */
+    void *host;    /* the buffer mapped */
     cl_event busy; /* its last transfer, NULL when idle */
     void *out;     /* a download's destination, copied to once `busy` completes; NULL for none */
     size_t out_bytes;
@@ -36,7 +36,7 @@ struct clstats__staging {
     struct slot slots[MAX_SLOTS];
     int n_slots, next;
     size_t slot_bytes;
-    long threads_asked; /* the tuning it was made under */
+    long threads_asked;        /* the tuning it was made under */
     cl_event last_up, kernels; /* the latest upload; the kernels' marker downloads wait on */
     /* Copy threads: each job splits dst/src/bytes into n_copiers + 1 parts, the calling thread
      * taking part 0. */
@@ -233,12 +233,11 @@ static int stage(clstats_ctx *ctx, bool up, cl_mem buffer, size_t offset, char *
         struct slot *s = next_slot(ctx, &status);
         if (status != CLSTATS_OK) break;
         if (up) parallel_copy(st, s->host, host + done, n);
-        const cl_int err =
-            up ? clEnqueueWriteBuffer(st->up, buffer, CL_FALSE, offset + done, n, s->host, 0,
-                                      NULL, &s->busy)
-               : clEnqueueReadBuffer(st->down, buffer, CL_FALSE, offset + done, n, s->host,
-                                     st->kernels ? 1 : 0, st->kernels ? &st->kernels : NULL,
-                                     &s->busy);
+        const cl_int err = up ? clEnqueueWriteBuffer(st->up, buffer, CL_FALSE, offset + done, n,
+                                                     s->host, 0, NULL, &s->busy)
+                              : clEnqueueReadBuffer(st->down, buffer, CL_FALSE, offset + done, n,
+                                                    s->host, st->kernels ? 1 : 0,
+                                                    st->kernels ? &st->kernels : NULL, &s->busy);
         status = clstats__cl_check(ctx, err, up ? "staging upload" : "staging download");
         if (status != CLSTATS_OK) break;
         clFlush(up ? st->up : st->down);
@@ -265,8 +264,8 @@ int clstats__stage_uploaded(clstats_ctx *ctx)
 {
     struct clstats__staging *st = ctx->staging;
     if (!st->last_up) return CLSTATS_OK;
-    return clstats__cl_check(
-        ctx, clEnqueueBarrierWithWaitList(ctx->queue, 1, &st->last_up, NULL), "staging barrier");
+    return clstats__cl_check(ctx, clEnqueueBarrierWithWaitList(ctx->queue, 1, &st->last_up, NULL),
+                             "staging barrier");
 }
 
 int clstats__stage_kernels_done(clstats_ctx *ctx)

@@ -385,13 +385,13 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
     CL_TRY(ctx, err, "clCreateBuffer(row map)");
     /* An unused output still needs a valid buffer argument: a one-element stand-in. */
     if (streamed) {
-        if ((status = clstats__scratch(ctx, "filter.median", median_out ? out_bytes : es,
-                                       &med_buf)) ||
+        if ((status =
+                 clstats__scratch(ctx, "filter.median", median_out ? out_bytes : es, &med_buf)) ||
             (status = clstats__scratch(ctx, "filter.mad", mad_out ? out_bytes : es, &mad_buf)))
             goto fail;
     } else {
-        med_buf = clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, median_out ? out_bytes : es,
-                                 NULL, &err);
+        med_buf = clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, median_out ? out_bytes : es, NULL,
+                                 &err);
         CL_TRY(ctx, err, "clCreateBuffer(median)");
         mad_buf =
             clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, mad_out ? out_bytes : es, NULL, &err);
@@ -444,7 +444,8 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
         const size_t global[2] = {gx / (size_t)plan.px, (rows + step_y - 1) / step_y * local[1]};
         if (streamed) {
             /* The band's windows read the image's rows up to the last its row map names. */
-            const size_t first = y0, last = y0 + global[1] / local[1] * step_y + (size_t)win.height - 1;
+            const size_t first = y0,
+                         last = y0 + global[1] / local[1] * step_y + (size_t)win.height - 1;
             long top_row = -1;
             for (size_t j = first; j < last; j++)
                 if (rowmap[j] > top_row) top_row = rowmap[j];
@@ -466,11 +467,11 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
             status = clstats__stage_kernels_done(ctx);
             const size_t at = y0 * nx * es, bytes = rows * nx * es;
             if (status == CLSTATS_OK && median_out)
-                status = clstats__stage_download(ctx, med_buf, at, (char *)median_out->host + at,
-                                                 bytes);
+                status =
+                    clstats__stage_download(ctx, med_buf, at, (char *)median_out->host + at, bytes);
             if (status == CLSTATS_OK && mad_out)
-                status = clstats__stage_download(ctx, mad_buf, at, (char *)mad_out->host + at,
-                                                 bytes);
+                status =
+                    clstats__stage_download(ctx, mad_buf, at, (char *)mad_out->host + at, bytes);
             if (status == CLSTATS_OK) status = clstats__stage_poll(ctx);
             if (status != CLSTATS_OK) goto fail;
         }
