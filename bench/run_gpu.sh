@@ -4,7 +4,8 @@
 # on the sample and a hard image, GPU and CPU outputs compared byte for byte), big (select
 # beyond 2^31 elements), filter (bench_filter beside cupyx), windows (rectangles, even sizes,
 # circles and rings against squares of the same area),
-# select (bench_select beside numpy/cupy/torch), select_ab and filter_ab (this build against an
+# select (bench_select beside numpy/cupy/torch), e2e (madfilter on a 4096^2 FITS, cold and warm),
+# hosthost (clstats_median_filter host to host, streamed or not), batch (20 images of 8192^2), select_ab and filter_ab (this build against an
 # older one, interleaved: was a kernel change a gain?), select_tune (the select.* and columns.* tuning
 # parameters swept, through CLSTATS_TUNE), columns (column medians by the radix kernel, the
 # one-launch registers and streamed paths and the bracket, interleaved, per shape), columns_tune (the
@@ -166,11 +167,48 @@ head = "".join(c.ljust(80) for c in cards).ljust(2880 * ((len(cards) * 80 + 2879
 with open(f"/tmp/sky{n}.fits", "wb") as f:
     f.write(head.encode()); f.write(img.tobytes()); f.write(b"\0" * (-img.nbytes % 2880))
 PY
-        for run in cold warm; do
+        # A new output each time, as a user's run makes: replacing one would time the file
+        # system freeing the old file's pages too.
+        for run in cold warm warm warm; do
+            rm -f "/tmp/out$n.fits"
             /usr/bin/time -f "madfilter $n ${run}: %e s wall, %M KiB" ./build/apps/madfilter/madfilter \
-                "/tmp/sky$n.fits" "/tmp/out$n.fits" -w 11 --maps mad,median -d gpu --overwrite
+                "/tmp/sky$n.fits" "/tmp/out$n.fits" -w 11 --maps mad,median -d gpu
         done
     done 2>&1 | tee "$OUT/e2e.txt"
+    unset CLSTATS_CACHE_DIR
+fi
+
+if has hosthost; then
+    # clstats_median_filter from a host array to host arrays: the maps streamed through pinned
+    # slots (the default on GPUs) against the whole image moved before and after the kernels.
+    for t in "" transfer.stream=off; do
+        echo "== ${t:-streamed}"
+        CLSTATS_TUNE=$t ./build/bench/bench_filter --device gpu --sizes 4096 --widths 3,11 \
+            --maps median,both --repeat 7 | grep -v RESULT
+    done 2>&1 | tee "$OUT/hosthost.txt"
+fi
+
+if has batch; then
+    # The seed's batch: BATCH_N copies of one 8192^2 image, MAD, w = 31, one madfilter run.
+    export CLSTATS_CACHE_DIR=/tmp/clstats-cache
+    python3 - <<'PY'
+import numpy as np
+n = 8192
+img = (100 + 5 * np.random.default_rng(1).standard_normal((n, n), dtype=np.float32)).astype(">f4")
+cards = ["SIMPLE  =                    T", "BITPIX  =                  -32", "NAXIS   =                    2",
+         f"NAXIS1  = {n:20d}", f"NAXIS2  = {n:20d}", "END"]
+head = "".join(c.ljust(80) for c in cards).ljust(2880 * ((len(cards) * 80 + 2879) // 2880))
+with open("/tmp/batch_one.fits", "wb") as f:
+    f.write(head.encode()); f.write(img.tobytes()); f.write(b"\0" * (-img.nbytes % 2880))
+PY
+    rm -rf /tmp/batch /tmp/batch_out && mkdir -p /tmp/batch /tmp/batch_out
+    for i in $(seq -w 1 "${BATCH_N:-20}"); do cp /tmp/batch_one.fits "/tmp/batch/im$i.fits"; done
+    # The program compiled once, outside the timing (a user's second batch finds it cached).
+    ./build/apps/madfilter/madfilter /tmp/batch_one.fits /tmp/batch_warm.fits -w 31 --maps mad \
+        -d gpu --overwrite -q
+    /usr/bin/time -f "batch of ${BATCH_N:-20}: %e s wall, %M KiB" ./build/apps/madfilter/madfilter \
+        -o /tmp/batch_out -w 31 --maps mad -d gpu /tmp/batch/*.fits 2>&1 | tail -2 \
+        | tee "$OUT/batch.txt"
     unset CLSTATS_CACHE_DIR
 fi
 

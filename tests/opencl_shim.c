@@ -12,10 +12,11 @@
  *                                hangup or Ctrl-C in the middle of a run would
  *   OPENCL_SHIM_CRASH_UNPACKING=S  cfitsio's pixel read (ffgpxvll) dies of SIGSEGV for a file
  *                                whose name contains S, as on a garbled Rice tile under ASan
- *   OPENCL_SHIM_REPORT=FILE      at exit "contexts C builds B launches L" is written to FILE */
+ *   OPENCL_SHIM_REPORT=FILE      "contexts C builds B launches L" is kept in FILE */
 #define _GNU_SOURCE
 #include <CL/cl.h>
 #include <dlfcn.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,6 +24,22 @@
 
 static int contexts, builds;
 static long launches;
+
+/* The counts so far, rewritten at every count: madfilter ends with _exit, which runs no
+ * destructor. */
+__attribute__((constructor)) static void report(void)
+{
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    const char *path = getenv("OPENCL_SHIM_REPORT");
+    if (!path) return;
+    pthread_mutex_lock(&lock);
+    FILE *f = fopen(path, "w");
+    if (f) {
+        fprintf(f, "contexts %d builds %d launches %ld\n", contexts, builds, launches);
+        fclose(f);
+    }
+    pthread_mutex_unlock(&lock);
+}
 
 static void *real(const char *name)
 {
@@ -79,6 +96,7 @@ cl_int clEnqueueNDRangeKernel(cl_command_queue queue, cl_kernel kernel, cl_uint 
     long long sig = setting("OPENCL_SHIM_RAISE");
     if (sig > 0 && launches == 0) raise((int)sig);
     launches++;
+    report();
     return next(queue, kernel, dims, offset, global, local, n_wait, wait, event);
 }
 
@@ -91,6 +109,7 @@ cl_context clCreateContext(const cl_context_properties *props, cl_uint n, const 
                               void *, cl_int *);
     if (!next) next = real("clCreateContext");
     contexts++;
+    report();
     return next(props, n, devs, notify, user, err);
 }
 
@@ -101,6 +120,7 @@ cl_int clBuildProgram(cl_program program, cl_uint n, const cl_device_id *devs, c
                           void(CL_CALLBACK *)(cl_program, void *), void *);
     if (!next) next = real("clBuildProgram");
     builds++;
+    report();
     return next(program, n, devs, options, notify, user);
 }
 
@@ -117,13 +137,4 @@ int ffgpxvll(void *fptr, int datatype, long long *firstpix, long long nelem, voi
     int ignored = 0;
     if (crash && file_name(fptr, name, &ignored) == 0 && strstr(name, crash)) raise(SIGSEGV);
     return next(fptr, datatype, firstpix, nelem, nulval, array, anynul, status);
-}
-
-__attribute__((destructor)) static void report(void)
-{
-    const char *path = getenv("OPENCL_SHIM_REPORT");
-    FILE *f = path ? fopen(path, "w") : NULL;
-    if (!f) return;
-    fprintf(f, "contexts %d builds %d launches %ld\n", contexts, builds, launches);
-    fclose(f);
 }

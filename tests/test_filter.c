@@ -408,6 +408,69 @@ static void use_design(const char *design)
         test_tune("filter.path", NULL);
 }
 
+/* Host arrays streamed through the pinned slots (src/core/staging.c, on by default on GPUs,
+ * forced here): slots smaller than a band and bands smaller than a slot, strided inputs,
+ * every boundary mode (wrap needs the image's last rows for its first band), either map
+ * alone, and the band entry point, each bit for bit against the reference. */
+static int streamed_calls;
+static void count_streamed(void *user, const char *line)
+{
+    (void)user;
+    if (strstr(line, "streamed through pinned slots")) streamed_calls++;
+}
+
+START_TEST(streamed_transfers_match_reference)
+{
+    static const size_t shapes[][3] = {{300, 517, 301}, {64, 3, 64}, {1, 40, 1}, {700, 90, 703}};
+    static const int widths[] = {1, 3, 11};
+    static const char *const slots[] = {"64", "4096"};
+    size_t bad = 0;
+    uint64_t seed = test_seed();
+    test_tune("transfer.stream", "on");
+    clstats_ctx_set_log(test_ctx(), count_streamed, NULL);
+    streamed_calls = 0;
+    for (size_t d = 0; d < NDESIGNS; d++) {
+        use_design(designs[d]);
+        for (size_t k = 0; k < (d == 0 ? 2 : 1); k++) {
+            test_tune("transfer.slot_kb", slots[k]);
+            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+                for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++)
+                    for (int m = 0; m < 5; m += d == 0 ? 1 : 2)
+                        bad += run_case(shapes[s][0], shapes[s][1], shapes[s][2], widths[wi],
+                                        all_modes[m], 2.5f, FILL_NORMAL, 0.05, seed++);
+        }
+    }
+    /* One map alone, and a band of an image. */
+    const size_t nx = 257, ny = 301, w = 5;
+    float *img = malloc(nx * ny * sizeof *img), *med = malloc(nx * ny * sizeof *med),
+          *mad = malloc(nx * ny * sizeof *mad), *ref_med = malloc(nx * ny * sizeof *med),
+          *ref_mad = malloc(nx * ny * sizeof *mad), *one = malloc(nx * ny * sizeof *one);
+    ck_assert(img && med && mad && ref_med && ref_mad && one);
+    fill_image(img, nx, ny, nx, FILL_NORMAL, 0.1, seed);
+    struct clstats_filter_params p = {.width = (int)w, .boundary = CLSTATS_BOUNDARY_REFLECT};
+    use_design(NULL);
+    test_tune("transfer.slot_kb", "64");
+    ck_assert_int_eq(reference_median_filter(img, nx, ny, nx, &p, ref_med, ref_mad), 0);
+    ck_assert_int_eq(clstats_median_filter(test_ctx(), img, nx, ny, nx, &p, one, NULL), CLSTATS_OK);
+    bad += test_compare_bits(one, ref_med, nx * ny, nx, "streamed median alone");
+    ck_assert_int_eq(clstats_median_filter(test_ctx(), img, nx, ny, nx, &p, NULL, one), CLSTATS_OK);
+    bad += test_compare_bits(one, ref_mad, nx * ny, nx, "streamed MAD alone");
+    const size_t row0 = 100, rows = 150;
+    float *band = make_band(img, ny, nx, row0, rows, (int)w, CLSTATS_BOUNDARY_REFLECT);
+    ck_assert_int_eq(
+        clstats_median_filter_band(test_ctx(), band, nx, ny, nx, row0, rows, &p, med, mad),
+        CLSTATS_OK);
+    bad += test_compare_bits(med, ref_med + row0 * nx, rows * nx, nx, "streamed band median");
+    bad += test_compare_bits(mad, ref_mad + row0 * nx, rows * nx, nx, "streamed band MAD");
+    free(band), free(img), free(med), free(mad), free(ref_med), free(ref_mad), free(one);
+    clstats_ctx_set_log(test_ctx(), NULL, NULL);
+    test_tune("transfer.slot_kb", NULL);
+    test_tune("transfer.stream", NULL);
+    ck_assert_uint_eq(bad, 0);
+    ck_assert_int_gt(streamed_calls, 100); /* the path under test was the one taken */
+}
+END_TEST
+
 /* The float nearest the exact mean, through double (clstats.h's words for clstats_median). */
 static float mean_through_double(float a, float b)
 {
@@ -966,6 +1029,11 @@ static Suite *filter_suite(void)
     tcase_add_test(numbers, infinities_zeros_and_huge_values_match_reference_in_every_design);
     tcase_add_test(numbers, sigma_snr_refuse_missing_inputs_in_both_dtypes);
     suite_add_tcase(s, numbers);
+    /* Host arrays through the pinned slots (CK_RUN_CASE=streamed runs it alone). */
+    TCase *streamed = tcase_create("streamed");
+    tcase_set_timeout(streamed, 600);
+    tcase_add_test(streamed, streamed_transfers_match_reference);
+    suite_add_tcase(s, streamed);
     TCase *sizes = tcase_create("sizes");
     tcase_add_test(sizes, strides_whose_span_overflows_are_refused);
     suite_add_tcase(s, sizes);

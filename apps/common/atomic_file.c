@@ -32,6 +32,21 @@ static void on_signal(int sig)
     raise(sig);
 }
 
+static void install_handlers(void)
+{
+    const int signals[] = {SIGINT, SIGTERM, SIGHUP};
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    /* A signal the parent set to be ignored (nohup, a shell's background job) must stay
+     * ignored: the user asked for the run to survive it. */
+    for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++)
+        if (sigaction(signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
+            sigaction(signals[i], &sa, NULL);
+    handlers_installed = true;
+}
+
 static void track(struct atomic_file *af, bool on)
 {
     for (int i = 0; i < MAX_ACTIVE; i++) {
@@ -41,19 +56,12 @@ static void track(struct atomic_file *af, bool on)
         }
         if (!on && in_progress[i] == af) in_progress[i] = NULL;
     }
-    if (on && !handlers_installed) {
-        const int signals[] = {SIGINT, SIGTERM, SIGHUP};
-        struct sigaction sa, old;
-        memset(&sa, 0, sizeof sa);
-        sa.sa_handler = on_signal;
-        sigemptyset(&sa.sa_mask);
-        /* A signal the parent set to be ignored (nohup, a shell's background job) must stay
-         * ignored: the user asked for the run to survive it. */
-        for (size_t i = 0; i < sizeof signals / sizeof signals[0]; i++)
-            if (sigaction(signals[i], NULL, &old) == 0 && old.sa_handler != SIG_IGN)
-                sigaction(signals[i], &sa, NULL);
-        handlers_installed = true;
-    }
+    if (on && !handlers_installed) install_handlers();
+}
+
+void atomic_signals_reset(void)
+{
+    if (handlers_installed) install_handlers();
 }
 
 int atomic_begin(struct atomic_file *af, const char *dest, char *err, size_t errlen)

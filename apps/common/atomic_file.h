@@ -32,4 +32,8 @@ int atomic_check_destination(const char *dest, char *err, size_t errlen);
 /* Removes the temporary file and directory; harmless when not begun or already committed. */
 void atomic_abort(struct atomic_file *af);
 
+/* Installs the clean-up handlers again where they were installed, after something put the
+ * signal dispositions back as they were before (program_context_finish). */
+void atomic_signals_reset(void);
+
 #endif

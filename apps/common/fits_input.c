@@ -4,8 +4,10 @@
  * rows on demand (image sections too, which cfitsio would copy through its null checks) and
  * words the errors. */
 #include "fits_io.h"
+#include "parallel.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <fitsio.h>
 #include <math.h>
 #include <stdint.h>
@@ -435,6 +437,43 @@ static void open_in_probe(void *arg)
     open_image(r->name, r->want, &img, err, sizeof err);
 }
 
+/* Whether a keyword is absent or holds exactly `value`. */
+static bool keyword_is(fitsfile *f, const char *key, double value)
+{
+    double v = value;
+    int status = 0;
+    if (fits_read_key(f, TDOUBLE, key, &v, NULL, &status)) {
+        fits_clear_errmsg();
+        return status == KEY_NO_EXIST;
+    }
+    return v == value;
+}
+
+/* Plain float pixels in an uncompressed disk file, unscaled and whole (no section), are read
+ * straight from the file by a few threads (read_direct): cfitsio copies them through its buffers
+ * on one core, several times slower (bench/RESULTS.md). The bits are the same: cfitsio would
+ * only swap their bytes, the null check being off for floats. */
+static void open_direct(struct tool_image *img)
+{
+    fitsfile *f = img->fits;
+    char url[FLEN_FILENAME] = "", path[FLEN_FILENAME] = "";
+    LONGLONG head = 0, data = 0, end = 0;
+    int status = 0;
+    if (!img->raw_floats || img->section.active || img->reader ||
+        (img->bitpix != -32 && img->bitpix != -64) || !keyword_is(f, "BSCALE", 1.0) ||
+        !keyword_is(f, "BZERO", 0.0) || fits_url_type(f, url, &status) ||
+        strcmp(url, "file://") != 0 || fits_file_name(f, path, &status) ||
+        fits_get_hduaddrll(f, &head, &data, &end, &status)) {
+        fits_clear_errmsg();
+        return;
+    }
+    const int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    img->direct = true;
+    img->direct_fd = fd;
+    img->direct_offset = (uint64_t)data;
+}
+
 int fits_io_open(const char *name, enum image_shape want, uint64_t max_bytes,
                  struct tool_image *img, char *err, size_t errlen)
 {
@@ -451,6 +490,7 @@ int fits_io_open(const char *name, enum image_shape want, uint64_t max_bytes,
         image_close(img);
         return -1;
     }
+    open_direct(img);
     return 0;
 }
 
@@ -515,12 +555,73 @@ static int read_section_rows(struct tool_image *img, size_t plane, size_t row0, 
     return 0;
 }
 
+/* One thread's share of a direct read: its bytes from the file, then swapped in place. */
+struct direct_read {
+    int fd;
+    uint64_t offset;
+    char *dst;
+    size_t bytes;
+    int size;
+    bool failed[8];
+};
+
+static void read_part(void *arg, int part, int parts)
+{
+    struct direct_read *r = arg;
+    const size_t unit = (size_t)r->size * 4096;
+    const size_t share = (r->bytes / (size_t)parts + unit - 1) / unit * unit;
+    const size_t from = share * (size_t)part < r->bytes ? share * (size_t)part : r->bytes;
+    const size_t to = from + share < r->bytes ? from + share : r->bytes;
+    r->failed[part] = false;
+    for (size_t at = from; at < to;) {
+        const ssize_t n = pread(r->fd, r->dst + at, to - at, (off_t)(r->offset + at));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            r->failed[part] = true;
+            return;
+        }
+        at += (size_t)n;
+    }
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_BIG_ENDIAN__
+    if (r->size == 4) {
+        uint32_t *w = (uint32_t *)(r->dst + from);
+        for (size_t i = 0; i < (to - from) / 4; i++)
+            w[i] = __builtin_bswap32(w[i]);
+    } else {
+        uint64_t *w = (uint64_t *)(r->dst + from);
+        for (size_t i = 0; i < (to - from) / 8; i++)
+            w[i] = __builtin_bswap64(w[i]);
+    }
+#endif
+}
+
+/* Rows read straight from the file (open_direct). Returns false when the file ends early, for
+ * cfitsio to read them again and word the error. */
+static bool read_direct(struct tool_image *img, size_t plane, size_t row0, size_t rows, int size,
+                        void *dst)
+{
+    const uint64_t first = ((uint64_t)plane * img->ny + row0) * img->nx;
+    struct direct_read r = {.fd = img->direct_fd,
+                            .offset = img->direct_offset + first * (uint64_t)size,
+                            .dst = dst,
+                            .bytes = rows * img->nx * (size_t)size,
+                            .size = size};
+    const int parts = parallel_threads(r.bytes);
+    parallel_run(parts, read_part, &r);
+    for (int i = 0; i < parts; i++)
+        if (r.failed[i]) return false;
+    return true;
+}
+
 /* Rows as cfitsio's type TFLOAT or TDOUBLE. */
 static int read_rows(struct tool_image *img, size_t plane, size_t row0, size_t rows, int type,
                      void *dst, char *err, size_t errlen)
 {
     if (img->reader)
         return fits_reader_read(img, plane, row0, rows, dst, type == TDOUBLE, err, errlen);
+    const int size = type == TDOUBLE ? 8 : 4;
+    if (img->direct && img->bitpix == -8 * size && read_direct(img, plane, row0, rows, size, dst))
+        return 0;
     int status = 0, anynul = 0;
     float nan_null = NAN, no_check = 0.0f;
     double nan_null64 = NAN, no_check64 = 0.0;
@@ -561,6 +662,8 @@ int fits_io_read_rows_f64(struct tool_image *img, size_t plane, size_t row0, siz
 void fits_io_close(struct tool_image *img)
 {
     fits_reader_stop(img);
+    if (img->direct) close(img->direct_fd);
+    img->direct = false;
     if (!img->fits) return;
     int status = 0;
     fits_close_file(img->fits, &status);

@@ -8,6 +8,7 @@
  * checksums), are written last. A .gz name is written uncompressed to a scratch file first and
  * compressed at the end, a block at a time, so no output is ever held whole in memory. */
 #include "fits_io.h"
+#include "parallel.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -327,7 +328,82 @@ no_memory:
     return -1;
 }
 
-/* Rows of float32 (f64 false) or float64 values, as big-endian pixels of the output's type. */
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define BIG32(u) (u)
+#define BIG64(u) (u)
+#else
+#define BIG32(u) __builtin_bswap32(u)
+#define BIG64(u) __builtin_bswap64(u)
+#endif
+
+/* Pixels as big-endian words of the output's type, and their checksum: a float32 pixel's
+ * big-endian word is its bits, so the sum is taken on native words before the swap (a loop the
+ * compiler vectorises). Returns the ones' complement sum of the words, unfolded below 2^64. */
+static uint64_t to_big_endian(unsigned char *dst, const void *data, bool f64, int size, uint64_t k,
+                              size_t n)
+{
+    uint64_t sum = 0;
+    if (size == 4) {
+        uint32_t *w = (uint32_t *)dst;
+        for (size_t i = 0; i < n; i++) {
+            const float v =
+                f64 ? (float)((const double *)data)[k + i] : ((const float *)data)[k + i];
+            uint32_t u;
+            memcpy(&u, &v, 4);
+            sum += u;
+            w[i] = BIG32(u);
+        }
+    } else {
+        uint64_t *w = (uint64_t *)dst;
+        for (size_t i = 0; i < n; i++) {
+            const double v = f64 ? ((const double *)data)[k + i] : ((const float *)data)[k + i];
+            uint64_t u;
+            memcpy(&u, &v, 8);
+            sum += (u >> 32) + (u & 0xffffffffu);
+            w[i] = BIG64(u);
+        }
+    }
+    return sum;
+}
+
+/* One thread's share of a write: its pixels converted a chunk at a time and written in place. */
+struct write_job {
+    const struct fits_output *out;
+    const struct hdu *h;
+    const void *data;
+    bool f64;
+    uint64_t first, count;
+    uint64_t sums[8];
+    int errnos[8];
+};
+
+static void write_part(void *arg, int part, int parts)
+{
+    struct write_job *job = arg;
+    const int size = job->out->pixel_bytes;
+    const uint64_t share = (job->count / (uint64_t)parts + CHUNK - 1) / CHUNK * CHUNK;
+    const uint64_t from = share * (uint64_t)part < job->count ? share * (uint64_t)part : job->count;
+    const uint64_t to = from + share < job->count ? from + share : job->count;
+    uint64_t buf[CHUNK], sum = 0;
+    job->errnos[part] = 0;
+    for (uint64_t done = from; done < to;) {
+        const size_t n = to - done < CHUNK ? (size_t)(to - done) : CHUNK;
+        /* Chunk sums stay far below 2^64: 2^14 words of 2^32 each. */
+        sum = fold(sum +
+                   fold(to_big_endian((unsigned char *)buf, job->data, job->f64, size, done, n)));
+        if (write_at(job->out->fd, buf, (size_t)size * n,
+                     job->h->data + (uint64_t)size * (job->first + done)) != 0) {
+            job->errnos[part] = errno;
+            break;
+        }
+        done += n;
+    }
+    job->sums[part] = sum;
+}
+
+/* Rows of float32 (f64 false) or float64 values, as big-endian pixels of the output's type,
+ * converted and written by a few threads at once. The ones' complement sum does not depend on
+ * the order its words are added in, so the parts' sums add up to the one sequential sum. */
 static int write_rows(struct fits_output *out, int map, size_t plane, size_t row0, size_t rows,
                       const void *data, bool f64, char *err, size_t errlen)
 {
@@ -344,33 +420,17 @@ static int write_rows(struct fits_output *out, int map, size_t plane, size_t row
                  row0, row0 + rows, plane);
         return -1;
     }
-    const int size = out->pixel_bytes;
-    uint64_t buf[CHUNK];
-    for (uint64_t done = 0; done < count;) {
-        const size_t n = count - done < CHUNK ? (size_t)(count - done) : CHUNK;
-        unsigned char *b = (unsigned char *)buf;
-        for (size_t i = 0; i < n; i++) {
-            const uint64_t k = done + i;
-            uint64_t u;
-            if (size == 8) {
-                const double v = f64 ? ((const double *)data)[k] : ((const float *)data)[k];
-                memcpy(&u, &v, 8);
-            } else {
-                const float v = f64 ? (float)((const double *)data)[k] : ((const float *)data)[k];
-                uint32_t u32;
-                memcpy(&u32, &v, 4);
-                u = u32;
-            }
-            for (int byte = 0; byte < size; byte++)
-                b[size * i + byte] = (unsigned char)(u >> (8 * (size - 1 - byte)));
-        }
-        h->sum = fold(h->sum + sum_bytes(b, (size_t)size * n));
-        if (write_at(out->fd, b, (size_t)size * n, h->data + (uint64_t)size * (first + done)) !=
-            0) {
+    struct write_job job = {
+        .out = out, .h = h, .data = data, .f64 = f64, .first = first, .count = count};
+    const int parts = parallel_threads((size_t)(count * (uint64_t)out->pixel_bytes));
+    parallel_run(parts, write_part, &job);
+    for (int i = 0; i < parts; i++) {
+        if (job.errnos[i]) {
+            errno = job.errnos[i];
             io_error(err, errlen, "write");
             return -1;
         }
-        done += n;
+        h->sum = fold(h->sum + job.sums[i]);
     }
     h->next_pixel = first + count;
     return 0;

@@ -45,6 +45,9 @@ struct tool_image {
                                   only in part, say */
     struct atomic_file *spool; /* a piped input copied to a temporary file, removed on close */
     bool reader;               /* a tile-compressed image's pixels come from a child process */
+    bool direct;               /* plain float pixels of a disk file: read with pread, not cfitsio */
+    int direct_fd;             /* (fits_input.c) */
+    uint64_t direct_offset;    /* the data unit's first byte in that file */
     int reader_pid, reader_fd; /* (fits_reader.c) */
 };
 

@@ -126,6 +126,12 @@ CLSTATS_API cl_device_id clstats_ctx_cl_device(const clstats_ctx *ctx);
  * profiling events; transfers excluded). For benchmarks and progress estimates. */
 CLSTATS_API double clstats_ctx_last_kernel_ms(const clstats_ctx *ctx);
 
+/* Makes now what the first call that streams host arrays through a GPU makes (pinned host
+ * buffers, copy threads, queues: tens of milliseconds), so that a program can do it on a thread of
+ * its own while it reads its input. Nothing to do on CPU devices, which use host arrays in place.
+ * Optional: results do not depend on it. */
+CLSTATS_API int clstats_ctx_prepare_transfers(clstats_ctx *ctx);
+
 /* What the context's device offers, read once when the context was made: for callers that size
  * their own work (madfilter's strips), so that they need not ask OpenCL. */
 struct clstats_device_limits {

@@ -81,6 +81,7 @@ void clstats_ctx_destroy(clstats_ctx *ctx)
 {
     if (!ctx) return;
     clstats__release_programs(ctx);
+    clstats__stage_free(ctx);
     for (size_t i = 0; i < ctx->n_scratch; i++)
         if (ctx->scratch[i].mem) clReleaseMemObject(ctx->scratch[i].mem);
     free(ctx->scratch);

@@ -70,6 +70,7 @@ struct clstats_ctx {
     size_t n_programs, programs_cap;
     struct scratch_buffer *scratch;
     size_t n_scratch;
+    struct clstats__staging *staging; /* pinned slots, queues and copy threads, or NULL */
 };
 
 /* Records a printf-style detail on ctx (or the process-wide slot when ctx is NULL) and returns
@@ -98,6 +99,26 @@ int clstats__program_prefixed(clstats_ctx *ctx, const char *source_name, const c
  * finished (src/core/transfer.c). `what` names it in errors. */
 int clstats__upload(clstats_ctx *ctx, const void *host, size_t bytes, const char *what,
                     cl_mem *out);
+
+/* Host arrays streamed to and from the device through pinned slots (src/core/staging.c), for
+ * calls that overlap the bus with their kernels: clstats__stage_wanted says whether the device
+ * gains by it (GPUs; the tuning parameter transfer.stream forces it); clstats__stage_begin makes
+ * the slots, queues and copy threads once per context. Then, in order: uploads of byte ranges of
+ * a host array into a buffer; clstats__stage_uploaded, after which kernels enqueued on ctx->queue
+ * see every upload so far; the kernels; clstats__stage_kernels_done, after which downloads see
+ * them; downloads of byte ranges into host arrays, finished by clstats__stage_poll as they
+ * arrive and by clstats__stage_finish, which every call that streamed must reach (failed or
+ * not), before it returns. The host arrays must stay valid until then. */
+bool clstats__stage_wanted(const clstats_ctx *ctx);
+int clstats__stage_begin(clstats_ctx *ctx);
+int clstats__stage_upload(clstats_ctx *ctx, cl_mem dst, size_t offset, const void *src,
+                          size_t bytes);
+int clstats__stage_uploaded(clstats_ctx *ctx);
+int clstats__stage_kernels_done(clstats_ctx *ctx);
+int clstats__stage_download(clstats_ctx *ctx, cl_mem src, size_t offset, void *dst, size_t bytes);
+int clstats__stage_poll(clstats_ctx *ctx);
+int clstats__stage_finish(clstats_ctx *ctx);
+void clstats__stage_free(clstats_ctx *ctx);
 
 /* The program built from sources[0..2) with options, from the on-disk cache, or NULL; and
  * storing a built one there (src/core/program_cache.c). Failures only mean no cache. */

@@ -42,6 +42,13 @@ static const struct param params[PARAMS] = {
     [P_FILTER_SHAPE_TX] = {"filter.shape_tx", ALL(0), 1024, NULL},
     [P_FILTER_SHAPE_TY] = {"filter.shape_ty", ALL(0), 1024, NULL},
     [P_FILTER_SHAPE_PX] = {"filter.shape_px", ALL(0), 64, NULL},
+    /* Host arrays to and from GPUs through a ring of pinned slots, overlapping the bus with the
+     * kernels; CPU devices use the caller's arrays in place (RESULTS "2026-11-24 — host to host
+     * and madfilter end to end (issue 20)"). */
+    [P_TRANSFER_STREAM] = {"transfer.stream", ALL(0), 2, switches},
+    [P_TRANSFER_SLOT_KB] = {"transfer.slot_kb", ALL(4096), 1 << 20, NULL},
+    [P_TRANSFER_SLOTS] = {"transfer.slots", ALL(8), 32, NULL},
+    [P_TRANSFER_THREADS] = {"transfer.threads", ALL(0), 16, NULL},
     /* Whole-array selection: 256-item groups with local atomics on GPUs, one work-item
      * walking 4096 values on CPU devices (several times faster there); NVIDIA stages three
      * tiles in the gathering passes, where its 228 KB of shared memory holds eight such groups

@@ -21,6 +21,11 @@ enum clstats__param_id {
     P_FILTER_SHAPE_TX, /* sorted design's work-group: x, y, pixels per work-item (0: auto) */
     P_FILTER_SHAPE_TY,
     P_FILTER_SHAPE_PX,
+    /* host arrays streamed through pinned slots (src/core/staging.c) */
+    P_TRANSFER_STREAM,  /* auto (GPUs), off, on */
+    P_TRANSFER_SLOT_KB, /* one pinned slot */
+    P_TRANSFER_SLOTS,   /* slots in the ring */
+    P_TRANSFER_THREADS, /* threads copying into and out of the slots (0: auto) */
     /* whole-array selection (src/select/select.c) */
     P_SELECT_WG,
     P_SELECT_VPT,

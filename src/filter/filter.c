@@ -15,6 +15,10 @@
 /* Window values visited per launch, at most: keeps each launch well under a second. */
 #define WORK_PER_LAUNCH (1L << 31)
 
+/* Bands of a streamed call (src/core/staging.c): enough that the first band's upload and the
+ * last one's download, which nothing overlaps, are a small part of the whole. */
+#define STREAM_BANDS 8
+
 /* The designs (see the kernel files): sorted column runs, fastest on GPUs where its tile fits;
  * counting bisection over a local-memory tile; the binned reference design reading global
  * memory, for any width; on CPU devices, rank sets swept over a sorted tile, one work-item per
@@ -270,6 +274,12 @@ static int check_args(clstats_ctx *ctx, const void *image, size_t nx, size_t ny,
     return check_params(ctx, p);
 }
 
+/* Whether a map can come down through the staging slots: a host array of whole rows, or none. */
+static bool streams_to(const struct clstats_array *out)
+{
+    return !out || (out->host && clstats__array_stride(out) == out->nx);
+}
+
 /* The footprint design for any window, rule and dtype (kernels/median_filter_footprint.cl). */
 static void plan_footprint(bool f64, struct filter_plan *plan)
 {
@@ -303,6 +313,7 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
     cl_kernel kernel = NULL;
     cl_program program;
     cl_int err;
+    bool streamed = false;
     struct filter_window win = {0};
     size_t in_bytes;
     if (f64 && !ctx->has_fp64)
@@ -352,10 +363,19 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
     }
 
     const cl_mem_flags in_flags = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
-    if (p->mask)
+    /* Streamed: the image goes up, and the maps come down, band by band beside the kernels. */
+    streamed = in->host && !p->mask && streams_to(median_out) && streams_to(mad_out) &&
+               clstats__stage_wanted(ctx) && clstats__stage_begin(ctx) == CLSTATS_OK;
+    if (streamed) {
+        /* The device's copies are kept by the context: a driver may take longer to allocate
+         * them than the bus takes to fill them, and a strip loop or a batch calls again. */
+        clstats__log(ctx, "median filter: image and maps streamed through pinned slots");
+        status = clstats__scratch(ctx, "filter.image", in_bytes, &img_buf);
+    } else if (p->mask) {
         status = clstats__array_in_masked(ctx, in, p->mask, &img_buf, &own_input);
-    else
+    } else {
         status = clstats__array_in(ctx, in, false, &img_buf, NULL, &own_input);
+    }
     if (status != CLSTATS_OK) goto fail;
     col_buf = clCreateBuffer(ctx->context, in_flags, (gx + (size_t)win.width - 1) * sizeof(int),
                              colmap, &err);
@@ -364,11 +384,19 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
                              rowmap, &err);
     CL_TRY(ctx, err, "clCreateBuffer(row map)");
     /* An unused output still needs a valid buffer argument: a one-element stand-in. */
-    med_buf =
-        clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, median_out ? out_bytes : es, NULL, &err);
-    CL_TRY(ctx, err, "clCreateBuffer(median)");
-    mad_buf = clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, mad_out ? out_bytes : es, NULL, &err);
-    CL_TRY(ctx, err, "clCreateBuffer(MAD)");
+    if (streamed) {
+        if ((status =
+                 clstats__scratch(ctx, "filter.median", median_out ? out_bytes : es, &med_buf)) ||
+            (status = clstats__scratch(ctx, "filter.mad", mad_out ? out_bytes : es, &mad_buf)))
+            goto fail;
+    } else {
+        med_buf = clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, median_out ? out_bytes : es, NULL,
+                                 &err);
+        CL_TRY(ctx, err, "clCreateBuffer(median)");
+        mad_buf =
+            clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, mad_out ? out_bytes : es, NULL, &err);
+        CL_TRY(ctx, err, "clCreateBuffer(MAD)");
+    }
 
     const cl_long stride_arg = (cl_long)stride;
     const cl_int nx_arg = (cl_int)nx, ny_arg = (cl_int)ny;
@@ -405,12 +433,48 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
 
     long band = WORK_PER_LAUNCH / ((long)gx * work);
     band = band < (long)step_y ? (long)step_y : band / (long)step_y * (long)step_y;
+    /* Streamed: about STREAM_BANDS bands, so that the bus works while the kernels do. */
+    const long even = ((long)ny + STREAM_BANDS - 1) / STREAM_BANDS;
+    if (streamed && band > even) band = (even + (long)step_y - 1) / (long)step_y * (long)step_y;
+    const size_t row_bytes = stride * es;
+    size_t uploaded = 0; /* bytes of the image on the device so far (streamed) */
     for (size_t y0 = 0; y0 < ny; y0 += (size_t)band) {
         size_t rows = ny - y0 < (size_t)band ? ny - y0 : (size_t)band;
         const size_t offset[2] = {0, y0 / (size_t)plan.py};
         const size_t global[2] = {gx / (size_t)plan.px, (rows + step_y - 1) / step_y * local[1]};
+        if (streamed) {
+            /* The band's windows read the image's rows up to the last its row map names. */
+            const size_t first = y0,
+                         last = y0 + global[1] / local[1] * step_y + (size_t)win.height - 1;
+            long top_row = -1;
+            for (size_t j = first; j < last; j++)
+                if (rowmap[j] > top_row) top_row = rowmap[j];
+            const size_t need = top_row < 0 ? 0
+                                : (size_t)top_row * row_bytes + nx * es < in_bytes
+                                    ? (size_t)top_row * row_bytes + nx * es
+                                    : in_bytes;
+            if (uploaded < need) {
+                status = clstats__stage_upload(ctx, img_buf, uploaded,
+                                               (const char *)in->host + uploaded, need - uploaded);
+                if (status == CLSTATS_OK) status = clstats__stage_uploaded(ctx);
+                if (status != CLSTATS_OK) goto fail;
+                uploaded = need;
+            }
+        }
         status = clstats__launch(ctx, kernel, 2, offset, global, local, "median_mad");
         if (status != CLSTATS_OK) goto fail;
+        if (streamed) {
+            status = clstats__stage_kernels_done(ctx);
+            const size_t at = y0 * nx * es, bytes = rows * nx * es;
+            if (status == CLSTATS_OK && median_out)
+                status =
+                    clstats__stage_download(ctx, med_buf, at, (char *)median_out->host + at, bytes);
+            if (status == CLSTATS_OK && mad_out)
+                status =
+                    clstats__stage_download(ctx, mad_buf, at, (char *)mad_out->host + at, bytes);
+            if (status == CLSTATS_OK) status = clstats__stage_poll(ctx);
+            if (status != CLSTATS_OK) goto fail;
+        }
         if (p->progress) {
             CL_TRY(ctx, clFinish(ctx->queue), "clFinish(median filter band)");
             p->progress(p->progress_user, (double)(y0 + rows) / (double)ny);
@@ -418,17 +482,22 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
             CL_TRY(ctx, clFlush(ctx->queue), "clFlush");
         }
     }
-    if (median_out && (status = clstats__array_out(ctx, med_buf, median_out))) goto fail;
-    if (mad_out && (status = clstats__array_out(ctx, mad_buf, mad_out))) goto fail;
+    if (!streamed && median_out && (status = clstats__array_out(ctx, med_buf, median_out)))
+        goto fail;
+    if (!streamed && mad_out && (status = clstats__array_out(ctx, mad_buf, mad_out))) goto fail;
     CL_TRY(ctx, clFinish(ctx->queue), "clFinish(median filter)");
 
 fail:
+    if (streamed) {
+        const int finished = clstats__stage_finish(ctx);
+        if (status == CLSTATS_OK) status = finished;
+    }
     status = clstats__end(ctx, status);
     if (img_buf && own_input) clReleaseMemObject(img_buf);
     if (col_buf) clReleaseMemObject(col_buf);
     if (row_buf) clReleaseMemObject(row_buf);
-    if (med_buf) clReleaseMemObject(med_buf);
-    if (mad_buf) clReleaseMemObject(mad_buf);
+    if (med_buf && !streamed) clReleaseMemObject(med_buf);
+    if (mad_buf && !streamed) clReleaseMemObject(mad_buf);
     if (cell_buf) clReleaseMemObject(cell_buf);
     free(colmap);
     free(rowmap);
