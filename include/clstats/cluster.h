@@ -94,7 +94,8 @@ struct clstats_kmeans_minibatch_options {
     size_t batch_size; /* rows a step (default 1024, scikit-learn's) */
     size_t init_size;  /* rows drawn (with replacement) for the seeding; 0: 3 x batch_size, at
                           least 3 k, at most n (scikit-learn's rule) */
-    int max_iter;      /* passes over the data at most (default 100) */
+    int max_iter;      /* passes over the data at most (default 100; 0: the first centres, with
+                          the labels and inertia by them) */
     double tol;        /* stop after a pass whose summed squared centre shift is at most tol
                           times the mean of the columns' variances (default 0: max_iter passes) */
     uint64_t seed;     /* the seeding's generator */

@@ -223,11 +223,12 @@ int clstats_kmeans_minibatch(clstats_ctx *ctx, const struct clstats_array *x, si
     if (centers->nx != x->nx || centers->ny != k || centers->dtype != x->dtype)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "the centres must be %zu x %zu of x's dtype",
                              k, x->nx);
-    if (o.sample_weight && (o.sample_weight->nx * o.sample_weight->ny != x->ny ||
-                            o.sample_weight->dtype != x->dtype || o.sample_weight->stride))
+    if (o.sample_weight &&
+        (o.sample_weight->nx * o.sample_weight->ny != x->ny || o.sample_weight->dtype != x->dtype ||
+         (o.sample_weight->ny > 1 && (o.sample_weight->nx != 1 || o.sample_weight->stride > 1))))
         return clstats__fail(ctx, CLSTATS_ERR_ARG,
                              "the sample weights must be %zu values of the data's dtype", x->ny);
-    if ((unsigned)o.init > CLSTATS_KMEANS_GIVEN || o.batch_size < 1 || o.max_iter < 1 ||
+    if ((unsigned)o.init > CLSTATS_KMEANS_GIVEN || o.batch_size < 1 || o.max_iter < 0 ||
         !(o.tol >= 0) || !isfinite(o.tol) || (o.skip_nan != 0 && o.skip_nan != 1))
         return clstats__fail(ctx, CLSTATS_ERR_ARG,
                              "mini-batch options: init %d, batch_size %zu, max_iter %d, tol %g, "
