@@ -394,6 +394,36 @@ START_TEST(assignment_paths_give_the_same_labels)
 END_TEST
 
 
+/* The fixed-order sums by a group of 256 items or by one item (tuning "kmeans.sums"), the
+ * scatter by both and by each row's count (many clusters), the serial assignment forced or not:
+ * every combination gives the reference's bits, at one, two and three levels of sums. */
+START_TEST(sums_and_scatter_paths_give_the_same_bits)
+{
+    static const char *const sums[] = {"groups", "serial"};
+    static const char *const assign[] = {"auto", "serial"};
+    static const int shapes[][3] = {{70000, 2, 5}, {3000, 3, 130}, {2100, 2, 1100}, {200, 4, 3}};
+    for (size_t si = 0; si < 2; si++)
+        for (size_t ai = 0; ai < 2; ai++) {
+            ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.sums", sums[si]), CLSTATS_OK);
+            ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.assign", assign[ai]),
+                             CLSTATS_OK);
+            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+                const int n = shapes[s][0], d = shapes[s][1], k = shapes[s][2], f64 = (int)s % 2;
+                void *x = make_data(f64, n, d, k < 20 ? k : 0, 0, test_seed() + 5 * s);
+                void *init = first_rows(x, f64, d, k);
+                char what[112];
+                snprintf(what, sizeof what, "sums %s assign %s n=%d d=%d k=%d", sums[si],
+                         assign[ai], n, d, k);
+                check_given(x, f64, n, d, k, init, NULL, k > 1000 ? 3 : 20, 0.0, what);
+                free(init);
+                free(x);
+            }
+        }
+    ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.sums", "auto"), CLSTATS_OK);
+    ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.assign", "auto"), CLSTATS_OK);
+}
+END_TEST
+
 /* Mini-batch k-means against the reference's replay of scikit-learn's update: centres and
  * labels bit for bit, float32 and float64, with a short last batch, weights and NaN rows left
  * out; one batch of all the rows; the step call alone; the seeding reproducible by seed; tol
@@ -537,6 +567,7 @@ int main(void)
     tcase_add_test(tc, data_in_a_buffer_gives_the_same);
     tcase_add_test(tc, bad_input_gives_clear_errors);
     tcase_add_test(tc, assignment_paths_give_the_same_labels);
+    tcase_add_test(tc, sums_and_scatter_paths_give_the_same_bits);
     tcase_add_test(tc, minibatch_matches_reference_bit_for_bit);
     tcase_add_test(tc, minibatch_steps_seeding_and_errors);
     suite_add_tcase(s, tc);

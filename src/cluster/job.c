@@ -68,6 +68,9 @@ static int kernels(struct kmeans_job *job)
              job->k);
     cl_program prep, lloyd;
     int status;
+    /* auto: one item on CPU devices, a group elsewhere */
+    const long sums = clstats__tuned(ctx, P_KMEANS_SUMS);
+    job->serial_sums = sums == 2 || (sums == AUTO && ctx->device_class == CLASS_CPU);
     if ((status = clstats__program(ctx, "kmeans_prepare.cl", options, &prep)) ||
         (status = clstats__program(ctx, "kmeans_lloyd.cl", options, &lloyd)))
         return status;
@@ -83,9 +86,10 @@ static int kernels(struct kmeans_job *job)
         {lloyd, "block_counts", &job->block_counts},
         {lloyd, "scan_chunks", &job->scan_chunks},
         {lloyd, "scan_clusters", &job->scan_clusters},
-        {lloyd, "scatter", &job->scatter},
-        {lloyd, "member_sums", &job->member_sums},
-        {lloyd, "row_sums", &job->row_sums},
+        {lloyd, job->serial_sums && job->k <= KMEANS_SERIAL_MAX_K ? "scatter_serial" : "scatter",
+         &job->scatter},
+        {lloyd, job->serial_sums ? "member_sums_serial" : "member_sums", &job->member_sums},
+        {lloyd, job->serial_sums ? "row_sums_serial" : "row_sums", &job->row_sums},
         {lloyd, "finish", &job->finish},
         {lloyd, "inertia", &job->inertia},
     };

@@ -61,7 +61,8 @@ enum clstats__param_id {
     /* mesh background (src/background/) */
     P_BACKGROUND_WG, /* work-items a box */
     /* k-means (src/cluster/assign.c) */
-    P_KMEANS_ASSIGN, /* auto, direct, tiled, gemm */
+    P_KMEANS_ASSIGN, /* auto, direct, tiled, gemm, serial */
+    P_KMEANS_SUMS,   /* auto, groups, serial */
     /* Gaussian processes (src/gp/) */
     P_GP_BATCH_N, /* largest n whose deviances take the batched path (0: auto) */
     PARAMS
