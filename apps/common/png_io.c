@@ -76,24 +76,35 @@ static int alloc_rows(struct png_job *job, size_t rowbytes, size_t ny)
     return 0;
 }
 
-int png_io_read(const char *path, size_t max_bytes, struct tool_image *img, char *err,
-                size_t errlen)
+/* A job reading path, its libpng structures made (the caller sets its own setjmp before any
+ * libpng call that may fail). NULL with err on failure. */
+static struct png_job *read_open(const char *path, char *err, size_t errlen)
 {
     /* On the heap: what setjmp's frame holds must not change between setjmp and longjmp. */
     struct png_job *job = calloc(1, sizeof *job);
-    memset(img, 0, sizeof *img);
-    img->name = path;
-    img->planes = 1;
     if (!job || !(job->fp = fopen(path, "rb"))) {
         snprintf(err, errlen, "cannot open %s", path);
-        goto fail;
+        job_free(job, true);
+        return NULL;
     }
     job->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, job, on_error, on_warning);
     if (job->png) job->info = png_create_info_struct(job->png);
     if (!job->png || !job->info) {
         snprintf(err, errlen, "out of memory reading %s", path);
-        goto fail;
+        job_free(job, true);
+        return NULL;
     }
+    return job;
+}
+
+int png_io_read(const char *path, size_t max_bytes, struct tool_image *img, char *err,
+                size_t errlen)
+{
+    memset(img, 0, sizeof *img);
+    img->name = path;
+    img->planes = 1;
+    struct png_job *job = read_open(path, err, errlen);
+    if (!job) goto fail;
     if (setjmp(png_jmpbuf(job->png))) {
         snprintf(err, errlen, "cannot read %s: %s", path, job->message);
         goto fail;
@@ -279,18 +290,9 @@ int png_io_read_bands(const char *path, size_t max_bytes, size_t *nx_out, size_t
                       int *bands_out, int *depth_out, float **data_out, char *err,
                       size_t errlen)
 {
-    struct png_job *job = calloc(1, sizeof *job);
     *data_out = NULL;
-    if (!job || !(job->fp = fopen(path, "rb"))) {
-        snprintf(err, errlen, "cannot open %s", path);
-        goto fail;
-    }
-    job->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, job, on_error, on_warning);
-    if (job->png) job->info = png_create_info_struct(job->png);
-    if (!job->png || !job->info) {
-        snprintf(err, errlen, "out of memory reading %s", path);
-        goto fail;
-    }
+    struct png_job *job = read_open(path, err, errlen);
+    if (!job) return -1;
     if (setjmp(png_jmpbuf(job->png))) {
         snprintf(err, errlen, "cannot read %s: %s", path, job->message);
         goto fail;

@@ -15,7 +15,6 @@
 
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,19 +86,6 @@ struct options {
     unsigned long long seed;
 };
 
-static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int fail(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("imcluster: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-    return EXIT_RUNTIME;
-}
-
 static bool parse_long(const char *text, long lo, long hi, long *out)
 {
     char *end;
@@ -162,7 +148,7 @@ static int apply(void *user, int id, const char *value)
 static int read_init(const char *path, int bands, double **out, long *k)
 {
     FILE *fp = fopen(path, "r");
-    if (!fp) return fail("--init %s: %s (give k-means++, random or a file)", path, strerror(errno));
+    if (!fp) return cli_fail("--init %s: %s (give k-means++, random or a file)", path, strerror(errno));
     size_t cap = 0, n = 0;
     double *v = NULL;
     char line[65536];
@@ -179,14 +165,14 @@ static int read_init(const char *path, int bands, double **out, long *k)
             if (!*p) break;
             const double x = strtod(p, &end);
             if (end == p || !isfinite(x)) {
-                rc = fail("--init %s line %ld: not a finite number: %.40s", path, at, p);
+                rc = cli_fail("--init %s line %ld: not a finite number: %.40s", path, at, p);
                 break;
             }
             if (n == cap) {
                 cap = cap ? 2 * cap : 64;
                 double *grown = realloc(v, cap * sizeof *v);
                 if (!grown) {
-                    rc = fail("no memory");
+                    rc = cli_fail("no memory");
                     break;
                 }
                 v = grown;
@@ -195,12 +181,12 @@ static int read_init(const char *path, int bands, double **out, long *k)
             in_row++;
         }
         if (rc == EXIT_OK && in_row && in_row != bands)
-            rc = fail("--init %s line %ld: %d values, the image has %d band%s", path, at, in_row,
+            rc = cli_fail("--init %s line %ld: %d values, the image has %d band%s", path, at, in_row,
                       bands, bands == 1 ? "" : "s");
         rows += in_row > 0;
     }
     fclose(fp);
-    if (rc == EXIT_OK && rows == 0) rc = fail("--init %s holds no centre", path);
+    if (rc == EXIT_OK && rows == 0) rc = cli_fail("--init %s holds no centre", path);
     if (rc != EXIT_OK) {
         free(v);
         return rc;
@@ -215,12 +201,12 @@ static int check_output(const char *output, const char *input, bool overwrite)
 {
     char err[1024], a[4096], b[4096], root[4096];
     if (!overwrite && access(output, F_OK) == 0)
-        return fail("%s exists (--overwrite replaces it)", output);
-    if (atomic_check_destination(output, err, sizeof err) != 0) return fail("%s", err);
+        return cli_fail("%s exists (--overwrite replaces it)", output);
+    if (atomic_check_destination(output, err, sizeof err) != 0) return cli_fail("%s", err);
     fits_io_rootname(input, root, sizeof root);
     if (!root[0]) snprintf(root, sizeof root, "%s", input);
     if (path_resolve(output, a, sizeof a) && path_resolve(root, b, sizeof b) && !strcmp(a, b))
-        return fail("%s is the input: give another output", output);
+        return cli_fail("%s is the input: give another output", output);
     return EXIT_OK;
 }
 
@@ -236,7 +222,7 @@ static int cluster(clstats_ctx *ctx, const struct pixel_table *t, const struct o
     double *row = malloc(d * sizeof *row);
     int rc = EXIT_RUNTIME;
     if (!raw || !init || !row) {
-        fail("no memory");
+        cli_fail("no memory");
         goto done;
     }
     struct clstats_array xa = {.host = t->values, .dtype = dtype, .nx = d, .ny = n},
@@ -264,7 +250,7 @@ static int cluster(clstats_ctx *ctx, const struct pixel_table *t, const struct o
     }
     const int st = clstats_kmeans(ctx, &xa, k, &ko, &ca, labels);
     if (st != CLSTATS_OK) {
-        fail("k-means: %s (%s)", clstats_strerror(st), clstats_ctx_message(ctx));
+        cli_fail("k-means: %s (%s)", clstats_strerror(st), clstats_ctx_message(ctx));
         goto done;
     }
     for (size_t j = 0; j < k; j++) {
@@ -290,7 +276,7 @@ static int write_output(const char *dest, bool overwrite, const struct tool_imag
     char err[1024];
     int rc = EXIT_RUNTIME;
     if (atomic_begin(&af, dest, err, sizeof err) != 0) {
-        fail("%s", err);
+        cli_fail("%s", err);
         goto done;
     }
     const int w = kind == 0   ? outputs_fits(af.tmp_path, img, t, r, err, sizeof err)
@@ -298,7 +284,7 @@ static int write_output(const char *dest, bool overwrite, const struct tool_imag
                                             sizeof err)
                               : outputs_centres_text(af.tmp_path, dest, t, r, err, sizeof err);
     if (w != 0 || atomic_commit(&af, overwrite, err, sizeof err) != 0) {
-        fail("%s: %s", dest, err);
+        cli_fail("%s: %s", dest, err);
         goto done;
     }
     rc = EXIT_OK;
@@ -321,7 +307,10 @@ int main(int argc, char **argv)
     struct cli_common common = {0};
     const char **names = calloc((size_t)argc + 1, sizeof *names);
     int n_names = 0;
-    if (!names) return fail("no memory");
+    if (!names) {
+        fputs("imcluster: no memory\n", stderr);
+        return EXIT_RUNTIME;
+    }
     int rc = cli_parse("imcluster", argc, argv, specs, sizeof specs / sizeof *specs, apply, &o,
                        &common, names, &n_names);
     if (rc != EXIT_OK || common.help || common.version) {
@@ -358,15 +347,15 @@ int main(int argc, char **argv)
     rc = EXIT_RUNTIME;
     const bool png_in = png_io_is_png(input);
     if (!png_in && image_open(input, SHAPE_PLANES, UINT64_MAX / 4, &img, err, sizeof err) != 0) {
-        fail("%s", err);
+        cli_fail("%s", err);
         goto done;
     }
     if (pixels_read(png_in ? NULL : &img, input, SIZE_MAX / 2, &t, err, sizeof err) != 0) {
-        fail("%s", err);
+        cli_fail("%s", err);
         goto done;
     }
     if (t.nx == 0 || t.ny == 0) {
-        fail("%s has no pixel", input);
+        cli_fail("%s has no pixel", input);
         goto done;
     }
     if (o.init_file) {
@@ -381,11 +370,11 @@ int main(int argc, char **argv)
         o.k = rows;
     }
     if (t.n_valid == 0) {
-        fail("%s: no pixel has a value in every band", input);
+        cli_fail("%s: no pixel has a value in every band", input);
         goto done;
     }
     if ((size_t)o.k > t.n_valid) {
-        fail("%s: %zu pixel%s a value in every band, fewer than the %ld classes asked for", input,
+        cli_fail("%s: %zu pixel%s a value in every band, fewer than the %ld classes asked for", input,
              t.n_valid, t.n_valid == 1 ? " has" : "s have", o.k);
         goto done;
     }
@@ -399,12 +388,12 @@ int main(int argc, char **argv)
     centres = malloc((size_t)o.k * t.bands * sizeof *centres);
     counts = malloc((size_t)o.k * sizeof *counts);
     if (!labels || !centres || !counts) {
-        fail("no memory for %zu labels", n);
+        cli_fail("no memory for %zu labels", n);
         goto done;
     }
     int st = program_context_create(&ctx, common.device);
     if (st != CLSTATS_OK) {
-        fail("%s (%s)", clstats_strerror(st), clstats_ctx_message(NULL));
+        cli_fail("%s (%s)", clstats_strerror(st), clstats_ctx_message(NULL));
         goto done;
     }
     struct cluster_result r = {.k = (int)o.k, .labels = labels, .centres = centres,

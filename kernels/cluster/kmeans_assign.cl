@@ -6,6 +6,21 @@
 #include "kmeans_common.cl"
 
 
+/* The nearest of the K centres to the row at xp by the direct form, ties to the lowest index. */
+inline int nearest(__global const real *xp, __global const real *centres)
+{
+    real bd = squared_distance(xp, centres);
+    int best = 0;
+    for (int j = 1; j < K; j++) {
+        const real d = squared_distance(xp, centres + (size_t)j * DIM);
+        if (d < bd) {
+            bd = d;
+            best = j;
+        }
+    }
+    return best;
+}
+
 /* labels[p] = the nearest centre, -1 for rows left out; a changed label sets the state's
  * CHANGED word (every writer stores 1, so the race is harmless). */
 __kernel void assign(__global const real *x, __global const uchar *valid, int n,
@@ -15,19 +30,7 @@ __kernel void assign(__global const real *x, __global const uchar *valid, int n,
     if (!ignore_stop && state[S_STOP]) return;
     const int p = get_global_id(0);
     if (p >= n) return;
-    int best = -1;
-    if (valid[p]) {
-        __global const real *xp = x + (size_t)p * DIM;
-        real bd = squared_distance(xp, centres);
-        best = 0;
-        for (int j = 1; j < K; j++) {
-            const real d = squared_distance(xp, centres + (size_t)j * DIM);
-            if (d < bd) {
-                bd = d;
-                best = j;
-            }
-        }
-    }
+    const int best = valid[p] ? nearest(x + (size_t)p * DIM, centres) : -1;
     if (labels[p] != best) {
         labels[p] = best;
         state[S_CHANGED] = 1;
@@ -119,18 +122,19 @@ __kernel void assign_serial(__global const real *x, __global const uchar *valid,
     const int end = min(n, (b + 1) * WG);
 #if DIM <= 32
     for (int p0 = b * WG; p0 < end; p0 += SERIAL_ROWS) {
-        real xr[SERIAL_ROWS][DIM], bd[SERIAL_ROWS], s[SERIAL_ROWS];
+        /* column-major, so that each column of the rows is one vector */
+        real xr[DIM][SERIAL_ROWS], bd[SERIAL_ROWS], s[SERIAL_ROWS];
         int bj[SERIAL_ROWS];
         for (int r = 0; r < SERIAL_ROWS; r++)
             for (int c = 0; c < DIM; c++)
-                xr[r][c] = p0 + r < end ? x[(size_t)(p0 + r) * DIM + c] : (real)0;
+                xr[c][r] = p0 + r < end ? x[(size_t)(p0 + r) * DIM + c] : (real)0;
         for (int j = 0; j < K; j++) {
             for (int r = 0; r < SERIAL_ROWS; r++)
                 s[r] = 0;
             for (int c = 0; c < DIM; c++) {
                 const real m = centres[(size_t)j * DIM + c];
                 for (int r = 0; r < SERIAL_ROWS; r++) {
-                    const real t = xr[r][c] - m;
+                    const real t = xr[c][r] - m;
                     s[r] = s[r] + t * t;
                 }
             }
@@ -151,20 +155,8 @@ __kernel void assign_serial(__global const real *x, __global const uchar *valid,
     }
 #else
     for (int p = b * WG; p < end; p++) {
-        int best = -1;
-        if (valid[p]) {
-            __global const real *xp = x + (size_t)p * DIM;
-            real bd = squared_distance(xp, centres);
-            best = 0;
-            for (int j = 1; j < K; j++) {
-                const real d = squared_distance(xp, centres + (size_t)j * DIM);
-                if (d < bd) {
-                    bd = d;
-                    best = j;
-                }
-            }
-            count[best]++;
-        }
+        const int best = valid[p] ? nearest(x + (size_t)p * DIM, centres) : -1;
+        if (best >= 0) count[best]++;
         if (labels[p] != best) {
             labels[p] = best;
             changed = 1;

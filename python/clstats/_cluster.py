@@ -23,6 +23,18 @@ def _rows(X, dtype=None):
     return np.ascontiguousarray(X, dtype=dtype)
 
 
+def _check_parameters(est, whole_numbers):
+    """The shared checks: these attributes integers >= 1, tol finite >= 0, nan_policy."""
+    for name in whole_numbers:
+        v = getattr(est, name)
+        if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < 1:
+            raise ValueError(f"{name}={v!r} must be an integer >= 1")
+    if not isinstance(est.tol, numbers.Real) or not np.isfinite(est.tol) or est.tol < 0:
+        raise ValueError(f"tol={est.tol!r} must be a finite number >= 0")
+    if est.nan_policy not in ("raise", "omit"):
+        raise ValueError(f"nan_policy={est.nan_policy!r} must be 'raise' or 'omit'")
+
+
 class KMeans(Estimator):
     """k-means clustering (Lloyd's algorithm) on an OpenCL device.
 
@@ -82,17 +94,7 @@ class KMeans(Estimator):
         self.device = device
 
     def _check(self):
-        k = self.n_clusters
-        if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1:
-            raise ValueError(f"n_clusters={k!r} must be an integer >= 1")
-        for name in ("n_init", "max_iter"):
-            v = getattr(self, name)
-            if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name}={v!r} must be an integer >= 1")
-        if not isinstance(self.tol, numbers.Real) or not np.isfinite(self.tol) or self.tol < 0:
-            raise ValueError(f"tol={self.tol!r} must be a finite number >= 0")
-        if self.nan_policy not in ("raise", "omit"):
-            raise ValueError(f"nan_policy={self.nan_policy!r} must be 'raise' or 'omit'")
+        _check_parameters(self, ("n_clusters", "n_init", "max_iter"))
 
     def fit(self, X, y=None, sample_weight=None):
         """Compute the clustering of X (n_samples, n_features); returns self."""
@@ -214,20 +216,10 @@ class MiniBatchKMeans(Estimator):
         self.device = device
 
     def _check(self):
-        k = self.n_clusters
-        if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1:
-            raise ValueError(f"n_clusters={k!r} must be an integer >= 1")
-        for name, low in (("max_iter", 1), ("batch_size", 1)):
-            v = getattr(self, name)
-            if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < low:
-                raise ValueError(f"{name}={v!r} must be an integer >= {low}")
+        _check_parameters(self, ("n_clusters", "max_iter", "batch_size"))
         if self.init_size is not None and (not isinstance(self.init_size, numbers.Integral)
                                            or self.init_size < 1):
             raise ValueError(f"init_size={self.init_size!r} must be None or an integer >= 1")
-        if not isinstance(self.tol, numbers.Real) or not np.isfinite(self.tol) or self.tol < 0:
-            raise ValueError(f"tol={self.tol!r} must be a finite number >= 0")
-        if self.nan_policy not in ("raise", "omit"):
-            raise ValueError(f"nan_policy={self.nan_policy!r} must be 'raise' or 'omit'")
 
     def _init_of(self, X):
         k = int(self.n_clusters)

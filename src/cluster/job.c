@@ -62,15 +62,15 @@ static int kernels(struct kmeans_job *job)
     clstats_ctx *ctx = job->ctx;
     char options[200];
     /* Without fp64 the sums are float, and the centres' divisions must round as the host's. */
-    snprintf(options, sizeof options, "-D REAL=%s -D ACC=%s%s -D DIM=%d -D K=%d",
-             job->f64 ? "double" : "float", ctx->has_fp64 ? "double" : "float",
-             ctx->has_fp64 ? " -D FP64" : " -cl-fp32-correctly-rounded-divide-sqrt", job->d,
-             job->k);
-    cl_program prep, lloyd;
-    int status;
     /* auto: one item on CPU devices, a group elsewhere */
     const long sums = clstats__tuned(ctx, P_KMEANS_SUMS);
     job->serial_sums = sums == 2 || (sums == AUTO && ctx->device_class == CLASS_CPU);
+    snprintf(options, sizeof options, "-D REAL=%s -D ACC=%s%s -D DIM=%d -D K=%d%s",
+             job->f64 ? "double" : "float", ctx->has_fp64 ? "double" : "float",
+             ctx->has_fp64 ? " -D FP64" : " -cl-fp32-correctly-rounded-divide-sqrt", job->d,
+             job->k, job->serial_sums ? " -D SERIAL_HALVE" : "");
+    cl_program prep, lloyd;
+    int status;
     if ((status = clstats__program(ctx, "kmeans_prepare.cl", options, &prep)) ||
         (status = clstats__program(ctx, "kmeans_lloyd.cl", options, &lloyd)))
         return status;
