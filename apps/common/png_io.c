@@ -214,6 +214,28 @@ static void flush_data(png_structp png)
     if (fflush(job->fp) != 0) png_error(png, strerror(errno));
 }
 
+/* The text chunks, the header and the rows written and the file closed, inside the caller's
+ * setjmp (libpng's errors jump there). Returns 0, or -1 with err when the file could not be
+ * written whole. */
+static int write_out(struct png_job *job, png_text *text, int n_text, const char *shown,
+                     char *err, size_t errlen)
+{
+    png_set_text(job->png, job->info, text, n_text);
+    png_write_info(job->png, job->info);
+    png_write_image(job->png, job->rows);
+    png_write_end(job->png, NULL);
+    /* A full disk may only show when the last buffer goes out. */
+    errno = 0;
+    const int write_failed = ferror(job->fp) | fclose(job->fp);
+    job->fp = NULL;
+    if (write_failed) {
+        snprintf(err, errlen, "cannot write %s: %s", shown,
+                 errno ? strerror(errno) : "write error");
+        return -1;
+    }
+    return 0;
+}
+
 int png_io_write(const char *path, const char *shown, const float *data, size_t nx, size_t ny,
                  const char *description, char *err, size_t errlen)
 {
@@ -265,19 +287,7 @@ int png_io_write(const char *path, const char *shown, const float *data, size_t 
     text[1].text = (char *)description;
     text[2].key = "Comment";
     text[2].text = range;
-    png_set_text(job->png, job->info, text, 3);
-    png_write_info(job->png, job->info);
-    png_write_image(job->png, job->rows);
-    png_write_end(job->png, NULL);
-    /* A full disk may only show when the last buffer goes out. */
-    errno = 0;
-    int write_failed = ferror(job->fp) | fclose(job->fp);
-    job->fp = NULL;
-    if (write_failed) {
-        snprintf(err, errlen, "cannot write %s: %s", shown,
-                 errno ? strerror(errno) : "write error");
-        goto fail;
-    }
+    if (write_out(job, text, 3, shown, err, errlen) != 0) goto fail;
     job_free(job, false);
     return 0;
 
@@ -402,18 +412,7 @@ int png_io_write_palette(const char *path, const char *shown, const int32_t *lab
     text[0].text = "libclstats " CLSTATS_VERSION;
     text[1].key = "Description";
     text[1].text = (char *)description;
-    png_set_text(job->png, job->info, text, 2);
-    png_write_info(job->png, job->info);
-    png_write_image(job->png, job->rows);
-    png_write_end(job->png, NULL);
-    errno = 0;
-    const int write_failed = ferror(job->fp) | fclose(job->fp);
-    job->fp = NULL;
-    if (write_failed) {
-        snprintf(err, errlen, "cannot write %s: %s", shown,
-                 errno ? strerror(errno) : "write error");
-        goto fail;
-    }
+    if (write_out(job, text, 2, shown, err, errlen) != 0) goto fail;
     job_free(job, false);
     return 0;
 fail:

@@ -703,6 +703,21 @@ static int32_t *labels_vector(PyObject *obj, size_t n)
     return PyArray_DATA(arr);
 }
 
+/* The arrays the k-means fits take: X, the centres' output, the optional initial centres and
+ * weights, the labels' output. 0, or -1 with a Python error. */
+static int kmeans_arrays(PyObject *x_obj, PyObject *c_obj, PyObject *init_obj, PyObject *w_obj,
+                         PyObject *l_obj, struct clstats_array *x, struct clstats_array *centres,
+                         struct clstats_array *given, bool *has_given,
+                         struct clstats_array *weight, bool *has_weight, int32_t **labels)
+{
+    if (describe(x_obj, false, "X", x) < 0 || describe(c_obj, true, "centres", centres) < 0 ||
+        describe_optional(init_obj, "init", given, has_given) < 0 ||
+        describe_optional(w_obj, "sample_weight", weight, has_weight) < 0)
+        return -1;
+    *labels = labels_vector(l_obj, x->ny);
+    return *labels ? 0 : -1;
+}
+
 /* kmeans(ctx, X, k, init, init_centres or None, weights or None, n_init, max_iter, tol, seed,
  * skip_nan, centres_out, labels_out (int32)) -> (inertia, n_iter). init: 0 k-means++, 1
  * random, 2 given. */
@@ -721,12 +736,10 @@ static PyObject *py_kmeans(PyObject *self, PyObject *args)
     if (!ctx) return NULL;
     struct clstats_array x, centres, given, weight;
     bool has_given, has_weight;
-    if (describe(x_obj, false, "X", &x) < 0 || describe(c_obj, true, "centres", &centres) < 0 ||
-        describe_optional(init_obj, "init", &given, &has_given) < 0 ||
-        describe_optional(w_obj, "sample_weight", &weight, &has_weight) < 0)
+    int32_t *labels;
+    if (kmeans_arrays(x_obj, c_obj, init_obj, w_obj, l_obj, &x, &centres, &given, &has_given,
+                      &weight, &has_weight, &labels) < 0)
         return NULL;
-    int32_t *labels = labels_vector(l_obj, x.ny);
-    if (!labels) return NULL;
     int n_iter = 0;
     double inertia = 0.0;
     struct clstats_kmeans_options o;
@@ -792,12 +805,10 @@ static PyObject *py_kmeans_minibatch(PyObject *self, PyObject *args)
     if (!ctx) return NULL;
     struct clstats_array x, centres, given, weight;
     bool has_given, has_weight;
-    if (describe(x_obj, false, "X", &x) < 0 || describe(c_obj, true, "centres", &centres) < 0 ||
-        describe_optional(init_obj, "init", &given, &has_given) < 0 ||
-        describe_optional(w_obj, "sample_weight", &weight, &has_weight) < 0)
+    int32_t *labels;
+    if (kmeans_arrays(x_obj, c_obj, init_obj, w_obj, l_obj, &x, &centres, &given, &has_given,
+                      &weight, &has_weight, &labels) < 0)
         return NULL;
-    int32_t *labels = labels_vector(l_obj, x.ny);
-    if (!labels) return NULL;
     int n_iter = 0;
     size_t n_steps = 0;
     double inertia = 0.0;
