@@ -138,20 +138,30 @@ __kernel void assign_serial(__global const real *x, __global const uchar *valid,
                     s[r] = s[r] + t * t;
                 }
             }
+            /* strictly smaller, so ties keep the lower index; fmin gives that same value (the
+             * sums are >= 0, and an invalid row's NaN is not used) and keeps bd in registers */
             for (int r = 0; r < SERIAL_ROWS; r++) {
-                const int better = j == 0 || s[r] < bd[r];
-                bd[r] = better ? s[r] : bd[r];
-                bj[r] = better ? j : bj[r];
+                bj[r] = j == 0 || s[r] < bd[r] ? j : bj[r];
+                bd[r] = j == 0 ? s[r] : fmin(s[r], bd[r]);
             }
         }
-        for (int r = 0; r < SERIAL_ROWS && p0 + r < end; r++) {
-            const int p = p0 + r, best = valid[p] ? bj[r] : -1;
-            if (best >= 0) count[best]++;
-            if (labels[p] != best) {
-                labels[p] = best;
+        int best[SERIAL_ROWS];
+        for (int r = 0; r < SERIAL_ROWS; r++)
+            best[r] = p0 + r < end && valid[p0 + r] ? bj[r] : -1;
+#if K <= 16
+        /* a vector compare a cluster, not a chain of increments through memory */
+        for (int j = 0; j < K; j++)
+            for (int r = 0; r < SERIAL_ROWS; r++)
+                count[j] += best[r] == j;
+#else
+        for (int r = 0; r < SERIAL_ROWS; r++)
+            if (best[r] >= 0) count[best[r]]++;
+#endif
+        for (int r = 0; r < SERIAL_ROWS && p0 + r < end; r++)
+            if (labels[p0 + r] != best[r]) {
+                labels[p0 + r] = best[r];
                 changed = 1;
             }
-        }
     }
 #else
     for (int p = b * WG; p < end; p++) {

@@ -77,10 +77,7 @@ __kernel void scan_clusters(__global const int *chunk_total, int chunks,
 }
 
 /* order[start[j] + rank] = p, rank counting the rows labelled j before p: the members of each
- * cluster in row order. One group per block. With few clusters item c walks the block once for
- * each cluster c, c + WG, ... and numbers its rows (WG steps a cluster, K WG a block); with many,
- * each row counts the equal labels before it (up to WG steps a row, WG^2 / 2 a block), which
- * costs a CPU device, where a group's items run one after another, 25 times more at K = 5. */
+ * cluster in row order. One group per block. */
 __kernel void scatter(__global const int *labels, int n, __global const int *within,
                       __global const int *chunk_offset, __global const int *start,
                       __global int *order, __global const int *state)
@@ -90,21 +87,13 @@ __kernel void scatter(__global const int *labels, int n, __global const int *wit
     const int j = p < n && !state[S_STOP] ? labels[p] : -1;
     lab[i] = j;
     barrier(CLK_LOCAL_MEM_FENCE);
-#if K < WG / 2
-    __local int ranks[WG];
-    const int walk = i < K && !state[S_STOP];
-    for (int q = 0, r = 0; walk && q < WG; q++)
-        if (lab[q] == i) ranks[q] = r++;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const int rank = j >= 0 ? ranks[i] : 0;
-#else
-    int rank = 0;
-    for (int q = 0; j >= 0 && q < i; q++)
-        rank += lab[q] == j;
-#endif
-    if (j >= 0)
+    if (j >= 0) {
+        int rank = 0;
+        for (int q = 0; q < i; q++)
+            rank += lab[q] == j;
         order[start[j] + chunk_offset[(size_t)(b / WG) * K + j] + within[(size_t)b * K + j] +
               rank] = p;
+    }
 }
 
 /* The same for CPU devices with the serial sums and few enough clusters for a private count
@@ -115,15 +104,13 @@ __kernel void scatter_serial(__global const int *labels, int n, __global const i
 {
     const int b = get_global_id(0);
     if (state[S_STOP]) return;
-    int seen[K];
+    int next[K]; /* where the block's next row of each cluster goes */
     for (int j = 0; j < K; j++)
-        seen[j] = 0;
+        next[j] = start[j] + chunk_offset[(size_t)(b / WG) * K + j] + within[(size_t)b * K + j];
     const int end = min(n, (b + 1) * WG);
     for (int p = b * WG; p < end; p++) {
         const int j = labels[p];
-        if (j >= 0)
-            order[start[j] + chunk_offset[(size_t)(b / WG) * K + j] + within[(size_t)b * K + j] +
-                  seen[j]++] = p;
+        if (j >= 0) order[next[j]++] = p;
     }
 }
 
@@ -181,6 +168,8 @@ __kernel void row_sums(__global const acc *in, __global const int *segs,
  * work-item a segment forms the halving tree alone, by the same additions in the same order (so
  * the same bits), without the 9 barriers a column that cost a CPU device a pass over the group's
  * 256 items each. Launched with one work-item a group. */
+#define SUM_COLUMNS (DIM + 1 < 8 ? DIM + 1 : 8)
+
 inline void halve_serial(acc *l)
 {
     for (int s = WG / 2; s > 0; s >>= 1)
@@ -197,15 +186,21 @@ __kernel void member_sums_serial(__global const real *x, __global const real *we
     if (state[S_STOP] || g >= segs[K]) return;
     const int j = cluster_of(segs, g);
     const int first = start[j] + (g - segs[j]) * WG, count = min(WG, start[j + 1] - first);
-    acc l[WG];
-    for (int c = 0; c <= DIM; c++) {
+    /* SUM_COLUMNS columns a pass, so that each member is found once a pass, not once a column */
+    acc l[SUM_COLUMNS][WG];
+    for (int c0 = 0; c0 <= DIM; c0 += SUM_COLUMNS) {
+        const int cols = min(SUM_COLUMNS, DIM + 1 - c0);
         for (int i = 0; i < WG; i++) {
             const int p = i < count ? order[first + i] : 0;
             const acc w = i < count ? (acc)weight[p] : (acc)0;
-            l[i] = c < DIM ? (i < count ? w * (acc)x[(size_t)p * DIM + c] : (acc)0) : w;
+            for (int c = 0; c < cols; c++)
+                l[c][i] = c0 + c < DIM ? (i < count ? w * (acc)x[(size_t)p * DIM + c0 + c] : (acc)0)
+                                       : w;
         }
-        halve_serial(l);
-        out[(size_t)g * (DIM + 1) + c] = l[0];
+        for (int c = 0; c < cols; c++) {
+            halve_serial(l[c]);
+            out[(size_t)g * (DIM + 1) + c0 + c] = l[c][0];
+        }
     }
 }
 
