@@ -218,3 +218,61 @@ void ref_kmeans_run(const struct ref_kmeans *j, void *centres, int32_t *labels, 
     free(sums);
     free(dist);
 }
+
+/* The nearest centre of row p (ties to the lowest), -1 for a row left out; its distance. */
+static int nearest_of(const struct ref_kmeans *j, const void *centres, int p, double *dist)
+{
+    int best = -1;
+    double bd = 0;
+    for (int m = 0; valid_row(j, p) && m < j->k; m++) {
+        const double dm = distance(j, centres, p, m);
+        if (best < 0 || dm < bd) bd = dm, best = m;
+    }
+    if (dist) *dist = bd;
+    return best;
+}
+
+/* scikit-learn's _minibatch_update_dense for one batch [first, first + rows), in T. */
+#define REF_UPDATE(T)                                                                              \
+    do {                                                                                           \
+        T *c = (T *)centres + (size_t)m * j->d;                                                    \
+        T wsum = 0;                                                                                \
+        for (int p = first; p < first + rows; p++)                                                 \
+            if (labels[p] == m) wsum += (T)weight_of(j, p);                                        \
+        if (!(wsum > 0)) break;                                                                    \
+        for (int e = 0; e < j->d; e++)                                                             \
+            c[e] = c[e] * (T)seen[m];                                                              \
+        for (int p = first; p < first + rows; p++)                                                 \
+            if (labels[p] == m)                                                                    \
+                for (int e = 0; e < j->d; e++)                                                     \
+                    c[e] += ((const T *)j->x)[(size_t)p * j->d + e] * (T)weight_of(j, p);          \
+        const T total = (T)seen[m] + wsum;                                                         \
+        seen[m] = total;                                                                           \
+        for (int e = 0; e < j->d; e++)                                                             \
+            c[e] *= (T)1 / total;                                                                  \
+    } while (0)
+
+void ref_kmeans_minibatch(const struct ref_kmeans *j, int batch, void *centres, int32_t *labels,
+                          double *inertia)
+{
+    const size_t es = j->f64 ? 8 : 4;
+    double *seen = calloc((size_t)j->k, sizeof *seen);
+    memcpy(centres, j->init, (size_t)j->k * j->d * es);
+    for (int pass = 0; pass < j->max_iter; pass++)
+        for (int first = 0; first < j->n; first += batch) {
+            const int rows = j->n - first < batch ? j->n - first : batch;
+            for (int p = first; p < first + rows; p++)
+                labels[p] = nearest_of(j, centres, p, NULL);
+            for (int m = 0; m < j->k; m++) {
+                if (j->f64) REF_UPDATE(double);
+                else REF_UPDATE(float);
+            }
+        }
+    *inertia = 0.0;
+    for (int p = 0; p < j->n; p++) {
+        double bd;
+        labels[p] = nearest_of(j, centres, p, &bd);
+        if (labels[p] >= 0) *inertia += weight_of(j, p) * bd;
+    }
+    free(seen);
+}

@@ -28,4 +28,11 @@ void ref_kmeans_run(const struct ref_kmeans *job, void *centres, int32_t *labels
 /* scikit-learn's absolute tolerance: tol x the mean of the columns' biased variances. */
 double ref_kmeans_tolerance(const struct ref_kmeans *job, double tol);
 
+/* Mini-batch k-means as include/clstats/cluster.h defines it: from init, max_iter passes over
+ * the rows in order, batches of `batch` rows, each labelled by the direct distance (ties to the
+ * lowest centre) and moving the centres by scikit-learn's update in x's precision; then every
+ * row's label and the inertia (summed in row order) by the final centres. */
+void ref_kmeans_minibatch(const struct ref_kmeans *job, int batch, void *centres, int32_t *labels,
+                          double *inertia);
+
 #endif

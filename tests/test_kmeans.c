@@ -393,6 +393,166 @@ START_TEST(assignment_paths_give_the_same_labels)
 }
 END_TEST
 
+
+/* The fixed-order sums by a group of 256 items or by one item (tuning "kmeans.sums"), the
+ * scatter by both and by each row's count (many clusters), the serial assignment forced or not:
+ * every combination gives the reference's bits, at one, two and three levels of sums. */
+START_TEST(sums_and_scatter_paths_give_the_same_bits)
+{
+    static const char *const sums[] = {"groups", "serial"};
+    static const char *const assign[] = {"auto", "serial"};
+    static const int shapes[][3] = {{70000, 2, 5}, {3000, 3, 130}, {2100, 2, 1100}, {200, 4, 3}};
+    for (size_t si = 0; si < 2; si++)
+        for (size_t ai = 0; ai < 2; ai++) {
+            ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.sums", sums[si]), CLSTATS_OK);
+            ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.assign", assign[ai]),
+                             CLSTATS_OK);
+            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+                const int n = shapes[s][0], d = shapes[s][1], k = shapes[s][2], f64 = (int)s % 2;
+                void *x = make_data(f64, n, d, k < 20 ? k : 0, 0, test_seed() + 5 * s);
+                void *init = first_rows(x, f64, d, k);
+                char what[112];
+                snprintf(what, sizeof what, "sums %s assign %s n=%d d=%d k=%d", sums[si],
+                         assign[ai], n, d, k);
+                check_given(x, f64, n, d, k, init, NULL, k > 1000 ? 3 : 20, 0.0, what);
+                free(init);
+                free(x);
+            }
+        }
+    ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.sums", "auto"), CLSTATS_OK);
+    ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.assign", "auto"), CLSTATS_OK);
+}
+END_TEST
+
+/* Mini-batch k-means against the reference's replay of scikit-learn's update: centres and
+ * labels bit for bit, float32 and float64, with a short last batch, weights and NaN rows left
+ * out; one batch of all the rows; the step call alone; the seeding reproducible by seed; tol
+ * ending the passes early; bad input refused. */
+START_TEST(minibatch_matches_reference_bit_for_bit)
+{
+    static const int cases[][5] = {/* n, d, k, batch, passes */
+                                   {5000, 3, 7, 512, 3}, {777, 5, 4, 1000, 2}, {300, 1, 3, 7, 2}};
+    for (int f64 = 0; f64 <= 1; f64++)
+        for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
+            for (int weighted = 0; weighted <= 1; weighted++) {
+                const int n = cases[ci][0], d = cases[ci][1], k = cases[ci][2],
+                          batch = cases[ci][3], passes = cases[ci][4];
+                const size_t es = f64 ? 8 : 4;
+                void *x = make_data(f64, n, d, k, ci == 2 ? 4.0 : 0, test_seed() + ci);
+                void *init = first_rows(x, f64, d, k);
+                unsigned char *valid = malloc((size_t)n);
+                double *weight = malloc((size_t)n * sizeof *weight);
+                void *w = malloc((size_t)n * es);
+                for (int p = 0; p < n; p++) {
+                    valid[p] = !(p % 97 == 50);
+                    if (!valid[p]) {
+                        if (f64) ((double *)x)[(size_t)p * d] = NAN;
+                        else ((float *)x)[(size_t)p * d] = NAN;
+                    }
+                    weight[p] = 0.5 + (p % 5);
+                    if (f64) ((double *)w)[p] = weight[p];
+                    else ((float *)w)[p] = (float)weight[p];
+                }
+                struct ref_kmeans ref = {.x = x, .f64 = f64, .n = n, .d = d, .k = k,
+                                         .weight = weighted ? weight : NULL, .valid = valid,
+                                         .init = init, .max_iter = passes};
+                void *want_c = malloc((size_t)k * d * es), *got_c = malloc((size_t)k * d * es);
+                int32_t *want_l = malloc((size_t)n * 4), *got_l = malloc((size_t)n * 4);
+                double want_in, got_in = -1;
+                ref_kmeans_minibatch(&ref, batch, want_c, want_l, &want_in);
+                struct clstats_kmeans_minibatch_options o;
+                clstats_kmeans_minibatch_options_init(&o);
+                struct clstats_array xa = host_array(x, f64, d, n), ia = host_array(init, f64, d, k),
+                                     ca = host_array(got_c, f64, d, k), wa = host_array(w, f64, n, 1);
+                o.init = CLSTATS_KMEANS_GIVEN;
+                o.init_centers = &ia;
+                o.batch_size = (size_t)batch;
+                o.max_iter = passes;
+                o.skip_nan = 1;
+                o.sample_weight = weighted ? &wa : NULL;
+                o.inertia = &got_in;
+                int it = -1;
+                size_t steps = 0;
+                o.n_iter = &it;
+                o.n_steps = &steps;
+                const int st = clstats_kmeans_minibatch(test_ctx(), &xa, (size_t)k, &o, &ca, got_l);
+                ck_assert_msg(st == CLSTATS_OK, "%s", clstats_ctx_message(test_ctx()));
+                const int per_pass = (n + (batch < n ? batch : n) - 1) / (batch < n ? batch : n);
+                ck_assert_msg(it == passes && steps == (size_t)(passes * per_pass),
+                              "case %zu: %d passes, %zu steps", ci, it, steps);
+                ck_assert_msg(memcmp(got_c, want_c, (size_t)k * d * es) == 0,
+                              "case %zu f64 %d weighted %d: centres differ", ci, f64, weighted);
+                ck_assert_msg(memcmp(got_l, want_l, (size_t)n * 4) == 0, "case %zu: labels differ",
+                              ci);
+                ck_assert_msg(fabs(got_in - want_in) <= 1e-9 * want_in, "inertia %.17g, want %.17g",
+                              got_in, want_in);
+                free(x), free(init), free(valid), free(weight), free(w);
+                free(want_c), free(got_c), free(want_l), free(got_l);
+            }
+}
+END_TEST
+
+START_TEST(minibatch_steps_seeding_and_errors)
+{
+    clstats_ctx *ctx = test_ctx();
+    const int n = 4000, d = 2, k = 5;
+    float *x = make_data(0, n, d, k, 0, test_seed() + 7);
+    float c1[10], c2[10];
+    struct clstats_array xa = host_array(x, 0, d, n), ca = host_array(c1, 0, d, k);
+    struct clstats_kmeans_minibatch_options o;
+    clstats_kmeans_minibatch_options_init(&o);
+    o.seed = 99;
+    o.max_iter = 50;
+    o.tol = 1e-4;
+    int it = 0;
+    o.n_iter = &it;
+    ck_assert_int_eq(clstats_kmeans_minibatch(ctx, &xa, k, &o, &ca, NULL), CLSTATS_OK);
+    ck_assert_msg(it < 50, "tol ended the passes after %d", it);
+    ca.host = c2;
+    ck_assert_int_eq(clstats_kmeans_minibatch(ctx, &xa, k, &o, &ca, NULL), CLSTATS_OK);
+    ck_assert_msg(memcmp(c1, c2, sizeof c1) == 0, "the same seed, the same centres");
+    o.init = CLSTATS_KMEANS_RANDOM;
+    ck_assert_int_eq(clstats_kmeans_minibatch(ctx, &xa, k, &o, &ca, NULL), CLSTATS_OK);
+    /* The step call: two steps from no weight equal one pass of two batches. */
+    float s[10];
+    memcpy(s, x, sizeof s);
+    double seen[5] = {0};
+    struct clstats_array sa = host_array(s, 0, d, k), b1 = host_array(x, 0, d, 2000),
+                         b2 = host_array(x + 2 * 2000, 0, d, 2000);
+    ck_assert_int_eq(clstats_kmeans_minibatch_step(ctx, &b1, NULL, 0, &sa, seen, NULL, NULL),
+                     CLSTATS_OK);
+    ck_assert_int_eq(clstats_kmeans_minibatch_step(ctx, &b2, NULL, 0, &sa, seen, NULL, NULL),
+                     CLSTATS_OK);
+    struct clstats_array ia = host_array(x, 0, d, k);
+    clstats_kmeans_minibatch_options_init(&o);
+    o.init = CLSTATS_KMEANS_GIVEN;
+    o.init_centers = &ia;
+    o.batch_size = 2000;
+    o.max_iter = 1;
+    ck_assert_int_eq(clstats_kmeans_minibatch(ctx, &xa, k, &o, &ca, NULL), CLSTATS_OK);
+    ck_assert_msg(memcmp(s, ca.host, sizeof s) == 0, "steps equal a pass");
+    double total = 0;
+    for (int j = 0; j < k; j++)
+        total += seen[j];
+    ck_assert_msg(total == n, "weight seen %g", total);
+    /* Errors: NaN rows without skip_nan, k > n, a buffer, batch_size 0. */
+    x[6] = NAN;
+    ck_assert_int_eq(clstats_kmeans_minibatch_step(ctx, &b1, NULL, 0, &sa, seen, NULL, NULL),
+                     CLSTATS_ERR_NAN);
+    ck_assert_int_eq(clstats_kmeans_minibatch(ctx, &xa, k, &o, &ca, NULL), CLSTATS_ERR_NAN);
+    o.skip_nan = 1;
+    ck_assert_int_eq(clstats_kmeans_minibatch(ctx, &xa, k, &o, &ca, NULL), CLSTATS_OK);
+    struct clstats_array small = host_array(x, 0, d, 3);
+    ck_assert_int_eq(clstats_kmeans_minibatch(ctx, &small, k, &o, &ca, NULL), CLSTATS_ERR_ARG);
+    o.batch_size = 0;
+    ck_assert_int_eq(clstats_kmeans_minibatch(ctx, &xa, k, &o, &ca, NULL), CLSTATS_ERR_ARG);
+    struct clstats_array onbuf = {.buffer = (cl_mem)1, .dtype = CLSTATS_FLOAT32, .nx = d, .ny = n};
+    ck_assert_int_eq(clstats_kmeans_minibatch(ctx, &onbuf, k, NULL, &ca, NULL), CLSTATS_ERR_ARG);
+    ck_assert_ptr_nonnull(strstr(clstats_ctx_message(ctx), "host memory"));
+    free(x);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("kmeans");
@@ -407,6 +567,9 @@ int main(void)
     tcase_add_test(tc, data_in_a_buffer_gives_the_same);
     tcase_add_test(tc, bad_input_gives_clear_errors);
     tcase_add_test(tc, assignment_paths_give_the_same_labels);
+    tcase_add_test(tc, sums_and_scatter_paths_give_the_same_bits);
+    tcase_add_test(tc, minibatch_matches_reference_bit_for_bit);
+    tcase_add_test(tc, minibatch_steps_seeding_and_errors);
     suite_add_tcase(s, tc);
     return test_run_suite(s);
 }

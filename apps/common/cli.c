@@ -21,6 +21,17 @@ int cli_usage_error(const char *fmt, ...)
     return EXIT_USAGE;
 }
 
+int cli_fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s: ", program);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return EXIT_RUNTIME;
+}
+
 bool cli_number(const char *text, double *out)
 {
     char *end;

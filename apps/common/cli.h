@@ -36,6 +36,9 @@ int cli_parse(const char *program, int argc, char **argv, const struct cli_optio
  * cli_parse was last given. */
 int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Prints "PROGRAM: <message>" and returns EXIT_RUNTIME: a file, the data or the device failed. */
+int cli_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 /* A number as strtod reads it ("nan" and "inf" included), the whole text. */
 bool cli_number(const char *text, double *out);
 

@@ -18,6 +18,7 @@ struct png_job {
     png_infop info;
     unsigned char *pixels;
     png_bytep *rows;
+    float *values; /* png_io_read_bands' result until it is handed over */
     char message[200];
 };
 
@@ -46,6 +47,7 @@ static void job_free(struct png_job *job, bool reading)
     }
     free(job->pixels);
     free(job->rows);
+    free(job->values);
     if (job->fp) fclose(job->fp);
     free(job);
 }
@@ -74,24 +76,35 @@ static int alloc_rows(struct png_job *job, size_t rowbytes, size_t ny)
     return 0;
 }
 
-int png_io_read(const char *path, size_t max_bytes, struct tool_image *img, char *err,
-                size_t errlen)
+/* A job reading path, its libpng structures made (the caller sets its own setjmp before any
+ * libpng call that may fail). NULL with err on failure. */
+static struct png_job *read_open(const char *path, char *err, size_t errlen)
 {
     /* On the heap: what setjmp's frame holds must not change between setjmp and longjmp. */
     struct png_job *job = calloc(1, sizeof *job);
-    memset(img, 0, sizeof *img);
-    img->name = path;
-    img->planes = 1;
     if (!job || !(job->fp = fopen(path, "rb"))) {
         snprintf(err, errlen, "cannot open %s", path);
-        goto fail;
+        job_free(job, true);
+        return NULL;
     }
     job->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, job, on_error, on_warning);
     if (job->png) job->info = png_create_info_struct(job->png);
     if (!job->png || !job->info) {
         snprintf(err, errlen, "out of memory reading %s", path);
-        goto fail;
+        job_free(job, true);
+        return NULL;
     }
+    return job;
+}
+
+int png_io_read(const char *path, size_t max_bytes, struct tool_image *img, char *err,
+                size_t errlen)
+{
+    memset(img, 0, sizeof *img);
+    img->name = path;
+    img->planes = 1;
+    struct png_job *job = read_open(path, err, errlen);
+    if (!job) goto fail;
     if (setjmp(png_jmpbuf(job->png))) {
         snprintf(err, errlen, "cannot read %s: %s", path, job->message);
         goto fail;
@@ -201,6 +214,28 @@ static void flush_data(png_structp png)
     if (fflush(job->fp) != 0) png_error(png, strerror(errno));
 }
 
+/* The text chunks, the header and the rows written and the file closed, inside the caller's
+ * setjmp (libpng's errors jump there). Returns 0, or -1 with err when the file could not be
+ * written whole. */
+static int write_out(struct png_job *job, png_text *text, int n_text, const char *shown,
+                     char *err, size_t errlen)
+{
+    png_set_text(job->png, job->info, text, n_text);
+    png_write_info(job->png, job->info);
+    png_write_image(job->png, job->rows);
+    png_write_end(job->png, NULL);
+    /* A full disk may only show when the last buffer goes out. */
+    errno = 0;
+    const int write_failed = ferror(job->fp) | fclose(job->fp);
+    job->fp = NULL;
+    if (write_failed) {
+        snprintf(err, errlen, "cannot write %s: %s", shown,
+                 errno ? strerror(errno) : "write error");
+        return -1;
+    }
+    return 0;
+}
+
 int png_io_write(const char *path, const char *shown, const float *data, size_t nx, size_t ny,
                  const char *description, char *err, size_t errlen)
 {
@@ -252,22 +287,134 @@ int png_io_write(const char *path, const char *shown, const float *data, size_t 
     text[1].text = (char *)description;
     text[2].key = "Comment";
     text[2].text = range;
-    png_set_text(job->png, job->info, text, 3);
-    png_write_info(job->png, job->info);
-    png_write_image(job->png, job->rows);
-    png_write_end(job->png, NULL);
-    /* A full disk may only show when the last buffer goes out. */
-    errno = 0;
-    int write_failed = ferror(job->fp) | fclose(job->fp);
-    job->fp = NULL;
-    if (write_failed) {
-        snprintf(err, errlen, "cannot write %s: %s", shown,
-                 errno ? strerror(errno) : "write error");
-        goto fail;
-    }
+    if (write_out(job, text, 3, shown, err, errlen) != 0) goto fail;
     job_free(job, false);
     return 0;
 
+fail:
+    job_free(job, false);
+    return -1;
+}
+
+int png_io_read_bands(const char *path, size_t max_bytes, size_t *nx_out, size_t *ny_out,
+                      int *bands_out, int *depth_out, float **data_out, char *err,
+                      size_t errlen)
+{
+    *data_out = NULL;
+    struct png_job *job = read_open(path, err, errlen);
+    if (!job) return -1;
+    if (setjmp(png_jmpbuf(job->png))) {
+        snprintf(err, errlen, "cannot read %s: %s", path, job->message);
+        goto fail;
+    }
+    png_init_io(job->png, job->fp);
+    png_read_info(job->png, job->info);
+    const png_uint_32 width = png_get_image_width(job->png, job->info);
+    const png_uint_32 height = png_get_image_height(job->png, job->info);
+    const int color = png_get_color_type(job->png, job->info);
+    /* A palette becomes its RGB colours; low depths and tRNS become 8 bits and alpha. */
+    if (color == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(job->png);
+    if (png_get_bit_depth(job->png, job->info) < 8) png_set_expand_gray_1_2_4_to_8(job->png);
+    if (png_get_valid(job->png, job->info, PNG_INFO_tRNS)) png_set_tRNS_to_alpha(job->png);
+    png_set_interlace_handling(job->png);
+    png_read_update_info(job->png, job->info);
+    const size_t nx = width, ny = height;
+    const int channels = png_get_channels(job->png, job->info);
+    const int bytes = png_get_bit_depth(job->png, job->info) == 16 ? 2 : 1;
+    const bool alpha = channels == 2 || channels == 4;
+    const int bands = alpha ? channels - 1 : channels;
+    const size_t rowbytes = png_get_rowbytes(job->png, job->info);
+    if (ny > 0 && rowbytes + nx * bands * sizeof(float) > max_bytes / ny) {
+        snprintf(err, errlen, "%s is a %zu x %zu PNG: read whole it needs more than %zu MiB",
+                 path, nx, ny, max_bytes >> 20);
+        goto fail;
+    }
+    if (alloc_rows(job, rowbytes, ny) != 0 ||
+        !(job->values = malloc(nx * ny * bands * sizeof *job->values))) {
+        snprintf(err, errlen, "out of memory for a %zu x %zu image", nx, ny);
+        goto fail;
+    }
+    png_read_image(job->png, job->rows);
+    png_read_end(job->png, NULL);
+    float *data = job->values;
+    for (size_t y = 0; y < ny; y++) {
+        const unsigned char *row = job->rows[ny - 1 - y]; /* PNG top row = last FITS row */
+        for (size_t x = 0; x < nx; x++) {
+            const unsigned char *s = row + x * (size_t)(channels * bytes);
+            const size_t p = (y * nx + x) * bands;
+            unsigned level[4];
+            for (int c = 0; c < channels; c++)
+                level[c] = bytes == 2 ? (unsigned)s[2 * c] << 8 | s[2 * c + 1] : s[c];
+            const bool hidden = alpha && level[channels - 1] == 0;
+            for (int b = 0; b < bands; b++)
+                data[p + b] = hidden ? NAN : (float)level[b];
+        }
+    }
+    *nx_out = nx, *ny_out = ny, *bands_out = bands, *depth_out = 8 * bytes, *data_out = data;
+    job->values = NULL;
+    job_free(job, true);
+    return 0;
+fail:
+    job_free(job, true);
+    return -1;
+}
+
+int png_io_write_palette(const char *path, const char *shown, const int32_t *labels, size_t nx,
+                         size_t ny, const unsigned char (*colours)[3], int n_colours,
+                         const char *description, char *err, size_t errlen)
+{
+    struct png_job *job = NULL;
+    if (nx > 0x7fffffff || ny > 0x7fffffff || n_colours < 1 || n_colours > 255) {
+        snprintf(err, errlen, "a %zu x %zu image of %d classes does not fit a palette PNG", nx,
+                 ny, n_colours);
+        return -1;
+    }
+    job = calloc(1, sizeof *job);
+    if (!job || !(job->fp = fopen(path, "wb"))) {
+        snprintf(err, errlen, "cannot create %s: %s", shown, strerror(errno));
+        goto fail;
+    }
+    job->png = png_create_write_struct(PNG_LIBPNG_VER_STRING, job, on_error, on_warning);
+    if (job->png) job->info = png_create_info_struct(job->png);
+    if (!job->png || !job->info || alloc_rows(job, nx ? nx : 1, ny) != 0) {
+        snprintf(err, errlen, "out of memory writing %s", shown);
+        goto fail;
+    }
+    /* Index i is class i; index n_colours, black and transparent, is a pixel without a class. */
+    for (size_t y = 0; y < ny; y++) {
+        unsigned char *row = job->rows[ny - 1 - y];
+        for (size_t x = 0; x < nx; x++) {
+            const int32_t l = labels[y * nx + x];
+            row[x] = (unsigned char)(l >= 0 && l < n_colours ? l : n_colours);
+        }
+    }
+    png_color palette[256];
+    png_byte opacity[256];
+    for (int i = 0; i <= n_colours; i++) {
+        palette[i].red = i < n_colours ? colours[i][0] : 0;
+        palette[i].green = i < n_colours ? colours[i][1] : 0;
+        palette[i].blue = i < n_colours ? colours[i][2] : 0;
+        opacity[i] = i < n_colours ? 255 : 0;
+    }
+    if (setjmp(png_jmpbuf(job->png))) {
+        snprintf(err, errlen, "cannot write %s: %s", shown, job->message);
+        goto fail;
+    }
+    png_set_write_fn(job->png, job, write_data, flush_data);
+    png_set_IHDR(job->png, job->info, (png_uint_32)nx, (png_uint_32)ny, 8, PNG_COLOR_TYPE_PALETTE,
+                 PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+    png_set_PLTE(job->png, job->info, palette, n_colours + 1);
+    png_set_tRNS(job->png, job->info, opacity, n_colours + 1, NULL);
+    png_text text[2];
+    memset(text, 0, sizeof text);
+    text[0].compression = text[1].compression = PNG_TEXT_COMPRESSION_NONE;
+    text[0].key = "Software";
+    text[0].text = "libclstats " CLSTATS_VERSION;
+    text[1].key = "Description";
+    text[1].text = (char *)description;
+    if (write_out(job, text, 2, shown, err, errlen) != 0) goto fail;
+    job_free(job, false);
+    return 0;
 fail:
     job_free(job, false);
     return -1;

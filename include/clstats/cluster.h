@@ -66,6 +66,59 @@ CLSTATS_API int clstats_kmeans_predict(clstats_ctx *ctx, const struct clstats_ar
                                        const struct clstats_array *sample_weight, int32_t *labels,
                                        double *inertia);
 
+/* ---- Mini-batch k-means (src/cluster/minibatch.c) ----------------------------------------
+ * For data larger than the device's memory: the rows stream through the device a batch at a
+ * time (their nearest centres found there, as clstats_kmeans_predict does), and each batch moves
+ * the centres on the host as scikit-learn's MiniBatchKMeans does it (_mini_batch_step without
+ * random reassignment): for each cluster j whose members in the batch weigh W > 0,
+ *   c_j = (c_j * s_j + sum of w x over its members in row order) * (1 / (s_j + W)), s_j += W,
+ * in x's precision, s_j being the weight the cluster has seen. So a run is the same on every
+ * run and device, and equals MiniBatchKMeans.partial_fit called on the same batches in order
+ * wherever both assign the same labels. */
+
+/* One step on one batch (nx = d, ny = rows, in HOST memory): centers (k x d, x's dtype, HOST
+ * memory) and weight_sums (k values, all 0 before the first step) are updated in place; labels
+ * (optional, host) and *inertia (optional: the batch's against the centres before the step)
+ * are written. Rows with a NaN or an infinity get label -1 and take no part (skip_nan 1) or
+ * give CLSTATS_ERR_NAN (0). */
+CLSTATS_API int clstats_kmeans_minibatch_step(clstats_ctx *ctx, const struct clstats_array *batch,
+                                              const struct clstats_array *sample_weight,
+                                              int skip_nan, const struct clstats_array *centers,
+                                              double *weight_sums, int32_t *labels,
+                                              double *inertia);
+
+struct clstats_kmeans_minibatch_options {
+    enum clstats_kmeans_init init;             /* k-means++, random rows, or GIVEN */
+    const struct clstats_array *init_centers;  /* k x d, x's dtype, for GIVEN */
+    const struct clstats_array *sample_weight; /* n weights, host, x's dtype, or NULL */
+    size_t batch_size; /* rows a step (default 1024, scikit-learn's) */
+    size_t init_size;  /* rows drawn (with replacement) for the seeding; 0: 3 x batch_size, at
+                          least 3 k, at most n (scikit-learn's rule) */
+    int max_iter;      /* passes over the data at most (default 100; 0: the first centres, with
+                          the labels and inertia by them) */
+    double tol;        /* stop after a pass whose summed squared centre shift is at most tol
+                          times the mean of the columns' variances (default 0: max_iter passes) */
+    uint64_t seed;     /* the seeding's generator */
+    int skip_nan;      /* as clstats_kmeans_options */
+    /* out, optional */
+    int *n_iter;       /* passes made */
+    size_t *n_steps;   /* batches (steps) made */
+    double *inertia;   /* of every row against the final centres */
+};
+
+CLSTATS_API void clstats_kmeans_minibatch_options_init(struct clstats_kmeans_minibatch_options *o);
+
+/* Mini-batch k-means of the n rows of x (nx = d, ny = n, float32 or float64, HOST memory, which
+ * may be larger than the device's): the first centres by k-means++ or random rows drawn from
+ * init_size rows sampled with replacement (or given), then passes over the rows in order, a
+ * batch of batch_size consecutive rows a step (shuffle the rows first if their order is not
+ * random), and at the end each row's label (host, optional) and the inertia by the final
+ * centres. Writes the k x d centres into centers. Errors as clstats_kmeans's. */
+CLSTATS_API int clstats_kmeans_minibatch(clstats_ctx *ctx, const struct clstats_array *x,
+                                         size_t k,
+                                         const struct clstats_kmeans_minibatch_options *opts,
+                                         const struct clstats_array *centers, int32_t *labels);
+
 #ifdef __cplusplus
 }
 #endif

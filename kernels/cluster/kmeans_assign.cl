@@ -6,6 +6,21 @@
 #include "kmeans_common.cl"
 
 
+/* The nearest of the K centres to the row at xp by the direct form, ties to the lowest index. */
+inline int nearest(__global const real *xp, __global const real *centres)
+{
+    real bd = squared_distance(xp, centres);
+    int best = 0;
+    for (int j = 1; j < K; j++) {
+        const real d = squared_distance(xp, centres + (size_t)j * DIM);
+        if (d < bd) {
+            bd = d;
+            best = j;
+        }
+    }
+    return best;
+}
+
 /* labels[p] = the nearest centre, -1 for rows left out; a changed label sets the state's
  * CHANGED word (every writer stores 1, so the race is harmless). */
 __kernel void assign(__global const real *x, __global const uchar *valid, int n,
@@ -15,19 +30,7 @@ __kernel void assign(__global const real *x, __global const uchar *valid, int n,
     if (!ignore_stop && state[S_STOP]) return;
     const int p = get_global_id(0);
     if (p >= n) return;
-    int best = -1;
-    if (valid[p]) {
-        __global const real *xp = x + (size_t)p * DIM;
-        real bd = squared_distance(xp, centres);
-        best = 0;
-        for (int j = 1; j < K; j++) {
-            const real d = squared_distance(xp, centres + (size_t)j * DIM);
-            if (d < bd) {
-                bd = d;
-                best = j;
-            }
-        }
-    }
+    const int best = valid[p] ? nearest(x + (size_t)p * DIM, centres) : -1;
     if (labels[p] != best) {
         labels[p] = best;
         state[S_CHANGED] = 1;
@@ -99,6 +102,81 @@ assign_tiled(__global const real *x, __global const uchar *valid, int n,
     if (run && i == 0 && changed) state[S_CHANGED] = 1;
 }
 #endif
+
+/* One work-item a block of WG rows, for CPU devices (src/cluster/assign.c): the direct form, ties
+ * to the lowest index as the direct kernel's, the block's label counts kept in private memory
+ * and written whole, with no barrier and no atomic (a CPU device runs a group's items one after
+ * another, and pays for each barrier and local atomic). Up to 32 features, SERIAL_ROWS rows go
+ * together, so that the compiler can take them in one vector. */
+#define SERIAL_ROWS 8
+__kernel void assign_serial(__global const real *x, __global const uchar *valid, int n,
+                            __global const real *centres, __global int *labels,
+                            __global int *state, int ignore_stop, __global int *counts)
+{
+    const int b = get_global_id(0);
+    if (!ignore_stop && state[S_STOP]) return;
+    int count[K];
+    for (int j = 0; j < K; j++)
+        count[j] = 0;
+    int changed = 0;
+    const int end = min(n, (b + 1) * WG);
+#if DIM <= 32
+    for (int p0 = b * WG; p0 < end; p0 += SERIAL_ROWS) {
+        /* column-major, so that each column of the rows is one vector */
+        real xr[DIM][SERIAL_ROWS], bd[SERIAL_ROWS], s[SERIAL_ROWS];
+        int bj[SERIAL_ROWS];
+        for (int r = 0; r < SERIAL_ROWS; r++)
+            for (int c = 0; c < DIM; c++)
+                xr[c][r] = p0 + r < end ? x[(size_t)(p0 + r) * DIM + c] : (real)0;
+        for (int j = 0; j < K; j++) {
+            for (int r = 0; r < SERIAL_ROWS; r++)
+                s[r] = 0;
+            for (int c = 0; c < DIM; c++) {
+                const real m = centres[(size_t)j * DIM + c];
+                for (int r = 0; r < SERIAL_ROWS; r++) {
+                    const real t = xr[c][r] - m;
+                    s[r] = s[r] + t * t;
+                }
+            }
+            /* strictly smaller, so ties keep the lower index; fmin gives that same value (the
+             * sums are >= 0, and an invalid row's NaN is not used) and keeps bd in registers */
+            for (int r = 0; r < SERIAL_ROWS; r++) {
+                bj[r] = j == 0 || s[r] < bd[r] ? j : bj[r];
+                bd[r] = j == 0 ? s[r] : fmin(s[r], bd[r]);
+            }
+        }
+        int best[SERIAL_ROWS];
+        for (int r = 0; r < SERIAL_ROWS; r++)
+            best[r] = p0 + r < end && valid[p0 + r] ? bj[r] : -1;
+#if K <= 16
+        /* a vector compare a cluster, not a chain of increments through memory */
+        for (int j = 0; j < K; j++)
+            for (int r = 0; r < SERIAL_ROWS; r++)
+                count[j] += best[r] == j;
+#else
+        for (int r = 0; r < SERIAL_ROWS; r++)
+            if (best[r] >= 0) count[best[r]]++;
+#endif
+        for (int r = 0; r < SERIAL_ROWS && p0 + r < end; r++)
+            if (labels[p0 + r] != best[r]) {
+                labels[p0 + r] = best[r];
+                changed = 1;
+            }
+    }
+#else
+    for (int p = b * WG; p < end; p++) {
+        const int best = valid[p] ? nearest(x + (size_t)p * DIM, centres) : -1;
+        if (best >= 0) count[best]++;
+        if (labels[p] != best) {
+            labels[p] = best;
+            changed = 1;
+        }
+    }
+#endif
+    for (int j = 0; j < K; j++)
+        counts[(size_t)b * K + j] = count[j];
+    if (changed) state[S_CHANGED] = 1;
+}
 
 /* norms[j] = |c_j|^2 and norms[K + j] = |c_j|, for the screen. */
 __kernel void centre_norms(__global const real *centres, __global real *norms,

@@ -25,14 +25,25 @@ typedef ACC acc;
 #define STOP_EMPTY 4
 
 /* l[0] = the sum of l[0..WG) by halving: l[i] += l[i + s] for s = WG/2, ..., 1. Every item of
- * the group calls it; it starts with a barrier, so the caller may write l[i] just before. */
+ * the group calls it; it starts with a barrier, so the caller may write l[i] just before.
+ * SERIAL_HALVE (CPU devices, src/cluster/job.c): item 0 makes the same additions in the same
+ * order alone, between two barriers instead of nine; a CPU device runs a group's items one
+ * after another, each barrier a pass over all of them. */
 inline void halve(__local acc *l, uint i)
 {
     barrier(CLK_LOCAL_MEM_FENCE);
+#ifdef SERIAL_HALVE
+    if (i == 0)
+        for (uint s = WG / 2; s > 0; s >>= 1)
+            for (uint j = 0; j < s; j++)
+                l[j] = l[j] + l[j + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+#else
     for (uint s = WG / 2; s > 0; s >>= 1) {
         if (i < s) l[i] = l[i] + l[i + s];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
+#endif
 }
 
 /* sum_c (x_c - m_c)^2 in the data's precision, in the order c = 0, 1, ... (the reference's). */

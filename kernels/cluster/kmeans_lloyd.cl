@@ -96,6 +96,24 @@ __kernel void scatter(__global const int *labels, int n, __global const int *wit
     }
 }
 
+/* The same for CPU devices with the serial sums and few enough clusters for a private count
+ * each (src/cluster/lloyd.c): one work-item a block numbers its rows in one walk. */
+__kernel void scatter_serial(__global const int *labels, int n, __global const int *within,
+                             __global const int *chunk_offset, __global const int *start,
+                             __global int *order, __global const int *state)
+{
+    const int b = get_global_id(0);
+    if (state[S_STOP]) return;
+    int next[K]; /* where the block's next row of each cluster goes */
+    for (int j = 0; j < K; j++)
+        next[j] = start[j] + chunk_offset[(size_t)(b / WG) * K + j] + within[(size_t)b * K + j];
+    const int end = min(n, (b + 1) * WG);
+    for (int p = b * WG; p < end; p++) {
+        const int j = labels[p];
+        if (j >= 0) order[next[j]++] = p;
+    }
+}
+
 /* The cluster whose segments [segs[j], segs[j+1]) hold segment g (segs[K] > g). */
 inline int cluster_of(__global const int *segs, int g)
 {
@@ -143,6 +161,63 @@ __kernel void row_sums(__global const acc *in, __global const int *segs,
         l[i] = inside ? in[(size_t)r * (DIM + 1) + c] : (acc)0;
         halve(l, i);
         if (i == 0) out[(size_t)g * (DIM + 1) + c] = l[0];
+    }
+}
+
+/* The same two kernels for CPU devices (tuning "kmeans.sums" serial, src/cluster/lloyd.c): one
+ * work-item a segment forms the halving tree alone, by the same additions in the same order (so
+ * the same bits), without the 9 barriers a column that cost a CPU device a pass over the group's
+ * 256 items each. Launched with one work-item a group. */
+#define SUM_COLUMNS (DIM + 1 < 8 ? DIM + 1 : 8)
+
+inline void halve_serial(acc *l)
+{
+    for (int s = WG / 2; s > 0; s >>= 1)
+        for (int i = 0; i < s; i++)
+            l[i] = l[i] + l[i + s];
+}
+
+__kernel void member_sums_serial(__global const real *x, __global const real *weight,
+                                 __global const int *order, __global const int *start,
+                                 __global const int *segs, __global acc *out,
+                                 __global const int *state)
+{
+    const int g = get_global_id(0);
+    if (state[S_STOP] || g >= segs[K]) return;
+    const int j = cluster_of(segs, g);
+    const int first = start[j] + (g - segs[j]) * WG, count = min(WG, start[j + 1] - first);
+    /* SUM_COLUMNS columns a pass, so that each member is found once a pass, not once a column */
+    acc l[SUM_COLUMNS][WG];
+    for (int c0 = 0; c0 <= DIM; c0 += SUM_COLUMNS) {
+        const int cols = min(SUM_COLUMNS, DIM + 1 - c0);
+        for (int i = 0; i < WG; i++) {
+            const int p = i < count ? order[first + i] : 0;
+            const acc w = i < count ? (acc)weight[p] : (acc)0;
+            for (int c = 0; c < cols; c++)
+                l[c][i] = c0 + c < DIM ? (i < count ? w * (acc)x[(size_t)p * DIM + c0 + c] : (acc)0)
+                                       : w;
+        }
+        for (int c = 0; c < cols; c++) {
+            halve_serial(l[c]);
+            out[(size_t)g * (DIM + 1) + c0 + c] = l[c][0];
+        }
+    }
+}
+
+__kernel void row_sums_serial(__global const acc *in, __global const int *segs,
+                              __global const int *next, __global acc *out,
+                              __global const int *state)
+{
+    const int g = get_global_id(0);
+    if (state[S_STOP] || g >= next[K]) return;
+    const int j = cluster_of(next, g);
+    const int first = segs[j] + (g - next[j]) * WG, count = min(WG, segs[j + 1] - first);
+    acc l[WG];
+    for (int c = 0; c <= DIM; c++) {
+        for (int i = 0; i < WG; i++)
+            l[i] = i < count ? in[(size_t)(first + i) * (DIM + 1) + c] : (acc)0;
+        halve_serial(l);
+        out[(size_t)g * (DIM + 1) + c] = l[0];
     }
 }
 

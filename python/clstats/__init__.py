@@ -4,8 +4,9 @@ Sliding-window median and MAD maps with scipy.ndimage's arguments, numpy's nan-a
 percentiles and quantiles, astropy's sigma-clipped statistics and ``mad_std``, computed
 exactly by libclstats: where the peer's result is defined, the same bits; SExtractor's (SEP's)
 mesh background and RMS (:class:`Background`); robust regression (:class:`LTSRegression`,
-:class:`LMSRegression`), k-means (:class:`KMeans`, scikit-learn's Lloyd), PaSS variable selection
-(:class:`PaSS`) and Gaussian-process emulators (:class:`GaussianProcess`, R's GPfit) on the device.
+:class:`LMSRegression`), k-means (:class:`KMeans`, scikit-learn's Lloyd, and
+:class:`MiniBatchKMeans`), PaSS variable selection (:class:`PaSS`) and Gaussian-process emulators
+(:class:`GaussianProcess`, R's GPfit) on the device.
 
 Every call takes ``device=``: ``'gpu'``, ``'cpu'``, an index into :func:`devices`, part of a
 device's name, or a :class:`Context`. Without it, a context shared by the process runs the
@@ -21,7 +22,7 @@ from ._filters import MAD_TO_SIGMA, filter_maps, mad_filter, median_filter
 from ._order import median, percentile, quantile, select_kth, tile_medians
 from ._clipping import mad_std, sigma_clipped_stats
 from ._regress import LMSRegression, LTSRegression
-from ._cluster import KMeans
+from ._cluster import KMeans, MiniBatchKMeans
 from ._background import Background
 from ._varsel import PaSS
 from ._gp import GaussianProcess
@@ -32,4 +33,4 @@ __version__ = _ext.version()
 __all__ = ["Context", "DeviceError", "devices", "MAD_TO_SIGMA", "filter_maps", "mad_filter",
            "median_filter", "median", "percentile", "quantile", "select_kth", "tile_medians",
            "mad_std", "sigma_clipped_stats", "LTSRegression", "LMSRegression", "KMeans",
-           "Background", "PaSS", "GaussianProcess"]
+           "MiniBatchKMeans", "Background", "PaSS", "GaussianProcess"]

@@ -8,7 +8,7 @@ from . import _ext
 from ._context import get_context
 from ._estimator import Estimator, seed_of
 
-__all__ = ["KMeans"]
+__all__ = ["KMeans", "MiniBatchKMeans"]
 
 _INITS = {"k-means++": 0, "random": 1}
 
@@ -21,6 +21,18 @@ def _rows(X, dtype=None):
     if dtype is None:
         dtype = X.dtype if X.dtype in (np.float32, np.float64) else np.float64
     return np.ascontiguousarray(X, dtype=dtype)
+
+
+def _check_parameters(est, whole_numbers):
+    """The shared checks: these attributes integers >= 1, tol finite >= 0, nan_policy."""
+    for name in whole_numbers:
+        v = getattr(est, name)
+        if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < 1:
+            raise ValueError(f"{name}={v!r} must be an integer >= 1")
+    if not isinstance(est.tol, numbers.Real) or not np.isfinite(est.tol) or est.tol < 0:
+        raise ValueError(f"tol={est.tol!r} must be a finite number >= 0")
+    if est.nan_policy not in ("raise", "omit"):
+        raise ValueError(f"nan_policy={est.nan_policy!r} must be 'raise' or 'omit'")
 
 
 class KMeans(Estimator):
@@ -82,17 +94,7 @@ class KMeans(Estimator):
         self.device = device
 
     def _check(self):
-        k = self.n_clusters
-        if not isinstance(k, numbers.Integral) or isinstance(k, bool) or k < 1:
-            raise ValueError(f"n_clusters={k!r} must be an integer >= 1")
-        for name in ("n_init", "max_iter"):
-            v = getattr(self, name)
-            if not isinstance(v, numbers.Integral) or isinstance(v, bool) or v < 1:
-                raise ValueError(f"{name}={v!r} must be an integer >= 1")
-        if not isinstance(self.tol, numbers.Real) or not np.isfinite(self.tol) or self.tol < 0:
-            raise ValueError(f"tol={self.tol!r} must be a finite number >= 0")
-        if self.nan_policy not in ("raise", "omit"):
-            raise ValueError(f"nan_policy={self.nan_policy!r} must be 'raise' or 'omit'")
+        _check_parameters(self, ("n_clusters", "n_init", "max_iter"))
 
     def fit(self, X, y=None, sample_weight=None):
         """Compute the clustering of X (n_samples, n_features); returns self."""
@@ -161,3 +163,140 @@ class KMeans(Estimator):
         return f"clstats.KMeans(n_clusters={self.n_clusters}, init={self.init!r} ...)" \
             if not isinstance(self.init, str) else \
             f"clstats.KMeans(n_clusters={self.n_clusters}, init={self.init!r})"
+
+
+class MiniBatchKMeans(Estimator):
+    """Mini-batch k-means (Sculley 2010) for data larger than the device's memory.
+
+    Follows :class:`sklearn.cluster.MiniBatchKMeans`: each batch's rows are labelled by their
+    nearest centre on the device (one batch at a time there), and each centre moves to the
+    weighted mean of every point it has been given so far, scikit-learn's update
+    (``_mini_batch_step``) in the data's precision. Unlike scikit-learn, ``fit`` takes the
+    batches as consecutive rows in order, pass after pass (``max_iter`` passes; shuffle X first
+    if its order is not random), never reassigns small clusters at random
+    (``reassignment_ratio=0``), and stops early only by ``tol``; so a ``random_state`` gives the
+    same result on every run and device. ``partial_fit`` on a batch is scikit-learn's
+    ``partial_fit`` on the same batch with ``reassignment_ratio=0``.
+
+    Parameters
+    ----------
+    n_clusters : int, default 8
+    init : {'k-means++', 'random'} or array of shape (n_clusters, n_features)
+        The first centres, drawn from ``init_size`` rows sampled with replacement (``fit``) or
+        from the first batch (``partial_fit``), or given.
+    max_iter : int, default 100
+        Passes over the data at most.
+    batch_size : int, default 1024
+    tol : float, default 0.0
+        Stop after a pass whose summed squared centre shift is at most ``tol`` times the mean of
+        the features' variances (0: ``max_iter`` passes).
+    init_size : int, optional
+        Rows for the seeding (default 3 x batch_size, at least 3 x n_clusters).
+    random_state, nan_policy, device : as :class:`KMeans`.
+
+    Attributes
+    ----------
+    cluster_centers_, labels_, inertia_ : as :class:`KMeans` (``fit``: by the final centres)
+    n_iter_ : int
+        Passes made.
+    n_steps_ : int
+        Batches processed.
+    """
+
+    def __init__(self, n_clusters=8, *, init="k-means++", max_iter=100, batch_size=1024, tol=0.0,
+                 init_size=None, random_state=None, nan_policy="raise", device=None):
+        self.n_clusters = n_clusters
+        self.init = init
+        self.max_iter = max_iter
+        self.batch_size = batch_size
+        self.tol = tol
+        self.init_size = init_size
+        self.random_state = random_state
+        self.nan_policy = nan_policy
+        self.device = device
+
+    def _check(self):
+        _check_parameters(self, ("n_clusters", "max_iter", "batch_size"))
+        if self.init_size is not None and (not isinstance(self.init_size, numbers.Integral)
+                                           or self.init_size < 1):
+            raise ValueError(f"init_size={self.init_size!r} must be None or an integer >= 1")
+
+    def _init_of(self, X):
+        k = int(self.n_clusters)
+        if isinstance(self.init, str):
+            if self.init not in _INITS:
+                raise ValueError(f"init={self.init!r} must be 'k-means++', 'random' or an array")
+            return _INITS[self.init], None
+        given = np.ascontiguousarray(self.init, dtype=X.dtype)
+        if given.shape != (k, X.shape[1]):
+            raise ValueError(f"init has shape {given.shape}; n_clusters={k} and "
+                             f"{X.shape[1]} features need ({k}, {X.shape[1]})")
+        return 2, given
+
+    @staticmethod
+    def _weights(sample_weight, X):
+        if sample_weight is None:
+            return None
+        return np.ascontiguousarray(np.broadcast_to(sample_weight, X.shape[:1]), dtype=X.dtype)
+
+    def _run(self, X, sample_weight, max_iter, init_size):
+        k = int(self.n_clusters)
+        init, given = self._init_of(X)
+        centres = np.empty((k, X.shape[1]), dtype=X.dtype)
+        labels = np.empty(X.shape[0], dtype=np.int32)
+        out = get_context(self.device).call(
+            _ext.kmeans_minibatch, X, k, init, given, self._weights(sample_weight, X),
+            int(self.batch_size), int(init_size or 0), int(max_iter), float(self.tol),
+            seed_of(self.random_state), int(self.nan_policy == "omit"), centres, labels)
+        return centres, labels, out
+
+    def fit(self, X, y=None, sample_weight=None):
+        """Compute the clustering of X (n_samples, n_features); returns self."""
+        self._check()
+        X = _rows(X)
+        if X.shape[0] == 0:
+            raise ValueError("X has no sample")
+        centres, labels, (inertia, n_iter, n_steps) = self._run(X, sample_weight, self.max_iter,
+                                                                self.init_size)
+        self.cluster_centers_, self.labels_, self.inertia_ = centres, labels, inertia
+        self.n_iter_, self.n_steps_ = n_iter, n_steps
+        # the weight each centre has seen is not returned by fit: partial_fit after fit
+        # starts counting afresh from these centres
+        self._counts = np.zeros(centres.shape[0])
+        self.n_features_in_ = X.shape[1]
+        return self
+
+    def partial_fit(self, X, y=None, sample_weight=None):
+        """One mini-batch step on X (the first call also draws or takes the first centres)."""
+        self._check()
+        first = not hasattr(self, "cluster_centers_")
+        X = _rows(X, None if first else self.cluster_centers_.dtype)
+        if X.shape[0] == 0:
+            raise ValueError("X has no sample")
+        if first:
+            centres, _, _ = self._run(X, sample_weight, 0, self.init_size or X.shape[0])
+            self.cluster_centers_, self._counts = centres, np.zeros(centres.shape[0])
+            self.n_steps_, self.n_iter_ = 0, 0
+            self.n_features_in_ = X.shape[1]
+        elif X.shape[1] != self.cluster_centers_.shape[1]:
+            raise ValueError(f"X has {X.shape[1]} features; the fit had "
+                             f"{self.cluster_centers_.shape[1]}")
+        labels = np.empty(X.shape[0], dtype=np.int32)
+        get_context(self.device).call(_ext.kmeans_minibatch_step, X,
+                                      self._weights(sample_weight, X),
+                                      int(self.nan_policy == "omit"), self.cluster_centers_,
+                                      self._counts, labels)
+        self.labels_ = labels
+        self.n_steps_ += 1
+        return self
+
+    def fit_predict(self, X, y=None, sample_weight=None):
+        """Fit and return the labels of X."""
+        return self.fit(X, sample_weight=sample_weight).labels_
+
+    predict = KMeans.predict
+    score = KMeans.score
+    _predict = KMeans._predict
+
+    def __repr__(self):
+        return f"clstats.MiniBatchKMeans(n_clusters={self.n_clusters}, batch_size={self.batch_size})"

@@ -837,6 +837,21 @@ static int32_t *labels_vector(PyObject *obj, size_t n)
     return PyArray_DATA(arr);
 }
 
+/* The arrays the k-means fits take: X, the centres' output, the optional initial centres and
+ * weights, the labels' output. 0, or -1 with a Python error. */
+static int kmeans_arrays(PyObject *x_obj, PyObject *c_obj, PyObject *init_obj, PyObject *w_obj,
+                         PyObject *l_obj, struct clstats_array *x, struct clstats_array *centres,
+                         struct clstats_array *given, bool *has_given,
+                         struct clstats_array *weight, bool *has_weight, int32_t **labels)
+{
+    if (describe(x_obj, false, "X", x) < 0 || describe(c_obj, true, "centres", centres) < 0 ||
+        describe_optional(init_obj, "init", given, has_given) < 0 ||
+        describe_optional(w_obj, "sample_weight", weight, has_weight) < 0)
+        return -1;
+    *labels = labels_vector(l_obj, x->ny);
+    return *labels ? 0 : -1;
+}
+
 /* kmeans(ctx, X, k, init, init_centres or None, weights or None, n_init, max_iter, tol, seed,
  * skip_nan, centres_out, labels_out (int32)) -> (inertia, n_iter). init: 0 k-means++, 1
  * random, 2 given. */
@@ -855,12 +870,10 @@ static PyObject *py_kmeans(PyObject *self, PyObject *args)
     if (!ctx) return NULL;
     struct clstats_array x, centres, given, weight;
     bool has_given, has_weight;
-    if (describe(x_obj, false, "X", &x) < 0 || describe(c_obj, true, "centres", &centres) < 0 ||
-        describe_optional(init_obj, "init", &given, &has_given) < 0 ||
-        describe_optional(w_obj, "sample_weight", &weight, &has_weight) < 0)
+    int32_t *labels;
+    if (kmeans_arrays(x_obj, c_obj, init_obj, w_obj, l_obj, &x, &centres, &given, &has_given,
+                      &weight, &has_weight, &labels) < 0)
         return NULL;
-    int32_t *labels = labels_vector(l_obj, x.ny);
-    if (!labels) return NULL;
     int n_iter = 0;
     double inertia = 0.0;
     struct clstats_kmeans_options o;
@@ -903,6 +916,89 @@ static PyObject *py_kmeans_predict(PyObject *self, PyObject *args)
     Py_BEGIN_ALLOW_THREADS
     status = clstats_kmeans_predict(ctx, &x, &centres, has_weight ? &weight : NULL, labels,
                                     &inertia);
+    Py_END_ALLOW_THREADS
+    if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(ctx));
+    return PyFloat_FromDouble(inertia);
+}
+
+/* kmeans_minibatch(ctx, X, k, init, init_centres or None, weights or None, batch_size, init_size,
+ * max_iter, tol, seed, skip_nan, centres_out, labels_out) -> (inertia, n_iter, n_steps) */
+static PyObject *py_kmeans_minibatch(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule, *x_obj, *init_obj, *w_obj, *c_obj, *l_obj;
+    Py_ssize_t k, batch_size, init_size;
+    int init, max_iter, skip_nan;
+    double tol;
+    unsigned long long seed;
+    if (!PyArg_ParseTuple(args, "OOniOOnnidKiOO", &capsule, &x_obj, &k, &init, &init_obj, &w_obj,
+                          &batch_size, &init_size, &max_iter, &tol, &seed, &skip_nan, &c_obj,
+                          &l_obj))
+        return NULL;
+    clstats_ctx *ctx = context_of(capsule);
+    if (!ctx) return NULL;
+    struct clstats_array x, centres, given, weight;
+    bool has_given, has_weight;
+    int32_t *labels;
+    if (kmeans_arrays(x_obj, c_obj, init_obj, w_obj, l_obj, &x, &centres, &given, &has_given,
+                      &weight, &has_weight, &labels) < 0)
+        return NULL;
+    int n_iter = 0;
+    size_t n_steps = 0;
+    double inertia = 0.0;
+    struct clstats_kmeans_minibatch_options o;
+    clstats_kmeans_minibatch_options_init(&o);
+    o.init = (enum clstats_kmeans_init)init;
+    o.init_centers = has_given ? &given : NULL;
+    o.sample_weight = has_weight ? &weight : NULL;
+    o.batch_size = (size_t)batch_size;
+    o.init_size = (size_t)init_size;
+    o.max_iter = max_iter;
+    o.tol = tol;
+    o.seed = seed;
+    o.skip_nan = skip_nan;
+    o.n_iter = &n_iter;
+    o.n_steps = &n_steps;
+    o.inertia = &inertia;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = clstats_kmeans_minibatch(ctx, &x, (size_t)k, &o, &centres, labels);
+    Py_END_ALLOW_THREADS
+    if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(ctx));
+    return Py_BuildValue("(din)", inertia, n_iter, (Py_ssize_t)n_steps);
+}
+
+/* kmeans_minibatch_step(ctx, X, weights or None, skip_nan, centres (in and out), weight_sums
+ * (float64 k, in and out), labels_out) -> the batch's inertia before the step */
+static PyObject *py_kmeans_minibatch_step(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule, *x_obj, *w_obj, *c_obj, *s_obj, *l_obj;
+    int skip_nan;
+    if (!PyArg_ParseTuple(args, "OOOiOOO", &capsule, &x_obj, &w_obj, &skip_nan, &c_obj, &s_obj,
+                          &l_obj))
+        return NULL;
+    clstats_ctx *ctx = context_of(capsule);
+    if (!ctx) return NULL;
+    struct clstats_array x, centres, weight;
+    bool has_weight;
+    if (describe(x_obj, false, "X", &x) < 0 || describe(c_obj, true, "centres", &centres) < 0 ||
+        describe_optional(w_obj, "sample_weight", &weight, &has_weight) < 0)
+        return NULL;
+    PyArrayObject *sums = (PyArrayObject *)s_obj;
+    if (!PyArray_Check(s_obj) || PyArray_TYPE(sums) != NPY_FLOAT64 ||
+        !PyArray_IS_C_CONTIGUOUS(sums) || !PyArray_ISWRITEABLE(sums) ||
+        (size_t)PyArray_SIZE(sums) != centres.ny) {
+        PyErr_SetString(PyExc_ValueError, "weight_sums must be a writeable float64 vector of k");
+        return NULL;
+    }
+    int32_t *labels = labels_vector(l_obj, x.ny);
+    if (!labels) return NULL;
+    double inertia = 0.0;
+    int status;
+    Py_BEGIN_ALLOW_THREADS
+    status = clstats_kmeans_minibatch_step(ctx, &x, has_weight ? &weight : NULL, skip_nan,
+                                           &centres, PyArray_DATA(sums), labels, &inertia);
     Py_END_ALLOW_THREADS
     if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(ctx));
     return PyFloat_FromDouble(inertia);
@@ -1067,6 +1163,10 @@ static PyMethodDef methods[] = {
     {"kmeans", py_kmeans, METH_VARARGS, "kmeans(ctx, X, k, init, ...) -> (inertia, n_iter)"},
     {"kmeans_predict", py_kmeans_predict, METH_VARARGS,
      "kmeans_predict(ctx, X, centres, weights, labels) -> inertia"},
+    {"kmeans_minibatch", py_kmeans_minibatch, METH_VARARGS,
+     "kmeans_minibatch(ctx, X, k, init, ...) -> (inertia, n_iter, n_steps)"},
+    {"kmeans_minibatch_step", py_kmeans_minibatch_step, METH_VARARGS,
+     "kmeans_minibatch_step(ctx, X, weights, skip_nan, centres, weight_sums, labels) -> inertia"},
     {"context_info", py_context_info, METH_VARARGS, "context_info(ctx) -> dict"},
     {"last_kernel_ms", py_last_kernel_ms, METH_VARARGS, "device ms of the last call's kernels"},
     {"devices", py_devices, METH_NOARGS, "devices() -> list of dicts"},

@@ -27,9 +27,13 @@ static int choose(const struct kmeans_job *job)
     const size_t local = (size_t)job->k * ((size_t)job->d * job->es + 4) + 64;
     const bool tiled_fits = job->d <= TILED_MAX_DIM && local <= ctx->local_mem / 2;
     const long forced = clstats__tuned(ctx, P_KMEANS_ASSIGN);
+    const bool serial_fits = job->k <= KMEANS_SERIAL_MAX_K;
     if (forced == ASSIGN_GEMM || forced == ASSIGN_DIRECT) return (int)forced;
     if (forced == ASSIGN_TILED) return tiled_fits ? ASSIGN_TILED : ASSIGN_DIRECT;
+    if (forced == ASSIGN_SERIAL) return serial_fits ? ASSIGN_SERIAL : ASSIGN_DIRECT;
     if (job->d >= 32 && job->k >= 32) return ASSIGN_GEMM;
+    /* Where the sums are serial (CPU devices), so is the assignment. */
+    if (job->serial_sums && serial_fits) return ASSIGN_SERIAL;
     return tiled_fits ? ASSIGN_TILED : ASSIGN_DIRECT;
 }
 
@@ -42,6 +46,8 @@ int clstats__kmeans_assign_setup(struct kmeans_job *job, const char *options)
     if ((status = clstats__program(ctx, "kmeans_assign.cl", options, &program)) ||
         (status = clstats__kernel(ctx, program, "assign", &job->assign)))
         return status;
+    if (job->path == ASSIGN_SERIAL)
+        return clstats__kernel(ctx, program, "assign_serial", &job->assign);
     if (job->path == ASSIGN_TILED) {
         /* Its local arrays are sized by K and DIM, so it is built only where they fit. */
         char tiled[240];
@@ -110,7 +116,7 @@ int clstats__kmeans_enqueue_assign(struct kmeans_job *job, int buffer, cl_int ig
     int status = CLSTATS_OK;
     const cl_int n = job->n;
     cl_kernel kernel = job->path == ASSIGN_GEMM ? job->screened : job->assign;
-    *counted = job->path == ASSIGN_TILED;
+    *counted = job->path == ASSIGN_TILED || job->path == ASSIGN_SERIAL;
     KM_ARG(kernel, 0, job->x);
     KM_ARG(kernel, 1, job->valid);
     KM_ARG(kernel, 2, n);
@@ -122,6 +128,8 @@ int clstats__kmeans_enqueue_assign(struct kmeans_job *job, int buffer, cl_int ig
     if (job->path == ASSIGN_DIRECT)
         return launch(job, kernel, round_up((size_t)n, 64), 0, "kmeans assign");
     KM_ARG(kernel, 7, job->counts);
+    if (job->path == ASSIGN_SERIAL)
+        return launch(job, kernel, (size_t)job->groups, 1, "kmeans serial assign");
     status = launch(job, kernel, (size_t)job->groups * KMEANS_WG / TILE_ROWS, KMEANS_WG / TILE_ROWS,
                     "kmeans tiled assign");
 fail:

@@ -15,7 +15,9 @@
 enum { STATE_STOP, STATE_ITER, STATE_CHANGED, STATE_EMPTY, STATE_FINAL, STATE_WORDS };
 enum { STOP_NONE, STOP_STRICT, STOP_TOL, STOP_MAX_ITER, STOP_EMPTY };
 /* How rows find their nearest centre (src/cluster/assign.c; tuning "kmeans.assign"). */
-enum { ASSIGN_DIRECT = 1, ASSIGN_TILED, ASSIGN_GEMM };
+enum { ASSIGN_DIRECT = 1, ASSIGN_TILED, ASSIGN_GEMM, ASSIGN_SERIAL };
+/* Clusters at most for the one-item kernels' private counts (assign_serial, scatter_serial). */
+#define KMEANS_SERIAL_MAX_K 1024
 
 struct kmeans_job {
     clstats_ctx *ctx;
@@ -31,6 +33,8 @@ struct kmeans_job {
     cl_kernel prepare, deviations, trials, closest_update;
     cl_kernel assign, block_counts, scan_chunks, scan_clusters, scatter, member_sums, row_sums,
         finish, inertia, centre_norms, screened;
+    bool serial_sums; /* member_sums and row_sums are the one-item kernels (tuning kmeans.sums),
+                         and so is scatter up to KMEANS_SERIAL_MAX_K clusters */
     int path;           /* ASSIGN_* */
     cl_mem dots, norms; /* the GEMM path's x.c of a chunk of rows, |c|^2, |c| */
     int chunk_rows;     /* rows of a GEMM */

@@ -62,10 +62,13 @@ static int kernels(struct kmeans_job *job)
     clstats_ctx *ctx = job->ctx;
     char options[200];
     /* Without fp64 the sums are float, and the centres' divisions must round as the host's. */
-    snprintf(options, sizeof options, "-D REAL=%s -D ACC=%s%s -D DIM=%d -D K=%d",
+    /* auto: one item on CPU devices, a group elsewhere */
+    const long sums = clstats__tuned(ctx, P_KMEANS_SUMS);
+    job->serial_sums = sums == 2 || (sums == AUTO && ctx->device_class == CLASS_CPU);
+    snprintf(options, sizeof options, "-D REAL=%s -D ACC=%s%s -D DIM=%d -D K=%d%s",
              job->f64 ? "double" : "float", ctx->has_fp64 ? "double" : "float",
              ctx->has_fp64 ? " -D FP64" : " -cl-fp32-correctly-rounded-divide-sqrt", job->d,
-             job->k);
+             job->k, job->serial_sums ? " -D SERIAL_HALVE" : "");
     cl_program prep, lloyd;
     int status;
     if ((status = clstats__program(ctx, "kmeans_prepare.cl", options, &prep)) ||
@@ -83,9 +86,10 @@ static int kernels(struct kmeans_job *job)
         {lloyd, "block_counts", &job->block_counts},
         {lloyd, "scan_chunks", &job->scan_chunks},
         {lloyd, "scan_clusters", &job->scan_clusters},
-        {lloyd, "scatter", &job->scatter},
-        {lloyd, "member_sums", &job->member_sums},
-        {lloyd, "row_sums", &job->row_sums},
+        {lloyd, job->serial_sums && job->k <= KMEANS_SERIAL_MAX_K ? "scatter_serial" : "scatter",
+         &job->scatter},
+        {lloyd, job->serial_sums ? "member_sums_serial" : "member_sums", &job->member_sums},
+        {lloyd, job->serial_sums ? "row_sums_serial" : "row_sums", &job->row_sums},
         {lloyd, "finish", &job->finish},
         {lloyd, "inertia", &job->inertia},
     };

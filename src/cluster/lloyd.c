@@ -69,7 +69,10 @@ static int enqueue_sums(struct kmeans_job *job, bool counted, cl_mem *segs_out, 
     KM_ARG(job->scatter, 4, job->start);
     KM_ARG(job->scatter, 5, job->order);
     KM_ARG(job->scatter, 6, job->state);
-    if ((status = launch(job, job->scatter, rows, KMEANS_WG, "kmeans scatter"))) goto fail;
+    const bool serial_scatter = job->serial_sums && job->k <= KMEANS_SERIAL_MAX_K;
+    if ((status = launch(job, job->scatter, serial_scatter ? (size_t)blocks : rows,
+                         serial_scatter ? 1 : KMEANS_WG, "kmeans scatter")))
+        goto fail;
     KM_ARG(job->member_sums, 0, job->x);
     KM_ARG(job->member_sums, 1, job->weight);
     KM_ARG(job->member_sums, 2, job->order);
@@ -77,7 +80,9 @@ static int enqueue_sums(struct kmeans_job *job, bool counted, cl_mem *segs_out, 
     KM_ARG(job->member_sums, 4, job->segs[0]);
     KM_ARG(job->member_sums, 5, job->sums[0]);
     KM_ARG(job->member_sums, 6, job->state);
-    if ((status = launch(job, job->member_sums, job->seg_rows * KMEANS_WG, KMEANS_WG,
+    /* A group of 256 items a segment, or one item (serial sums). */
+    const size_t items = job->serial_sums ? 1 : KMEANS_WG;
+    if ((status = launch(job, job->member_sums, job->seg_rows * items, items,
                          "kmeans member sums")))
         goto fail;
     /* Rows of a level at most: those of the level below over 256, plus one a cluster. */
@@ -90,7 +95,7 @@ static int enqueue_sums(struct kmeans_job *job, bool counted, cl_mem *segs_out, 
         KM_ARG(job->row_sums, 2, next);
         KM_ARG(job->row_sums, 3, job->sums[level % 2]);
         KM_ARG(job->row_sums, 4, job->state);
-        if ((status = launch(job, job->row_sums, bound * KMEANS_WG, KMEANS_WG, "kmeans row sums")))
+        if ((status = launch(job, job->row_sums, bound * items, items, "kmeans row sums")))
             goto fail;
     }
     *segs_out = job->segs[job->levels - 1];

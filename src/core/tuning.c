@@ -20,7 +20,8 @@ struct param {
 static const char *const switches[] = {"auto", "off", "on", NULL};
 static const char *const filter_paths[] = {"auto", "sorted", "bisect", "binned", "rank", NULL};
 static const char *const regress_products[] = {"auto", "pairs", "rows", NULL};
-static const char *const kmeans_assign[] = {"auto", "direct", "tiled", "gemm", NULL};
+static const char *const kmeans_assign[] = {"auto", "direct", "tiled", "gemm", "serial", NULL};
+static const char *const kmeans_sums[] = {"auto", "groups", "serial", NULL};
 static const char *const column_methods[] = {"auto",     "radix",   "registers",
                                              "streamed", "bracket", NULL};
 
@@ -120,9 +121,15 @@ static const struct param params[PARAMS] = {
      * holds at most 256 MiB or half the device's largest buffer (tests take small bands). */
     [P_BACKGROUND_BAND_KIB] = {"background.band_kib", ALL(0), 1 << 22, NULL},
     /* k-means' nearest centres: auto takes the GEMM screen from 32 features and 32 clusters,
-     * else the tiled kernel where the centres fit in local memory (src/cluster/assign.c); every
-     * path gives the same labels. */
-    [P_KMEANS_ASSIGN] = {"kmeans.assign", ALL(0), 3, kmeans_assign},
+     * else the one-item serial kernel where the sums are serial (below), else the tiled kernel
+     * where the centres fit in local memory (src/cluster/assign.c); every path gives the same
+     * labels. */
+    [P_KMEANS_ASSIGN] = {"kmeans.assign", ALL(0), 4, kmeans_assign},
+    /* k-means' fixed-order sums: auto takes a 256-item group halving a segment on GPUs and one
+     * work-item forming the same tree alone on CPU devices, where each of a group's barriers is
+     * a pass over its items (src/cluster/job.c; RESULTS "k-means on 2 CPU cores (issue 22)");
+     * the same bits either way. */
+    [P_KMEANS_SUMS] = {"kmeans.sums", ALL(0), 2, kmeans_sums},
     /* The Gaussian process's deviances: up to this n a population of parameter vectors is
      * evaluated by the batched kernels (a work-item a matrix), above it each R is factored
      * blocked; 0 is auto, 256 until a GPU measurement replaces it (RESULTS "Gaussian-process

@@ -69,7 +69,8 @@ enum clstats__param_id {
     P_BACKGROUND_WG,       /* work-items a box */
     P_BACKGROUND_BAND_KIB, /* photutils' boxes: sorted pixels a launch holds (0: auto) */
     /* k-means (src/cluster/assign.c) */
-    P_KMEANS_ASSIGN, /* auto, direct, tiled, gemm */
+    P_KMEANS_ASSIGN, /* auto, direct, tiled, gemm, serial */
+    P_KMEANS_SUMS,   /* auto, groups, serial */
     /* Gaussian processes (src/gp/) */
     P_GP_BATCH_N, /* largest n whose deviances take the batched path (0: auto) */
     PARAMS
