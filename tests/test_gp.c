@@ -80,7 +80,9 @@ static void check_deviances(enum clstats_gp_corr corr, size_t n, size_t d, doubl
 
 START_TEST(deviances_match_the_reference)
 {
-    static const size_t shapes[][2] = {{2, 1}, {3, 2}, {7, 3}, {17, 1}, {33, 5}, {40, 10}};
+    /* 150: the blocked path across its 64-row blocks. */
+    static const size_t shapes[][2] = {{2, 1},  {3, 2},   {7, 3},  {17, 1},
+                                       {33, 5}, {40, 10}, {150, 4}};
     const char *paths[] = {NULL, "1"}; /* batched (auto), then blocked for every n */
     for (int corr = 0; corr < 3; corr++)
         for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)

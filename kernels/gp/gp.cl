@@ -29,7 +29,7 @@ static double correlation(__global const double *a, __global const double *b,
     for (int k = 0; k < D; k++) {
         const double h = fabs(a[k] - b[k]);
 #if CORR == 0
-        const double e = theta[k] * pow(h, (double)POWER);
+        const double e = theta[k] * (h > 0 ? exp((double)POWER * log(h)) : 0.0);
         s += e;
         if (ratio) ratio[k] = -e * LN10;
 #else
@@ -60,6 +60,16 @@ __kernel void corr_matrix(__global const double *x, uint n, __global const doubl
     const double v = i == j ? 1.0 : correlation(x + (ulong)i * D, x + (ulong)j * D, theta, 0);
     R[(ulong)i * n + j] = v;
     R[(ulong)j * n + i] = v;
+}
+
+/* Rows n and n + 1 below the n x n matrix r: 1' and y', the right-hand sides the blocked
+ * factorisation carries along (src/linalg's clstats__potrf extra rows). */
+__kernel void augment(__global double *r, uint n, __global const double *y)
+{
+    const uint j = get_global_id(0);
+    if (j >= n) return;
+    r[(ulong)n * n + j] = 1;
+    r[(ulong)(n + 1) * n + j] = y[j];
 }
 
 /* delta[m] added to matrix m's diagonal. */

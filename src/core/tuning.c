@@ -21,6 +21,7 @@ static const char *const switches[] = {"auto", "off", "on", NULL};
 static const char *const filter_paths[] = {"auto", "sorted", "bisect", "binned", "rank", NULL};
 static const char *const regress_products[] = {"auto", "pairs", "rows", NULL};
 static const char *const kmeans_assign[] = {"auto", "direct", "tiled", "gemm", NULL};
+static const char *const potrf_updates[] = {"auto", "tiles", "rows", NULL};
 static const char *const column_methods[] = {"auto",     "radix",   "registers",
                                              "streamed", "bracket", NULL};
 
@@ -109,6 +110,11 @@ static const struct param params[PARAMS] = {
      * blocked; 0 is auto, 256 until a GPU measurement replaces it (RESULTS "Gaussian-process
      * deviances (issue 23)"). */
     [P_GP_BATCH_N] = {"gp.batch_n", ALL(0), 4096, NULL},
+    /* The blocked Cholesky's trailing update (src/linalg/cholesky.c): 64 x 64 tiles a
+     * work-group in local memory and registers on GPUs (not yet measured), a work-item a
+     * piece of row over the transposed panel on CPU devices, where the tiles ran 6 times slower
+     * (RESULTS "Gaussian processes (issue 23): one launch sequence a factorisation"). */
+    [P_LINALG_POTRF_UPDATE] = {"linalg.potrf_update", GPUS_CPU(1, 2), 2, potrf_updates},
 };
 
 void clstats__tuning_init(clstats_ctx *ctx)

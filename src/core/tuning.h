@@ -64,6 +64,7 @@ enum clstats__param_id {
     P_KMEANS_ASSIGN, /* auto, direct, tiled, gemm */
     /* Gaussian processes (src/gp/) */
     P_GP_BATCH_N, /* largest n whose deviances take the batched path (0: auto) */
+    P_LINALG_POTRF_UPDATE, /* the blocked Cholesky's trailing update: 1 tiles, 2 columns */
     PARAMS
 };
 

@@ -158,44 +158,50 @@ int clstats__gp_factor(struct gp_job *job, const double *beta, double nugget, do
 {
     clstats_ctx *ctx = job->ctx;
     const size_t n = job->n;
-    cl_mem thetas, rhs;
+    cl_mem thetas;
+    cl_kernel k;
+    const cl_uint n32 = (cl_uint)n;
     double *pair = malloc(2 * n * sizeof *pair), logdet = NAN;
     int bad = 0;
     const double kept = job->model.nugget;
     job->model.nugget = nugget;
     int status = pair ? upload_thetas(job, beta, 1, &thetas)
                       : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "gp: right-hand sides");
-    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.r", n * n * 8, l);
+    /* R, then 1' and y' as two more rows: the factorisation carries them along as u' = (L^-1 1)'
+     * and v' = (L^-1 y)' (clstats__potrf's extra rows), so no solve follows it. */
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.r", (n + 2) * n * 8, l);
     if (status == CLSTATS_OK) status = build(job, thetas, 1, *l, delta);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "augment", &k);
+    if (status != CLSTATS_OK) goto fail;
+    ARG(k, 0, *l);
+    ARG(k, 1, n32);
+    ARG(k, 2, job->ybuf);
+    status = clstats__launch(ctx, k, 1, NULL, &n, NULL, "gp augment");
     const struct clstats__mat a = {*l, 0, n};
-    if (status == CLSTATS_OK) status = clstats__potrf(ctx, true, a, n, &bad, &logdet);
+    if (status == CLSTATS_OK) status = clstats__potrf(ctx, true, a, n, 2, &bad, &logdet);
     if (status == CLSTATS_OK && bad)
         status = clstats__fail(ctx, CLSTATS_ERR_SINGULAR,
                                "gp: R + %g I is not positive definite at row %d (duplicate "
                                "design points need a nugget)",
                                *delta, bad - 1);
+    if (status == CLSTATS_OK)
+        status = clstats__cl_check(ctx, clEnqueueReadBuffer(ctx->queue, *l, CL_TRUE,
+                                                            n * n * sizeof *pair,
+                                                            2 * n * sizeof *pair, pair, 0, NULL,
+                                                            NULL),
+                                   "clEnqueueReadBuffer(gp u, v)");
     if (status != CLSTATS_OK) goto fail;
-    /* u = L^-1 1 and v = L^-1 y as the two columns of one solve. */
-    for (size_t i = 0; i < n; i++) {
-        pair[2 * i] = 1;
-        pair[2 * i + 1] = job->y[i];
-    }
-    status = clstats__scratch(ctx, "gp.rhs", 2 * n * sizeof *pair, &rhs);
-    if (status == CLSTATS_OK) status = write(ctx, rhs, pair, 2 * n * sizeof *pair);
-    const struct clstats__mat b = {rhs, 0, 2};
-    if (status == CLSTATS_OK) status = clstats__trsm(ctx, true, false, false, n, 2, 1.0, a, b);
-    if (status == CLSTATS_OK) status = read(ctx, rhs, pair, 2 * n * sizeof *pair);
-    if (status != CLSTATS_OK) goto fail;
+    /* pair: u then v, n values each. */
     double uu = 0, uv = 0;
     for (size_t i = 0; i < n; i++) {
-        uu += pair[2 * i] * pair[2 * i];
-        uv += pair[2 * i] * pair[2 * i + 1];
+        uu += pair[i] * pair[i];
+        uv += pair[i] * pair[n + i];
     }
     *mu = uv / uu;
     *q = 0;
     for (size_t i = 0; i < n; i++) {
-        u[i] = pair[2 * i];
-        w[i] = pair[2 * i + 1] - *mu * u[i];
+        u[i] = pair[i];
+        w[i] = pair[n + i] - *mu * u[i];
         *q += w[i] * w[i];
     }
     u[n] = logdet;

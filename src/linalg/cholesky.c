@@ -1,16 +1,25 @@
 /* cholesky.c - Cholesky factorisations and solves on the device, which CLBlast lacks: many small
  * p x p systems at once (kernels/linalg/cholesky.cl, one work-item a matrix), and an n x n
- * matrix blocked as clMAGMA does it: each diagonal block factored by one work-group, the panel
- * below it by CLBlast's TRSM, the trailing matrix updated by CLBlast's SYRK. */
+ * matrix blocked right-looking as clMAGMA does it, in our own kernels: each diagonal block
+ * factored by one work-group, the panel below it solved against it, the trailing matrix
+ * updated, three launches a block and no host work between them (CLBlast's TRSM and SYRK cost
+ * tens of launches, temporary buffers and host work a call: bench/RESULTS.md, issue 23). */
 #include "linalg_internal.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Rows of the diagonal block: its work-group's size, and the block in local memory (8 KiB of
- * doubles at 32). */
-#define BLOCK 32
+/* Rows of the diagonal block: its work-group's size, and the block in local memory (33 KiB of
+ * doubles at 64, within the 48 KiB NVIDIA's OpenCL gives a work-group). Larger blocks mean
+ * fewer steps, each three launches. */
+#define BLOCK 64
+/* The trailing update's tile (kernels/linalg/cholesky.cl SYRK_TILE). */
+#define UPDATE_TILE 64
+/* linalg.potrf_update's value for a work-item a piece of row over the transposed panel, and
+ * its columns (kernels/linalg/cholesky.cl ROW_CHUNK). */
+#define UPDATE_COLUMNS 2
+#define ROW_CHUNK 64
 /* The batched factorisation's switch to a work-group per matrix: the regression's p x p normal
  * equations stay below it, a Gaussian process's n x n correlations are above. */
 #define GROUP_P 32
@@ -87,18 +96,24 @@ fail:
     return status;
 }
 
-int clstats__potrf(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t n, int *bad,
-                   double *logdet)
+int clstats__potrf(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t n, size_t extra,
+                   int *bad, double *logdet)
 {
     cl_program prog;
-    cl_kernel k;
-    cl_mem st = NULL, parts = NULL;
-    const size_t blocks = (n + BLOCK - 1) / BLOCK, es = f64 ? 8 : 4;
+    cl_kernel kb, kp, ku;
+    cl_mem st = NULL, parts = NULL, pt = NULL;
+    const size_t blocks = (n + BLOCK - 1) / BLOCK, es = f64 ? 8 : 4, rows = n + extra;
+    const bool columns = clstats__tuned(ctx, P_LINALG_POTRF_UPDATE) == UPDATE_COLUMNS;
     double *part = malloc(blocks * sizeof *part);
     *bad = 0;
     *logdet = NAN;
     int status = part ? program(ctx, f64, &prog) : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "potrf");
-    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_block", &k);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_block", &kb);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_panel", &kp);
+    if (status == CLSTATS_OK)
+        status = clstats__kernel(ctx, prog, columns ? "potrf_update_rows" : "potrf_update",
+                                 &ku);
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "linalg.panel", BLOCK * rows * es, &pt);
     if (status == CLSTATS_OK) status = clstats__scratch(ctx, "linalg.status", sizeof(cl_int), &st);
     if (status == CLSTATS_OK) status = clstats__scratch(ctx, "linalg.logdet", blocks * es, &parts);
     if (status != CLSTATS_OK) goto fail;
@@ -107,29 +122,44 @@ int clstats__potrf(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t n, 
                                     NULL),
            "clEnqueueFillBuffer(status)");
     const cl_ulong off = a.off;
-    const cl_uint lda = (cl_uint)a.ld;
-    ARG(k, 0, a.buf);
-    ARG(k, 1, off);
-    ARG(k, 2, lda);
-    ARG(k, 6, st);
-    ARG(k, 7, parts);
-    for (size_t b = 0; b < blocks; b++) {
-        const size_t at = b * BLOCK, nb = n - at < BLOCK ? n - at : BLOCK, rest = n - at - nb;
+    const cl_uint lda = (cl_uint)a.ld, rows32 = (cl_uint)rows, n32 = (cl_uint)n;
+    ARG(kb, 0, a.buf);
+    ARG(kb, 1, off);
+    ARG(kb, 2, lda);
+    ARG(kb, 6, st);
+    ARG(kb, 7, parts);
+    ARG(kp, 0, a.buf);
+    ARG(kp, 1, off);
+    ARG(kp, 2, lda);
+    ARG(kp, 5, rows32);
+    ARG(kp, 6, pt);
+    ARG(ku, 0, a.buf);
+    ARG(ku, 1, off);
+    ARG(ku, 2, lda);
+    ARG(ku, 5, rows32);
+    ARG(ku, 6, n32);
+    if (columns) ARG(ku, 7, pt);
+    for (size_t b = 0; b < blocks && status == CLSTATS_OK; b++) {
+        const size_t at = b * BLOCK, nb = n - at < BLOCK ? n - at : BLOCK, below = rows - at - nb;
         const cl_uint at32 = (cl_uint)at, nb32 = (cl_uint)nb, b32 = (cl_uint)b;
-        ARG(k, 3, at32);
-        ARG(k, 4, nb32);
-        ARG(k, 5, b32);
+        ARG(kb, 3, at32);
+        ARG(kb, 4, nb32);
+        ARG(kb, 5, b32);
         const size_t local = BLOCK;
-        status = clstats__launch(ctx, k, 1, NULL, &local, &local, "potrf_block");
-        if (status != CLSTATS_OK || rest == 0) continue;
-        /* The panel below the block: A21 L11^-T; then A22 -= A21 A21^T. */
-        const struct clstats__mat l11 = {a.buf, a.off + at * a.ld + at, a.ld};
-        const struct clstats__mat a21 = {a.buf, a.off + (at + nb) * a.ld + at, a.ld};
-        const struct clstats__mat a22 = {a.buf, a.off + (at + nb) * a.ld + at + nb, a.ld};
-        status = clstats__trsm(ctx, f64, true, true, rest, nb, 1.0, l11, a21);
-        if (status == CLSTATS_OK) status = clstats__syrk(ctx, f64, false, rest, nb, -1.0, a21,
-                                                         1.0, a22);
-        if (status != CLSTATS_OK) goto fail;
+        status = clstats__launch(ctx, kb, 1, NULL, &local, &local, "potrf_block");
+        if (status != CLSTATS_OK || below == 0) continue;
+        ARG(kp, 3, at32);
+        ARG(kp, 4, nb32);
+        const size_t panel = (below + BLOCK - 1) / BLOCK * BLOCK;
+        status = clstats__launch(ctx, kp, 1, NULL, &panel, &local, "potrf_panel");
+        if (status != CLSTATS_OK || at + nb >= n) continue;
+        ARG(ku, 3, at32);
+        ARG(ku, 4, nb32);
+        const size_t tiles = (below + UPDATE_TILE - 1) / UPDATE_TILE;
+        const size_t g2[2] = {tiles * 16, tiles * 16}, l2[2] = {16, 16};
+        const size_t gc[2] = {(n - at - nb + ROW_CHUNK - 1) / ROW_CHUNK, below};
+        status = columns ? clstats__launch(ctx, ku, 2, NULL, gc, NULL, "potrf_update_rows")
+                         : clstats__launch(ctx, ku, 2, NULL, g2, l2, "potrf_update");
     }
     if (status != CLSTATS_OK) goto fail;
     cl_int first_bad = 0;
