@@ -47,9 +47,8 @@ struct clstats_gp_eval {
     double *sigma2;   /* count values: (Y - 1 mu)' S^-1 (Y - 1 mu) / n */
 };
 
-/* GPfit's deviance at `count` parameter vectors beta (count x d, row-major). Small designs
- * (n up to the tuning value "gp.batch_n") evaluate every vector in one pass of batched kernels;
- * larger ones factor each R blocked. A gradient asks for count 1. Errors: n < 2, d = 0, a
+/* GPfit's deviance at `count` parameter vectors beta (count x d, row-major), all in one pass
+ * of the blocked Cholesky (its launches do not grow with count). A gradient asks for count 1. Errors: n < 2, d = 0, a
  * non-finite x, y or beta (CLSTATS_ERR_ARG); R + delta I not positive definite, as duplicate
  * rows make it without a nugget (CLSTATS_ERR_SINGULAR, the row in the message); a constant y
  * has deviance -inf (its quadratic form is 0) and is refused (CLSTATS_ERR_ARG). */

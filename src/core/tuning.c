@@ -105,11 +105,6 @@ static const struct param params[PARAMS] = {
      * else the tiled kernel where the centres fit in local memory (src/cluster/assign.c); every
      * path gives the same labels. */
     [P_KMEANS_ASSIGN] = {"kmeans.assign", ALL(0), 3, kmeans_assign},
-    /* The Gaussian process's deviances: up to this n a population of parameter vectors is
-     * evaluated by the batched kernels (a work-item a matrix), above it each R is factored
-     * blocked; 0 is auto, 256 until a GPU measurement replaces it (RESULTS "Gaussian-process
-     * deviances (issue 23)"). */
-    [P_GP_BATCH_N] = {"gp.batch_n", ALL(0), 4096, NULL},
     /* The blocked Cholesky's trailing update (src/linalg/cholesky.c): 64 x 64 tiles a
      * work-group in local memory and registers on GPUs (not yet measured), a work-item a
      * piece of row over the transposed panel on CPU devices, where the tiles ran 6 times slower

@@ -13,6 +13,8 @@ struct gp_job {
     const double *x, *y;
     size_t n, d;
     cl_mem xbuf, ybuf;
+    cl_mem table; /* the power exponential's distance table (deviance.c), once built */
+    bool no_table; /* too large for the device: correlations computed directly */
     cl_program prog;
     size_t evaluations;
 };

@@ -18,7 +18,7 @@
 #define UPDATE_TILE 64
 /* linalg.potrf_update's value for a work-item a piece of row over the transposed panel, and
  * its columns (kernels/linalg/cholesky.cl ROW_CHUNK). */
-#define UPDATE_COLUMNS 2
+#define UPDATE_ROWS 2
 #define ROW_CHUNK 64
 /* The batched factorisation's switch to a work-group per matrix: the regression's p x p normal
  * equations stay below it, a Gaussian process's n x n correlations are above. */
@@ -96,71 +96,93 @@ fail:
     return status;
 }
 
-int clstats__potrf(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t n, size_t extra,
-                   int *bad, double *logdet)
+size_t clstats__potrf_blocks(size_t n)
+{
+    return (n + BLOCK - 1) / BLOCK;
+}
+
+int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t step,
+                        size_t n, size_t extra, size_t count, cl_mem info, cl_mem parts)
 {
     cl_program prog;
     cl_kernel kb, kp, ku;
-    cl_mem st = NULL, parts = NULL, pt = NULL;
-    const size_t blocks = (n + BLOCK - 1) / BLOCK, es = f64 ? 8 : 4, rows = n + extra;
-    const bool columns = clstats__tuned(ctx, P_LINALG_POTRF_UPDATE) == UPDATE_COLUMNS;
-    double *part = malloc(blocks * sizeof *part);
-    *bad = 0;
-    *logdet = NAN;
-    int status = part ? program(ctx, f64, &prog) : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "potrf");
+    cl_mem pt;
+    const size_t blocks = clstats__potrf_blocks(n), es = f64 ? 8 : 4, rows = n + extra;
+    const bool by_rows = clstats__tuned(ctx, P_LINALG_POTRF_UPDATE) == UPDATE_ROWS;
+    int status = program(ctx, f64, &prog);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_block", &kb);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_panel", &kp);
     if (status == CLSTATS_OK)
-        status = clstats__kernel(ctx, prog, columns ? "potrf_update_rows" : "potrf_update",
-                                 &ku);
-    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "linalg.panel", BLOCK * rows * es, &pt);
-    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "linalg.status", sizeof(cl_int), &st);
-    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "linalg.logdet", blocks * es, &parts);
-    if (status != CLSTATS_OK) goto fail;
+        status = clstats__kernel(ctx, prog, by_rows ? "potrf_update_rows" : "potrf_update", &ku);
+    if (status == CLSTATS_OK)
+        status = clstats__scratch(ctx, "linalg.panel", count * BLOCK * rows * es, &pt);
+    if (status != CLSTATS_OK) return status;
     const cl_int zero = 0;
-    CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, st, &zero, sizeof zero, 0, sizeof zero, 0, NULL,
-                                    NULL),
+    CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, info, &zero, sizeof zero, 0,
+                                    count * sizeof zero, 0, NULL, NULL),
            "clEnqueueFillBuffer(status)");
-    const cl_ulong off = a.off;
-    const cl_uint lda = (cl_uint)a.ld, rows32 = (cl_uint)rows, n32 = (cl_uint)n;
+    const cl_ulong off = a.off, mstep = step;
+    const cl_uint lda = (cl_uint)a.ld, rows32 = (cl_uint)rows, n32 = (cl_uint)n,
+                  blocks32 = (cl_uint)blocks;
     ARG(kb, 0, a.buf);
     ARG(kb, 1, off);
-    ARG(kb, 2, lda);
-    ARG(kb, 6, st);
-    ARG(kb, 7, parts);
+    ARG(kb, 2, mstep);
+    ARG(kb, 3, lda);
+    ARG(kb, 7, blocks32);
+    ARG(kb, 8, info);
+    ARG(kb, 9, parts);
     ARG(kp, 0, a.buf);
     ARG(kp, 1, off);
-    ARG(kp, 2, lda);
-    ARG(kp, 5, rows32);
-    ARG(kp, 6, pt);
+    ARG(kp, 2, mstep);
+    ARG(kp, 3, lda);
+    ARG(kp, 6, rows32);
+    ARG(kp, 7, pt);
     ARG(ku, 0, a.buf);
     ARG(ku, 1, off);
-    ARG(ku, 2, lda);
-    ARG(ku, 5, rows32);
-    ARG(ku, 6, n32);
-    if (columns) ARG(ku, 7, pt);
+    ARG(ku, 2, mstep);
+    ARG(ku, 3, lda);
+    ARG(ku, 6, rows32);
+    ARG(ku, 7, n32);
+    if (by_rows) ARG(ku, 8, pt);
     for (size_t b = 0; b < blocks && status == CLSTATS_OK; b++) {
         const size_t at = b * BLOCK, nb = n - at < BLOCK ? n - at : BLOCK, below = rows - at - nb;
         const cl_uint at32 = (cl_uint)at, nb32 = (cl_uint)nb, b32 = (cl_uint)b;
-        ARG(kb, 3, at32);
-        ARG(kb, 4, nb32);
-        ARG(kb, 5, b32);
-        const size_t local = BLOCK;
-        status = clstats__launch(ctx, kb, 1, NULL, &local, &local, "potrf_block");
+        ARG(kb, 4, at32);
+        ARG(kb, 5, nb32);
+        ARG(kb, 6, b32);
+        const size_t gb[2] = {BLOCK, count}, lb[2] = {BLOCK, 1};
+        status = clstats__launch(ctx, kb, 2, NULL, gb, lb, "potrf_block");
         if (status != CLSTATS_OK || below == 0) continue;
-        ARG(kp, 3, at32);
-        ARG(kp, 4, nb32);
-        const size_t panel = (below + BLOCK - 1) / BLOCK * BLOCK;
-        status = clstats__launch(ctx, kp, 1, NULL, &panel, &local, "potrf_panel");
+        ARG(kp, 4, at32);
+        ARG(kp, 5, nb32);
+        const size_t gp[2] = {(below + BLOCK - 1) / BLOCK * BLOCK, count};
+        status = clstats__launch(ctx, kp, 2, NULL, gp, lb, "potrf_panel");
         if (status != CLSTATS_OK || at + nb >= n) continue;
-        ARG(ku, 3, at32);
-        ARG(ku, 4, nb32);
+        ARG(ku, 4, at32);
+        ARG(ku, 5, nb32);
         const size_t tiles = (below + UPDATE_TILE - 1) / UPDATE_TILE;
-        const size_t g2[2] = {tiles * 16, tiles * 16}, l2[2] = {16, 16};
-        const size_t gc[2] = {(n - at - nb + ROW_CHUNK - 1) / ROW_CHUNK, below};
-        status = columns ? clstats__launch(ctx, ku, 2, NULL, gc, NULL, "potrf_update_rows")
-                         : clstats__launch(ctx, ku, 2, NULL, g2, l2, "potrf_update");
+        const size_t gt[3] = {tiles * 16, tiles * 16, count}, lt[3] = {16, 16, 1};
+        const size_t gr[3] = {(n - at - nb + ROW_CHUNK - 1) / ROW_CHUNK, below, count};
+        status = by_rows ? clstats__launch(ctx, ku, 3, NULL, gr, NULL, "potrf_update_rows")
+                     : clstats__launch(ctx, ku, 3, NULL, gt, lt, "potrf_update");
     }
+fail:
+    return status;
+}
+
+int clstats__potrf(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t n, size_t extra,
+                   int *bad, double *logdet)
+{
+    cl_mem st, parts;
+    const size_t blocks = clstats__potrf_blocks(n), es = f64 ? 8 : 4;
+    double *part = malloc(blocks * sizeof *part);
+    *bad = 0;
+    *logdet = NAN;
+    int status = part ? CLSTATS_OK : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "potrf");
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "linalg.status", sizeof(cl_int), &st);
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "linalg.logdet", blocks * es, &parts);
+    if (status == CLSTATS_OK)
+        status = clstats__potrf_many(ctx, f64, a, 0, n, extra, 1, st, parts);
     if (status != CLSTATS_OK) goto fail;
     cl_int first_bad = 0;
     void *raw = part;
