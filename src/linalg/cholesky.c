@@ -108,7 +108,9 @@ int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_
     cl_kernel kb, kp, ku;
     cl_mem pt;
     const size_t blocks = clstats__potrf_blocks(n), es = f64 ? 8 : 4, rows = n + extra;
-    const bool by_rows = clstats__tuned(ctx, P_LINALG_POTRF_UPDATE) == UPDATE_ROWS;
+    const long update = clstats__tuned(ctx, P_LINALG_POTRF_UPDATE);
+    const bool by_rows =
+        update == UPDATE_ROWS || (update == AUTO && ctx->device_class == CLASS_CPU);
     int status = program(ctx, f64, &prog);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_block", &kb);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_panel", &kp);
