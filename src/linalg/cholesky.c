@@ -126,23 +126,19 @@ int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_
     const cl_ulong off = a.off, mstep = step;
     const cl_uint lda = (cl_uint)a.ld, rows32 = (cl_uint)rows, n32 = (cl_uint)n,
                   blocks32 = (cl_uint)blocks;
-    ARG(kb, 0, a.buf);
-    ARG(kb, 1, off);
-    ARG(kb, 2, mstep);
-    ARG(kb, 3, lda);
+    /* The three kernels' first arguments: the matrices and their layout. */
+    cl_kernel all[3] = {kb, kp, ku};
+    for (int i = 0; i < 3; i++) {
+        ARG(all[i], 0, a.buf);
+        ARG(all[i], 1, off);
+        ARG(all[i], 2, mstep);
+        ARG(all[i], 3, lda);
+    }
     ARG(kb, 7, blocks32);
     ARG(kb, 8, info);
     ARG(kb, 9, parts);
-    ARG(kp, 0, a.buf);
-    ARG(kp, 1, off);
-    ARG(kp, 2, mstep);
-    ARG(kp, 3, lda);
     ARG(kp, 6, rows32);
     ARG(kp, 7, pt);
-    ARG(ku, 0, a.buf);
-    ARG(ku, 1, off);
-    ARG(ku, 2, mstep);
-    ARG(ku, 3, lda);
     ARG(ku, 6, rows32);
     ARG(ku, 7, n32);
     if (by_rows) ARG(ku, 8, pt);
