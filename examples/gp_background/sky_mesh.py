@@ -2,7 +2,8 @@
 example for images), against the bicubic spline SExtractor and SEP use.
 
 A simulated 1024 x 1024 sky: a smooth background (a gradient and a broad bump), Gaussian noise,
-and bright extended sources whose pixels are masked (as a detection pass would mask them), so
+and bright extended sources whose pixels are masked down to 1 sigma of the noise (as a
+detection pass would mask them), so
 that some 64-pixel boxes of the mesh lose more than half their pixels. clstats.Background
 measures the mesh (filter 1, so the mesh is the boxes' own values) and fills those boxes from
 their neighbours, as SEP does, before its spline; here the filled boxes are holes instead: a
@@ -11,7 +12,7 @@ their pixels, and predicts the background (and its standard error) at every pixe
 are compared with the true background, over the whole image and inside the holes.
 
 Usage: PYTHONPATH=<package> python3 examples/gp_background/sky_mesh.py [--size 1024]
-[--box 64] [--sources 6] [--seed 1] [--device D]"""
+[--box 64] [--sources 8] [--seed 1] [--device D]"""
 import argparse
 import time
 
@@ -27,10 +28,10 @@ def simulate(size, sources, rng):
     stars = np.zeros_like(truth)
     for _ in range(sources):
         cx, cy = rng.uniform(0.1, 0.9, 2)
-        r = rng.uniform(0.03, 0.07)
+        r = rng.uniform(0.01, 0.025)
         stars += rng.uniform(200, 2000) * np.exp(-((xx - cx) ** 2 + (yy - cy) ** 2) / (2 * r * r))
     image += stars
-    mask = stars > 3 * 5  # the sources' pixels above 3 sigma of the noise
+    mask = stars > 5  # the sources' pixels down to 1 sigma of the noise
     return image.astype(np.float32), truth, mask
 
 
@@ -38,7 +39,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--size", type=int, default=1024)
     p.add_argument("--box", type=int, default=64)
-    p.add_argument("--sources", type=int, default=6)
+    p.add_argument("--sources", type=int, default=8)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--device", default=None)
     a = p.parse_args()
@@ -60,11 +61,11 @@ def main():
     rows = np.arange(a.size) + 0.5
     gp_map = np.empty((a.size, a.size))
     gp_std = np.empty((a.size, a.size))
-    for r0 in range(0, a.size, 64):  # 64 rows of pixels a prediction call
-        pr = rows[r0:r0 + 64]
+    for r0 in range(0, a.size, 256):  # 256 rows of pixels a prediction call
+        pr = rows[r0:r0 + 256]
         grid = np.stack(np.meshgrid(pr, rows, indexing="ij"), -1).reshape(-1, 2) / a.size
         m, s = gp.predict(grid, return_std=True)
-        gp_map[r0:r0 + 64], gp_std[r0:r0 + 64] = m.reshape(-1, a.size), s.reshape(-1, a.size)
+        gp_map[r0:r0 + 256], gp_std[r0:r0 + 256] = m.reshape(-1, a.size), s.reshape(-1, a.size)
     predict_s = time.perf_counter() - t
     holes = np.kron(~kept, np.ones((a.box, a.box), bool))
     holes = np.pad(holes, ((0, a.size - holes.shape[0]), (0, a.size - holes.shape[1])))
