@@ -55,6 +55,16 @@ static void check_deviances(enum clstats_gp_corr corr, size_t n, size_t d, doubl
     const int status = clstats_gp_deviance(ctx, &m, x, y, n, d, beta, COUNT, &out);
     test_tune("linalg.potrf_update", NULL);
     ck_assert_msg(status == CLSTATS_OK, "%s", clstats_ctx_message(ctx));
+    /* The last vector alone: its correlations computed directly, not from the population's
+     * distance table; the same sums, so the same deviance to R's rounding (times cond(S)). */
+    double alone;
+    const struct clstats_gp_eval one = {.deviance = &alone};
+    const double *last = beta + (COUNT - 1) * d;
+    ck_assert_int_eq(clstats_gp_deviance(ctx, &m, x, y, n, d, last, 1, &one), CLSTATS_OK);
+    const double tol =
+        fmax(1e-12, 1e-15 * reference_gp_condition(&m, x, n, d, last, nug[COUNT - 1]));
+    ck_assert_msg(fabs(alone - dev[COUNT - 1]) <= tol * fmax(1, fabs(alone)),
+                  "alone %.17g, in the population %.17g", alone, dev[COUNT - 1]);
     for (int c = 0; c < COUNT; c++) {
         const double want_nug = reference_gp_nugget(&m, x, n, d, beta + c * d);
         assert_close(nug[c], want_nug, want_nug, 1e-6, "nugget");

@@ -31,15 +31,20 @@ static int read(clstats_ctx *ctx, cl_mem buf, void *host, size_t bytes)
 }
 
 /* The power exponential's table of |x_ik - x_jk|^p for the job's design (kernels/gp/gp.cl
- * distance_table), built at its first use and kept for the job's later evaluations; none (and
- * *table NULL) for other correlations or where it would take more than TABLE_BYTES or a quarter
- * of the device's largest buffer. */
-static int distance_table(struct gp_job *job, cl_mem *table)
+ * distance_table), built once a job evaluates more than one matrix (a population, or a second
+ * call) and kept for its later evaluations; none (and *table NULL) for one matrix alone, for
+ * other correlations, or where it would take more than TABLE_BYTES or a quarter of the
+ * device's largest buffer. */
+static int distance_table(struct gp_job *job, size_t count, cl_mem *table)
 {
     clstats_ctx *ctx = job->ctx;
     const size_t n = job->n, bytes = job->d * (n * (n - 1) / 2) * sizeof(double);
     *table = job->table;
     if (job->table || job->no_table) return CLSTATS_OK;
+    if (count < 2 && !job->built) {
+        job->built = true; /* the next matrix will find a table worth building */
+        return CLSTATS_OK;
+    }
     if (job->model.corr != CLSTATS_GP_POWER_EXPONENTIAL || bytes > TABLE_BYTES ||
         bytes > ctx->max_alloc / 4) {
         job->no_table = true;
@@ -75,7 +80,7 @@ static int build(struct gp_job *job, cl_mem thetas, size_t count, size_t mat_ste
     cl_kernel k;
     cl_mem dbuf = NULL, table;
     double *host = NULL;
-    int status = distance_table(job, &table);
+    int status = distance_table(job, count, &table);
     if (status == CLSTATS_OK)
         status = clstats__kernel(ctx, job->prog, table ? "corr_matrix_table" : "corr_matrix", &k);
     if (status != CLSTATS_OK) return status;

@@ -15,6 +15,7 @@ struct gp_job {
     cl_mem xbuf, ybuf;
     cl_mem table; /* the power exponential's distance table (deviance.c), once built */
     bool no_table; /* too large for the device: correlations computed directly */
+    bool built;    /* a matrix was built without the table (distance_table's rule) */
     cl_program prog;
     size_t evaluations;
 };
