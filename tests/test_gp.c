@@ -195,18 +195,28 @@ START_TEST(prediction_interpolates_and_matches_at_new_points)
 }
 END_TEST
 
+/* A fit's data (a uniform design of n x d, the smooth response), the default model and the
+ * default options with start seed 3. */
+static void fit_case(uint64_t seed_offset, size_t n, size_t d, double **x, double **y,
+                     struct clstats_gp_model *m, struct clstats_gp_fit_options *o)
+{
+    struct test_rng rng;
+    test_rng_seed(&rng, test_seed() + seed_offset);
+    *x = uniform(&rng, n * d);
+    *y = response(*x, n, d);
+    clstats_gp_model_init(m);
+    clstats_gp_fit_options_init(o);
+    o->seed = 3;
+}
+
 START_TEST(fit_is_no_worse_than_its_design)
 {
     clstats_ctx *ctx = test_ctx();
-    struct test_rng rng;
-    test_rng_seed(&rng, test_seed() + 11);
     const size_t n = 20, d = 2;
-    double *x = uniform(&rng, n * d), *y = response(x, n, d), beta[2];
+    double *x, *y, beta[2];
     struct clstats_gp_model m;
-    clstats_gp_model_init(&m);
     struct clstats_gp_fit_options o;
-    clstats_gp_fit_options_init(&o);
-    o.seed = 3;
+    fit_case(11, n, d, &x, &y, &m, &o);
     struct clstats_gp_fit_result r = {.beta = beta};
     ck_assert_msg(clstats_gp_fit(ctx, &m, x, y, n, d, &o, &r) == CLSTATS_OK, "%s",
                   clstats_ctx_message(ctx));
@@ -230,15 +240,11 @@ END_TEST
 START_TEST(genetic_algorithm_is_deterministic_and_near_the_lbfgs_optimum)
 {
     clstats_ctx *ctx = test_ctx();
-    struct test_rng rng;
-    test_rng_seed(&rng, test_seed() + 13);
     const size_t n = 20, d = 2;
-    double *x = uniform(&rng, n * d), *y = response(x, n, d), b1[2], b2[2], b3[2], bl[2];
+    double *x, *y, b1[2], b2[2], b3[2], bl[2];
     struct clstats_gp_model m;
-    clstats_gp_model_init(&m);
     struct clstats_gp_fit_options o;
-    clstats_gp_fit_options_init(&o);
-    o.seed = 3;
+    fit_case(13, n, d, &x, &y, &m, &o);
     struct clstats_gp_fit_result lbfgs = {.beta = bl};
     ck_assert_msg(clstats_gp_fit(ctx, &m, x, y, n, d, &o, &lbfgs) == CLSTATS_OK, "%s",
                   clstats_ctx_message(ctx));

@@ -135,11 +135,15 @@ def test_prediction_matches_reference_and_interpolates(rng):
     np.testing.assert_allclose(s, np.sqrt(np.maximum(mse, 0)), rtol=1e-6, atol=1e-9)
 
 
+def latin_goldstein_price(rng, n=20):
+    """n points of a random Latin hypercube in [0, 1]^2 and log Goldstein-Price there."""
+    X = (rng.permuted(np.tile(np.arange(n), (2, 1)), axis=1).T + rng.uniform(size=(n, 2))) / n
+    return X, goldstein_price(X)
+
+
 def test_fit_is_at_least_as_good_as_scipy_multistart():
     rng = np.random.default_rng(7)
-    n = 20
-    X = (rng.permuted(np.tile(np.arange(n), (2, 1)), axis=1).T + rng.uniform(size=(n, 2))) / n
-    y = goldstein_price(X)
+    X, y = latin_goldstein_price(rng)
     ours = clstats.GaussianProcess(random_state=0).fit(X, y)
     best = np.inf
     for start in rng.uniform(-2, 2.5, (10, 2)):
@@ -151,10 +155,7 @@ def test_fit_is_at_least_as_good_as_scipy_multistart():
 
 
 def test_genetic_optimizer_repeats_for_a_seed_and_nears_lbfgs():
-    rng = np.random.default_rng(7)
-    n = 20
-    X = (rng.permuted(np.tile(np.arange(n), (2, 1)), axis=1).T + rng.uniform(size=(n, 2))) / n
-    y = goldstein_price(X)
+    X, y = latin_goldstein_price(np.random.default_rng(7))
     lbfgs = clstats.GaussianProcess(random_state=0).fit(X, y)
     ga = clstats.GaussianProcess(optimizer="genetic", random_state=5).fit(X, y)
     again = clstats.GaussianProcess(optimizer="genetic", random_state=5).fit(X, y)
