@@ -3,8 +3,8 @@
  * population of COUNT parameter vectors at n in one call, `bench_gp grad N D [REPS]` one
  * evaluation with its gradient. Uniform designs, a Hartman-like smooth response, a given nugget
  * (1e-8: the rule's eigenvalues are the host's, timed apart by NUGGET=rule). Host wall time per
- * call and the kernels' share (clstats_ctx_last_kernel_ms); CLSTATS_TUNE=gp.batch_n=1 sends a
- * population through the blocked path. Peers: bench/peers_gp.py. */
+ * call and the kernels' share (clstats_ctx_last_kernel_ms); CLSTATS_TUNE=linalg.potrf_update=
+ * tiles|rows picks the factorisation's trailing update. Peers: bench/peers_gp.py. */
 #include "bench_context.h"
 #include "clstats.h"
 

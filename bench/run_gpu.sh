@@ -15,7 +15,8 @@
 # the GPU and on PoCL there), kmeans (bench_kmeans's seed case, 10^7 x 3 k 16 and 10^6 x 256
 # k 1024 per iteration, on the GPU and on PoCL there, beside peers_kmeans.py: scikit-learn and
 # torch), gp (bench_gp's deviances: one at n = 4064, d = 6, with and without
-# its gradient, and a population of 100 at n = 256, beside bench/peers_gp.py), mpi (the MPI module:
+# its gradient, and a population of 100 at n = 256, by both trailing updates, beside
+# bench/peers_gp.py; with GP_PYTHONPATH the seed's examples by its genetic algorithm), mpi (the MPI module:
 # tests/test_mpi with 1, 2 and 4 ranks sharing the GPU, and bench_mpi's weak scaling, 2^28
 # float32 a rank, beside one rank holding all 4 x 2^28; issue 25). Expects build/ and .device-libs/ carried (and, for
 # select_ab and filter_ab, the older build as $AB_BASE, default build-base/, made by
@@ -451,18 +452,29 @@ fi
 
 if has gp; then
     # GPfit's deviance (bench/bench_gp.c), issue 23's targets on the GPU: one evaluation at
-    # n = 4064, d = 6 (<= 7.4 ms), a batch of 100 at n = 256 (<= 5 ms); the batch also through
-    # the blocked path (gp.batch_n=1), to set the tuning value; the peers beside it.
+    # n = 4064, d = 6 (<= 7.4 ms), a batch of 100 at n = 256 (<= 5 ms); each also with the
+    # blocked Cholesky's other trailing update (linalg.potrf_update=rows, the CPU devices'), to
+    # set that tuning value; the peers beside it; then the seed's Hartman-6 fits by the genetic
+    # algorithm (2 000 deviances, target <= 30 s at n = 4064) when the Python package is there.
     for dev in gpu cpu; do
         echo "== bench_gp on $dev"
-        CLSTATS_DEVICE=$dev timeout 250 ./build/bench/bench_gp one 4064 6 "${GP_REPS:-5}"
+        for upd in auto tiles rows; do
+            [ $dev = cpu ] && [ $upd = tiles ] && continue # minutes at n = 4064 on PoCL
+            echo "-- linalg.potrf_update=$upd"
+            CLSTATS_DEVICE=$dev CLSTATS_TUNE=linalg.potrf_update=$upd timeout 250 \
+                ./build/bench/bench_gp one 4064 6 "${GP_REPS:-5}"
+            CLSTATS_DEVICE=$dev CLSTATS_TUNE=linalg.potrf_update=$upd timeout 250 \
+                ./build/bench/bench_gp batch 256 100 6 "${GP_REPS:-5}"
+        done
         CLSTATS_DEVICE=$dev timeout 250 ./build/bench/bench_gp grad 4064 6 "${GP_REPS:-5}"
-        CLSTATS_DEVICE=$dev timeout 250 ./build/bench/bench_gp batch 256 100 6 "${GP_REPS:-5}"
-        CLSTATS_DEVICE=$dev CLSTATS_TUNE=gp.batch_n=1 timeout 250 \
-            ./build/bench/bench_gp batch 256 100 6 "${GP_REPS:-5}"
         CLSTATS_DEVICE=$dev timeout 250 ./build/bench/bench_gp batch 64 1000 6 "${GP_REPS:-5}"
     done 2>&1 | tee "$OUT/bench_gp.txt"
     timeout 400 python3 bench/peers_gp.py --reps 3 2>&1 | tee "$OUT/peers_gp.txt"
+    if [ -n "${GP_PYTHONPATH:-}" ]; then
+        CLSTATS_DEVICE=gpu PYTHONPATH=$GP_PYTHONPATH timeout 500 python3 bench/gp_examples.py \
+            --gp-sizes 16,32,64,128,256,512 --hartman-sizes 64,256,1024,4064 --scipy-max-n 0 \
+            --optimizer genetic 2>&1 | tee "$OUT/gp_examples.txt"
+    fi
 fi
 
 if has mpi; then

@@ -35,10 +35,10 @@ static void corr(const struct clstats_gp_model *m, const double *x, size_t n, si
         }
 }
 
-double reference_gp_nugget(const struct clstats_gp_model *m, const double *x, size_t n,
-                           size_t d, const double *beta)
+/* R's smallest and largest eigenvalues. */
+static void extremes(const struct clstats_gp_model *m, const double *x, size_t n, size_t d,
+                     const double *beta, double *lo_out, double *hi_out)
 {
-    if (!isnan(m->nugget)) return m->nugget;
     double *a = malloc(n * n * sizeof *a);
     corr(m, x, n, d, beta, a, NULL);
     /* Cyclic Jacobi rotations until the off-diagonal part is negligible. */
@@ -72,8 +72,26 @@ double reference_gp_nugget(const struct clstats_gp_model *m, const double *x, si
         hi = fmax(hi, a[i * n + i]);
     }
     free(a);
+    *lo_out = lo;
+    *hi_out = hi;
+}
+
+double reference_gp_nugget(const struct clstats_gp_model *m, const double *x, size_t n,
+                           size_t d, const double *beta)
+{
+    if (!isnan(m->nugget)) return m->nugget;
+    double lo, hi;
+    extremes(m, x, n, d, beta, &lo, &hi);
     const double e = exp(m->nug_thres), need = (hi - e * lo) / (e - 1);
     return need > 0 ? need : 0;
+}
+
+double reference_gp_condition(const struct clstats_gp_model *m, const double *x, size_t n,
+                              size_t d, const double *beta, double delta)
+{
+    double lo, hi;
+    extremes(m, x, n, d, beta, &lo, &hi);
+    return (hi + delta) / (lo + delta);
 }
 
 double reference_gp_deviance(const struct clstats_gp_model *m, const double *x, const double *y,

@@ -303,11 +303,11 @@ START_TEST(cholesky_solve_batched_several_rhs)
 }
 END_TEST
 
-/* The blocked factorisation: sizes below, at and across the 32-row block, a row stride and an
+/* The blocked factorisation: sizes below, at and across the 64-row block, a row stride and an
  * offset; then solves with several right-hand sides through the factor. */
 START_TEST(cholesky_blocked_and_solve)
 {
-    const size_t sizes[] = {1, 31, 32, 33, 97, 130};
+    const size_t sizes[] = {1, 31, 32, 33, 63, 64, 65, 97, 130, 200};
     for (int f = 0; f < 2; f++)
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
             const bool f64 = f;

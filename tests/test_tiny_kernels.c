@@ -508,9 +508,10 @@ START_TEST(clipped_background_matches_the_reference)
 }
 END_TEST
 
-/* The Gaussian process's kernels on a few points: correlations, nugget, the batched deviance
- * (batched path) and the blocked path with its gradient and prediction sums, each correlation
- * against the plain loops. */
+/* The Gaussian process's kernels on a few points: correlations, nugget, a population's
+ * deviances, one with its gradient and prediction sums, each correlation against the plain
+ * loops; then 70 points, across the blocked factorisation's 64-row block (its panel and both
+ * trailing updates). */
 START_TEST(gp_kernels_match_the_reference)
 {
     enum { N = 5, D = 2, COUNT = 3 };
@@ -549,8 +550,7 @@ START_TEST(gp_kernels_match_the_reference)
                          CLSTATS_OK);
         for (int i = 0; i < N; i++) ck_assert(fabs(mean[i] - y[i]) <= 1e-6 * (1 + fabs(y[i])));
     }
-    /* 33 points: the batched factorisation's work-group kernel (from 32 rows) too. */
-    enum { BIG = 33 };
+    enum { BIG = 70 };
     double xb[BIG], yb[BIG], bb[2] = {0.3, 1.1}, db[2], nb[2];
     for (int i = 0; i < BIG; i++) {
         xb[i] = (i + test_rng_uniform(&rng)) / BIG;
@@ -559,14 +559,19 @@ START_TEST(gp_kernels_match_the_reference)
     struct clstats_gp_model m;
     clstats_gp_model_init(&m);
     const struct clstats_gp_eval two = {.deviance = db, .nugget = nb};
-    ck_assert_int_eq(clstats_gp_deviance(test_ctx(), &m, xb, yb, BIG, 1, bb, 2, &two),
-                     CLSTATS_OK);
-    for (int c = 0; c < 2; c++) {
-        double mu, s2;
-        const double want =
-            reference_gp_deviance(&m, xb, yb, BIG, 1, bb + c, nb[c], &mu, &s2, NULL);
-        ck_assert_msg(fabs(db[c] - want) <= 1e-7 * (1 + fabs(want)), "%.17g %.17g", db[c], want);
+    for (int u = 0; u < 2; u++) {
+        test_tune("linalg.potrf_update", u ? "rows" : "tiles");
+        ck_assert_int_eq(clstats_gp_deviance(test_ctx(), &m, xb, yb, BIG, 1, bb, 2, &two),
+                         CLSTATS_OK);
+        for (int c = 0; c < 2; c++) {
+            double mu, s2;
+            const double want =
+                reference_gp_deviance(&m, xb, yb, BIG, 1, bb + c, nb[c], &mu, &s2, NULL);
+            ck_assert_msg(fabs(db[c] - want) <= 1e-7 * (1 + fabs(want)), "%.17g %.17g", db[c],
+                          want);
+        }
     }
+    test_tune("linalg.potrf_update", NULL);
 }
 END_TEST
 

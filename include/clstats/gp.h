@@ -47,9 +47,8 @@ struct clstats_gp_eval {
     double *sigma2;   /* count values: (Y - 1 mu)' S^-1 (Y - 1 mu) / n */
 };
 
-/* GPfit's deviance at `count` parameter vectors beta (count x d, row-major). Small designs
- * (n up to the tuning value "gp.batch_n") evaluate every vector in one pass of batched kernels;
- * larger ones factor each R blocked. A gradient asks for count 1. Errors: n < 2, d = 0, a
+/* GPfit's deviance at `count` parameter vectors beta (count x d, row-major), all in one pass
+ * of the blocked Cholesky (its launches do not grow with count). A gradient asks for count 1. Errors: n < 2, d = 0, a
  * non-finite x, y or beta (CLSTATS_ERR_ARG); R + delta I not positive definite, as duplicate
  * rows make it without a nugget (CLSTATS_ERR_SINGULAR, the row in the message); a constant y
  * has deviance -inf (its quadratic form is 0) and is refused (CLSTATS_ERR_ARG). */
@@ -57,6 +56,14 @@ CLSTATS_API int clstats_gp_deviance(clstats_ctx *ctx, const struct clstats_gp_mo
                                     const double *x, const double *y, size_t n, size_t d,
                                     const double *beta, size_t count,
                                     const struct clstats_gp_eval *out);
+
+enum clstats_gp_optimiser {
+    /* GPfit's GP_fit: multi-start bounded L-BFGS from a clustered start design */
+    CLSTATS_GP_LBFGS = 0,
+    /* the seed's genetic algorithm: `population` x `generations` deviances (100 x 20), one
+     * population's pass on the device a generation (src/gp/genetic.c) */
+    CLSTATS_GP_GENETIC,
+};
 
 /* Fitting options: the start design and the optimiser (GPfit's GP_fit). */
 struct clstats_gp_fit_options {
@@ -66,7 +73,10 @@ struct clstats_gp_fit_options {
     int diagonal;      /* also the diagonal search (GPfit: d >= 2), default 1 */
     size_t max_iter;   /* L-BFGS-B iterations per start; default 100 (GPfit's maxit) */
     double lower, upper; /* bounds of every beta_k; default -10, 10 */
-    uint64_t seed;     /* the start design's random draws */
+    uint64_t seed;     /* the start design's random draws (and the genetic algorithm's) */
+    enum clstats_gp_optimiser method; /* default CLSTATS_GP_LBFGS */
+    size_t population; /* the genetic algorithm's; 0: 100 */
+    size_t generations; /* the genetic algorithm's, the first included; 0: 20 */
 };
 
 CLSTATS_API void clstats_gp_fit_options_init(struct clstats_gp_fit_options *opts);
@@ -79,7 +89,8 @@ struct clstats_gp_fit_result {
 
 /* Multi-start box-constrained L-BFGS in beta: the start design evaluated in batches, its best
  * points clustered by clstats_kmeans, each cluster's best point and the diagonal search's
- * optimised; the best optimum is the fit. */
+ * optimised; the best optimum is the fit. With method CLSTATS_GP_GENETIC, the genetic
+ * algorithm's best member instead (n_search, n_best, n_starts, diagonal and max_iter unused). */
 CLSTATS_API int clstats_gp_fit(clstats_ctx *ctx, const struct clstats_gp_model *model,
                                const double *x, const double *y, size_t n, size_t d,
                                const struct clstats_gp_fit_options *opts,

@@ -1,7 +1,8 @@
 /* gp.cl - the Gaussian process's own kernels (src/gp/), in float64: correlation matrices of a
- * design for a population of parameter vectors, the nugget on their diagonals, the batched
- * deviance's forward solves and sums, the gradient's sums over the factor's inverse, and the
- * cross-correlations and column sums of prediction. Matrices are row-major.
+ * design for a population of parameter vectors, the nugget on their diagonals, the rows 1' and
+ * y' below them, each factored matrix's deviance from those rows, the gradient's sums over the
+ * factor's inverse, and the cross-correlations and column sums of prediction. Matrices are
+ * row-major.
  *
  * Build options: -D CORR=0 power exponential (-D POWER=p), 1 Matern 3/2, 2 Matern 5/2 (GPfit's
  * scaling, include/clstats/gp.h); -D D=the design's columns.
@@ -20,6 +21,13 @@
 
 #define LN10 2.302585092994045684
 
+/* h^POWER for h >= 0, as exp(POWER log h): a third of pow's time on CPU devices (PoCL), where
+ * these dominate a large design's first evaluation, and within a few ulps of it. */
+static double power(double h)
+{
+    return h > 0 ? exp((double)POWER * log(h)) : 0.0;
+}
+
 /* The correlation of rows a and b (d columns each) at theta = 10^beta; with `ratio` not NULL,
  * also ratio[k] = (d R / d beta_k) / R, which stays finite where R underflows. */
 static double correlation(__global const double *a, __global const double *b,
@@ -29,7 +37,7 @@ static double correlation(__global const double *a, __global const double *b,
     for (int k = 0; k < D; k++) {
         const double h = fabs(a[k] - b[k]);
 #if CORR == 0
-        const double e = theta[k] * pow(h, (double)POWER);
+        const double e = theta[k] * power(h);
         s += e;
         if (ratio) ratio[k] = -e * LN10;
 #else
@@ -62,6 +70,54 @@ __kernel void corr_matrix(__global const double *x, uint n, __global const doubl
     R[(ulong)j * n + i] = v;
 }
 
+#if CORR == 0
+/* The design's |x_ik - x_jk|^POWER for every pair j < i (pair index i (i - 1) / 2 + j) and
+ * column k, at table[k pairs + pair]: what the power exponential's correlations share for
+ * every theta, so that a population (or an optimiser's sequence) of matrices costs an exp a
+ * pair instead of D powers and an exp (the powers' cost dominates on CPU devices). */
+__kernel void distance_table(__global const double *x, uint n, __global double *table)
+{
+    const uint j = get_global_id(0), i = get_global_id(1);
+    if (i >= n || j >= i) return;
+    const ulong pairs = (ulong)n * (n - 1) / 2, at = (ulong)i * (i - 1) / 2 + j;
+    for (int k = 0; k < D; k++) {
+        const double h = fabs(x[(ulong)i * D + k] - x[(ulong)j * D + k]);
+        table[k * pairs + at] = power(h);
+    }
+}
+
+/* corr_matrix from the table: the same sums in the same order, so the same bits. */
+__kernel void corr_matrix_table(__global const double *table, uint n,
+                                __global const double *thetas, __global double *r,
+                                ulong mat_step)
+{
+    const uint j = get_global_id(0), i = get_global_id(1), m = get_global_id(2);
+    if (i >= n || j > i) return;
+    __global double *R = r + (ulong)m * mat_step;
+    double v = 1.0;
+    if (j < i) {
+        __global const double *theta = thetas + (ulong)m * D;
+        const ulong pairs = (ulong)n * (n - 1) / 2, at = (ulong)i * (i - 1) / 2 + j;
+        double s = 0;
+        for (int k = 0; k < D; k++) s += theta[k] * table[k * pairs + at];
+        v = exp(-s);
+    }
+    R[(ulong)i * n + j] = v;
+    R[(ulong)j * n + i] = v;
+}
+#endif
+
+/* Rows n and n + 1 below the n x n matrix m: 1' and y', the right-hand sides the blocked
+ * factorisation carries along (src/linalg's clstats__potrf extra rows). */
+__kernel void augment(__global double *r, uint n, ulong mat_step, __global const double *y)
+{
+    const uint j = get_global_id(0), m = get_global_id(1);
+    if (j >= n) return;
+    __global double *R = r + (ulong)m * mat_step;
+    R[(ulong)n * n + j] = 1;
+    R[(ulong)(n + 1) * n + j] = y[j];
+}
+
 /* delta[m] added to matrix m's diagonal. */
 __kernel void add_diagonal(__global double *r, uint n, ulong mat_step,
                            __global const double *delta)
@@ -71,14 +127,14 @@ __kernel void add_diagonal(__global double *r, uint n, ulong mat_step,
     r[(ulong)m * mat_step + (ulong)i * n + i] += delta[m];
 }
 
-/* One work-item per factored matrix (potrf_batched's lower triangles): u = L^-1 1 and
- * v = L^-1 y by forward substitution into work (2n a matrix), then mu = u'v / u'u and the
- * quadratic form Q = |v - mu u|^2, both stable where R is nearly singular (no difference of
- * large terms). out[3m..3m+3) = deviance log|S| + n log Q, mu, Q; NaN where info is set. */
-__kernel void batched_deviance(__global const double *l, uint n, ulong mat_step,
-                               __global const double *y, uint count,
-                               __global const int *info, __global const double *logdet,
-                               __global double *work, __global double *out)
+/* One work-item per factored matrix (clstats__potrf_many's, with its two extra rows u' =
+ * (L^-1 1)' and v' = (L^-1 y)' below it): mu = u'v / u'u and the quadratic form Q = |v - mu
+ * u|^2, both stable where R is nearly singular (no difference of large terms), log|S| the sum
+ * of the diagonal blocks' parts in block order. out[3m..3m+3) = deviance log|S| + n log Q,
+ * mu, Q; NaN where info is set. */
+__kernel void deviance_sums(__global const double *l, uint n, ulong mat_step, uint count,
+                            __global const int *info, __global const double *parts,
+                            uint blocks, __global double *out)
 {
     const uint m = get_global_id(0);
     if (m >= count) return;
@@ -86,19 +142,9 @@ __kernel void batched_deviance(__global const double *l, uint n, ulong mat_step,
         out[3 * (ulong)m] = out[3 * (ulong)m + 1] = out[3 * (ulong)m + 2] = NAN;
         return;
     }
-    __global const double *L = l + (ulong)m * mat_step;
-    __global double *u = work + (ulong)m * 2 * n, *v = u + n;
+    __global const double *u = l + (ulong)m * mat_step + (ulong)n * n, *v = u + n;
     double uu = 0, uv = 0;
     for (uint i = 0; i < n; i++) {
-        double su = 1, sv = y[i];
-        for (uint k = 0; k < i; k++) {
-            const double lik = L[(ulong)i * n + k];
-            su -= lik * u[k];
-            sv -= lik * v[k];
-        }
-        const double lii = L[(ulong)i * n + i];
-        u[i] = su / lii;
-        v[i] = sv / lii;
         uu += u[i] * u[i];
         uv += u[i] * v[i];
     }
@@ -108,7 +154,9 @@ __kernel void batched_deviance(__global const double *l, uint n, ulong mat_step,
         const double e = v[i] - mu * u[i];
         q += e * e;
     }
-    out[3 * (ulong)m] = logdet[m] + n * log(q);
+    double logdet = 0;
+    for (uint b = 0; b < blocks; b++) logdet += parts[(ulong)m * blocks + b];
+    out[3 * (ulong)m] = logdet + n * log(q);
     out[3 * (ulong)m + 1] = mu;
     out[3 * (ulong)m + 2] = q;
 }

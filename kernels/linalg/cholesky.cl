@@ -1,7 +1,7 @@
 /* cholesky.cl - the dense factorisations CLBlast lacks (it has no LAPACK): Cholesky A = L L^T of
- * many small matrices at once, of one diagonal block inside a larger matrix (the blocked
- * factorisation in src/linalg/cholesky.c puts CLBlast's TRSM and SYRK around it), and solves
- * with L of several right-hand sides. Matrices are row-major, element (i, j) at a[i lda + j];
+ * many small matrices at once, and of one large matrix blocked (src/linalg/cholesky.c: per
+ * block step its diagonal block, the panel below it and the trailing update, three launches
+ * with no host work between them), and solves with L of several right-hand sides. Matrices are row-major, element (i, j) at a[i lda + j];
  * only the lower triangle (j <= i) is read and written, the strict upper is left as it was.
  *
  * Build options: -D REAL=float or double (double needs fp64), -D NB=rows of the diagonal block
@@ -117,19 +117,22 @@ __kernel void potrs_batched(__global const REAL *l, ulong loff, ulong l_step, ui
     }
 }
 
-/* The diagonal block of `nb` <= NB rows at row and column `at` of an n x n matrix, factored in
- * place by one work-group of NB items (item i owns row i) through local memory: the blocked
- * factorisation's one sequential step, every other step being CLBlast's. status[0] gets the
- * matrix's first bad pivot + 1 if this block has one (and no earlier block did), status is
- * left alone otherwise; logdet_part[block] = 2 sum log L_jj of the block. */
+/* The blocked factorisation (src/linalg/cholesky.c) of `count` matrices at once, matrix m at
+ * a + off + m step: its kernels' last dimension is the matrix. */
+
+/* The diagonal block of `nb` <= NB rows at row and column `at`, factored in place by one
+ * work-group of NB items (item i owns row i) through local memory: the blocked factorisation's
+ * one sequential step. status[m] gets the matrix's first bad pivot + 1 if this block has one
+ * (and no earlier block did), is left alone otherwise; logdet_part[m blocks + block] = 2 sum
+ * log L_jj of the block. */
 __kernel __attribute__((reqd_work_group_size(NB, 1, 1))) void
-potrf_block(__global REAL *a, ulong off, uint lda, uint at, uint nb, uint block,
-            __global int *status, __global REAL *logdet_part)
+potrf_block(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb, uint block,
+            uint blocks, __global int *status, __global REAL *logdet_part)
 {
     __local REAL t[NB][NB + 1];
     __local int bad;
-    const uint i = get_local_id(0);
-    __global REAL *A = a + off + (ulong)at * lda + at;
+    const uint i = get_local_id(0), m = get_group_id(1);
+    __global REAL *A = a + off + m * step + (ulong)at * lda + at;
     if (i == 0) bad = 0;
     for (uint j = 0; j < nb; j++)
         if (i < nb && j <= i) t[i][j] = A[(ulong)i * lda + j];
@@ -156,8 +159,114 @@ potrf_block(__global REAL *a, ulong off, uint lda, uint at, uint nb, uint block,
     if (i == 0) {
         REAL ld = 0;
         for (uint j = 0; j < nb; j++) ld += log(t[j][j]);
-        logdet_part[block] = bad ? (REAL)NAN : 2 * ld;
-        if (bad && status[0] == 0) status[0] = (int)(at + bad);
+        logdet_part[(ulong)m * blocks + block] = bad ? (REAL)NAN : 2 * ld;
+        if (bad && status[m] == 0) status[m] = (int)(at + bad);
     }
 }
 
+/* The panel below the diagonal block at `at` (nb columns), rows [at + nb, rows): each row a
+ * becomes a L11^-T by forward substitution against the factored block, held in local memory;
+ * a work-item a row. The panel also goes to pt transposed (pt + m NB rows, element (i, k) at
+ * [k rows + i]: column k of the panel contiguous), which potrf_update_rows reads. */
+__kernel __attribute__((reqd_work_group_size(NB, 1, 1))) void
+potrf_panel(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb, uint rows,
+            __global REAL *pt)
+{
+    __local REAL t[NB][NB + 1];
+    const uint li = get_local_id(0), m = get_group_id(1);
+    __global REAL *M = a + off + m * step;
+    __global const REAL *D = M + (ulong)at * lda + at;
+    for (uint j = 0; j < nb; j++)
+        if (li < nb && j <= li) t[li][j] = D[(ulong)li * lda + j];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const ulong i = (ulong)at + nb + get_global_id(0);
+    if (i >= rows) return;
+    __global REAL *row = M + i * lda + at;
+    __global REAL *p = pt + (ulong)m * NB * rows + i;
+    for (uint j = 0; j < nb; j++) {
+        REAL s = row[j];
+        for (uint k = 0; k < j; k++) s -= row[k] * t[j][k];
+        row[j] = s / t[j][j];
+        p[(ulong)j * rows] = row[j];
+    }
+}
+
+/* Tile of the trailing update a work-group computes (SYRK_TILE x SYRK_TILE elements, each of
+ * its 16 x 16 items SYRK_TILE / 16 squared of them, in registers) and the panel's columns
+ * staged in local memory at a time. */
+#define SYRK_TILE 64
+#define SYRK_K 16
+#define SYRK_R (SYRK_TILE / 16)
+
+/* The trailing update after the panel at `at` (nb columns): A22 -= A21 A21^T on the lower
+ * triangle, rows [at + nb, rows), columns [at + nb, cols) (cols <= rows: rows past cols are
+ * extra right-hand sides carried along, whose own corner is not needed). Work-group (x, y)
+ * the tile of columns x and rows y; tiles above the diagonal leave at once. */
+__kernel __attribute__((reqd_work_group_size(16, 16, 1))) void
+potrf_update(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb, uint rows,
+             uint cols)
+{
+    const uint tj = get_group_id(0), ti = get_group_id(1);
+    if (tj > ti) return; /* the whole group: no barrier is left waiting */
+    const uint start = at + nb, i0 = start + ti * SYRK_TILE, j0 = start + tj * SYRK_TILE;
+    if (j0 >= cols) return;
+    const uint lx = get_local_id(0), ly = get_local_id(1), lid = ly * 16 + lx;
+    __global REAL *M = a + off + get_group_id(2) * step;
+    __local REAL pi[SYRK_TILE][SYRK_K + 1], pj[SYRK_TILE][SYRK_K + 1];
+    REAL acc[SYRK_R][SYRK_R];
+    for (int p = 0; p < SYRK_R; p++)
+        for (int q = 0; q < SYRK_R; q++) acc[p][q] = 0;
+    for (uint k0 = 0; k0 < nb; k0 += SYRK_K) {
+        for (uint e = lid; e < SYRK_TILE * SYRK_K; e += 256) {
+            const uint r = e / SYRK_K, c = e % SYRK_K, gi = i0 + r, gj = j0 + r;
+            const bool kin = k0 + c < nb;
+            const ulong col = at + k0 + c;
+            pi[r][c] = kin && gi < rows ? M[(ulong)gi * lda + col] : 0;
+            pj[r][c] = kin && gj < rows ? M[(ulong)gj * lda + col] : 0;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint c = 0; c < SYRK_K; c++) {
+            REAL bi[SYRK_R], bj[SYRK_R];
+            for (int p = 0; p < SYRK_R; p++) {
+                bi[p] = pi[ly + 16 * p][c];
+                bj[p] = pj[lx + 16 * p][c];
+            }
+            for (int p = 0; p < SYRK_R; p++)
+                for (int q = 0; q < SYRK_R; q++) acc[p][q] += bi[p] * bj[q];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (int p = 0; p < SYRK_R; p++)
+        for (int q = 0; q < SYRK_R; q++) {
+            const uint i = i0 + ly + 16 * p, j = j0 + lx + 16 * q;
+            if (i < rows && j < cols && j <= i) M[(ulong)i * lda + j] -= acc[p][q];
+        }
+}
+
+/* Columns of the trailing update a potrf_update_rows work-item computes. */
+#define ROW_CHUNK 64
+
+/* The same update as potrf_update for CPU devices, whose compilers vectorise innermost loops
+ * without reductions: item (c, i) the elements j0 .. j0 + ROW_CHUNK - 1 of row i (j0 = at + nb
+ * + c ROW_CHUNK), accumulated over the panel's columns k as acc[j] += a_ik pt[k][j], the
+ * transposed panel's row k contiguous in j; then subtracted, as potrf_update does. */
+__kernel void potrf_update_rows(__global REAL *a, ulong off, ulong step, uint lda, uint at,
+                                uint nb, uint rows, uint cols, __global const REAL *pt)
+{
+    const uint start = at + nb, i = start + get_global_id(1), m = get_global_id(2);
+    const uint j0 = start + get_global_id(0) * ROW_CHUNK;
+    if (i >= rows || j0 >= cols || j0 > i) return;
+    const uint end = min(min(i + 1, cols), j0 + ROW_CHUNK), len = end - j0;
+    __global REAL *M = a + off + m * step;
+    __global const REAL *ai = M + (ulong)i * lda + at;
+    __global const REAL *pm = pt + (ulong)m * NB * rows + j0;
+    REAL acc[ROW_CHUNK];
+    for (uint c = 0; c < ROW_CHUNK; c++) acc[c] = 0;
+    for (uint k = 0; k < nb; k++) {
+        const REAL aik = ai[k];
+        __global const REAL *p = pm + (ulong)k * rows;
+        for (uint c = 0; c < len; c++) acc[c] += aik * p[c];
+    }
+    __global REAL *ci = M + (ulong)i * lda + j0;
+    for (uint c = 0; c < len; c++) ci[c] -= acc[c];
+}

@@ -1080,18 +1080,19 @@ static PyObject *py_gp_deviance(PyObject *self, PyObject *args)
 }
 
 /* gp_fit(ctx, X, y, model, (n_search, n_best, n_starts, diagonal, max_iter, lower, upper,
- * seed), beta_out (d)) -> dict */
+ * seed, method, population, generations), beta_out (d)) -> dict */
 static PyObject *py_gp_fit(PyObject *self, PyObject *args)
 {
     (void)self;
     PyObject *capsule, *x_obj, *y_obj, *m_obj, *b_obj;
     struct clstats_gp_fit_options o;
     clstats_gp_fit_options_init(&o);
-    Py_ssize_t ns, nb, nst, iters;
-    int diagonal;
+    Py_ssize_t ns, nb, nst, iters, pop, gens;
+    int diagonal, method;
     unsigned long long seed;
-    if (!PyArg_ParseTuple(args, "OOOO(nnnpnddK)O", &capsule, &x_obj, &y_obj, &m_obj, &ns, &nb,
-                          &nst, &diagonal, &iters, &o.lower, &o.upper, &seed, &b_obj))
+    if (!PyArg_ParseTuple(args, "OOOO(nnnpnddKinn)O", &capsule, &x_obj, &y_obj, &m_obj, &ns, &nb,
+                          &nst, &diagonal, &iters, &o.lower, &o.upper, &seed, &method, &pop,
+                          &gens, &b_obj))
         return NULL;
     clstats_ctx *ctx = context_of(capsule);
     struct clstats_gp_model m;
@@ -1099,10 +1100,13 @@ static PyObject *py_gp_fit(PyObject *self, PyObject *args)
     size_t n, d;
     if (!ctx || gp_model(m_obj, &m) < 0 || gp_design(x_obj, y_obj, &x, &y, &n, &d) < 0)
         return NULL;
-    if (ns < 0 || nb < 0 || nst < 0 || iters < 1) {
+    if (ns < 0 || nb < 0 || nst < 0 || iters < 1 || pop < 0 || gens < 0) {
         PyErr_SetString(PyExc_ValueError, "counts must be non-negative, max_iter positive");
         return NULL;
     }
+    o.method = (enum clstats_gp_optimiser)method;
+    o.population = (size_t)pop;
+    o.generations = (size_t)gens;
     o.n_search = (size_t)ns;
     o.n_best = (size_t)nb;
     o.n_starts = (size_t)nst;

@@ -12,6 +12,7 @@ from ._regress import _design
 __all__ = ["GaussianProcess"]
 
 _CORR = {"power_exponential": 0, "matern32": 1, "matern52": 2}
+_OPTIMIZER = {"lbfgs": 0, "genetic": 1}
 
 
 class GaussianProcess(Estimator):
@@ -21,8 +22,11 @@ class GaussianProcess(Estimator):
     |x_ik - x_jk|^power), or ``'matern32'`` / ``'matern52'`` in GPfit's scaling. Parameters are
     fitted as beta = log10(theta) by multi-start bounded L-BFGS over [-10, 10]^d from GPfit's
     start design (a maximin Latin hypercube of 200 d points, the best 80 d clustered into
-    ``n_starts`` groups by k-means, and the diagonal search). GPfit assumes inputs scaled to
-    [0, 1]; its start range is chosen for that.
+    ``n_starts`` groups by k-means, and the diagonal search); or, with
+    ``optimizer='genetic'``, by the seed's genetic algorithm (Franey, Ranjan and Chipman:
+    ``population`` members over ``generations`` generations, 100 x 20 = 2 000 deviances, each
+    generation one pass on the device), which reproduces the seed's tables. GPfit assumes
+    inputs scaled to [0, 1]; its start range is chosen for that.
 
     Parameters
     ----------
@@ -34,8 +38,13 @@ class GaussianProcess(Estimator):
         number of R + nugget I at most e^20.
     n_starts : int or None
         Clusters of the start design, each giving one start (None: 2 d).
+    optimizer : {'lbfgs', 'genetic'}, default 'lbfgs'
+        GPfit's multi-start L-BFGS-B, or the seed's genetic algorithm.
+    population, generations : int, default 100 and 20
+        The genetic algorithm's (the first generation included); unused by 'lbfgs'.
     random_state : None, int or numpy generator
-        The start design's draws.
+        The start design's draws (and the genetic algorithm's): a fixed integer gives the same
+        fit again.
     device : str, int or Context, optional
 
     Attributes
@@ -56,11 +65,15 @@ class GaussianProcess(Estimator):
     """
 
     def __init__(self, corr="power_exponential", power=1.95, nugget=None, n_starts=None,
-                 random_state=None, device=None):
+                 optimizer="lbfgs", population=100, generations=20, random_state=None,
+                 device=None):
         self.corr = corr
         self.power = power
         self.nugget = nugget
         self.n_starts = n_starts
+        self.optimizer = optimizer
+        self.population = population
+        self.generations = generations
         self.random_state = random_state
         self.device = device
 
@@ -81,11 +94,19 @@ class GaussianProcess(Estimator):
         starts = self.n_starts
         if starts is not None and (not isinstance(starts, numbers.Integral) or starts < 1):
             raise ValueError(f"n_starts={starts}: give None or a positive integer")
+        if self.optimizer not in _OPTIMIZER:
+            raise ValueError(f"optimizer={self.optimizer!r}: give one of {sorted(_OPTIMIZER)}")
+        for name in ("population", "generations"):
+            v = getattr(self, name)
+            if not isinstance(v, numbers.Integral) or v < (2 if name == "population" else 1):
+                raise ValueError(f"{name}={v!r}: give an integer >= "
+                                 f"{2 if name == 'population' else 1}")
         d = x.shape[1]
         n_starts = 2 * d if starts is None else int(starts)
         n_best = max(80 * d, n_starts)
         options = (max(200 * d, n_best), n_best, n_starts, True, 100, -10.0, 10.0,
-                   seed_of(self.random_state))
+                   seed_of(self.random_state), _OPTIMIZER[self.optimizer],
+                   int(self.population), int(self.generations))
         beta = np.empty(d)
         model = self._model(self.nugget)
         fit = get_context(self.device).call(_ext.gp_fit, x, yv, model, options, beta)

@@ -2,7 +2,8 @@
 GPfit's deviance: every correlation, batched and single evaluations, the gradient also against
 finite differences, GPfit's nugget rule (numpy's eigvalsh) on duplicates and near-singular R;
 prediction at the design; the fit at least as good as scipy's L-BFGS-B multi-start on the
-reference (log Goldstein-Price); bad input."""
+reference (log Goldstein-Price); the seed's genetic algorithm, repeatable for a seed and near
+the L-BFGS optimum; bad input."""
 import numpy as np
 import pytest
 
@@ -134,11 +135,15 @@ def test_prediction_matches_reference_and_interpolates(rng):
     np.testing.assert_allclose(s, np.sqrt(np.maximum(mse, 0)), rtol=1e-6, atol=1e-9)
 
 
+def latin_goldstein_price(rng, n=20):
+    """n points of a random Latin hypercube in [0, 1]^2 and log Goldstein-Price there."""
+    X = (rng.permuted(np.tile(np.arange(n), (2, 1)), axis=1).T + rng.uniform(size=(n, 2))) / n
+    return X, goldstein_price(X)
+
+
 def test_fit_is_at_least_as_good_as_scipy_multistart():
     rng = np.random.default_rng(7)
-    n = 20
-    X = (rng.permuted(np.tile(np.arange(n), (2, 1)), axis=1).T + rng.uniform(size=(n, 2))) / n
-    y = goldstein_price(X)
+    X, y = latin_goldstein_price(rng)
     ours = clstats.GaussianProcess(random_state=0).fit(X, y)
     best = np.inf
     for start in rng.uniform(-2, 2.5, (10, 2)):
@@ -147,6 +152,26 @@ def test_fit_is_at_least_as_good_as_scipy_multistart():
         best = min(best, res.fun)
     assert ours.deviance_ <= best + 1e-6 * abs(best)
     assert ours.deviance_ == pytest.approx(deviance(X, y, ours.beta_)[0], rel=1e-9)
+
+
+def test_genetic_optimizer_repeats_for_a_seed_and_nears_lbfgs():
+    X, y = latin_goldstein_price(np.random.default_rng(7))
+    lbfgs = clstats.GaussianProcess(random_state=0).fit(X, y)
+    ga = clstats.GaussianProcess(optimizer="genetic", random_state=5).fit(X, y)
+    again = clstats.GaussianProcess(optimizer="genetic", random_state=5).fit(X, y)
+    other = clstats.GaussianProcess(optimizer="genetic", random_state=6).fit(X, y)
+    assert ga.n_evaluations_ == 100 * 20 + 1
+    assert np.array_equal(ga.beta_, again.beta_) and ga.deviance_ == again.deviance_
+    assert not np.array_equal(ga.beta_, other.beta_)
+    assert lbfgs.deviance_ - 1e-6 * abs(lbfgs.deviance_) <= ga.deviance_ <= lbfgs.deviance_ + 0.05
+    assert ga.deviance_ == pytest.approx(deviance(X, y, ga.beta_)[0], rel=1e-9)
+    small = clstats.GaussianProcess(optimizer="genetic", population=10, generations=3,
+                                    random_state=1).fit(X, y)
+    assert small.n_evaluations_ == 10 * 3 + 1
+    with pytest.raises(ValueError):
+        clstats.GaussianProcess(optimizer="annealing").fit(X, y)
+    with pytest.raises(ValueError):
+        clstats.GaussianProcess(optimizer="genetic", population=1).fit(X, y)
 
 
 def test_bad_input_is_refused():

@@ -22,6 +22,7 @@ static const char *const filter_paths[] = {"auto", "sorted", "bisect", "binned",
 static const char *const regress_products[] = {"auto", "pairs", "rows", NULL};
 static const char *const kmeans_assign[] = {"auto", "direct", "tiled", "gemm", "serial", NULL};
 static const char *const kmeans_sums[] = {"auto", "groups", "serial", NULL};
+static const char *const potrf_updates[] = {"auto", "tiles", "rows", NULL};
 static const char *const column_methods[] = {"auto",     "radix",   "registers",
                                              "streamed", "bracket", NULL};
 
@@ -130,11 +131,11 @@ static const struct param params[PARAMS] = {
      * a pass over its items (src/cluster/job.c; RESULTS "k-means on 2 CPU cores (issue 22)");
      * the same bits either way. */
     [P_KMEANS_SUMS] = {"kmeans.sums", ALL(0), 2, kmeans_sums},
-    /* The Gaussian process's deviances: up to this n a population of parameter vectors is
-     * evaluated by the batched kernels (a work-item a matrix), above it each R is factored
-     * blocked; 0 is auto, 256 until a GPU measurement replaces it (RESULTS "Gaussian-process
-     * deviances (issue 23)"). */
-    [P_GP_BATCH_N] = {"gp.batch_n", ALL(0), 4096, NULL},
+    /* The blocked Cholesky's trailing update (src/linalg/cholesky.c), auto: 64 x 64 tiles a
+     * work-group in local memory and registers on GPUs (not yet measured), a work-item a
+     * piece of row over the transposed panel on CPU devices, where the tiles ran about 5 times
+     * slower (RESULTS "Gaussian processes (issue 23): our own blocked Cholesky"). */
+    [P_LINALG_POTRF_UPDATE] = {"linalg.potrf_update", ALL(0), 2, potrf_updates},
 };
 
 void clstats__tuning_init(clstats_ctx *ctx)

@@ -71,8 +71,8 @@ enum clstats__param_id {
     /* k-means (src/cluster/assign.c) */
     P_KMEANS_ASSIGN, /* auto, direct, tiled, gemm, serial */
     P_KMEANS_SUMS,   /* auto, groups, serial */
-    /* Gaussian processes (src/gp/) */
-    P_GP_BATCH_N, /* largest n whose deviances take the batched path (0: auto) */
+    /* the blocked Cholesky (src/linalg/cholesky.c) */
+    P_LINALG_POTRF_UPDATE, /* the blocked Cholesky's trailing update: 1 tiles, 2 columns */
     PARAMS
 };
 

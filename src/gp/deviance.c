@@ -1,7 +1,8 @@
 /* deviance.c - GPfit's deviance log|S| + n log Q (S = R + delta I, Q = (y - 1 mu)' S^-1 (y -
- * 1 mu), mu = 1'S^-1 y / 1'S^-1 1; the seed's eq. 3-4) on the device: a population of small
- * designs by the batched kernels, one launch per stage for all of it; a large design, or one
- * with its gradient, through the blocked Cholesky and CLBlast's TRSM and SYRK. */
+ * 1 mu), mu = 1'S^-1 y / 1'S^-1 1; the seed's eq. 3-4) on the device: a population of
+ * parameter vectors (or one) in one pass of the blocked Cholesky for all its matrices, 1' and
+ * y' carried below each so that the factor ends with L^-1 1 and L^-1 y; the gradient from one
+ * factor through CLBlast's TRSM and SYRK. */
 #include "gp_internal.h"
 
 #include <math.h>
@@ -10,11 +11,10 @@
 
 #define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
 
-/* Where the batched path ends unless tuned: a work-item factors a whole matrix there, so its
- * n^3/3 steps run one after another (bench/RESULTS.md, issue 23). */
-#define BATCH_N_AUTO 256
-/* Bytes of correlation matrices held at once by the batched path. */
+/* Bytes of correlation matrices held at once by a population's pass. */
 #define BATCH_BYTES ((size_t)256 << 20)
+/* The largest distance table kept (n = 4064, d = 6 takes 396 MB). */
+#define TABLE_BYTES ((size_t)1 << 30)
 
 static int write(clstats_ctx *ctx, cl_mem buf, const void *host, size_t bytes)
 {
@@ -30,20 +30,64 @@ static int read(clstats_ctx *ctx, cl_mem buf, void *host, size_t bytes)
                              "clEnqueueReadBuffer(gp)");
 }
 
-/* count correlation matrices at thetas (count x d, already on the device) into r, each with
- * its nugget: the given one, or GPfit's rule on the matrix read back (delta: count values). */
-static int build(struct gp_job *job, cl_mem thetas, size_t count, cl_mem r, double *delta)
+/* The power exponential's table of |x_ik - x_jk|^p for the job's design (kernels/gp/gp.cl
+ * distance_table), built once a job evaluates more than one matrix (a population, or a second
+ * call) and kept for its later evaluations; none (and *table NULL) for one matrix alone, for
+ * other correlations, or where it would take more than TABLE_BYTES or a quarter of the
+ * device's largest buffer. */
+static int distance_table(struct gp_job *job, size_t count, cl_mem *table)
+{
+    clstats_ctx *ctx = job->ctx;
+    const size_t n = job->n, bytes = job->d * (n * (n - 1) / 2) * sizeof(double);
+    *table = job->table;
+    if (job->table || job->no_table) return CLSTATS_OK;
+    if (count < 2 && !job->built) {
+        job->built = true; /* the next matrix will find a table worth building */
+        return CLSTATS_OK;
+    }
+    if (job->model.corr != CLSTATS_GP_POWER_EXPONENTIAL || bytes > TABLE_BYTES ||
+        bytes > ctx->max_alloc / 4) {
+        job->no_table = true;
+        return CLSTATS_OK;
+    }
+    cl_int err;
+    cl_kernel k;
+    job->table = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, bytes, NULL, &err);
+    int status = clstats__cl_check(ctx, err, "clCreateBuffer(gp distance table)");
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "distance_table", &k);
+    if (status != CLSTATS_OK) return status;
+    const cl_uint n32 = (cl_uint)n;
+    ARG(k, 0, job->xbuf);
+    ARG(k, 1, n32);
+    ARG(k, 2, job->table);
+    const size_t global[2] = {n, n};
+    status = clstats__launch(ctx, k, 2, NULL, global, NULL, "gp distance_table");
+    *table = job->table;
+fail:
+    return status;
+}
+
+/* count correlation matrices at thetas (count x d, already on the device) into r (matrix m at
+ * m mat_step), each with its nugget: the given one, or GPfit's rule on the matrix read back
+ * (delta: count values). */
+static int build(struct gp_job *job, cl_mem thetas, size_t count, size_t mat_step, cl_mem r,
+                 double *delta)
 {
     clstats_ctx *ctx = job->ctx;
     const size_t n = job->n, nn = n * n;
     const cl_uint n32 = (cl_uint)n;
-    const cl_ulong step = nn;
+    const cl_ulong step = mat_step;
     cl_kernel k;
-    cl_mem dbuf = NULL;
+    cl_mem dbuf = NULL, table;
     double *host = NULL;
-    int status = clstats__kernel(ctx, job->prog, "corr_matrix", &k);
+    int status = distance_table(job, count, &table);
+    if (status == CLSTATS_OK)
+        status = clstats__kernel(ctx, job->prog, table ? "corr_matrix_table" : "corr_matrix", &k);
     if (status != CLSTATS_OK) return status;
-    ARG(k, 0, job->xbuf);
+    if (table)
+        ARG(k, 0, table);
+    else
+        ARG(k, 0, job->xbuf);
     ARG(k, 1, n32);
     ARG(k, 2, thetas);
     ARG(k, 3, r);
@@ -57,7 +101,7 @@ static int build(struct gp_job *job, cl_mem thetas, size_t count, cl_mem r, doub
             goto fail;
         }
         for (size_t m = 0; m < count && status == CLSTATS_OK; m++) {
-            CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r, CL_TRUE, m * nn * sizeof *host,
+            CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r, CL_TRUE, m * mat_step * sizeof *host,
                                             nn * sizeof *host, host, 0, NULL, NULL),
                    "clEnqueueReadBuffer(gp R)");
             status = clstats__gp_nugget(host, n, job->model.nug_thres, &delta[m]);
@@ -81,6 +125,25 @@ fail:
     return status;
 }
 
+/* Rows 1' and y' below each of the count n x n matrices in r (clstats__potrf's extra rows). */
+static int augment(struct gp_job *job, cl_mem r, size_t mat_step, size_t count)
+{
+    clstats_ctx *ctx = job->ctx;
+    cl_kernel k;
+    int status = clstats__kernel(ctx, job->prog, "augment", &k);
+    if (status != CLSTATS_OK) return status;
+    const cl_uint n32 = (cl_uint)job->n;
+    const cl_ulong step = mat_step;
+    ARG(k, 0, r);
+    ARG(k, 1, n32);
+    ARG(k, 2, step);
+    ARG(k, 3, job->ybuf);
+    const size_t global[2] = {job->n, count};
+    status = clstats__launch(ctx, k, 2, NULL, global, NULL, "gp augment");
+fail:
+    return status;
+}
+
 static int upload_thetas(struct gp_job *job, const double *beta, size_t count, cl_mem *out)
 {
     const size_t d = job->d;
@@ -93,45 +156,50 @@ static int upload_thetas(struct gp_job *job, const double *beta, size_t count, c
     return status;
 }
 
-/* The batched path for `count` vectors (a chunk that fits BATCH_BYTES). */
-static int eval_batched(struct gp_job *job, const double *beta, size_t count,
-                        const struct clstats_gp_eval *out, bool lenient)
+/* count deviances in one pass (a chunk that fits BATCH_BYTES): the matrices with their rows 1'
+ * and y' below them, factored together (clstats__potrf_many, three launches a 64-row step
+ * whatever the count), then one kernel's sums a matrix. */
+static int eval_many(struct gp_job *job, const double *beta, size_t count,
+                     const struct clstats_gp_eval *out, bool lenient)
 {
     clstats_ctx *ctx = job->ctx;
-    const size_t n = job->n, nn = n * n;
-    cl_mem thetas, r, info, logdet, work, res;
+    const size_t n = job->n, step = (n + 2) * n, blocks = clstats__potrf_blocks(n);
+    cl_mem thetas, r, info, parts, res;
     cl_kernel k;
     double *delta = malloc(count * sizeof *delta), *sums = malloc(3 * count * sizeof *sums);
     int32_t *bad = malloc(count * sizeof *bad);
     int status = delta && sums && bad ? CLSTATS_OK
                                       : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "gp: batch");
     if (status == CLSTATS_OK) status = upload_thetas(job, beta, count, &thetas);
-    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.r", count * nn * 8, &r);
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.r", count * step * 8, &r);
     if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.info", count * 4, &info);
-    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.logdet", count * 8, &logdet);
-    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.work", count * 2 * n * 8, &work);
+    if (status == CLSTATS_OK)
+        status = clstats__scratch(ctx, "gp.logdet", count * blocks * 8, &parts);
     if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.sums", count * 3 * 8, &res);
-    if (status == CLSTATS_OK) status = build(job, thetas, count, r, delta);
+    if (status == CLSTATS_OK) status = build(job, thetas, count, step, r, delta);
+    if (status == CLSTATS_OK) status = augment(job, r, step, count);
     const struct clstats__mat a = {r, 0, n};
     if (status == CLSTATS_OK)
-        status = clstats__potrf_batched(ctx, true, a, nn, n, count, info, logdet);
-    if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "batched_deviance", &k);
+        status = clstats__potrf_many(ctx, true, a, step, n, 2, count, info, parts);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "deviance_sums", &k);
     if (status != CLSTATS_OK) goto fail;
-    const cl_uint n32 = (cl_uint)n, c32 = (cl_uint)count;
-    const cl_ulong step = nn;
+    const cl_uint n32 = (cl_uint)n, c32 = (cl_uint)count, b32 = (cl_uint)blocks;
+    const cl_ulong step64 = step;
     ARG(k, 0, r);
     ARG(k, 1, n32);
-    ARG(k, 2, step);
-    ARG(k, 3, job->ybuf);
-    ARG(k, 4, c32);
-    ARG(k, 5, info);
-    ARG(k, 6, logdet);
-    ARG(k, 7, work);
-    ARG(k, 8, res);
-    const size_t local = 64, global = (count + local - 1) / local * local;
-    status = clstats__launch(ctx, k, 1, NULL, &global, &local, "gp batched_deviance");
+    ARG(k, 2, step64);
+    ARG(k, 3, c32);
+    ARG(k, 4, info);
+    ARG(k, 5, parts);
+    ARG(k, 6, b32);
+    ARG(k, 7, res);
+    status = clstats__launch(ctx, k, 1, NULL, &count, NULL, "gp deviance_sums");
+    if (status == CLSTATS_OK)
+        status = clstats__cl_check(ctx, clEnqueueReadBuffer(ctx->queue, info, CL_FALSE, 0,
+                                                            count * sizeof *bad, bad, 0, NULL,
+                                                            NULL),
+                                   "clEnqueueReadBuffer(gp info)");
     if (status == CLSTATS_OK) status = read(ctx, res, sums, 3 * count * sizeof *sums);
-    if (status == CLSTATS_OK) status = read(ctx, info, bad, count * sizeof *bad);
     if (status != CLSTATS_OK) goto fail;
     for (size_t m = 0; m < count; m++) {
         if (bad[m] && !lenient) {
@@ -158,44 +226,43 @@ int clstats__gp_factor(struct gp_job *job, const double *beta, double nugget, do
 {
     clstats_ctx *ctx = job->ctx;
     const size_t n = job->n;
-    cl_mem thetas, rhs;
+    cl_mem thetas;
     double *pair = malloc(2 * n * sizeof *pair), logdet = NAN;
     int bad = 0;
     const double kept = job->model.nugget;
     job->model.nugget = nugget;
     int status = pair ? upload_thetas(job, beta, 1, &thetas)
                       : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "gp: right-hand sides");
-    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.r", n * n * 8, l);
-    if (status == CLSTATS_OK) status = build(job, thetas, 1, *l, delta);
+    /* R, then 1' and y' as two more rows: the factorisation carries them along as u' = (L^-1 1)'
+     * and v' = (L^-1 y)' (clstats__potrf's extra rows), so no solve follows it. */
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.r", (n + 2) * n * 8, l);
+    if (status == CLSTATS_OK) status = build(job, thetas, 1, (n + 2) * n, *l, delta);
+    if (status == CLSTATS_OK) status = augment(job, *l, (n + 2) * n, 1);
     const struct clstats__mat a = {*l, 0, n};
-    if (status == CLSTATS_OK) status = clstats__potrf(ctx, true, a, n, &bad, &logdet);
+    if (status == CLSTATS_OK) status = clstats__potrf(ctx, true, a, n, 2, &bad, &logdet);
     if (status == CLSTATS_OK && bad)
         status = clstats__fail(ctx, CLSTATS_ERR_SINGULAR,
                                "gp: R + %g I is not positive definite at row %d (duplicate "
                                "design points need a nugget)",
                                *delta, bad - 1);
+    if (status == CLSTATS_OK)
+        status = clstats__cl_check(ctx, clEnqueueReadBuffer(ctx->queue, *l, CL_TRUE,
+                                                            n * n * sizeof *pair,
+                                                            2 * n * sizeof *pair, pair, 0, NULL,
+                                                            NULL),
+                                   "clEnqueueReadBuffer(gp u, v)");
     if (status != CLSTATS_OK) goto fail;
-    /* u = L^-1 1 and v = L^-1 y as the two columns of one solve. */
-    for (size_t i = 0; i < n; i++) {
-        pair[2 * i] = 1;
-        pair[2 * i + 1] = job->y[i];
-    }
-    status = clstats__scratch(ctx, "gp.rhs", 2 * n * sizeof *pair, &rhs);
-    if (status == CLSTATS_OK) status = write(ctx, rhs, pair, 2 * n * sizeof *pair);
-    const struct clstats__mat b = {rhs, 0, 2};
-    if (status == CLSTATS_OK) status = clstats__trsm(ctx, true, false, false, n, 2, 1.0, a, b);
-    if (status == CLSTATS_OK) status = read(ctx, rhs, pair, 2 * n * sizeof *pair);
-    if (status != CLSTATS_OK) goto fail;
+    /* pair: u then v, n values each. */
     double uu = 0, uv = 0;
     for (size_t i = 0; i < n; i++) {
-        uu += pair[2 * i] * pair[2 * i];
-        uv += pair[2 * i] * pair[2 * i + 1];
+        uu += pair[i] * pair[i];
+        uv += pair[i] * pair[n + i];
     }
     *mu = uv / uu;
     *q = 0;
     for (size_t i = 0; i < n; i++) {
-        u[i] = pair[2 * i];
-        w[i] = pair[2 * i + 1] - *mu * u[i];
+        u[i] = pair[i];
+        w[i] = pair[n + i] - *mu * u[i];
         *q += w[i] * w[i];
     }
     u[n] = logdet;
@@ -306,20 +373,8 @@ int clstats__gp_eval(struct gp_job *job, const double *beta, size_t count,
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "gp: a gradient is for one beta, not %zu",
                              count);
     job->evaluations += count;
-    const long tuned = clstats__tuned(ctx, P_GP_BATCH_N);
-    const size_t batch_n = tuned ? (size_t)tuned : BATCH_N_AUTO;
-    if (out->gradient || n > batch_n) {
-        int status = CLSTATS_OK;
-        for (size_t m = 0; m < count && status == CLSTATS_OK; m++) {
-            const struct clstats_gp_eval one = {
-                out->deviance ? out->deviance + m : NULL, out->gradient,
-                out->nugget ? out->nugget + m : NULL, out->mu ? out->mu + m : NULL,
-                out->sigma2 ? out->sigma2 + m : NULL};
-            status = eval_one(job, beta + m * d, &one, lenient);
-        }
-        return status;
-    }
-    size_t chunk = BATCH_BYTES / (n * n * 8);
+    if (out->gradient) return eval_one(job, beta, out, lenient);
+    size_t chunk = BATCH_BYTES / ((n + 2) * n * 8);
     if (chunk < 1) chunk = 1;
     int status = CLSTATS_OK;
     for (size_t at = 0; at < count && status == CLSTATS_OK; at += chunk) {
@@ -327,7 +382,7 @@ int clstats__gp_eval(struct gp_job *job, const double *beta, size_t count,
         const struct clstats_gp_eval part = {
             out->deviance ? out->deviance + at : NULL, NULL, out->nugget ? out->nugget + at : NULL,
             out->mu ? out->mu + at : NULL, out->sigma2 ? out->sigma2 + at : NULL};
-        status = eval_batched(job, beta + at * d, c, &part, lenient);
+        status = eval_many(job, beta + at * d, c, &part, lenient);
     }
     return status;
 }

@@ -1,7 +1,8 @@
 /* fit.c - GPfit's GP_fit on the device: a maximin Latin hypercube of starting beta over GPfit's
  * range, all its deviances in batched passes, the best clustered by k-means (clstats_kmeans) and
  * each cluster's best point optimised, with the diagonal search's optimum (beta_k all equal) as
- * one more start; every start by the bounded L-BFGS with the device's deviance and gradient. */
+ * one more start; every start by the bounded L-BFGS with the device's deviance and gradient.
+ * Or, as an option, the seed's genetic algorithm (genetic.c) over the same range. */
 #include "gp_internal.h"
 
 #include "clstats/cluster.h"
@@ -41,11 +42,8 @@ static int deviance_and_gradient(void *user, const double *x, double *f, double 
     return status;
 }
 
-/* rows x d points of a Latin hypercube in [lo, hi]^d: each column a random permutation of the
- * rows' strata, a uniform draw inside each; the draw with the largest smallest distance of
- * LHD_TRIES kept. */
-static int maximin_lhd(struct clstats__rng *rng, size_t rows, size_t d, double lo, double hi,
-                       double *out)
+int clstats__gp_maximin_lhd(struct clstats__rng *rng, size_t rows, size_t d, double lo,
+                            double hi, double *out)
 {
     double *try = malloc(rows * d * sizeof *try), best = -1;
     size_t *perm = malloc(rows * sizeof *perm);
@@ -113,7 +111,7 @@ static int design_starts(struct gp_job *job, const struct clstats_gp_fit_options
     struct ranked *rank = malloc(n_search * sizeof *rank);
     int32_t *labels = malloc(n_best * sizeof *labels);
     int status = pts && dev && best && centres && rank && labels
-                     ? maximin_lhd(&rng, n_search, d, lo, hi, pts)
+                     ? clstats__gp_maximin_lhd(&rng, n_search, d, lo, hi, pts)
                      : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "gp: start design");
     const struct clstats_gp_eval out = {.deviance = dev};
     if (status == CLSTATS_OK) status = clstats__gp_eval(job, pts, n_search, &out, true);
@@ -191,6 +189,19 @@ int clstats_gp_fit(clstats_ctx *ctx, const struct clstats_gp_model *model, const
         status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "gp: fit");
         goto fail;
     }
+    if (o.method == CLSTATS_GP_GENETIC) {
+        const size_t pop = o.population ? o.population : 100;
+        const size_t gens = o.generations ? o.generations : 20;
+        status = pop >= 2 ? clstats__gp_genetic(&job, &o, pop, gens, lo, hi, result->beta,
+                                                &result->deviance)
+                          : clstats__fail(ctx, CLSTATS_ERR_ARG, "gp: population %zu < 2", pop);
+        if (status != CLSTATS_OK) goto fail;
+        goto finish;
+    }
+    if (o.method != CLSTATS_GP_LBFGS) {
+        status = clstats__fail(ctx, CLSTATS_ERR_ARG, "gp: unknown optimiser %d", (int)o.method);
+        goto fail;
+    }
     size_t found = 0;
     status = design_starts(&job, &o, n_search, n_best, n_starts, lo, hi, starts, &found);
     if (status != CLSTATS_OK) goto fail;
@@ -226,6 +237,7 @@ int clstats_gp_fit(clstats_ctx *ctx, const struct clstats_gp_model *model, const
         }
     }
     if (status != CLSTATS_OK) goto fail;
+finish:
     if (!isfinite(result->deviance)) {
         status = clstats__fail(ctx, CLSTATS_ERR_SINGULAR,
                                "gp: no start gave a finite deviance (duplicate rows and a "

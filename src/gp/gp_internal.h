@@ -13,6 +13,9 @@ struct gp_job {
     const double *x, *y;
     size_t n, d;
     cl_mem xbuf, ybuf;
+    cl_mem table; /* the power exponential's distance table (deviance.c), once built */
+    bool no_table; /* too large for the device: correlations computed directly */
+    bool built;    /* a matrix was built without the table (distance_table's rule) */
     cl_program prog;
     size_t evaluations;
 };
@@ -36,6 +39,18 @@ int clstats__gp_factor(struct gp_job *job, const double *beta, double nugget, do
 /* GPfit's nugget for the symmetric n x n matrix r (host, overwritten): the smallest delta >= 0
  * with (lambda_max + delta) / (lambda_min + delta) <= e^thres. */
 int clstats__gp_nugget(double *r, size_t n, double thres, double *delta);
+
+/* rows x d points of a Latin hypercube in [lo, hi]^d: each column a random permutation of the
+ * rows' strata, a uniform draw inside each; the widest (largest smallest distance) of a few
+ * draws kept (fit.c). */
+int clstats__gp_maximin_lhd(struct clstats__rng *rng, size_t rows, size_t d, double lo,
+                            double hi, double *out);
+
+/* The seed's genetic algorithm (genetic.c): pop x gens deviances, the first generation a
+ * maximin Latin hypercube over [lo, hi]^d (GPfit's start range), every child in the options'
+ * bounds; the best beta (d) and its deviance. */
+int clstats__gp_genetic(struct gp_job *job, const struct clstats_gp_fit_options *o, size_t pop,
+                        size_t gens, double lo, double hi, double *beta, double *dev);
 
 /* 10^beta, the kernels' theta, computed once on the host for all kernels alike. */
 void clstats__gp_theta(const double *beta, size_t d, double *theta);

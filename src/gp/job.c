@@ -73,5 +73,6 @@ void clstats__gp_close(struct gp_job *job)
 {
     if (job->xbuf) clReleaseMemObject(job->xbuf);
     if (job->ybuf) clReleaseMemObject(job->ybuf);
-    job->xbuf = job->ybuf = NULL;
+    if (job->table) clReleaseMemObject(job->table);
+    job->xbuf = job->ybuf = job->table = NULL;
 }

@@ -1,16 +1,25 @@
 /* cholesky.c - Cholesky factorisations and solves on the device, which CLBlast lacks: many small
  * p x p systems at once (kernels/linalg/cholesky.cl, one work-item a matrix), and an n x n
- * matrix blocked as clMAGMA does it: each diagonal block factored by one work-group, the panel
- * below it by CLBlast's TRSM, the trailing matrix updated by CLBlast's SYRK. */
+ * matrix blocked right-looking as clMAGMA does it, in our own kernels: each diagonal block
+ * factored by one work-group, the panel below it solved against it, the trailing matrix
+ * updated, three launches a block and no host work between them (CLBlast's TRSM and SYRK cost
+ * tens of launches, temporary buffers and host work a call: bench/RESULTS.md, issue 23). */
 #include "linalg_internal.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Rows of the diagonal block: its work-group's size, and the block in local memory (8 KiB of
- * doubles at 32). */
-#define BLOCK 32
+/* Rows of the diagonal block: its work-group's size, and the block in local memory (33 KiB of
+ * doubles at 64, within the 48 KiB NVIDIA's OpenCL gives a work-group). Larger blocks mean
+ * fewer steps, each three launches. */
+#define BLOCK 64
+/* The trailing update's tile (kernels/linalg/cholesky.cl SYRK_TILE). */
+#define UPDATE_TILE 64
+/* linalg.potrf_update's value for a work-item a piece of row over the transposed panel, and
+ * its columns (kernels/linalg/cholesky.cl ROW_CHUNK). */
+#define UPDATE_ROWS 2
+#define ROW_CHUNK 64
 /* The batched factorisation's switch to a work-group per matrix: the regression's p x p normal
  * equations stay below it, a Gaussian process's n x n correlations are above. */
 #define GROUP_P 32
@@ -87,50 +96,91 @@ fail:
     return status;
 }
 
-int clstats__potrf(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t n, int *bad,
-                   double *logdet)
+size_t clstats__potrf_blocks(size_t n)
+{
+    return (n + BLOCK - 1) / BLOCK;
+}
+
+int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t step,
+                        size_t n, size_t extra, size_t count, cl_mem info, cl_mem parts)
 {
     cl_program prog;
-    cl_kernel k;
-    cl_mem st = NULL, parts = NULL;
-    const size_t blocks = (n + BLOCK - 1) / BLOCK, es = f64 ? 8 : 4;
+    cl_kernel kb, kp, ku;
+    cl_mem pt;
+    const size_t blocks = clstats__potrf_blocks(n), es = f64 ? 8 : 4, rows = n + extra;
+    const long update = clstats__tuned(ctx, P_LINALG_POTRF_UPDATE);
+    const bool by_rows =
+        update == UPDATE_ROWS || (update == AUTO && ctx->device_class == CLASS_CPU);
+    int status = program(ctx, f64, &prog);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_block", &kb);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_panel", &kp);
+    if (status == CLSTATS_OK)
+        status = clstats__kernel(ctx, prog, by_rows ? "potrf_update_rows" : "potrf_update", &ku);
+    if (status == CLSTATS_OK)
+        status = clstats__scratch(ctx, "linalg.panel", count * BLOCK * rows * es, &pt);
+    if (status != CLSTATS_OK) return status;
+    const cl_int zero = 0;
+    CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, info, &zero, sizeof zero, 0,
+                                    count * sizeof zero, 0, NULL, NULL),
+           "clEnqueueFillBuffer(status)");
+    const cl_ulong off = a.off, mstep = step;
+    const cl_uint lda = (cl_uint)a.ld, rows32 = (cl_uint)rows, n32 = (cl_uint)n,
+                  blocks32 = (cl_uint)blocks;
+    /* The three kernels' first arguments: the matrices and their layout. */
+    cl_kernel all[3] = {kb, kp, ku};
+    for (int i = 0; i < 3; i++) {
+        ARG(all[i], 0, a.buf);
+        ARG(all[i], 1, off);
+        ARG(all[i], 2, mstep);
+        ARG(all[i], 3, lda);
+    }
+    ARG(kb, 7, blocks32);
+    ARG(kb, 8, info);
+    ARG(kb, 9, parts);
+    ARG(kp, 6, rows32);
+    ARG(kp, 7, pt);
+    ARG(ku, 6, rows32);
+    ARG(ku, 7, n32);
+    if (by_rows) ARG(ku, 8, pt);
+    for (size_t b = 0; b < blocks && status == CLSTATS_OK; b++) {
+        const size_t at = b * BLOCK, nb = n - at < BLOCK ? n - at : BLOCK, below = rows - at - nb;
+        const cl_uint at32 = (cl_uint)at, nb32 = (cl_uint)nb, b32 = (cl_uint)b;
+        ARG(kb, 4, at32);
+        ARG(kb, 5, nb32);
+        ARG(kb, 6, b32);
+        const size_t gb[2] = {BLOCK, count}, lb[2] = {BLOCK, 1};
+        status = clstats__launch(ctx, kb, 2, NULL, gb, lb, "potrf_block");
+        if (status != CLSTATS_OK || below == 0) continue;
+        ARG(kp, 4, at32);
+        ARG(kp, 5, nb32);
+        const size_t gp[2] = {(below + BLOCK - 1) / BLOCK * BLOCK, count};
+        status = clstats__launch(ctx, kp, 2, NULL, gp, lb, "potrf_panel");
+        if (status != CLSTATS_OK || at + nb >= n) continue;
+        ARG(ku, 4, at32);
+        ARG(ku, 5, nb32);
+        const size_t tiles = (below + UPDATE_TILE - 1) / UPDATE_TILE;
+        const size_t gt[3] = {tiles * 16, tiles * 16, count}, lt[3] = {16, 16, 1};
+        const size_t gr[3] = {(n - at - nb + ROW_CHUNK - 1) / ROW_CHUNK, below, count};
+        status = by_rows ? clstats__launch(ctx, ku, 3, NULL, gr, NULL, "potrf_update_rows")
+                     : clstats__launch(ctx, ku, 3, NULL, gt, lt, "potrf_update");
+    }
+fail:
+    return status;
+}
+
+int clstats__potrf(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t n, size_t extra,
+                   int *bad, double *logdet)
+{
+    cl_mem st, parts;
+    const size_t blocks = clstats__potrf_blocks(n), es = f64 ? 8 : 4;
     double *part = malloc(blocks * sizeof *part);
     *bad = 0;
     *logdet = NAN;
-    int status = part ? program(ctx, f64, &prog) : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "potrf");
-    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_block", &k);
+    int status = part ? CLSTATS_OK : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "potrf");
     if (status == CLSTATS_OK) status = clstats__scratch(ctx, "linalg.status", sizeof(cl_int), &st);
     if (status == CLSTATS_OK) status = clstats__scratch(ctx, "linalg.logdet", blocks * es, &parts);
-    if (status != CLSTATS_OK) goto fail;
-    const cl_int zero = 0;
-    CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, st, &zero, sizeof zero, 0, sizeof zero, 0, NULL,
-                                    NULL),
-           "clEnqueueFillBuffer(status)");
-    const cl_ulong off = a.off;
-    const cl_uint lda = (cl_uint)a.ld;
-    ARG(k, 0, a.buf);
-    ARG(k, 1, off);
-    ARG(k, 2, lda);
-    ARG(k, 6, st);
-    ARG(k, 7, parts);
-    for (size_t b = 0; b < blocks; b++) {
-        const size_t at = b * BLOCK, nb = n - at < BLOCK ? n - at : BLOCK, rest = n - at - nb;
-        const cl_uint at32 = (cl_uint)at, nb32 = (cl_uint)nb, b32 = (cl_uint)b;
-        ARG(k, 3, at32);
-        ARG(k, 4, nb32);
-        ARG(k, 5, b32);
-        const size_t local = BLOCK;
-        status = clstats__launch(ctx, k, 1, NULL, &local, &local, "potrf_block");
-        if (status != CLSTATS_OK || rest == 0) continue;
-        /* The panel below the block: A21 L11^-T; then A22 -= A21 A21^T. */
-        const struct clstats__mat l11 = {a.buf, a.off + at * a.ld + at, a.ld};
-        const struct clstats__mat a21 = {a.buf, a.off + (at + nb) * a.ld + at, a.ld};
-        const struct clstats__mat a22 = {a.buf, a.off + (at + nb) * a.ld + at + nb, a.ld};
-        status = clstats__trsm(ctx, f64, true, true, rest, nb, 1.0, l11, a21);
-        if (status == CLSTATS_OK) status = clstats__syrk(ctx, f64, false, rest, nb, -1.0, a21,
-                                                         1.0, a22);
-        if (status != CLSTATS_OK) goto fail;
-    }
+    if (status == CLSTATS_OK)
+        status = clstats__potrf_many(ctx, f64, a, 0, n, extra, 1, st, parts);
     if (status != CLSTATS_OK) goto fail;
     cl_int first_bad = 0;
     void *raw = part;

@@ -155,7 +155,7 @@ int clstats_cholesky(clstats_ctx *ctx, const struct clstats_array *a, double *lo
     clstats__begin(ctx);
     int bad = 0;
     double ld = NAN;
-    status = clstats__potrf(ctx, f64, mat(a), a->nx, &bad, &ld);
+    status = clstats__potrf(ctx, f64, mat(a), a->nx, 0, &bad, &ld);
     status = clstats__end(ctx, status);
     if (logdet) *logdet = ld;
     if (bad_row) *bad_row = bad ? (size_t)bad - 1 : 0;

@@ -52,8 +52,19 @@ int clstats__potrs_batched(clstats_ctx *ctx, bool f64, struct clstats__mat l, si
                            size_t count);
 
 /* Blocked Cholesky of the n x n A in place (lower): *bad 0 or the first bad pivot + 1;
- * *logdet log det A (NaN when bad). */
-int clstats__potrf(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t n, int *bad,
-                   double *logdet);
+ * *logdet log det A (NaN when bad). `extra` rows below A (rows n .. n + extra - 1 of the same
+ * buffer, columns 0 .. n - 1) are right-hand sides b' carried along: they end as (L^-1 b)',
+ * the factorisation of [A b; b' *] stopped after n pivots. */
+int clstats__potrf(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t n, size_t extra,
+                   int *bad, double *logdet);
+
+/* The same for `count` matrices at once (matrix m at a.off + m step, each with its extra
+ * rows), enqueued only: info (count int32, device) gets each matrix's first bad pivot + 1 or
+ * 0, parts (count x clstats__potrf_blocks(n) of the dtype, device) the log determinants of its
+ * diagonal blocks, to be summed in block order. Launches: three a 64-row block step, for all
+ * the matrices together. */
+int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t step,
+                        size_t n, size_t extra, size_t count, cl_mem info, cl_mem parts);
+size_t clstats__potrf_blocks(size_t n);
 
 #endif
