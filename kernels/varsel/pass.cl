@@ -1,9 +1,12 @@
 /* pass.cl - PaSS's device steps (src/varsel/engine_device.c): the residuals of all K particles
  * as an n x K matrix, and after CLBlast's E = R^T X (K x p), each particle's largest |E| outside
- * its model. REAL is the data's dtype (-D USE_DOUBLE); WG (a power of two) the work-group of the
- * argmax, CAP the largest model. */
-#ifdef USE_DOUBLE
+ * its model; then the inner products the host's fits need for the variable each particle adds.
+ * REAL is the data's dtype (-D USE_DOUBLE); WG (a power of two) the work-group of the argmax, CAP
+ * the largest model; PASS_GRAMS (devices with fp64) builds pass_grams. */
+#if defined(USE_DOUBLE) || defined(PASS_GRAMS)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif
+#ifdef USE_DOUBLE
 typedef double real;
 #else
 typedef float real;
@@ -65,3 +68,46 @@ pass_argmax(__global const real *e, uint p, __global const int *idx, __global co
     }
     if (l == 0) best[j] = li[0];
 }
+
+#ifdef PASS_GRAMS
+/* src/varsel/varsel_internal.h's PASS_LANES, PASS_NONE and PASS_ARGMAX. */
+#define LANES 64
+#define NONE (-1)
+#define ARGMAX (-2)
+
+/* One work-group of LANES per particle that adds a variable: the variable (want[j], or the
+ * argmax best[j]) into add[j], and in double its inner products with the model's columns in
+ * their order, with itself and with y into gram[j (CAP + 2) ..], each summed in the one order of
+ * src/varsel/products.c (lane l over t = l, l + LANES, ... by fma, then halved pairwise), so
+ * that they equal the host's bit for bit. */
+__kernel __attribute__((reqd_work_group_size(LANES, 1, 1))) void
+pass_grams(__global const real *x, uint n, uint p, __global const double *y,
+           __global const int *idx, __global const int *size, __global const int *want,
+           __global const int *best, __global int *add, __global double *gram)
+{
+    __local double part[LANES];
+    const uint j = get_group_id(0), l = get_local_id(0);
+    const int w = want[j];
+    if (w == NONE) return;
+    const int i = w == ARGMAX ? best[j] : w;
+    if (l == 0) add[j] = i;
+    if (i < 0) return;
+    const int k = size[j];
+    for (int r = 0; r <= k + 1; r++) {
+        const int a = r < k ? idx[j * CAP + r] : i;
+        double s = 0;
+        for (uint t = l; t < n; t += LANES) {
+            const double xi = (double)x[(ulong)t * p + (uint)i];
+            s = fma(r <= k ? (double)x[(ulong)t * p + (uint)a] : y[t], xi, s);
+        }
+        part[l] = s;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint h = LANES / 2; h > 0; h >>= 1) {
+            if (l < h) part[l] += part[l + h];
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (l == 0) gram[j * (CAP + 2) + (uint)r] = part[0];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+#endif

@@ -1,9 +1,11 @@
 /* engine_device.c - the device engine of PaSS: X (n x p, row-major, the data's dtype) goes up
- * once; each iteration the particles' coefficients and model indices go up, the residuals of
- * all particles are formed on the device (kernels/varsel/pass.cl), E = R^T X by one GEMM
- * through src/linalg (CLBlast), the argmax outside each model on the device, and K indices come
- * back. The layout E = R^T X (K x p) rather than X^T R makes each particle's scan read
- * contiguous memory. */
+ * once; each iteration the particles' model indices and wishes (and, where some particle takes
+ * the argmax, their coefficients) go up; the residuals of all particles are formed on the device
+ * (kernels/varsel/pass.cl), E = R^T X by one GEMM through src/linalg (CLBlast), the argmax
+ * outside each model and the chosen variables' inner products (in double) on the device, and
+ * only the chosen indices and their inner products come back, in one wait. The layout
+ * E = R^T X (K x p) rather than X^T R makes each particle's scan read contiguous memory. On a
+ * device without fp64 the inner products are the host's (products.c), from the same values. */
 #include "varsel_internal.h"
 
 #include "../linalg/linalg_internal.h"
@@ -13,10 +15,11 @@
 #include <string.h>
 
 struct device_state {
-    cl_mem x, y, idx, beta, size, r, e, best;
-    cl_kernel residuals, argmax;
+    cl_mem x, y, y64, idx, beta, size, want, r, e, best, add, gram;
+    cl_kernel residuals, argmax, grams; /* grams NULL without fp64 */
     size_t wg;
-    void *beta_host; /* the coefficients in the dtype */
+    void *beta_host;     /* the coefficients in the dtype */
+    double *columns;     /* 2 n: the host's inner products without fp64 */
 };
 
 #define ARG(k, i, v)                                                                               \
@@ -41,8 +44,7 @@ static int put(clstats_ctx *ctx, cl_mem buf, size_t bytes, const void *host)
         "clEnqueueWriteBuffer(PaSS)");
 }
 
-static int argmax(struct pass_engine *e, const int32_t *idx, const int32_t *size,
-                  const double *beta, int32_t *best)
+static int argmaxes(struct pass_engine *e, const double *beta)
 {
     clstats_ctx *ctx = e->ctx;
     struct device_state *st = e->state;
@@ -54,10 +56,7 @@ static int argmax(struct pass_engine *e, const int32_t *idx, const int32_t *size
         else ((float *)st->beta_host)[i] = (float)beta[i];
     }
     int status;
-    if ((status = put(ctx, st->idx, K * cap * sizeof *idx, idx)) ||
-        (status = put(ctx, st->size, K * sizeof *size, size)) ||
-        (status = put(ctx, st->beta, K * cap * es, st->beta_host)))
-        return status;
+    if ((status = put(ctx, st->beta, K * cap * es, st->beta_host))) return status;
     ARG(st->residuals, 0, st->x);
     ARG(st->residuals, 1, n);
     ARG(st->residuals, 2, p);
@@ -79,45 +78,93 @@ static int argmax(struct pass_engine *e, const int32_t *idx, const int32_t *size
     ARG(st->argmax, 3, st->size);
     ARG(st->argmax, 4, st->best);
     const size_t g = K * st->wg;
-    if ((status = clstats__launch(ctx, st->argmax, 1, NULL, &g, &st->wg, "pass_argmax")))
-        return status;
+    return clstats__launch(ctx, st->argmax, 1, NULL, &g, &st->wg, "pass_argmax");
+}
+
+static int grams(struct pass_engine *e)
+{
+    clstats_ctx *ctx = e->ctx;
+    struct device_state *st = e->state;
+    const cl_uint n = (cl_uint)e->d->n, p = (cl_uint)e->d->p;
+    ARG(st->grams, 0, st->x);
+    ARG(st->grams, 1, n);
+    ARG(st->grams, 2, p);
+    ARG(st->grams, 3, st->y64);
+    ARG(st->grams, 4, st->idx);
+    ARG(st->grams, 5, st->size);
+    ARG(st->grams, 6, st->want);
+    ARG(st->grams, 7, st->best);
+    ARG(st->grams, 8, st->add);
+    ARG(st->grams, 9, st->gram);
+    const size_t lanes = PASS_LANES, g = e->k_particles * lanes;
+    return clstats__launch(ctx, st->grams, 1, NULL, &g, &lanes, "pass_grams");
+}
+
+static int read(clstats_ctx *ctx, cl_mem buf, size_t bytes, void *host, bool wait)
+{
     return clstats__cl_check(ctx,
-                             clEnqueueReadBuffer(ctx->queue, st->best, CL_TRUE, 0,
-                                                 K * sizeof *best, best, 0, NULL, NULL),
+                             clEnqueueReadBuffer(ctx->queue, buf, wait ? CL_TRUE : CL_FALSE, 0,
+                                                 bytes, host, 0, NULL, NULL),
                              "clEnqueueReadBuffer(PaSS)");
+}
+
+static int step(struct pass_engine *e, const int32_t *idx, const int32_t *size,
+                const double *beta, const int32_t *want, int32_t *add, double *gram)
+{
+    clstats_ctx *ctx = e->ctx;
+    struct device_state *st = e->state;
+    const size_t K = e->k_particles, cap = e->cap;
+    bool any_argmax = false;
+    for (size_t j = 0; j < K; j++) any_argmax |= want[j] == PASS_ARGMAX;
+    int status;
+    if ((status = put(ctx, st->idx, K * cap * sizeof *idx, idx)) ||
+        (status = put(ctx, st->size, K * sizeof *size, size)) ||
+        (any_argmax && (status = argmaxes(e, beta))))
+        return status;
+    if (!st->grams) { /* no fp64: the indices only, then the products here */
+        if (any_argmax && (status = read(ctx, st->best, K * sizeof *add, add, true))) return status;
+        for (size_t j = 0; j < K; j++) {
+            if (want[j] == PASS_NONE) continue;
+            if (want[j] != PASS_ARGMAX) add[j] = want[j];
+            if (add[j] >= 0)
+                clstats__pass_gram(e->d, idx + j * cap, (size_t)size[j], (size_t)add[j],
+                                   gram + j * PASS_GRAM(cap), st->columns);
+        }
+        return CLSTATS_OK;
+    }
+    if ((status = put(ctx, st->want, K * sizeof *want, want)) || (status = grams(e)) ||
+        (status = read(ctx, st->add, K * sizeof *add, add, false)))
+        return status;
+    return read(ctx, st->gram, K * PASS_GRAM(cap) * sizeof *gram, gram, true);
 }
 
 static void release(struct pass_engine *e)
 {
     struct device_state *st = e->state;
     if (!st) return;
-    cl_mem *bufs[] = {&st->x, &st->y, &st->idx, &st->beta, &st->size, &st->r, &st->e, &st->best};
+    cl_mem *bufs[] = {&st->x,    &st->y, &st->y64,  &st->idx, &st->beta, &st->size,
+                      &st->want, &st->r, &st->e,    &st->best, &st->add, &st->gram};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (*bufs[i]) clReleaseMemObject(*bufs[i]);
-    free(st->beta_host);
+    free(st->beta_host), free(st->columns);
     free(st);
     e->state = NULL;
 }
 
-/* X row-major and y in the dtype, from the host's column-major doubles (already rounded). */
-static void *packed(const struct pass_data *d, bool y)
+/* y in the dtype, from the host's centred doubles. */
+static void *y_in_dtype(const struct pass_data *d)
 {
-    const size_t n = d->n, p = y ? 1 : d->p, es = d->f64 ? 8 : 4;
-    char *out = malloc(n * p * es);
-    if (!out) return NULL;
-    for (size_t t = 0; t < n; t++)
-        for (size_t i = 0; i < p; i++) {
-            const double v = y ? d->ys[t] : d->xs[i * n + t];
-            if (d->f64) ((double *)out)[t * p + i] = v;
-            else ((float *)out)[t * p + i] = (float)v;
-        }
+    char *out = malloc(d->n * (d->f64 ? 8 : 4));
+    for (size_t t = 0; out && t < d->n; t++)
+        if (d->f64) ((double *)out)[t] = d->ys[t];
+        else ((float *)out)[t] = (float)d->ys[t];
     return out;
 }
 
 int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k_particles,
                            size_t cap, struct pass_engine *e)
 {
-    *e = (struct pass_engine){.argmax = argmax, .release = release, .ctx = ctx, .d = d,
+    *e = (struct pass_engine){.step = step, .release = release, .ctx = ctx, .d = d,
                               .k_particles = k_particles, .cap = cap};
     if (d->f64 && !ctx->has_fp64)
         return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED, "float64 needs a device with fp64");
@@ -127,29 +174,35 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
     const size_t es = d->f64 ? 8 : 4, K = k_particles;
     st->wg = 1;
     while (st->wg * 2 <= 256 && st->wg * 2 <= ctx->max_work_group) st->wg *= 2;
-    char options[96];
-    snprintf(options, sizeof options, "%s -DWG=%zu -DCAP=%zu", d->f64 ? "-DUSE_DOUBLE" : "",
-             st->wg, cap);
+    char options[128];
+    snprintf(options, sizeof options, "%s%s -DWG=%zu -DCAP=%zu", d->f64 ? "-DUSE_DOUBLE" : "",
+             ctx->has_fp64 ? " -DPASS_GRAMS" : "", st->wg, cap);
     cl_program prog;
     int status = clstats__program(ctx, "pass.cl", options, &prog);
     if (status || (status = clstats__kernel(ctx, prog, "pass_residuals", &st->residuals)) ||
-        (status = clstats__kernel(ctx, prog, "pass_argmax", &st->argmax)))
+        (status = clstats__kernel(ctx, prog, "pass_argmax", &st->argmax)) ||
+        (ctx->has_fp64 && (status = clstats__kernel(ctx, prog, "pass_grams", &st->grams))))
         return status;
     st->beta_host = malloc(K * cap * es);
-    void *xh = packed(d, false), *yh = packed(d, true);
-    if (!st->beta_host || !xh || !yh) {
-        free(xh), free(yh);
+    st->columns = malloc(2 * d->n * sizeof *st->columns);
+    void *yh = y_in_dtype(d);
+    if (!st->beta_host || !st->columns || !yh) {
+        free(yh);
         return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "out of memory");
     }
-    status = buffer(ctx, d->n * d->p * es, xh, &st->x);
+    status = buffer(ctx, d->n * d->p * es, (void *)d->xr, &st->x);
     if (!status) status = buffer(ctx, d->n * es, yh, &st->y);
-    free(xh), free(yh);
-    if (status || (status = buffer(ctx, K * cap * 4, NULL, &st->idx)) ||
+    free(yh);
+    if (status || (status = buffer(ctx, d->n * 8, (void *)d->ys, &st->y64)) ||
+        (status = buffer(ctx, K * cap * 4, NULL, &st->idx)) ||
         (status = buffer(ctx, K * cap * es, NULL, &st->beta)) ||
         (status = buffer(ctx, K * 4, NULL, &st->size)) ||
+        (status = buffer(ctx, K * 4, NULL, &st->want)) ||
         (status = buffer(ctx, d->n * K * es, NULL, &st->r)) ||
         (status = buffer(ctx, K * d->p * es, NULL, &st->e)) ||
-        (status = buffer(ctx, K * 4, NULL, &st->best)))
+        (status = buffer(ctx, K * 4, NULL, &st->best)) ||
+        (status = buffer(ctx, K * 4, NULL, &st->add)) ||
+        (status = buffer(ctx, K * PASS_GRAM(cap) * 8, NULL, &st->gram)))
         return status;
     return CLSTATS_OK;
 }
