@@ -161,6 +161,20 @@ START_TEST(pass_device_matches_host)
     check_same(3, 1, 1, 1, 1, 3, CLSTATS_VARSEL_AIC, seed + 4);   /* tiniest */
     check_same(5, 2, 1, 0, 5, 4, CLSTATS_VARSEL_AIC, seed + 5);   /* K > p */
     check_same(9, 517, 2, 1, 3, 9, CLSTATS_VARSEL_HDBIC, seed + 6); /* p >> n, odd */
+    check_same(700, 90, 6, 0, 24, 14, CLSTATS_VARSEL_HDBIC, seed + 7); /* long columns */
+}
+END_TEST
+
+/* A device without fp64 standardises X and takes the inner products on the host instead: the
+ * same selection still. */
+START_TEST(pass_without_fp64_matches_host)
+{
+    clstats_ctx *ctx = test_ctx();
+    const bool had = ctx->has_fp64;
+    ctx->has_fp64 = false;
+    check_same(61, 300, 4, 0, 7, 10, CLSTATS_VARSEL_HDHQC, test_seed() + 50);
+    check_same(300, 40, 5, 0, 16, 12, CLSTATS_VARSEL_BIC, test_seed() + 51);
+    ctx->has_fp64 = had;
 }
 END_TEST
 
@@ -326,7 +340,10 @@ START_TEST(pass_bad_input)
     ck_assert_int_eq(status_of(&pr, &o), CLSTATS_ERR_SINGULAR);
     ck_assert(strstr(clstats_ctx_message(test_ctx()), "column 4") != NULL);
     pr.x[3 * 6 + 4] = NAN;
+    pr.x[5 * 6 + 1] = INFINITY;
     ck_assert_int_eq(status_of(&pr, &o), CLSTATS_ERR_NAN);
+    ck_assert_msg(strstr(clstats_ctx_message(test_ctx()), "x[3, 4] is nan") != NULL, "%s",
+                  clstats_ctx_message(test_ctx())); /* the first in row order */
     free_problem(&pr);
     pr = make_problem(20, 6, 2, 1.0, 2);
     pr.y[7] = NAN;
@@ -352,6 +369,7 @@ int main(void)
     TCase *tc = tcase_create("pass");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, pass_device_matches_host);
+    tcase_add_test(tc, pass_without_fp64_matches_host);
     tcase_add_test(tc, pass_engines_agree);
     tcase_add_test(tc, pass_criterion_matches_plain_ls);
     tcase_add_test(tc, pass_finds_true_model);

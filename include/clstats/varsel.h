@@ -4,8 +4,11 @@
  * Stepwise Algorithm (PaSS) on Multicore Hybrid CPU-GPU Clusters", section III) (src/varsel/).
  *
  * Standardisation: every column of X and y are centred (the intercept, never selected and not
- * counted in k) and each column scaled to unit Euclidean norm, as the paper assumes; coef and
- * intercept are given back on the caller's scale. sigma^2 = RSS / n of the centred fit.
+ * counted in k) and each column scaled to unit Euclidean norm, as the paper assumes (in double,
+ * then rounded to the dtype; on a device with fp64 X goes up as given and is standardised there,
+ * to the same values); coef and intercept are given back on the caller's scale.
+ * sigma^2 = RSS / n of the centred fit. A NaN or infinity in X is reported at its first place in
+ * row order.
  *
  * Criteria (section III-D), k the model's size: AIC n log s2 + 2k; BIC n log s2 + k log n;
  * EBIC(gamma) BIC + 2 gamma log C(p, k); HDBIC n log s2 + k log n log p; HDHQC

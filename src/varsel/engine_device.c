@@ -1,5 +1,6 @@
 /* engine_device.c - the device engine of PaSS: X (n x p, row-major, the data's dtype) goes up
- * once; each iteration the particles' model indices and wishes (and, where some particle takes
+ * once, as the caller gave it, and is standardised there (devices with fp64; else the host's
+ * standardised copy goes up); each iteration the particles' model indices and wishes (and, where some particle takes
  * the argmax, their coefficients) go up; the residuals of all particles are formed on the device
  * (kernels/varsel/pass.cl), E = R^T X by one GEMM through src/linalg (CLBlast), the argmax
  * outside each model and the chosen variables' inner products (in double) on the device, and
@@ -16,7 +17,7 @@
 
 struct device_state {
     cl_mem x, y, y64, idx, beta, size, want, r, e, best, add, gram;
-    cl_kernel residuals, argmax, grams; /* grams NULL without fp64 */
+    cl_kernel residuals, argmax, grams, standardise; /* the last two NULL without fp64 */
     size_t wg;
     void *beta_host;     /* the coefficients in the dtype */
     double *columns;     /* 2 n: the host's inner products without fp64 */
@@ -151,6 +152,46 @@ static void release(struct pass_engine *e)
     e->state = NULL;
 }
 
+int clstats__engine_device_load(struct pass_engine *e, const struct clstats_array *x,
+                                double *mean, double *scale, int32_t *first_bad)
+{
+    clstats_ctx *ctx = e->ctx;
+    struct device_state *st = e->state;
+    const size_t p = e->d->p;
+    if (!st->standardise)
+        return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED, "standardising on the device needs fp64");
+    bool owned;
+    int status = clstats__array_in(ctx, x, true, &st->x, NULL, &owned);
+    if (status) return status;
+    if (!owned) /* never for host arrays, the only ones PaSS takes; X is changed in place */
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "PaSS takes x in host memory");
+    cl_mem m = NULL, sc = NULL, bad = NULL;
+    if ((status = buffer(ctx, p * 8, NULL, &m)) || (status = buffer(ctx, p * 8, NULL, &sc)) ||
+        (status = buffer(ctx, p * 4, NULL, &bad)))
+        goto exit;
+    const cl_uint n32 = (cl_uint)e->d->n, p32 = (cl_uint)p;
+#define SARG(i, v)                                                                                 \
+    if ((status = clstats__cl_check(ctx, clSetKernelArg(st->standardise, i, sizeof(v), &(v)),     \
+                                    "clSetKernelArg(pass_standardise)")))                          \
+    goto exit
+    SARG(0, st->x);
+    SARG(1, n32);
+    SARG(2, p32);
+    SARG(3, m);
+    SARG(4, sc);
+    SARG(5, bad);
+#undef SARG
+    if ((status = clstats__launch(ctx, st->standardise, 1, NULL, &p, NULL, "pass_standardise")) ||
+        (status = read(ctx, m, p * 8, mean, false)) || (status = read(ctx, sc, p * 8, scale, false)))
+        goto exit;
+    status = read(ctx, bad, p * 4, first_bad, true);
+exit:
+    if (m) clReleaseMemObject(m);
+    if (sc) clReleaseMemObject(sc);
+    if (bad) clReleaseMemObject(bad);
+    return status;
+}
+
 /* y in the dtype, from the host's centred doubles. */
 static void *y_in_dtype(const struct pass_data *d)
 {
@@ -181,7 +222,9 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
     int status = clstats__program(ctx, "pass.cl", options, &prog);
     if (status || (status = clstats__kernel(ctx, prog, "pass_residuals", &st->residuals)) ||
         (status = clstats__kernel(ctx, prog, "pass_argmax", &st->argmax)) ||
-        (ctx->has_fp64 && (status = clstats__kernel(ctx, prog, "pass_grams", &st->grams))))
+        (ctx->has_fp64 && (status = clstats__kernel(ctx, prog, "pass_grams", &st->grams))) ||
+        (ctx->has_fp64 &&
+         (status = clstats__kernel(ctx, prog, "pass_standardise", &st->standardise))))
         return status;
     st->beta_host = malloc(K * cap * es);
     st->columns = malloc(2 * d->n * sizeof *st->columns);
@@ -190,7 +233,7 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
         free(yh);
         return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "out of memory");
     }
-    status = buffer(ctx, d->n * d->p * es, (void *)d->xr, &st->x);
+    status = d->xr ? buffer(ctx, d->n * d->p * es, (void *)d->xr, &st->x) : CLSTATS_OK;
     if (!status) status = buffer(ctx, d->n * es, yh, &st->y);
     free(yh);
     if (status || (status = buffer(ctx, d->n * 8, (void *)d->ys, &st->y64)) ||

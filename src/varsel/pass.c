@@ -64,14 +64,10 @@ static double element(const struct clstats_array *a, const char *row, size_t col
     return a->dtype == CLSTATS_FLOAT64 ? ((const double *)row)[col] : ((const float *)row)[col];
 }
 
-/* Centres y and every column and scales the columns to unit norm, into xr row-major in the
- * dtype (the values the device holds); mean and scale per column for the caller's coefficients.
- * Passes go along the caller's rows (no transposes), each column's sums still in row order. */
-static int standardise(clstats_ctx *ctx, const struct clstats_array *x,
-                       const struct clstats_array *y, void *xr, double *ys, double *mean,
-                       double *scale, double *ymean)
+/* y centred into ys. */
+static int standardise_y(clstats_ctx *ctx, const struct clstats_array *y, size_t n, double *ys,
+                         double *ymean)
 {
-    const size_t n = x->ny, p = x->nx;
     double s = 0;
     for (size_t t = 0; t < n; t++) {
         ys[t] = element(y, row_of(y, y->ny == 1 ? 0 : t), y->ny == 1 ? t : 0);
@@ -82,13 +78,39 @@ static int standardise(clstats_ctx *ctx, const struct clstats_array *x,
     *ymean = s / (double)n;
     double ss = 0;
     for (size_t t = 0; t < n; t++) ys[t] -= *ymean, ss += ys[t] * ys[t];
-    if (!(ss > 0)) return clstats__fail(ctx, CLSTATS_ERR_SINGULAR, "y is constant");
+    return ss > 0 ? CLSTATS_OK : clstats__fail(ctx, CLSTATS_ERR_SINGULAR, "y is constant");
+}
+
+static int non_finite(clstats_ctx *ctx, const struct clstats_array *x, size_t t, size_t i)
+{
+    return clstats__fail(ctx, CLSTATS_ERR_NAN, "x[%zu, %zu] is %g", t, i,
+                         element(x, row_of(x, t), i));
+}
+
+/* A column whose spread is at the rounding level of its mean counts as constant. */
+static int constant_column(clstats_ctx *ctx, size_t n, size_t p, const double *mean,
+                           const double *scale)
+{
+    for (size_t i = 0; i < p; i++)
+        if (!(scale[i] > 1e-12 * sqrt((double)n) * fabs(mean[i])) || scale[i] == 0)
+            return clstats__fail(ctx, CLSTATS_ERR_SINGULAR, "column %zu of x is constant", i);
+    return CLSTATS_OK;
+}
+
+/* Centres every column of x and scales it to unit norm, into xr row-major in the dtype (the
+ * values the device holds), as kernels/varsel/pass.cl's pass_standardise does on the device
+ * (the same sums in the same order, so the same values); mean and scale (the centred column's
+ * norm) per column for the caller's coefficients. Passes go along the caller's rows. */
+static int standardise_x(clstats_ctx *ctx, const struct clstats_array *x, void *xr, double *mean,
+                         double *scale)
+{
+    const size_t n = x->ny, p = x->nx;
     for (size_t i = 0; i < p; i++) mean[i] = 0, scale[i] = 0;
     for (size_t t = 0; t < n; t++) {
         const char *row = row_of(x, t);
         for (size_t i = 0; i < p; i++) {
             const double v = element(x, row, i);
-            if (!isfinite(v)) return clstats__fail(ctx, CLSTATS_ERR_NAN, "x[%zu, %zu] is %g", t, i, v);
+            if (!isfinite(v)) return non_finite(ctx, x, t, i);
             mean[i] += v;
         }
     }
@@ -97,16 +119,12 @@ static int standardise(clstats_ctx *ctx, const struct clstats_array *x,
         const char *row = row_of(x, t);
         for (size_t i = 0; i < p; i++) {
             const double c = element(x, row, i) - mean[i];
-            scale[i] += c * c;
+            scale[i] = fma(c, c, scale[i]);
         }
     }
-    for (size_t i = 0; i < p; i++) {
-        scale[i] = sqrt(scale[i]);
-        /* Spread at the rounding level of the mean counts as constant. */
-        if (!(scale[i] > 1e-12 * sqrt((double)n) * fabs(mean[i])) || scale[i] == 0)
-            return clstats__fail(ctx, CLSTATS_ERR_SINGULAR, "column %zu of x is constant", i);
-    }
-    for (size_t t = 0; t < n; t++) {
+    for (size_t i = 0; i < p; i++) scale[i] = sqrt(scale[i]);
+    int status = constant_column(ctx, n, p, mean, scale);
+    for (size_t t = 0; t < n && !status; t++) {
         const char *row = row_of(x, t);
         for (size_t i = 0; i < p; i++) {
             const double v = (element(x, row, i) - mean[i]) / scale[i];
@@ -114,7 +132,25 @@ static int standardise(clstats_ctx *ctx, const struct clstats_array *x,
             else ((float *)xr)[t * p + i] = (float)v;
         }
     }
-    return CLSTATS_OK;
+    return status;
+}
+
+/* X standardised on the device (pass_standardise), and its errors as standardise_x gives them:
+ * the first non-finite value in row order, then the first constant column. */
+static int standardise_on_device(clstats_ctx *ctx, struct pass_engine *e,
+                                 const struct clstats_array *x, double *mean, double *scale)
+{
+    const size_t n = x->ny, p = x->nx;
+    int32_t *first_bad = malloc(p * sizeof *first_bad);
+    if (!first_bad) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "out of memory");
+    int status = clstats__engine_device_load(e, x, mean, scale, first_bad);
+    size_t bad_t = n, bad_i = 0;
+    for (size_t i = 0; !status && i < p; i++)
+        if (first_bad[i] >= 0 && (size_t)first_bad[i] < bad_t) bad_t = (size_t)first_bad[i], bad_i = i;
+    free(first_bad);
+    if (status) return status;
+    if (bad_t < n) return non_finite(ctx, x, bad_t, bad_i);
+    return constant_column(ctx, n, p, mean, scale);
 }
 
 /* The plain C engine's copy: the same values column-major in double. */
@@ -356,23 +392,26 @@ static int run(clstats_ctx *ctx, bool device, const struct clstats_array *x,
                              o.max_size, cap);
 
     const bool f64 = x->dtype == CLSTATS_FLOAT64;
+    /* On a device with fp64 X goes up as it is and is standardised there; else here. */
+    const bool on_device = device && ctx->has_fp64;
     void *xr = NULL;
     double *xs = NULL, *ys = NULL, *mean = NULL, *scale = NULL, ymean = 0;
     size_t bytes;
     if (!clstats__array_bytes(n * p, f64 ? 8 : 4, &bytes) || p > SIZE_MAX / n)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "x is too large");
-    xr = malloc(bytes), ys = malloc(n * sizeof *ys), mean = malloc(p * sizeof *mean);
-    scale = malloc(p * sizeof *scale);
+    if (!on_device) xr = malloc(bytes);
+    ys = malloc(n * sizeof *ys), mean = malloc(p * sizeof *mean), scale = malloc(p * sizeof *scale);
     struct swarm s = {.o = &o, .K = o.n_particles, .cap = cap};
     struct pass_engine e = {0};
     struct pass_data d = {.n = n, .p = p, .f64 = f64, .xr = xr, .ys = ys};
     s.d = &d;
-    if (!xr || !ys || !mean || !scale) {
+    if ((!on_device && !xr) || !ys || !mean || !scale) {
         status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "out of memory for x");
         goto exit;
     }
-    if ((status = standardise(ctx, x, y, xr, ys, mean, scale, &ymean))) goto exit;
+    if ((status = standardise_y(ctx, y, n, ys, &ymean))) goto exit;
     for (size_t t = 0; t < n; t++) d.yty += ys[t] * ys[t];
+    if (!on_device && (status = standardise_x(ctx, x, xr, mean, scale))) goto exit;
     if (!device && !(d.xs = xs = columns_of(&d))) {
         status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "out of memory for x");
         goto exit;
@@ -380,7 +419,8 @@ static int run(clstats_ctx *ctx, bool device, const struct clstats_array *x,
     if ((status = make_swarm(ctx, &s))) goto exit;
     status = device ? clstats__engine_device(ctx, &d, s.K, cap, &e)
                     : clstats__engine_host(ctx, &d, s.K, cap, &e);
-    if (status) goto exit;
+    if (status || (on_device && (status = standardise_on_device(ctx, &e, x, mean, scale))))
+        goto exit;
 
     struct clstats__rng rng;
     clstats__rng_seed(&rng, o.seed);

@@ -9,7 +9,7 @@
 #include "internal.h"
 
 /* The standardised problem: xr row-major (row t at xr + t p) in the dtype, exactly the values
- * the device holds; xs the same values column-major in double (column i at xs + i n), built only
+ * the device holds (NULL where the device standardised X itself); xs the same values column-major in double (column i at xs + i n), built only
  * for the plain C engine (NULL otherwise); ys centred in double, yty = ys^T ys. */
 struct pass_data {
     size_t n, p;
@@ -74,7 +74,13 @@ void clstats__pass_gram(const struct pass_data *d, const int32_t *idx, size_t k,
 
 int clstats__engine_host(clstats_ctx *ctx, const struct pass_data *d, size_t k_particles,
                          size_t cap, struct pass_engine *e);
+/* Where d->xr is NULL the device engine's X comes from clstats__engine_device_load: x as the
+ * caller gave it, standardised on the device (devices with fp64) as pass.c's standardise_x does
+ * on the host, bit for bit; mean, scale and each column's first non-finite row (-1: none) come
+ * back, from which pass.c gives the errors. */
 int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k_particles,
                            size_t cap, struct pass_engine *e);
+int clstats__engine_device_load(struct pass_engine *e, const struct clstats_array *x,
+                                double *mean, double *scale, int32_t *first_bad);
 
 #endif
