@@ -1,6 +1,6 @@
-/* pass.cl - PaSS's device steps (src/varsel/engine_device.c): the residuals of all K particles
- * as an n x K matrix, and after CLBlast's E = R^T X (K x p), each particle's largest |E| outside
- * its model; then the inner products the host's fits need for the variable each particle adds.
+/* pass.cl - PaSS's device steps (src/varsel/engine_device.c): the residuals of the m particles
+ * that take the argmax as an n x m matrix, and after CLBlast's E = R^T X (m x p), each one's
+ * largest |E| outside its model; then the inner products the host's fits need for the variable each particle adds.
  * REAL is the data's dtype (-D USE_DOUBLE); WG (a power of two) the work-group of the argmax, CAP
  * the largest model; PASS_GRAMS (devices with fp64) builds pass_grams. */
 #if defined(USE_DOUBLE) || defined(PASS_GRAMS)
@@ -18,17 +18,20 @@ typedef float real;
 #define CAP 100
 #endif
 
-/* r[t K + j] = y_t - sum_m x[t, idx_jm] beta_jm, over the model in the order it entered. */
+/* For the q-th of the m particles that take the argmax (particle rows[q]):
+ * r[t m + q] = y_t - sum_m x[t, idx_jm] beta_jm, over the model in the order it entered. */
 __kernel void pass_residuals(__global const real *x, uint n, uint p, __global const real *y,
                              __global const int *idx, __global const real *beta,
-                             __global const int *size, uint k_particles, __global real *r)
+                             __global const int *size, __global const int *rows, uint m_rows,
+                             __global real *r)
 {
-    const uint j = get_global_id(0), t = get_global_id(1);
-    if (j >= k_particles || t >= n) return;
+    const uint q = get_global_id(0), t = get_global_id(1);
+    if (q >= m_rows || t >= n) return;
+    const int j = rows[q];
     __global const real *row = x + (ulong)t * p;
     real fit = 0;
     for (int m = 0; m < size[j]; m++) fit += row[idx[j * CAP + m]] * beta[j * CAP + m];
-    r[(ulong)t * k_particles + j] = y[t] - fit;
+    r[(ulong)t * m_rows + q] = y[t] - fit;
 }
 
 /* (v, i) beats (w, k): larger |E|, then the lower index; -1 (nothing) loses to any index. */
@@ -37,20 +40,21 @@ inline bool beats(real v, int i, real w, int k)
     return i >= 0 && (k < 0 || v > w || (v == w && i < k));
 }
 
-/* One work-group per particle: each work-item scans its variables in rising order, so that
- * equal values keep the lowest index, then a halving reduction. */
+/* One work-group per particle that takes the argmax (row q of E is particle rows[q]'s): each
+ * work-item scans its variables in rising order, so that equal values keep the lowest index,
+ * then a halving reduction. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 pass_argmax(__global const real *e, uint p, __global const int *idx, __global const int *size,
-            __global int *best)
+            __global const int *rows, __global int *best)
 {
     __local int model[CAP];
     __local real lv[WG];
     __local int li[WG];
-    const uint j = get_group_id(0), l = get_local_id(0);
-    const int k = size[j];
+    const uint q = get_group_id(0), l = get_local_id(0);
+    const int j = rows[q], k = size[j];
     for (int m = l; m < k; m += WG) model[m] = idx[j * CAP + m];
     barrier(CLK_LOCAL_MEM_FENCE);
-    __global const real *row = e + (ulong)j * p;
+    __global const real *row = e + (ulong)q * p;
     real top = 0;
     int arg = -1;
     for (uint i = l; i < p; i += WG) {

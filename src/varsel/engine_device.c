@@ -1,12 +1,13 @@
 /* engine_device.c - the device engine of PaSS: X (n x p, row-major, the data's dtype) goes up
  * once, as the caller gave it, and is standardised there (devices with fp64; else the host's
- * standardised copy goes up); each iteration the particles' model indices and wishes (and, where some particle takes
- * the argmax, their coefficients) go up; the residuals of all particles are formed on the device
- * (kernels/varsel/pass.cl), E = R^T X by one GEMM through src/linalg (CLBlast), the argmax
- * outside each model and the chosen variables' inner products (in double) on the device, and
- * only the chosen indices and their inner products come back, in one wait. The layout
- * E = R^T X (K x p) rather than X^T R makes each particle's scan read contiguous memory. On a
- * device without fp64 the inner products are the host's (products.c), from the same values. */
+ * standardised copy goes up). Each iteration the particles' model indices and wishes (and, where
+ * some take the argmax, their coefficients) go up; the residuals of the particles that take the
+ * argmax are formed on the device (kernels/varsel/pass.cl), E = R^T X by one GEMM through
+ * src/linalg (CLBlast), their argmaxes outside each model and the chosen variables' inner
+ * products (in double) on the device, and only the chosen indices and those products come back,
+ * in one wait. The layout E = R^T X (m x p) rather than X^T R makes each particle's scan read
+ * contiguous memory. On a device without fp64 the inner products are the host's (products.c),
+ * from the same values. */
 #include "varsel_internal.h"
 
 #include "../linalg/linalg_internal.h"
@@ -16,10 +17,11 @@
 #include <string.h>
 
 struct device_state {
-    cl_mem x, y, y64, idx, beta, size, want, r, e, best, add, gram;
+    cl_mem x, y, y64, idx, beta, size, want, rows_dev, r, e, best, add, gram;
     cl_kernel residuals, argmax, grams, standardise; /* the last two NULL without fp64 */
     size_t wg;
     void *beta_host;     /* the coefficients in the dtype */
+    int32_t *rows;       /* the particles that take the argmax */
     double *columns;     /* 2 n: the host's inner products without fp64 */
 };
 
@@ -45,19 +47,26 @@ static int put(clstats_ctx *ctx, cl_mem buf, size_t bytes, const void *host)
         "clEnqueueWriteBuffer(PaSS)");
 }
 
-static int argmaxes(struct pass_engine *e, const double *beta)
+/* The residuals, E and the argmaxes of the particles that take one (only those: the GEMM is
+ * the iteration's largest cost), into best[j]. */
+static int argmaxes(struct pass_engine *e, const double *beta, const int32_t *want)
 {
     clstats_ctx *ctx = e->ctx;
     struct device_state *st = e->state;
     const struct pass_data *d = e->d;
     const size_t K = e->k_particles, cap = e->cap, es = d->f64 ? 8 : 4;
-    const cl_uint n = (cl_uint)d->n, p = (cl_uint)d->p, kk = (cl_uint)K;
+    size_t m = 0;
+    for (size_t j = 0; j < K; j++)
+        if (want[j] == PASS_ARGMAX) st->rows[m++] = (int32_t)j;
+    const cl_uint n = (cl_uint)d->n, p = (cl_uint)d->p, mm = (cl_uint)m;
     for (size_t i = 0; i < K * cap; i++) {
         if (d->f64) ((double *)st->beta_host)[i] = beta[i];
         else ((float *)st->beta_host)[i] = (float)beta[i];
     }
     int status;
-    if ((status = put(ctx, st->beta, K * cap * es, st->beta_host))) return status;
+    if ((status = put(ctx, st->beta, K * cap * es, st->beta_host)) ||
+        (status = put(ctx, st->rows_dev, m * sizeof *st->rows, st->rows)))
+        return status;
     ARG(st->residuals, 0, st->x);
     ARG(st->residuals, 1, n);
     ARG(st->residuals, 2, p);
@@ -65,20 +74,22 @@ static int argmaxes(struct pass_engine *e, const double *beta)
     ARG(st->residuals, 4, st->idx);
     ARG(st->residuals, 5, st->beta);
     ARG(st->residuals, 6, st->size);
-    ARG(st->residuals, 7, kk);
-    ARG(st->residuals, 8, st->r);
-    const size_t global[2] = {K, d->n};
+    ARG(st->residuals, 7, st->rows_dev);
+    ARG(st->residuals, 8, mm);
+    ARG(st->residuals, 9, st->r);
+    const size_t global[2] = {m, d->n};
     if ((status = clstats__launch(ctx, st->residuals, 2, NULL, global, NULL, "pass_residuals")))
         return status;
-    const struct clstats__mat r = {st->r, 0, K}, x = {st->x, 0, d->p}, ee = {st->e, 0, d->p};
-    if ((status = clstats__gemm(ctx, d->f64, true, false, K, d->p, d->n, 1, r, x, 0, ee)))
+    const struct clstats__mat r = {st->r, 0, m}, x = {st->x, 0, d->p}, ee = {st->e, 0, d->p};
+    if ((status = clstats__gemm(ctx, d->f64, true, false, m, d->p, d->n, 1, r, x, 0, ee)))
         return status;
     ARG(st->argmax, 0, st->e);
     ARG(st->argmax, 1, p);
     ARG(st->argmax, 2, st->idx);
     ARG(st->argmax, 3, st->size);
-    ARG(st->argmax, 4, st->best);
-    const size_t g = K * st->wg;
+    ARG(st->argmax, 4, st->rows_dev);
+    ARG(st->argmax, 5, st->best);
+    const size_t g = m * st->wg;
     return clstats__launch(ctx, st->argmax, 1, NULL, &g, &st->wg, "pass_argmax");
 }
 
@@ -120,7 +131,7 @@ static int step(struct pass_engine *e, const int32_t *idx, const int32_t *size,
     int status;
     if ((status = put(ctx, st->idx, K * cap * sizeof *idx, idx)) ||
         (status = put(ctx, st->size, K * sizeof *size, size)) ||
-        (any_argmax && (status = argmaxes(e, beta))))
+        (any_argmax && (status = argmaxes(e, beta, want))))
         return status;
     if (!st->grams) { /* no fp64: the indices only, then the products here */
         if (any_argmax && (status = read(ctx, st->best, K * sizeof *add, add, true))) return status;
@@ -143,11 +154,12 @@ static void release(struct pass_engine *e)
 {
     struct device_state *st = e->state;
     if (!st) return;
-    cl_mem *bufs[] = {&st->x,    &st->y, &st->y64,  &st->idx, &st->beta, &st->size,
-                      &st->want, &st->r, &st->e,    &st->best, &st->add, &st->gram};
+    cl_mem *bufs[] = {&st->x,    &st->y,        &st->y64, &st->idx, &st->beta,
+                      &st->size, &st->want,     &st->r,   &st->e,   &st->best,
+                      &st->add,  &st->rows_dev, &st->gram};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (*bufs[i]) clReleaseMemObject(*bufs[i]);
-    free(st->beta_host), free(st->columns);
+    free(st->beta_host), free(st->columns), free(st->rows);
     free(st);
     e->state = NULL;
 }
@@ -228,8 +240,9 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
         return status;
     st->beta_host = malloc(K * cap * es);
     st->columns = malloc(2 * d->n * sizeof *st->columns);
+    st->rows = malloc(K * sizeof *st->rows);
     void *yh = y_in_dtype(d);
-    if (!st->beta_host || !st->columns || !yh) {
+    if (!st->beta_host || !st->columns || !st->rows || !yh) {
         free(yh);
         return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "out of memory");
     }
@@ -241,6 +254,7 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
         (status = buffer(ctx, K * cap * es, NULL, &st->beta)) ||
         (status = buffer(ctx, K * 4, NULL, &st->size)) ||
         (status = buffer(ctx, K * 4, NULL, &st->want)) ||
+        (status = buffer(ctx, K * 4, NULL, &st->rows_dev)) ||
         (status = buffer(ctx, d->n * K * es, NULL, &st->r)) ||
         (status = buffer(ctx, K * d->p * es, NULL, &st->e)) ||
         (status = buffer(ctx, K * 4, NULL, &st->best)) ||
