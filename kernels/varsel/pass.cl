@@ -1,8 +1,9 @@
 /* pass.cl - PaSS's device steps (src/varsel/engine_device.c): the residuals of the m particles
  * that take the argmax as an n x m matrix, and after CLBlast's E = R^T X (m x p), each one's
- * largest |E| outside its model; then the inner products the host's fits need for the variable each particle adds.
- * REAL is the data's dtype (-D USE_DOUBLE); WG (a power of two) the work-group of the argmax, CAP
- * the largest model; PASS_GRAMS (devices with fp64) builds pass_grams. */
+ * largest |E| outside its model; then the inner products the host's fits need for the variable
+ * each particle adds, and X's standardisation. REAL is the data's dtype (-D USE_DOUBLE); WG (a
+ * power of two) the work-group of the argmax, CAP the largest model; PASS_GRAMS (devices with
+ * fp64) builds pass_grams and pass_standardise. */
 #if defined(USE_DOUBLE) || defined(PASS_GRAMS)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif

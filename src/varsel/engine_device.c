@@ -25,11 +25,25 @@ struct device_state {
     double *columns;     /* 2 n: the host's inner products without fp64 */
 };
 
-#define ARG(k, i, v)                                                                               \
-    do {                                                                                           \
-        const cl_int err_ = clSetKernelArg((k), (i), sizeof(v), &(v));                             \
-        if (err_ != CL_SUCCESS) return clstats__cl_check(ctx, err_, "clSetKernelArg(PaSS)");       \
-    } while (0)
+/* A kernel's arguments in order, each its size and where its value is. */
+struct arg {
+    size_t size;
+    const void *value;
+};
+#define ARG(v) {sizeof(v), &(v)}
+
+static int set_args(clstats_ctx *ctx, cl_kernel k, const struct arg *args, size_t count)
+{
+    int status = CLSTATS_OK;
+    for (cl_uint i = 0; i < count && !status; i++)
+        status = clstats__cl_check(ctx, clSetKernelArg(k, i, args[i].size, args[i].value),
+                                   "clSetKernelArg(PaSS)");
+    return status;
+}
+
+#define SET_ARGS(ctx, k, ...)                                                                      \
+    set_args(ctx, k, (const struct arg[]){__VA_ARGS__},                                            \
+             sizeof((const struct arg[]){__VA_ARGS__}) / sizeof(struct arg))
 
 static int buffer(clstats_ctx *ctx, size_t bytes, void *host, cl_mem *out)
 {
@@ -67,28 +81,18 @@ static int argmaxes(struct pass_engine *e, const double *beta, const int32_t *wa
     if ((status = put(ctx, st->beta, K * cap * es, st->beta_host)) ||
         (status = put(ctx, st->rows_dev, m * sizeof *st->rows, st->rows)))
         return status;
-    ARG(st->residuals, 0, st->x);
-    ARG(st->residuals, 1, n);
-    ARG(st->residuals, 2, p);
-    ARG(st->residuals, 3, st->y);
-    ARG(st->residuals, 4, st->idx);
-    ARG(st->residuals, 5, st->beta);
-    ARG(st->residuals, 6, st->size);
-    ARG(st->residuals, 7, st->rows_dev);
-    ARG(st->residuals, 8, mm);
-    ARG(st->residuals, 9, st->r);
+    if ((status = SET_ARGS(ctx, st->residuals, ARG(st->x), ARG(n), ARG(p), ARG(st->y), ARG(st->idx),
+                           ARG(st->beta), ARG(st->size), ARG(st->rows_dev), ARG(mm), ARG(st->r))))
+        return status;
     const size_t global[2] = {m, d->n};
     if ((status = clstats__launch(ctx, st->residuals, 2, NULL, global, NULL, "pass_residuals")))
         return status;
     const struct clstats__mat r = {st->r, 0, m}, x = {st->x, 0, d->p}, ee = {st->e, 0, d->p};
     if ((status = clstats__gemm(ctx, d->f64, true, false, m, d->p, d->n, 1, r, x, 0, ee)))
         return status;
-    ARG(st->argmax, 0, st->e);
-    ARG(st->argmax, 1, p);
-    ARG(st->argmax, 2, st->idx);
-    ARG(st->argmax, 3, st->size);
-    ARG(st->argmax, 4, st->rows_dev);
-    ARG(st->argmax, 5, st->best);
+    if ((status = SET_ARGS(ctx, st->argmax, ARG(st->e), ARG(p), ARG(st->idx), ARG(st->size),
+                           ARG(st->rows_dev), ARG(st->best))))
+        return status;
     const size_t g = m * st->wg;
     return clstats__launch(ctx, st->argmax, 1, NULL, &g, &st->wg, "pass_argmax");
 }
@@ -98,16 +102,10 @@ static int grams(struct pass_engine *e)
     clstats_ctx *ctx = e->ctx;
     struct device_state *st = e->state;
     const cl_uint n = (cl_uint)e->d->n, p = (cl_uint)e->d->p;
-    ARG(st->grams, 0, st->x);
-    ARG(st->grams, 1, n);
-    ARG(st->grams, 2, p);
-    ARG(st->grams, 3, st->y64);
-    ARG(st->grams, 4, st->idx);
-    ARG(st->grams, 5, st->size);
-    ARG(st->grams, 6, st->want);
-    ARG(st->grams, 7, st->best);
-    ARG(st->grams, 8, st->add);
-    ARG(st->grams, 9, st->gram);
+    const int status = SET_ARGS(ctx, st->grams, ARG(st->x), ARG(n), ARG(p), ARG(st->y64),
+                                ARG(st->idx), ARG(st->size), ARG(st->want), ARG(st->best),
+                                ARG(st->add), ARG(st->gram));
+    if (status) return status;
     const size_t lanes = PASS_LANES, g = e->k_particles * lanes;
     return clstats__launch(ctx, st->grams, 1, NULL, &g, &lanes, "pass_grams");
 }
@@ -171,7 +169,8 @@ int clstats__engine_device_load(struct pass_engine *e, const struct clstats_arra
     struct device_state *st = e->state;
     const size_t p = e->d->p;
     if (!st->standardise)
-        return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED, "standardising on the device needs fp64");
+        return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED,
+                             "standardising on the device needs fp64");
     bool owned;
     int status = clstats__array_in(ctx, x, true, &st->x, NULL, &owned);
     if (status) return status;
@@ -182,19 +181,12 @@ int clstats__engine_device_load(struct pass_engine *e, const struct clstats_arra
         (status = buffer(ctx, p * 4, NULL, &bad)))
         goto exit;
     const cl_uint n32 = (cl_uint)e->d->n, p32 = (cl_uint)p;
-#define SARG(i, v)                                                                                 \
-    if ((status = clstats__cl_check(ctx, clSetKernelArg(st->standardise, i, sizeof(v), &(v)),     \
-                                    "clSetKernelArg(pass_standardise)")))                          \
-    goto exit
-    SARG(0, st->x);
-    SARG(1, n32);
-    SARG(2, p32);
-    SARG(3, m);
-    SARG(4, sc);
-    SARG(5, bad);
-#undef SARG
+    if ((status = SET_ARGS(ctx, st->standardise, ARG(st->x), ARG(n32), ARG(p32), ARG(m), ARG(sc),
+                           ARG(bad))))
+        goto exit;
     if ((status = clstats__launch(ctx, st->standardise, 1, NULL, &p, NULL, "pass_standardise")) ||
-        (status = read(ctx, m, p * 8, mean, false)) || (status = read(ctx, sc, p * 8, scale, false)))
+        (status = read(ctx, m, p * 8, mean, false)) ||
+        (status = read(ctx, sc, p * 8, scale, false)))
         goto exit;
     status = read(ctx, bad, p * 4, first_bad, true);
 exit:

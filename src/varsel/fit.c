@@ -2,8 +2,9 @@
  * (never refitted): U upper triangular with U^T U = X_T^T X_T (the R of X_T's QR) and
  * c = U^-T X_T^T y (Q^T y), so that RSS = y^T y - |c|^2. Adding a column appends one column to U
  * (a triangular solve) from the column's inner products, which the engine gives (products.c
- * says in which order they are summed); removing one deletes its column and restores the triangle by Givens
- * rotations applied to c too (Golub and Van Loan, section 12.5). All in double. */
+ * says in which order they are summed); removing one deletes its column and restores the
+ * triangle by Givens rotations applied to c too (Golub and Van Loan, section 12.5). All in
+ * double. */
 #include "varsel_internal.h"
 
 #include <math.h>

@@ -56,7 +56,8 @@ static int check_options(clstats_ctx *ctx, const struct clstats_pass_options *o)
 
 static const char *row_of(const struct clstats_array *a, size_t row)
 {
-    return (const char *)a->host + row * clstats__array_stride(a) * (a->dtype == CLSTATS_FLOAT64 ? 8 : 4);
+    const size_t es = a->dtype == CLSTATS_FLOAT64 ? 8 : 4;
+    return (const char *)a->host + row * clstats__array_stride(a) * es;
 }
 
 static double element(const struct clstats_array *a, const char *row, size_t col)
@@ -146,7 +147,8 @@ static int standardise_on_device(clstats_ctx *ctx, struct pass_engine *e,
     int status = clstats__engine_device_load(e, x, mean, scale, first_bad);
     size_t bad_t = n, bad_i = 0;
     for (size_t i = 0; !status && i < p; i++)
-        if (first_bad[i] >= 0 && (size_t)first_bad[i] < bad_t) bad_t = (size_t)first_bad[i], bad_i = i;
+        if (first_bad[i] >= 0 && (size_t)first_bad[i] < bad_t)
+            bad_t = (size_t)first_bad[i], bad_i = i;
     free(first_bad);
     if (status) return status;
     if (bad_t < n) return non_finite(ctx, x, bad_t, bad_i);

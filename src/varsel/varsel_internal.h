@@ -9,8 +9,9 @@
 #include "internal.h"
 
 /* The standardised problem: xr row-major (row t at xr + t p) in the dtype, exactly the values
- * the device holds (NULL where the device standardised X itself); xs the same values column-major in double (column i at xs + i n), built only
- * for the plain C engine (NULL otherwise); ys centred in double, yty = ys^T ys. */
+ * the device holds (NULL where the device standardised X itself); xs the same values
+ * column-major in double (column i at xs + i n), built only for the plain C engine (NULL
+ * otherwise); ys centred in double, yty = ys^T ys. */
 struct pass_data {
     size_t n, p;
     bool f64;
