@@ -67,8 +67,13 @@ static struct outcome fit(const struct problem *pr, int f64, const struct clstat
                           .support = calloc(pr->p ? pr->p : 1, 1)};
     struct clstats_pass_result res = {.coef = out.coef, .support = out.support,
                                       .history = out.history};
+    void *x_before = malloc(pr->n * pr->p * (f64 ? 8 : 4));
+    memcpy(x_before, x, pr->n * pr->p * (f64 ? 8 : 4));
     out.status = device ? clstats_pass_fit(test_ctx(), &xa, &ya, o, &res)
                         : clstats_pass_fit_host(NULL, &xa, &ya, o, &res);
+    /* X is the caller's: never written (CPU devices work on the caller's memory itself). */
+    ck_assert(memcmp(x_before, x, pr->n * pr->p * (f64 ? 8 : 4)) == 0);
+    free(x_before);
     out.intercept = res.intercept, out.criterion = res.criterion, out.n_selected = res.n_selected;
     free(x), free(y);
     return out;

@@ -75,20 +75,21 @@ pass_argmax(__global const real *e, uint p, __global const int *idx, __global co
 }
 
 #ifdef PASS_GRAMS
-/* X standardised in place as src/varsel/pass.c's standardise does on the host, a work-item a
+/* raw X standardised into x as src/varsel/pass.c's standardise_x does on the host, a work-item a
  * column, its sums in row order and in double with the same operations, so that the values
  * equal the host's bit for bit: the column's first non-finite row (or -1) into first_bad; its
  * mean and the norm of the centred column into mean and scale; then, unless the column is bad
  * or constant (which the host refuses), (x - mean) / scale in the dtype. */
-__kernel void pass_standardise(__global real *x, uint n, uint p, __global double *mean,
-                               __global double *scale, __global int *first_bad)
+__kernel void pass_standardise(__global const real *raw, __global real *x, uint n, uint p,
+                               __global double *mean, __global double *scale,
+                               __global int *first_bad)
 {
     const uint i = get_global_id(0);
     if (i >= p) return;
     double m = 0;
     int bad = -1;
     for (uint t = 0; t < n; t++) {
-        const double v = x[(ulong)t * p + i];
+        const double v = raw[(ulong)t * p + i];
         if (bad < 0 && !isfinite(v)) bad = (int)t;
         m += v;
     }
@@ -96,15 +97,15 @@ __kernel void pass_standardise(__global real *x, uint n, uint p, __global double
     m /= (double)n;
     double s = 0;
     for (uint t = 0; t < n && bad < 0; t++) {
-        const double c = (double)x[(ulong)t * p + i] - m;
+        const double c = (double)raw[(ulong)t * p + i] - m;
         s = fma(c, c, s);
     }
     s = sqrt(s);
     mean[i] = m, scale[i] = s;
     if (bad >= 0 || !(s > 1e-12 * sqrt((double)n) * fabs(m)) || s == 0) return;
     for (uint t = 0; t < n; t++) {
-        __global real *at = x + (ulong)t * p + i;
-        *at = (real)(((double)*at - m) / s);
+        const ulong at = (ulong)t * p + i;
+        x[at] = (real)(((double)raw[at] - m) / s);
     }
 }
 

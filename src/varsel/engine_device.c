@@ -171,18 +171,19 @@ int clstats__engine_device_load(struct pass_engine *e, const struct clstats_arra
     if (!st->standardise)
         return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED,
                              "standardising on the device needs fp64");
+    const size_t es = e->d->f64 ? 8 : 4;
     bool owned;
-    int status = clstats__array_in(ctx, x, true, &st->x, NULL, &owned);
+    cl_mem raw = NULL, m = NULL, sc = NULL, bad = NULL;
+    /* raw may be the caller's own memory (CPU devices), read-only: the result goes apart. */
+    int status = clstats__array_in(ctx, x, true, &raw, NULL, &owned);
     if (status) return status;
-    if (!owned) /* never for host arrays, the only ones PaSS takes; X is changed in place */
-        return clstats__fail(ctx, CLSTATS_ERR_ARG, "PaSS takes x in host memory");
-    cl_mem m = NULL, sc = NULL, bad = NULL;
-    if ((status = buffer(ctx, p * 8, NULL, &m)) || (status = buffer(ctx, p * 8, NULL, &sc)) ||
+    if ((status = buffer(ctx, e->d->n * p * es, NULL, &st->x)) ||
+        (status = buffer(ctx, p * 8, NULL, &m)) || (status = buffer(ctx, p * 8, NULL, &sc)) ||
         (status = buffer(ctx, p * 4, NULL, &bad)))
         goto exit;
     const cl_uint n32 = (cl_uint)e->d->n, p32 = (cl_uint)p;
-    if ((status = SET_ARGS(ctx, st->standardise, ARG(st->x), ARG(n32), ARG(p32), ARG(m), ARG(sc),
-                           ARG(bad))))
+    if ((status = SET_ARGS(ctx, st->standardise, ARG(raw), ARG(st->x), ARG(n32), ARG(p32), ARG(m),
+                           ARG(sc), ARG(bad))))
         goto exit;
     if ((status = clstats__launch(ctx, st->standardise, 1, NULL, &p, NULL, "pass_standardise")) ||
         (status = read(ctx, m, p * 8, mean, false)) ||
@@ -190,6 +191,7 @@ int clstats__engine_device_load(struct pass_engine *e, const struct clstats_arra
         goto exit;
     status = read(ctx, bad, p * 4, first_bad, true);
 exit:
+    if (raw && owned) clReleaseMemObject(raw);
     if (m) clReleaseMemObject(m);
     if (sc) clReleaseMemObject(sc);
     if (bad) clReleaseMemObject(bad);
