@@ -414,8 +414,11 @@ fi
 if has pass; then
     # PaSS (bench/bench_pass.c) on the paper's problems, 256 particles and 16 iterations, float32:
     # Ing & Lai n 400 p 4000 and the huge ones (n 4000 p 40000; Chen & Chen n 20000 p 500), on
-    # the GPU; the plain C path only at the small size (it takes minutes at the huge ones).
+    # the GPU; the plain C path only at the small size (it takes minutes at the huge ones). First
+    # the suite there: the device's standardisation and inner products must equal the host's bit
+    # for bit (fma, correctly rounded division and sqrt in double).
     {
+        CLSTATS_DEVICE=gpu timeout 300 ./build/tests/test_pass 2>&1 | tail -3
         CLSTATS_DEVICE=gpu timeout 250 ./build/bench/bench_pass ing-lai 400 4000 256 16 f32 both
         CLSTATS_DEVICE=gpu timeout 250 ./build/bench/bench_pass ing-lai 4000 40000 256 16 f32 device
         CLSTATS_DEVICE=gpu timeout 250 ./build/bench/bench_pass chen-chen 20000 500 256 16 f32 device

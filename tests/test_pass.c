@@ -67,8 +67,13 @@ static struct outcome fit(const struct problem *pr, int f64, const struct clstat
                           .support = calloc(pr->p ? pr->p : 1, 1)};
     struct clstats_pass_result res = {.coef = out.coef, .support = out.support,
                                       .history = out.history};
+    void *x_before = malloc(pr->n * pr->p * (f64 ? 8 : 4));
+    memcpy(x_before, x, pr->n * pr->p * (f64 ? 8 : 4));
     out.status = device ? clstats_pass_fit(test_ctx(), &xa, &ya, o, &res)
                         : clstats_pass_fit_host(NULL, &xa, &ya, o, &res);
+    /* X is the caller's: never written (CPU devices work on the caller's memory itself). */
+    ck_assert(memcmp(x_before, x, pr->n * pr->p * (f64 ? 8 : 4)) == 0);
+    free(x_before);
     out.intercept = res.intercept, out.criterion = res.criterion, out.n_selected = res.n_selected;
     free(x), free(y);
     return out;
@@ -161,27 +166,80 @@ START_TEST(pass_device_matches_host)
     check_same(3, 1, 1, 1, 1, 3, CLSTATS_VARSEL_AIC, seed + 4);   /* tiniest */
     check_same(5, 2, 1, 0, 5, 4, CLSTATS_VARSEL_AIC, seed + 5);   /* K > p */
     check_same(9, 517, 2, 1, 3, 9, CLSTATS_VARSEL_HDBIC, seed + 6); /* p >> n, odd */
+    check_same(700, 90, 6, 0, 24, 14, CLSTATS_VARSEL_HDBIC, seed + 7); /* long columns */
 }
 END_TEST
 
+/* A device without fp64 standardises X and takes the inner products on the host instead: the
+ * same selection still. */
+START_TEST(pass_without_fp64_matches_host)
+{
+    clstats_ctx *ctx = test_ctx();
+    const bool had = ctx->has_fp64;
+    ctx->has_fp64 = false;
+    check_same(61, 300, 4, 0, 7, 10, CLSTATS_VARSEL_HDHQC, test_seed() + 50);
+    check_same(300, 40, 5, 0, 16, 12, CLSTATS_VARSEL_BIC, test_seed() + 51);
+    ctx->has_fp64 = had;
+}
+END_TEST
+
+/* Runs one engine step on a device engine (its own inner products, or with fp64 switched off the
+ * host's) and on the plain C engine, and compares the chosen variables and their inner products,
+ * which must be equal bit for bit. */
+static void check_step(const struct pass_data *d, const struct pass_data *dh, size_t K, size_t cap,
+                       const int32_t *idx, const int32_t *size, const double *beta,
+                       const int32_t *want, bool fp64)
+{
+    clstats_ctx *ctx = test_ctx();
+    const bool had = ctx->has_fp64;
+    if (!fp64) ctx->has_fp64 = false;
+    struct pass_engine dev, host;
+    const int made = clstats__engine_device(ctx, d, K, cap, &dev);
+    ctx->has_fp64 = had;
+    ck_assert_msg(made == 0, "%s", clstats_ctx_message(ctx));
+    ck_assert_int_eq(clstats__engine_host(NULL, dh, K, cap, &host), 0);
+    int32_t *a = calloc(K, 4), *b = calloc(K, 4);
+    double *ga = calloc(K * PASS_GRAM(cap), 8), *gb = calloc(K * PASS_GRAM(cap), 8);
+    ck_assert_int_eq(dev.step(&dev, idx, size, beta, want, a, ga), 0);
+    ck_assert_int_eq(host.step(&host, idx, size, beta, want, b, gb), 0);
+    for (size_t j = 0; j < K; j++) {
+        if (want[j] == PASS_NONE) continue;
+        ck_assert_msg(a[j] == b[j], "n %zu p %zu f64 %d fp64 %d particle %zu: %d vs %d", d->n,
+                      d->p, d->f64, fp64, j, a[j], b[j]);
+        for (int32_t m = 0; a[j] >= 0 && m < size[j] + 2; m++)
+            ck_assert_msg(ga[j * PASS_GRAM(cap) + (size_t)m] == gb[j * PASS_GRAM(cap) + (size_t)m],
+                          "particle %zu product %d: %.17g vs %.17g", j, m,
+                          ga[j * PASS_GRAM(cap) + (size_t)m], gb[j * PASS_GRAM(cap) + (size_t)m]);
+    }
+    dev.release(&dev), host.release(&host);
+    free(a), free(b), free(ga), free(gb);
+}
+
 /* The engines alone on coefficients that are not the LS fit, so that variables inside the models
- * have large |X_i^T R| and must be passed over; columns repeated make exact ties (lowest index). */
+ * have large |X_i^T R| and must be passed over; columns repeated make exact ties (lowest index);
+ * particles that take the argmax, that name their variable, and that take nothing. */
 START_TEST(pass_engines_agree)
 {
     struct test_rng rng;
     test_rng_seed(&rng, test_seed() + 40);
-    const size_t shapes[][3] = {{7, 5, 3}, {33, 260, 9}, {4, 1, 1}, {50, 700, 17}};
+    const size_t shapes[][3] = {{7, 5, 3}, {33, 260, 9}, {4, 1, 1}, {50, 700, 17}, {200, 30, 5}};
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
         const size_t n = shapes[s][0], p = shapes[s][1], K = shapes[s][2], cap = p < 6 ? p : 6;
         for (int f64 = 0; f64 <= 1; f64++) {
             double *xs = malloc(n * p * 8), *ys = malloc(n * 8), *beta = calloc(K * cap, 8);
+            void *xr = malloc(n * p * (f64 ? 8 : 4));
             for (size_t i = 0; i < n * p; i++)
-                xs[i] = i >= 2 * n && i < 3 * n ? xs[i - n] : (double)(float)test_rng_normal(&rng);
-            for (size_t t = 0; t < n; t++) ys[t] = (double)(float)test_rng_normal(&rng);
+                xs[i] = i >= 2 * n && i < 3 * n ? xs[i - n] : test_rng_normal(&rng);
+            if (!f64) /* the values the device holds */
+                for (size_t i = 0; i < n * p; i++) xs[i] = (double)(float)xs[i];
+            for (size_t i = 0; i < p; i++)
+                for (size_t t = 0; t < n; t++)
+                    if (f64) ((double *)xr)[t * p + i] = xs[i * n + t];
+                    else ((float *)xr)[t * p + i] = (float)xs[i * n + t];
+            for (size_t t = 0; t < n; t++) ys[t] = test_rng_normal(&rng); /* double on both */
             if (p >= 3) /* y along column 1 = column 2: empty models tie between them */
                 for (size_t t = 0; t < n; t++) ys[t] = xs[n + t];
-            int32_t *idx = calloc(K * cap, 4), *size = calloc(K, 4), *a = calloc(K, 4),
-                    *b = calloc(K, 4);
+            int32_t *idx = calloc(K * cap, 4), *size = calloc(K, 4), *want = calloc(K, 4);
             for (size_t j = 0; j < K; j++) {
                 size[j] = (int32_t)(test_rng_next(&rng) % (cap + 1));
                 if (j == 0) size[j] = (int32_t)cap; /* all variables, where p <= 6 */
@@ -197,18 +255,15 @@ START_TEST(pass_engines_agree)
                     if (idx[j * cap + m] >= 0)
                         idx[j * cap + kept] = idx[j * cap + m], beta[j * cap + kept++] = beta[j * cap + m];
                 size[j] = kept;
+                want[j] = j % 3 == 2 ? (int32_t)(test_rng_next(&rng) % p)
+                                     : j % 5 == 4 ? PASS_NONE : PASS_ARGMAX;
             }
-            struct pass_data d = {.n = n, .p = p, .f64 = f64, .xs = xs, .ys = ys};
-            struct pass_engine dev, host;
-            ck_assert_int_eq(clstats__engine_device(test_ctx(), &d, K, cap, &dev), 0);
-            ck_assert_int_eq(clstats__engine_host(NULL, &d, K, cap, &host), 0);
-            ck_assert_int_eq(dev.argmax(&dev, idx, size, beta, a), 0);
-            ck_assert_int_eq(host.argmax(&host, idx, size, beta, b), 0);
-            for (size_t j = 0; j < K; j++)
-                ck_assert_msg(a[j] == b[j], "n %zu p %zu f64 %d particle %zu: %d vs %d", n, p, f64,
-                              j, a[j], b[j]);
-            dev.release(&dev), host.release(&host);
-            free(xs), free(ys), free(beta), free(idx), free(size), free(a), free(b);
+            struct pass_data d = {.n = n, .p = p, .f64 = f64, .xr = xr, .ys = ys};
+            struct pass_data dh = d;
+            dh.xs = xs;
+            check_step(&d, &dh, K, cap, idx, size, beta, want, true);
+            if (!f64) check_step(&d, &dh, K, cap, idx, size, beta, want, false);
+            free(xs), free(xr), free(ys), free(beta), free(idx), free(size), free(want);
         }
     }
 }
@@ -290,7 +345,10 @@ START_TEST(pass_bad_input)
     ck_assert_int_eq(status_of(&pr, &o), CLSTATS_ERR_SINGULAR);
     ck_assert(strstr(clstats_ctx_message(test_ctx()), "column 4") != NULL);
     pr.x[3 * 6 + 4] = NAN;
+    pr.x[5 * 6 + 1] = INFINITY;
     ck_assert_int_eq(status_of(&pr, &o), CLSTATS_ERR_NAN);
+    ck_assert_msg(strstr(clstats_ctx_message(test_ctx()), "x[3, 4] is nan") != NULL, "%s",
+                  clstats_ctx_message(test_ctx())); /* the first in row order */
     free_problem(&pr);
     pr = make_problem(20, 6, 2, 1.0, 2);
     pr.y[7] = NAN;
@@ -316,6 +374,7 @@ int main(void)
     TCase *tc = tcase_create("pass");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, pass_device_matches_host);
+    tcase_add_test(tc, pass_without_fp64_matches_host);
     tcase_add_test(tc, pass_engines_agree);
     tcase_add_test(tc, pass_criterion_matches_plain_ls);
     tcase_add_test(tc, pass_finds_true_model);

@@ -1,9 +1,10 @@
 """Regenerates the seed paper's simulation tables (section IV-B) with clstats.PaSS: mean and
 standard deviation of PSR and FDR over DATASETS random datasets (100 by default) for Ing and
-Lai (n 400, p 4000, HDBIC) at 256 particles x 16 iterations and 16 x 32, and Chen and Chen
-(n 200, p 50, EBIC gamma 1) at 16 x 256 and 256 x 8, beside forward stepwise by the criterion.
+Lai (n 400, p 4000, HDBIC; the paper's Table II) at 256 particles x 16 iterations and 16 x 32,
+and Chen and Chen (n 200, p 50, EBIC gamma 1; Table III) at 16 x 8, 256 x 8 and 16 x 256,
+beside forward stepwise by the criterion. STUDY (both, ing-lai or chen-chen) picks the study.
 
-    /usr/bin/python3 examples/pass/tables.py [DATASETS] [DEVICE]
+    /usr/bin/python3 examples/pass/tables.py [DATASETS] [DEVICE] [STUDY]
 """
 
 import sys
@@ -39,10 +40,13 @@ def study(name, make, criterion, settings, datasets, device, baseline):
 def main():
     datasets = int(sys.argv[1]) if len(sys.argv) > 1 else 100
     device = sys.argv[2] if len(sys.argv) > 2 else None
-    study("Ing & Lai n 400 p 4000", sim.ing_lai, "hdbic", [(256, 16), (16, 32)], datasets,
-          device, False)
-    study("Chen & Chen n 200 p 50", sim.chen_chen, "ebic", [(16, 256), (256, 8)], datasets,
-          device, True)
+    which = sys.argv[3] if len(sys.argv) > 3 else "both"
+    if which in ("both", "ing-lai"):
+        study("Ing & Lai n 400 p 4000", sim.ing_lai, "hdbic", [(256, 16), (16, 32)], datasets,
+              device, False)
+    if which in ("both", "chen-chen"):
+        study("Chen & Chen n 200 p 50", sim.chen_chen, "ebic", [(16, 8), (256, 8), (16, 256)],
+              datasets, device, True)
 
 
 if __name__ == "__main__":

@@ -4,8 +4,11 @@
  * Stepwise Algorithm (PaSS) on Multicore Hybrid CPU-GPU Clusters", section III) (src/varsel/).
  *
  * Standardisation: every column of X and y are centred (the intercept, never selected and not
- * counted in k) and each column scaled to unit Euclidean norm, as the paper assumes; coef and
- * intercept are given back on the caller's scale. sigma^2 = RSS / n of the centred fit.
+ * counted in k) and each column scaled to unit Euclidean norm, as the paper assumes (in double,
+ * then rounded to the dtype; on a device with fp64 X goes up as given and is standardised there,
+ * to the same values); coef and intercept are given back on the caller's scale.
+ * sigma^2 = RSS / n of the centred fit. A NaN or infinity in X is reported at its first place in
+ * row order.
  *
  * Criteria (section III-D), k the model's size: AIC n log s2 + 2k; BIC n log s2 + k log n;
  * EBIC(gamma) BIC + 2 gamma log C(p, k); HDBIC n log s2 + k log n log p; HDHQC
@@ -26,8 +29,11 @@
  * Each particle's fit is an upper-triangular U with U^T U = X_T^T X_T and c with U^T c = X_T^T y,
  * updated as variables enter (one new column) and leave (Givens rotations), never refitted:
  * RSS = y^T y - |c|^2. The device holds X, the residuals of all particles (n x K) and
- * E = X^T R (p x K, one GEMM an iteration through CLBlast), and finds each particle's argmax
- * outside its model; the coefficients go up and the chosen indices come back. Draws come from
+ * E = X^T R (p x K, one GEMM an iteration through CLBlast), finds each particle's argmax
+ * outside its model and computes, in double, the inner products the fits need for the variable
+ * each particle adds; the coefficients go up and only the chosen indices and those products come
+ * back. Those products are summed in one fixed order on every device and in the plain C path,
+ * so both give the same fits bit for bit. Draws come from
  * the library's xoshiro256** seeded by `seed` on the host: a seed gives the same selection on
  * every run and device, up to argmaxes that differ only by rounding. */
 #ifndef CLSTATS_VARSEL_H

@@ -1,8 +1,10 @@
 /* fit.c - one PaSS particle's least-squares fit, kept by updates as variables enter and leave
  * (never refitted): U upper triangular with U^T U = X_T^T X_T (the R of X_T's QR) and
  * c = U^-T X_T^T y (Q^T y), so that RSS = y^T y - |c|^2. Adding a column appends one column to U
- * (a triangular solve); removing one deletes its column and restores the triangle by Givens
- * rotations applied to c too (Golub and Van Loan, section 12.5). All in double. */
+ * (a triangular solve) from the column's inner products, which the engine gives (products.c
+ * says in which order they are summed); removing one deletes its column and restores the
+ * triangle by Givens rotations applied to c too (Golub and Van Loan, section 12.5). All in
+ * double. */
 #include "varsel_internal.h"
 
 #include <math.h>
@@ -19,23 +21,22 @@ static double dot(const double *a, const double *b, size_t n)
 
 #define U(f, r, col) ((f)->u[(r) * (f)->cap + (col)])
 
-bool clstats__fit_add(struct pass_fit *f, const struct pass_data *d, size_t i)
+bool clstats__fit_add(struct pass_fit *f, size_t i, const double *gram)
 {
-    const size_t k = f->k, n = d->n;
+    const size_t k = f->k;
     if (k >= f->cap) return false;
-    const double *xi = d->xs + i * n;
     /* U^T l = X_T^T x_i, straight into U's new column. */
     double ll = 0;
     for (size_t r = 0; r < k; r++) {
-        double s = dot(d->xs + (size_t)f->idx[r] * n, xi, n);
+        double s = gram[r];
         for (size_t m = 0; m < r; m++) s -= U(f, m, r) * U(f, m, k);
         U(f, r, k) = s / U(f, r, r);
         ll += U(f, r, k) * U(f, r, k);
     }
-    const double d2 = dot(xi, xi, n) - ll;
+    const double d2 = gram[k] - ll;
     if (!(d2 > SPAN_TOL)) return false;
     const double diag = sqrt(d2);
-    double s = dot(xi, d->ys, n);
+    double s = gram[k + 1];
     for (size_t r = 0; r < k; r++) s -= U(f, r, k) * f->c[r];
     for (size_t col = 0; col < k; col++) U(f, k, col) = 0;
     U(f, k, k) = diag;
@@ -72,11 +73,11 @@ void clstats__fit_remove(struct pass_fit *f, size_t m)
     f->k = k - 1;
 }
 
-double clstats__fit_rss(const struct pass_fit *f, const struct pass_data *d)
+double clstats__fit_rss(const struct pass_fit *f, double yty)
 {
-    const double rss = d->yty - dot(f->c, f->c, f->k);
+    const double rss = yty - dot(f->c, f->c, f->k);
     /* A perfect fit would give log 0: keep RSS at the rounding level of y^T y. */
-    const double floor = d->yty * 1e-15;
+    const double floor = yty * 1e-15;
     return rss > floor ? rss : floor;
 }
 

@@ -1,8 +1,8 @@
 /* pass.c - the Particle Swarm Stepwise algorithm (section III of the seed paper; Figure 1): the
  * public calls, the data standardised as the paper assumes, the swarm's stochastic forward and
  * backward steps with their direction switching, and the swarm's best model. The engine (device
- * or plain C) only finds each particle's largest |X_i^T R|; every draw and every fit is here, on
- * the host, so both engines walk the same path. */
+ * or plain C) finds each particle's largest |X_i^T R| and the inner products of the variable it
+ * adds; every draw and every fit is here, on the host, so both engines walk the same path. */
 #include "varsel_internal.h"
 
 #include <math.h>
@@ -54,23 +54,24 @@ static int check_options(clstats_ctx *ctx, const struct clstats_pass_options *o)
     return CLSTATS_OK;
 }
 
-static double element(const struct clstats_array *a, size_t row, size_t col)
+static const char *row_of(const struct clstats_array *a, size_t row)
 {
-    const size_t at = row * clstats__array_stride(a) + col;
-    return a->dtype == CLSTATS_FLOAT64 ? ((const double *)a->host)[at]
-                                       : ((const float *)a->host)[at];
+    const size_t es = a->dtype == CLSTATS_FLOAT64 ? 8 : 4;
+    return (const char *)a->host + row * clstats__array_stride(a) * es;
 }
 
-/* Centres y and every column, scales the columns to unit norm (then rounds them to the dtype,
- * the values the device holds); mean and scale per column for the caller's coefficients. */
-static int standardise(clstats_ctx *ctx, const struct clstats_array *x,
-                       const struct clstats_array *y, double *xs, double *ys, double *mean,
-                       double *scale, double *ymean)
+static double element(const struct clstats_array *a, const char *row, size_t col)
 {
-    const size_t n = x->ny, p = x->nx;
+    return a->dtype == CLSTATS_FLOAT64 ? ((const double *)row)[col] : ((const float *)row)[col];
+}
+
+/* y centred into ys. */
+static int standardise_y(clstats_ctx *ctx, const struct clstats_array *y, size_t n, double *ys,
+                         double *ymean)
+{
     double s = 0;
     for (size_t t = 0; t < n; t++) {
-        ys[t] = element(y, y->ny == 1 ? 0 : t, y->ny == 1 ? t : 0);
+        ys[t] = element(y, row_of(y, y->ny == 1 ? 0 : t), y->ny == 1 ? t : 0);
         if (!isfinite(ys[t]))
             return clstats__fail(ctx, CLSTATS_ERR_NAN, "y[%zu] is %g", t, ys[t]);
         s += ys[t];
@@ -78,26 +79,88 @@ static int standardise(clstats_ctx *ctx, const struct clstats_array *x,
     *ymean = s / (double)n;
     double ss = 0;
     for (size_t t = 0; t < n; t++) ys[t] -= *ymean, ss += ys[t] * ys[t];
-    if (!(ss > 0)) return clstats__fail(ctx, CLSTATS_ERR_SINGULAR, "y is constant");
-    for (size_t i = 0; i < p; i++) {
-        double *col = xs + i * n, m = 0, norm = 0;
-        for (size_t t = 0; t < n; t++) {
-            col[t] = element(x, t, i);
-            if (!isfinite(col[t]))
-                return clstats__fail(ctx, CLSTATS_ERR_NAN, "x[%zu, %zu] is %g", t, i, col[t]);
-            m += col[t];
-        }
-        m /= (double)n;
-        for (size_t t = 0; t < n; t++) col[t] -= m, norm += col[t] * col[t];
-        norm = sqrt(norm);
-        /* Spread at the rounding level of the mean counts as constant. */
-        if (!(norm > 1e-12 * sqrt((double)n) * fabs(m)) || norm == 0)
+    return ss > 0 ? CLSTATS_OK : clstats__fail(ctx, CLSTATS_ERR_SINGULAR, "y is constant");
+}
+
+static int non_finite(clstats_ctx *ctx, const struct clstats_array *x, size_t t, size_t i)
+{
+    return clstats__fail(ctx, CLSTATS_ERR_NAN, "x[%zu, %zu] is %g", t, i,
+                         element(x, row_of(x, t), i));
+}
+
+/* A column whose spread is at the rounding level of its mean counts as constant. */
+static int constant_column(clstats_ctx *ctx, size_t n, size_t p, const double *mean,
+                           const double *scale)
+{
+    for (size_t i = 0; i < p; i++)
+        if (!(scale[i] > 1e-12 * sqrt((double)n) * fabs(mean[i])) || scale[i] == 0)
             return clstats__fail(ctx, CLSTATS_ERR_SINGULAR, "column %zu of x is constant", i);
-        for (size_t t = 0; t < n; t++)
-            col[t] = x->dtype == CLSTATS_FLOAT32 ? (double)(float)(col[t] / norm) : col[t] / norm;
-        mean[i] = m, scale[i] = norm;
-    }
     return CLSTATS_OK;
+}
+
+/* Centres every column of x and scales it to unit norm, into xr row-major in the dtype (the
+ * values the device holds), as kernels/varsel/pass.cl's pass_standardise does on the device
+ * (the same sums in the same order, so the same values); mean and scale (the centred column's
+ * norm) per column for the caller's coefficients. Passes go along the caller's rows. */
+static int standardise_x(clstats_ctx *ctx, const struct clstats_array *x, void *xr, double *mean,
+                         double *scale)
+{
+    const size_t n = x->ny, p = x->nx;
+    for (size_t i = 0; i < p; i++) mean[i] = 0, scale[i] = 0;
+    for (size_t t = 0; t < n; t++) {
+        const char *row = row_of(x, t);
+        for (size_t i = 0; i < p; i++) {
+            const double v = element(x, row, i);
+            if (!isfinite(v)) return non_finite(ctx, x, t, i);
+            mean[i] += v;
+        }
+    }
+    for (size_t i = 0; i < p; i++) mean[i] /= (double)n;
+    for (size_t t = 0; t < n; t++) {
+        const char *row = row_of(x, t);
+        for (size_t i = 0; i < p; i++) {
+            const double c = element(x, row, i) - mean[i];
+            scale[i] = fma(c, c, scale[i]);
+        }
+    }
+    for (size_t i = 0; i < p; i++) scale[i] = sqrt(scale[i]);
+    int status = constant_column(ctx, n, p, mean, scale);
+    for (size_t t = 0; t < n && !status; t++) {
+        const char *row = row_of(x, t);
+        for (size_t i = 0; i < p; i++) {
+            const double v = (element(x, row, i) - mean[i]) / scale[i];
+            if (x->dtype == CLSTATS_FLOAT64) ((double *)xr)[t * p + i] = v;
+            else ((float *)xr)[t * p + i] = (float)v;
+        }
+    }
+    return status;
+}
+
+/* X standardised on the device (pass_standardise), and its errors as standardise_x gives them:
+ * the first non-finite value in row order, then the first constant column. */
+static int standardise_on_device(clstats_ctx *ctx, struct pass_engine *e,
+                                 const struct clstats_array *x, double *mean, double *scale)
+{
+    const size_t n = x->ny, p = x->nx;
+    int32_t *first_bad = malloc(p * sizeof *first_bad);
+    if (!first_bad) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "out of memory");
+    int status = clstats__engine_device_load(e, x, mean, scale, first_bad);
+    size_t bad_t = n, bad_i = 0;
+    for (size_t i = 0; !status && i < p; i++)
+        if (first_bad[i] >= 0 && (size_t)first_bad[i] < bad_t)
+            bad_t = (size_t)first_bad[i], bad_i = i;
+    free(first_bad);
+    if (status) return status;
+    if (bad_t < n) return non_finite(ctx, x, bad_t, bad_i);
+    return constant_column(ctx, n, p, mean, scale);
+}
+
+/* The plain C engine's copy: the same values column-major in double. */
+static double *columns_of(const struct pass_data *d)
+{
+    double *xs = malloc(d->n * d->p * sizeof *xs);
+    for (size_t i = 0; xs && i < d->p; i++) clstats__pass_column(d, i, xs + i * d->n);
+    return xs;
 }
 
 struct swarm {
@@ -105,20 +168,21 @@ struct swarm {
     const struct pass_data *d;
     size_t K, cap;
     struct pass_fit *fit;
-    int32_t *idx, *size, *best_move; /* the engine's view: K x cap, K, K */
-    double *beta, *phi, *phi_prev, *work;
+    int32_t *idx, *size, *want, *adds; /* the engine's view: K x cap, K, K, K */
+    double *beta, *gram, *phi, *phi_prev, *work;
     signed char *forward;
     unsigned char *in; /* K x p: membership */
     unsigned char *best_in;
-    int32_t *best_idx;
+    int32_t *best_idx, *best_sorted; /* in the order they entered; rising */
     size_t best_k;
     double best_phi;
+    struct pass_fit best_fit; /* the best model's fit, as its particle held it */
 };
 
 static double phi_of(const struct swarm *s, const struct pass_fit *f)
 {
     return criterion(s->o, (double)s->d->n, (double)s->d->p, (double)f->k,
-                     clstats__fit_rss(f, s->d));
+                     clstats__fit_rss(f, s->d->yty));
 }
 
 static void note_best(struct swarm *s)
@@ -128,19 +192,43 @@ static void note_best(struct swarm *s)
         if (s->phi[j] < s->best_phi) s->best_phi = s->phi[j], j_best = j;
     if (j_best == SIZE_MAX) return;
     const struct pass_fit *f = &s->fit[j_best];
-    memset(s->best_in, 0, s->d->p);
+    for (size_t m = 0; m < s->best_k; m++) s->best_in[s->best_idx[m]] = 0;
     for (size_t m = 0; m < f->k; m++) s->best_in[f->idx[m]] = 1, s->best_idx[m] = f->idx[m];
     s->best_k = f->k;
+    for (size_t m = 0, i = 0; i < s->d->p && m < f->k; i++)
+        if (s->best_in[i]) s->best_sorted[m++] = (int32_t)i;
+    struct pass_fit *b = &s->best_fit;
+    b->k = f->k;
+    memcpy(b->idx, f->idx, f->k * sizeof *f->idx);
+    memcpy(b->u, f->u, f->k * f->cap * sizeof *f->u);
+    memcpy(b->c, f->c, f->k * sizeof *f->c);
 }
 
-static bool add(struct swarm *s, size_t j, size_t i)
+/* The engine's view of every model (and, where some particle takes the argmax, its
+ * coefficients), the engine's step, and the variables added. */
+static int add_wanted(struct swarm *s, struct pass_engine *e, bool any_argmax)
 {
-    if (!clstats__fit_add(&s->fit[j], s->d, i)) return false;
-    s->in[j * s->d->p + i] = 1;
-    return true;
+    for (size_t j = 0; j < s->K; j++) {
+        const struct pass_fit *f = &s->fit[j];
+        if (s->want[j] == PASS_NONE) continue;
+        s->size[j] = (int32_t)f->k;
+        memcpy(s->idx + j * s->cap, f->idx, f->k * sizeof *f->idx);
+        if (any_argmax) clstats__fit_beta(f, s->beta + j * s->cap);
+    }
+    const int status = e->step(e, s->idx, s->size, s->beta, s->want, s->adds, s->gram);
+    if (status) return status;
+    for (size_t j = 0; j < s->K; j++) {
+        const int32_t i = s->adds[j];
+        if (s->want[j] == PASS_NONE || i < 0) continue;
+        /* A variable in the span of the model is not added: the particle stands still. */
+        if (clstats__fit_add(&s->fit[j], (size_t)i, s->gram + j * PASS_GRAM(s->cap)))
+            s->in[j * s->d->p + (size_t)i] = 1;
+    }
+    return CLSTATS_OK;
 }
 
-static void forward(struct swarm *s, struct clstats__rng *rng, size_t j, double u)
+/* The variable a forward step adds, or PASS_ARGMAX. */
+static int32_t forward(struct swarm *s, struct clstats__rng *rng, size_t j, double u)
 {
     const size_t p = s->d->p;
     const unsigned char *in = s->in + j * p;
@@ -150,21 +238,19 @@ static void forward(struct swarm *s, struct clstats__rng *rng, size_t j, double 
         for (size_t m = 0; m < s->best_k; m++) avail += !in[s->best_idx[m]];
         if (avail) {
             size_t pick = clstats__rng_below(rng, avail), seen = 0;
-            for (size_t i = 0; i < p; i++)
-                if (s->best_in[i] && !in[i] && seen++ == pick) {
-                    add(s, j, i);
-                    return;
-                }
+            for (size_t m = 0; m < s->best_k; m++) {
+                const int32_t i = s->best_sorted[m];
+                if (!in[i] && seen++ == pick) return i;
+            }
         }
     } else if (u >= pf[0] + pf[1] && s->fit[j].k < p) {
         size_t i;
         do
             i = clstats__rng_below(rng, p);
         while (in[i]);
-        add(s, j, i);
-        return;
+        return (int32_t)i;
     }
-    if (s->best_move[j] >= 0) add(s, j, (size_t)s->best_move[j]);
+    return PASS_ARGMAX;
 }
 
 static void backward(struct swarm *s, struct clstats__rng *rng, size_t j, double u)
@@ -176,43 +262,33 @@ static void backward(struct swarm *s, struct clstats__rng *rng, size_t j, double
     clstats__fit_remove(f, m);
 }
 
-/* Figure 1, one iteration: directions, the draws, the argmaxes where some particle needs
- * one, the moves, the criteria. */
+/* Figure 1, one iteration: directions, the draws and the backward steps, the forward steps'
+ * variables from the engine (argmaxes where some particle takes one), the criteria. A particle's
+ * draws never depend on what the engine finds, so they come in the same order on every engine. */
 static int iterate(struct swarm *s, struct pass_engine *e, struct clstats__rng *rng, bool first)
 {
     const size_t K = s->K;
-    bool need = false;
+    double *u = s->work + s->cap + s->cap * s->cap;
     for (size_t j = 0; j < K; j++) {
         const size_t k = s->fit[j].k;
         if (first || k <= 1) s->forward[j] = 1;
         else if (k >= s->cap || k >= s->d->p) s->forward[j] = 0;
         else if (s->phi[j] > s->phi_prev[j]) s->forward[j] = !s->forward[j];
-        s->work[j] = clstats__rng_uniform(rng); /* the step's option */
-        if (s->forward[j]) need = true;
+        u[j] = clstats__rng_uniform(rng); /* the step's option */
     }
-    double *u = malloc(K * sizeof *u);
-    if (!u) return clstats__fail(e->ctx, CLSTATS_ERR_NOMEM, "out of memory");
-    memcpy(u, s->work, K * sizeof *u);
-    if (need) {
-        for (size_t j = 0; j < K; j++) {
-            const struct pass_fit *f = &s->fit[j];
-            s->size[j] = (int32_t)f->k;
-            memcpy(s->idx + j * s->cap, f->idx, f->k * sizeof *f->idx);
-            clstats__fit_beta(f, s->beta + j * s->cap);
-        }
-        int status = e->argmax(e, s->idx, s->size, s->beta, s->best_move);
-        if (status) {
-            free(u);
-            return status;
-        }
-    }
+    bool any_forward = false, any_argmax = false;
     for (size_t j = 0; j < K; j++) {
-        if (s->forward[j]) forward(s, rng, j, u[j]);
+        s->want[j] = PASS_NONE;
+        if (s->forward[j]) s->want[j] = forward(s, rng, j, u[j]), any_forward = true;
         else backward(s, rng, j, u[j]);
+        any_argmax |= s->want[j] == PASS_ARGMAX;
+    }
+    int status = any_forward ? add_wanted(s, e, any_argmax) : CLSTATS_OK;
+    if (status) return status;
+    for (size_t j = 0; j < K; j++) {
         s->phi_prev[j] = s->phi[j];
         s->phi[j] = phi_of(s, &s->fit[j]);
     }
-    free(u);
     note_best(s);
     return CLSTATS_OK;
 }
@@ -221,9 +297,10 @@ static void release_swarm(struct swarm *s)
 {
     if (s->fit)
         for (size_t j = 0; j < s->K; j++) free(s->fit[j].u), free(s->fit[j].c), free(s->fit[j].idx);
-    free(s->fit), free(s->idx), free(s->size), free(s->best_move), free(s->beta), free(s->phi);
-    free(s->phi_prev), free(s->work), free(s->forward), free(s->in), free(s->best_in);
-    free(s->best_idx);
+    free(s->fit), free(s->idx), free(s->size), free(s->want), free(s->adds), free(s->beta);
+    free(s->gram), free(s->phi), free(s->phi_prev), free(s->work), free(s->forward), free(s->in);
+    free(s->best_in), free(s->best_idx), free(s->best_sorted);
+    free(s->best_fit.u), free(s->best_fit.c), free(s->best_fit.idx);
 }
 
 static int make_swarm(clstats_ctx *ctx, struct swarm *s)
@@ -232,8 +309,10 @@ static int make_swarm(clstats_ctx *ctx, struct swarm *s)
     s->fit = calloc(K, sizeof *s->fit);
     s->idx = calloc(K * cap, sizeof *s->idx);
     s->size = calloc(K, sizeof *s->size);
-    s->best_move = calloc(K, sizeof *s->best_move);
+    s->want = calloc(K, sizeof *s->want);
+    s->adds = calloc(K, sizeof *s->adds);
     s->beta = calloc(K * cap, sizeof *s->beta);
+    s->gram = calloc(K * PASS_GRAM(cap), sizeof *s->gram);
     s->phi = calloc(K, sizeof *s->phi);
     s->phi_prev = calloc(K, sizeof *s->phi_prev);
     s->work = calloc(cap + cap * cap + K, sizeof *s->work);
@@ -241,10 +320,12 @@ static int make_swarm(clstats_ctx *ctx, struct swarm *s)
     s->in = calloc(K * p, 1);
     s->best_in = calloc(p, 1);
     s->best_idx = calloc(cap, sizeof *s->best_idx);
-    bool ok = s->fit && s->idx && s->size && s->best_move && s->beta && s->phi && s->phi_prev &&
-              s->work && s->forward && s->in && s->best_in && s->best_idx;
-    for (size_t j = 0; ok && j < K; j++) {
-        struct pass_fit *f = &s->fit[j];
+    s->best_sorted = calloc(cap, sizeof *s->best_sorted);
+    bool ok = s->fit && s->idx && s->size && s->want && s->adds && s->beta && s->gram && s->phi &&
+              s->phi_prev && s->work && s->forward && s->in && s->best_in && s->best_idx &&
+              s->best_sorted;
+    for (size_t j = 0; ok && j <= K; j++) {
+        struct pass_fit *f = j < K ? &s->fit[j] : &s->best_fit;
         f->cap = cap;
         f->u = calloc(cap * cap, sizeof *f->u);
         f->c = calloc(cap, sizeof *f->c);
@@ -255,29 +336,31 @@ static int make_swarm(clstats_ctx *ctx, struct swarm *s)
 }
 
 /* Section III-A: K different one-variable models (a partial shuffle while K <= p; beyond p the
- * variables repeat in turn). */
-static void start(struct swarm *s, struct clstats__rng *rng)
+ * variables repeat in turn), fitted through the engine. */
+static int start(clstats_ctx *ctx, struct swarm *s, struct pass_engine *e,
+                 struct clstats__rng *rng)
 {
     const size_t p = s->d->p;
-    size_t j = 0;
-    while (j < s->K) {
-        size_t round = s->K - j < p ? s->K - j : p;
-        int32_t *order = malloc(p * sizeof *order);
-        if (!order) round = 0;
-        for (size_t i = 0; order && i < p; i++) order[i] = (int32_t)i;
+    int32_t *order = malloc(p * sizeof *order);
+    if (!order) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "out of memory");
+    for (size_t j = 0; j < s->K;) {
+        const size_t round = s->K - j < p ? s->K - j : p;
+        for (size_t i = 0; i < p; i++) order[i] = (int32_t)i;
         for (size_t i = 0; i < round; i++) {
             const size_t r = i + clstats__rng_below(rng, p - i);
             const int32_t t = order[i];
             order[i] = order[r], order[r] = t;
-            if (!add(s, j + i, (size_t)order[i])) s->fit[j + i].k = 0;
+            s->want[j + i] = order[i];
         }
-        free(order);
-        if (!round) break;
         j += round;
     }
+    free(order);
+    const int status = add_wanted(s, e, false);
+    if (status) return status;
     s->best_phi = INFINITY;
     for (size_t i = 0; i < s->K; i++) s->phi[i] = s->phi_prev[i] = phi_of(s, &s->fit[i]);
     note_best(s);
+    return CLSTATS_OK;
 }
 
 static int run(clstats_ctx *ctx, bool device, const struct clstats_array *x,
@@ -310,30 +393,40 @@ static int run(clstats_ctx *ctx, bool device, const struct clstats_array *x,
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "max_size %u is more than min(p, n - 2) = %zu",
                              o.max_size, cap);
 
+    const bool f64 = x->dtype == CLSTATS_FLOAT64;
+    /* On a device with fp64 X goes up as it is and is standardised there; else here. */
+    const bool on_device = device && ctx->has_fp64;
+    void *xr = NULL;
     double *xs = NULL, *ys = NULL, *mean = NULL, *scale = NULL, ymean = 0;
     size_t bytes;
-    if (!clstats__array_bytes(n * p, sizeof *xs, &bytes) || p > SIZE_MAX / n)
+    if (!clstats__array_bytes(n * p, f64 ? 8 : 4, &bytes) || p > SIZE_MAX / n)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "x is too large");
-    xs = malloc(bytes), ys = malloc(n * sizeof *ys), mean = malloc(p * sizeof *mean);
-    scale = malloc(p * sizeof *scale);
+    if (!on_device) xr = malloc(bytes);
+    ys = malloc(n * sizeof *ys), mean = malloc(p * sizeof *mean), scale = malloc(p * sizeof *scale);
     struct swarm s = {.o = &o, .K = o.n_particles, .cap = cap};
     struct pass_engine e = {0};
-    struct pass_data d = {.n = n, .p = p, .f64 = x->dtype == CLSTATS_FLOAT64, .xs = xs, .ys = ys};
+    struct pass_data d = {.n = n, .p = p, .f64 = f64, .xr = xr, .ys = ys};
     s.d = &d;
-    if (!xs || !ys || !mean || !scale) {
+    if ((!on_device && !xr) || !ys || !mean || !scale) {
         status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "out of memory for x");
         goto exit;
     }
-    if ((status = standardise(ctx, x, y, xs, ys, mean, scale, &ymean))) goto exit;
+    if ((status = standardise_y(ctx, y, n, ys, &ymean))) goto exit;
     for (size_t t = 0; t < n; t++) d.yty += ys[t] * ys[t];
+    if (!on_device && (status = standardise_x(ctx, x, xr, mean, scale))) goto exit;
+    if (!device && !(d.xs = xs = columns_of(&d))) {
+        status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "out of memory for x");
+        goto exit;
+    }
     if ((status = make_swarm(ctx, &s))) goto exit;
     status = device ? clstats__engine_device(ctx, &d, s.K, cap, &e)
                     : clstats__engine_host(ctx, &d, s.K, cap, &e);
-    if (status) goto exit;
+    if (status || (on_device && (status = standardise_on_device(ctx, &e, x, mean, scale))))
+        goto exit;
 
     struct clstats__rng rng;
     clstats__rng_seed(&rng, o.seed);
-    start(&s, &rng);
+    if ((status = start(ctx, &s, &e, &rng))) goto exit;
     if (res->history) res->history[0] = s.best_phi;
     for (unsigned it = 0; it < o.n_iter && !status; it++) {
         status = iterate(&s, &e, &rng, it == 0);
@@ -341,26 +434,25 @@ static int run(clstats_ctx *ctx, bool device, const struct clstats_array *x,
     }
     if (status) goto exit;
 
-    /* The best model's coefficients from its own fit, on the caller's scale. */
-    struct pass_fit best = {.cap = cap, .u = s.work + cap, .c = s.work, .idx = s.idx};
-    for (size_t m = 0; m < s.best_k; m++) clstats__fit_add(&best, &d, (size_t)s.best_idx[m]);
+    /* The best model's coefficients from its fit, on the caller's scale. */
+    const struct pass_fit *best = &s.best_fit;
     double *beta = s.beta;
-    clstats__fit_beta(&best, beta);
+    clstats__fit_beta(best, beta);
     memset(res->support, 0, p);
     res->intercept = ymean;
     for (size_t i = 0; i < p; i++) res->coef[i] = 0;
-    for (size_t m = 0; m < best.k; m++) {
-        const size_t i = (size_t)best.idx[m];
+    for (size_t m = 0; m < best->k; m++) {
+        const size_t i = (size_t)best->idx[m];
         res->support[i] = 1;
         res->coef[i] = beta[m] / scale[i];
         res->intercept -= res->coef[i] * mean[i];
     }
-    res->n_selected = best.k;
+    res->n_selected = best->k;
     res->criterion = s.best_phi;
 exit:
     if (e.release) e.release(&e);
     release_swarm(&s);
-    free(xs), free(ys), free(mean), free(scale);
+    free(xr), free(xs), free(ys), free(mean), free(scale);
     return status;
 }
 

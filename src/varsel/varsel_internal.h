@@ -8,40 +8,60 @@
 #include "clstats/varsel.h"
 #include "internal.h"
 
-/* The standardised problem: xs column-major (column i at xs + i n) holding exactly the values
- * the device holds (rounded to the dtype), ys centred, yty = ys^T ys. */
+/* The standardised problem: xr row-major (row t at xr + t p) in the dtype, exactly the values
+ * the device holds (NULL where the device standardised X itself); xs the same values
+ * column-major in double (column i at xs + i n), built only for the plain C engine (NULL
+ * otherwise); ys centred in double, yty = ys^T ys. */
 struct pass_data {
     size_t n, p;
     bool f64;
-    const double *xs, *ys;
+    const void *xr;
+    const double *xs;
+    const double *ys;
     double yty;
 };
 
-/* One particle's fit of k variables: U (cap x cap, row-major, upper) with U^T U = X_T^T X_T,
- * c with U^T c = X_T^T y; idx the variables in the order they entered. */
+/* Every inner product of length n that enters a fit is summed in one order, whatever the
+ * engine, so that the device's fits are the plain C path's bit for bit: PASS_LANES partial sums
+ * (lane l takes t = l, l + PASS_LANES, ... in rising order), then halved pairwise (lane l adds
+ * lane l + h for h = PASS_LANES / 2, ..., 1). kernels/varsel/pass.cl's pass_grams sums so. */
+#define PASS_LANES 64
+double clstats__pass_dot(const double *a, const double *b, size_t n);
+/* Column i of the standardised X in double, into out (n values). */
+void clstats__pass_column(const struct pass_data *d, size_t i, double *out);
+
 struct pass_fit {
     size_t k, cap;
     int32_t *idx;
     double *u, *c;
 };
 
-/* Adds variable i; false (the fit unchanged) where it lies in the span of the model. */
-bool clstats__fit_add(struct pass_fit *f, const struct pass_data *d, size_t i);
+/* The inner products a fit needs to add variable i: x_i against each model column in the order
+ * they entered (k values), x_i^T x_i, x_i^T y: PASS_GRAM(cap) values, by clstats__pass_dot. */
+#define PASS_GRAM(cap) ((cap) + 2)
+/* Adds variable i from its inner products; false (the fit unchanged) where it lies in the span
+ * of the model. */
+bool clstats__fit_add(struct pass_fit *f, size_t i, const double *gram);
 /* Removes the variable at position m of idx. */
 void clstats__fit_remove(struct pass_fit *f, size_t m);
-double clstats__fit_rss(const struct pass_fit *f, const struct pass_data *d);
+double clstats__fit_rss(const struct pass_fit *f, double yty);
 /* beta = U^-1 c (k entries). */
 void clstats__fit_beta(const struct pass_fit *f, double *beta);
 /* The position in idx whose removal raises RSS least: beta_m^2 / (G^-1)_mm, the lowest variable
  * index at ties; work holds cap + cap^2 doubles. */
 size_t clstats__fit_cheapest(const struct pass_fit *f, double *work);
 
-/* Finds, for each of K particles with models idx[j cap ..] of size[j] and coefficients
- * beta[j cap ..], the variable outside the model of largest |X_i^T (y - X_T beta)| (the lowest
- * index at ties; -1 where the model holds every variable), into best[j]. */
+/* One iteration's device work for K particles with models idx[j cap ..] of size[j]: for each
+ * particle with want[j] != PASS_NONE, the variable it adds into add[j] (want[j] itself, or where
+ * want[j] == PASS_ARGMAX the variable outside the model of largest |X_i^T (y - X_T beta_j)|,
+ * beta_j at beta[j cap ..], the lowest index at ties, -1 where the model holds every variable)
+ * and that variable's inner products (PASS_GRAM) into gram[j PASS_GRAM(cap) ..]. The engines
+ * agree on the inner products bit for bit, and on the argmaxes up to rounding in the dtype. */
+#define PASS_NONE (-1)
+#define PASS_ARGMAX (-2)
 struct pass_engine {
-    int (*argmax)(struct pass_engine *e, const int32_t *idx, const int32_t *size,
-                  const double *beta, int32_t *best);
+    int (*step)(struct pass_engine *e, const int32_t *idx, const int32_t *size,
+                const double *beta, const int32_t *want, int32_t *add, double *gram);
     void (*release)(struct pass_engine *e);
     clstats_ctx *ctx;
     const struct pass_data *d;
@@ -49,9 +69,19 @@ struct pass_engine {
     void *state;
 };
 
+/* Where the engine holds no products: gram for variable i against the model idx[0..k). */
+void clstats__pass_gram(const struct pass_data *d, const int32_t *idx, size_t k, size_t i,
+                        double *gram, double *column_work);
+
 int clstats__engine_host(clstats_ctx *ctx, const struct pass_data *d, size_t k_particles,
                          size_t cap, struct pass_engine *e);
+/* Where d->xr is NULL the device engine's X comes from clstats__engine_device_load: x as the
+ * caller gave it, standardised on the device (devices with fp64) as pass.c's standardise_x does
+ * on the host, bit for bit; mean, scale and each column's first non-finite row (-1: none) come
+ * back, from which pass.c gives the errors. */
 int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k_particles,
                            size_t cap, struct pass_engine *e);
+int clstats__engine_device_load(struct pass_engine *e, const struct clstats_array *x,
+                                double *mean, double *scale, int32_t *first_bad);
 
 #endif
