@@ -240,6 +240,54 @@ START_TEST(sorted_design_exact_at_every_width)
 }
 END_TEST
 
+START_TEST(runs_design_matches_reference)
+{
+    ck_assert_uint_eq(design_cases("runs", test_seed() + 7900), 0);
+}
+END_TEST
+
+/* The runs design (the GPUs' large windows) builds each column's runs by removing and inserting
+ * keys as it walks down: chunks of rows that start and end inside the image, bands cut by its
+ * edges, NaNs, ties, infinities and -0 leaving and entering; tiny, odd and ordinary shapes at
+ * the widths it serves, and pixels walking several rows (filter.shape_px). */
+START_TEST(runs_design_exact_at_large_widths_and_odd_shapes)
+{
+    static const size_t shapes[][2] = {{1, 1}, {1, 70}, {70, 1}, {3, 2}, {37, 29}, {41, 83}};
+    static const int widths[] = {37, 51, 101, 255};
+    size_t bad = 0;
+    uint64_t seed = test_seed() + 7950;
+    test_tune("filter.path", "runs");
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
+            const enum fill kind = (enum fill)((s * 4 + wi) % (FILL_HUGE + 1));
+            bad += run_case(shapes[s][0], shapes[s][1], shapes[s][0] + 1, widths[wi],
+                            all_modes[(s + wi) % 5], (s + wi) % 2 ? NAN : -1.0f, kind, 0.1,
+                            seed++);
+        }
+    test_tune("filter.shape_px", "3");
+    bad += run_case(50, 47, 50, 41, CLSTATS_BOUNDARY_REFLECT, 0.0f, FILL_INTEGERS, 0.05, seed++);
+    bad += run_case(33, 61, 35, 63, CLSTATS_BOUNDARY_CONSTANT, NAN, FILL_HEAVY_TAIL, 0.2, seed++);
+    test_tune("filter.shape_px", NULL);
+    test_tune("filter.path", NULL);
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
+/* Where the rank tile outgrows local memory (PoCL: w above about 150; NVIDIA: w above about
+ * 30) it lies in global scratch, one per group of a launch, launches in short bands. */
+START_TEST(rank_design_exact_with_its_tile_in_global_memory)
+{
+    size_t bad = 0;
+    uint64_t seed = test_seed() + 10500;
+    test_tune("filter.path", "rank");
+    bad += run_case(70, 45, 71, 201, CLSTATS_BOUNDARY_REFLECT, 0.0f, FILL_NORMAL, 0.05, seed++);
+    bad += run_case(20, 90, 20, 255, CLSTATS_BOUNDARY_CONSTANT, NAN, FILL_INTEGERS, 0.1, seed++);
+    bad += run_case(5, 3, 5, 161, CLSTATS_BOUNDARY_WRAP, 2.0f, FILL_HEAVY_TAIL, 0.1, seed++);
+    test_tune("filter.path", NULL);
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
 START_TEST(binned_design_matches_reference)
 {
     ck_assert_uint_eq(design_cases("binned", test_seed() + 5000), 0);
@@ -397,7 +445,7 @@ START_TEST(median_of_infinities_and_mad_of_an_infinite_median)
 END_TEST
 
 /* The designs tests force (tuning filter.path), and NULL for the device's own choice. */
-static const char *const designs[] = {NULL, "sorted", "bisect", "binned", "rank"};
+static const char *const designs[] = {NULL, "sorted", "bisect", "binned", "rank", "runs"};
 #define NDESIGNS (sizeof designs / sizeof designs[0])
 
 static void use_design(const char *design)
@@ -950,6 +998,9 @@ static Suite *filter_suite(void)
     tcase_add_test(tc, sorted_design_matches_reference);
     tcase_add_test(tc, sorted_design_shapes_match_reference);
     tcase_add_test(tc, sorted_design_exact_at_every_width);
+    tcase_add_test(tc, runs_design_matches_reference);
+    tcase_add_test(tc, runs_design_exact_at_large_widths_and_odd_shapes);
+    tcase_add_test(tc, rank_design_exact_with_its_tile_in_global_memory);
     tcase_add_test(tc, rank_design_matches_reference);
     tcase_add_test(tc, rank_design_exact_at_tile_edges_and_odd_shapes);
     tcase_add_test(tc, rank_design_exact_on_images_of_many_tiles);
