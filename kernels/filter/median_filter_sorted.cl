@@ -39,6 +39,7 @@
 
 #define SEG_SPACE __local
 #define SEG_COUNTS __local const uchar
+#define UNROLL_WINDOW_LOOPS /* WX <= 63 (src/filter/filter.c plan_sorted) */
 #include "sorted_select.cl"
 
 #include "sort_blocks.cl"

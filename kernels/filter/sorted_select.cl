@@ -14,7 +14,9 @@
  * Deviation keys are the bits of the non-negative deviation.
  *
  * The includer defines WX, WY, EVEN, SEG_SPACE (__local or __global, where the runs lie) and
- * SEG_COUNTS (the type of the runs' counts of valid keys, with its address space).
+ * SEG_COUNTS (the type of the runs' counts of valid keys, with its address space), and
+ * UNROLL_WINDOW_LOOPS to unroll the loops over the WX runs (fast for small windows in local
+ * memory; large windows would make builds slow, bench/RESULTS.md).
  */
 #ifndef SORTED_SELECT_CL
 #define SORTED_SELECT_CL
@@ -70,7 +72,7 @@ inline int count_window(SEG_SPACE const uint *base, int stride, uint klo, uint k
     *in_max = 0u;
     *out_lo = 0u;
     *out_hi = NO_KEY;
-#if WX <= 63 /* more would make builds slow (bench/RESULTS.md) */
+#ifdef UNROLL_WINDOW_LOOPS
 #pragma unroll
 #endif
     for (int j = 0; j < WX; j++) {
@@ -254,7 +256,7 @@ void window_median_mad(SEG_SPACE const uint *base, int stride, SEG_COUNTS *count
     int n = 0, columns = 0;
     uint kmin = NO_KEY, kmax = 0u;
     float mid_sum = 0.0f, spread_sum = 0.0f;
-#if WX <= 63
+#ifdef UNROLL_WINDOW_LOOPS
 #pragma unroll
 #endif
     for (int j = 0; j < WX; j++) {

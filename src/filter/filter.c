@@ -106,6 +106,8 @@ static bool plan_rank(const clstats_ctx *ctx, struct rect r, struct filter_plan 
     const int w = r.wx > r.wy ? r.wx : r.wy;
     int t = (3 * w + 4) / 8 * 8, rank_bits;
     t = t < 16 ? 16 : t > 64 ? 64 : t;
+    const long forced = clstats__tuned(ctx, P_FILTER_SHAPE_TX); /* for benchmarks */
+    if (forced > 0) t = (int)forced;
     const size_t bytes = rank_tile_bytes(r, t, &rank_bits);
     if (bytes > ctx->max_alloc) return false;
     plan->path = PATH_RANK;
