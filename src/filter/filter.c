@@ -18,6 +18,9 @@
 /* The rank design's tiles in global memory, for the groups of one launch, at most. */
 #define TILE_SCRATCH_BUDGET (256UL << 20)
 
+/* The rank design's tile side where its tile lies in global memory. */
+#define GLOBAL_RANK_TILE 128
+
 /* The designs (see the kernel files): sorted column runs, fastest on GPUs where its tile fits;
  * counting bisection over a local-memory tile; the binned reference design reading global
  * memory, for any width; on CPU devices, rank sets swept over a sorted tile, one work-item per
@@ -98,14 +101,17 @@ static size_t rank_tile_bytes(struct rect r, int t, int *rank_bits)
  * from 16 for w <= 5 to 64 for w = 21..101 on PoCL for squares; bench/RESULTS-cpu.md), so that
  * the halo's share of the sort stays small while the window still fills a good part of the
  * tile's ranks (sparse bitsets cost scanning). Where local memory cannot hold it (w above
- * about 150 on PoCL's 1 MiB) each group's tile lies in a global scratch buffer instead; on CPU
- * devices both are ordinary memory, so the tile keeps its best size (issue 20: smaller tiles,
- * or the binned design they once fell to, cost up to 8x). */
+ * about 150 on PoCL's 1 MiB) each group's tile lies in a global scratch buffer instead, a larger
+ * one; on CPU devices both are ordinary memory (issue 20: the smaller local tiles, or the binned
+ * design they once fell to, cost up to 8x). */
 static bool plan_rank(const clstats_ctx *ctx, struct rect r, struct filter_plan *plan)
 {
     const int w = r.wx > r.wy ? r.wx : r.wy;
     int t = (3 * w + 4) / 8 * 8, rank_bits;
     t = t < 16 ? 16 : t > 64 ? 64 : t;
+    /* In global memory the tile can grow: 128 on a side halves the halo's share of the sort
+     * at w = 201..255 against 64, and measured 1.4-1.7x faster there (bench/RESULTS.md). */
+    if (rank_tile_bytes(r, t, &rank_bits) > ctx->local_mem) t = GLOBAL_RANK_TILE;
     const long forced = clstats__tuned(ctx, P_FILTER_SHAPE_TX); /* for benchmarks */
     if (forced > 0) t = (int)forced;
     const size_t bytes = rank_tile_bytes(r, t, &rank_bits);
