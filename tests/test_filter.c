@@ -312,20 +312,19 @@ static float *make_band(const float *img, size_t ny, size_t stride, size_t row0,
     return band;
 }
 
-/* Strips of every height (one row, several, the whole image, and windows taller than the
- * strip or than the image) in every mode give the same bits as the one-piece call. */
-START_TEST(bands_give_the_whole_image_maps_bit_for_bit)
+/* Mismatches between the maps of bands of 1, 4 and 13 rows and the whole image's (windows taller
+ * than the strip or than the image among them), at each width and boundary mode, in the design
+ * the context takes. */
+static size_t bands_against_whole(const int *widths, size_t n_widths, uint64_t seed)
 {
     const size_t nx = 19, ny = 13, stride = 21;
-    static const int widths[] = {1, 3, 11, 31};
     static const size_t heights[] = {1, 4, 13};
     float *img = malloc(stride * ny * sizeof *img);
     float *med = malloc(nx * ny * sizeof *med), *mad = malloc(nx * ny * sizeof *mad);
     float *want_med = malloc(nx * ny * sizeof *med), *want_mad = malloc(nx * ny * sizeof *mad);
-    uint64_t seed = test_seed() + 7000;
     size_t bad = 0;
     for (int m = 0; m < 5; m++) {
-        for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
+        for (size_t wi = 0; wi < n_widths; wi++) {
             const int w = widths[wi];
             fill_image(img, nx, ny, stride, m % 2 ? FILL_INTEGERS : FILL_NORMAL, 0.1, seed++);
             struct clstats_filter_params p = {.width = w, .boundary = all_modes[m], .cval = 2.0f};
@@ -352,8 +351,26 @@ START_TEST(bands_give_the_whole_image_maps_bit_for_bit)
             }
         }
     }
-    ck_assert_uint_eq(bad, 0);
     free(img), free(med), free(mad), free(want_med), free(want_mad);
+    return bad;
+}
+
+/* Strips of every height in every mode give the same bits as the one-piece call. */
+START_TEST(bands_give_the_whole_image_maps_bit_for_bit)
+{
+    static const int widths[] = {1, 3, 11, 31};
+    ck_assert_uint_eq(bands_against_whole(widths, 4, test_seed() + 7000), 0);
+}
+END_TEST
+
+/* The runs design's bands: its column walks start at a band's first row. */
+START_TEST(runs_design_bands_give_the_whole_image_maps)
+{
+    static const int widths[] = {37, 41};
+    test_tune("filter.path", "runs");
+    const size_t bad = bands_against_whole(widths, 2, test_seed() + 7060);
+    test_tune("filter.path", NULL);
+    ck_assert_uint_eq(bad, 0);
 }
 END_TEST
 
@@ -1009,6 +1026,7 @@ static Suite *filter_suite(void)
     tcase_set_timeout(large, 600);
     tcase_add_test(large, runs_design_matches_reference);
     tcase_add_test(large, runs_design_exact_at_large_widths_and_odd_shapes);
+    tcase_add_test(large, runs_design_bands_give_the_whole_image_maps);
     suite_add_tcase(s, large);
     TCase *sizes = tcase_create("sizes");
     tcase_add_test(sizes, strides_whose_span_overflows_are_refused);
