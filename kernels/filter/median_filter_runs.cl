@@ -13,7 +13,11 @@
  * median_mad: one work-item per output column and PY output rows, walking down; every window is
  * WX of those runs side by side, and its middles come from counts (WX binary searches of
  * log WY steps a count, sorted_select.cl), each pixel starting from the answers of the pixel
- * above it.
+ * above it. The 32 pixels of a group's row have windows that overlap by most of their width, so
+ * their medians lie close: the row shares one bracket [L, H] around every pixel's first guess,
+ * each of its 32 + WX - 1 runs is searched for L and H once, and a pixel whose median the
+ * bracket holds (the counts tell) searches each run only between those two places, a few keys,
+ * not the whole run. The MAD's counts search whole runs.
  *
  * Build options: -D WX, -D WY (window columns and rows), -D EVEN (even_rule.cl), -D RUN_GROUP
  * (column_runs' work-group size), -D PY (output rows a median_mad work-item walks).
@@ -25,6 +29,9 @@
 
 #define SEG_SPACE __global
 #define SEG_COUNTS __global const ushort
+#define GROUP_ROWS 4                 /* median_mad's work-group: 32 columns x GROUP_ROWS rows */
+#define BOUND_COLUMNS (32 + WX - 1) /* runs a row of the group reads */
+#define RUN_BOUNDS BOUND_COLUMNS
 #include "sorted_select.cl"
 
 #define KEY_NAN 0xffffffffu
@@ -96,21 +103,78 @@ column_runs(__global const float *img, long stride, __global const int *colmap,
     }
 }
 
-__kernel void median_mad(__global const uint *runs, __global const ushort *counts, int cw,
-                         int run_stride, int nx, int rows, long out0,
-                         __global float *median_out, __global float *mad_out, int want_median,
-                         int want_mad)
+/* Ranks either side of a pixel's first guess that the row's shared bracket spans: wide enough
+ * for a guess from the pixel above or from the runs' medians, narrow enough that a bracket over
+ * 32 pixels holds a few keys a run. */
+#define BRACKET_RANKS 24.0f
+
+__kernel __attribute__((reqd_work_group_size(32, GROUP_ROWS, 1))) void
+median_mad(__global const uint *runs, __global const ushort *counts, int cw, int run_stride,
+           int nx, int rows, long out0, __global float *median_out, __global float *mad_out,
+           int want_median, int want_mad)
 {
-    const int x = get_global_id(0), k0 = get_global_id(1) * PY;
-    if (x >= nx) return;
+    /* Per row of the group: the bracket [L, H] its pixels share, and each run's counts of keys
+     * below L and at or under H (sorted_select.cl's bounds). */
+    __local uint row_lo[GROUP_ROWS], row_hi[GROUP_ROWS];
+    __local ushort bounds[GROUP_ROWS][2 * BOUND_COLUMNS];
+    const int lx = get_local_id(0), ly = get_local_id(1);
+    const int x = get_global_id(0), x0 = x - lx;
+    const int k0 = (get_group_id(1) * GROUP_ROWS + ly) * PY;
     uint prev_med = NO_KEY, prev_mad = NO_KEY; /* the answers of the pixel above, as keys */
-    for (int k = k0; k < k0 + PY && k < rows; k++) {
+    for (int p = 0; p < PY; p++) {
+        const int k = k0 + p;
+        const bool active = x < nx && k < rows;
         const long at = (long)k * cw + x;
-        float med, mad;
-        window_median_mad(runs + at, run_stride, counts + at, want_mad, &prev_med, &prev_mad,
-                          &med, &mad);
-        const long o = out0 + (long)k * nx + x;
-        if (want_median) median_out[o] = stored_result(med);
-        if (want_mad) mad_out[o] = stored_result(mad);
+        struct window_glance g = {0, NO_KEY, 0u, NO_KEY, 0.0f, 0.0f};
+        if (active) g = glance_window(runs + at, run_stride, counts + at, prev_med, prev_mad);
+
+        /* The row's bracket: every pixel's guess, BRACKET_RANKS ranks either side. */
+        if (lx == 0) {
+            row_lo[ly] = NO_KEY;
+            row_hi[ly] = 0u;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (g.n > 0 && g.kmin != g.kmax) {
+            const float v = value_of(clamp(g.guess, g.kmin, g.kmax));
+            const float d = BRACKET_RANKS * MEDIAN_PER_RANK(g);
+            const uint lo = isfinite(v - d) ? clamp(key_of(v - d), g.kmin, g.kmax) : g.kmin;
+            const uint hi = isfinite(v + d) ? clamp(key_of(v + d), g.kmin, g.kmax) : g.kmax;
+            atomic_min(&row_lo[ly], lo);
+            atomic_max(&row_hi[ly], hi);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        const uint L = row_lo[ly], H = row_hi[ly];
+        const bool bracketed = L <= H && k < rows;
+        if (bracketed) {
+            for (int c = lx; c < 32 + WX - 1 && x0 + c < cw; c += 32) {
+                __global const uint *col = runs + (long)k * cw + x0 + c;
+                bounds[ly][c] = (ushort)(L ? count_le(col, run_stride, L - 1u) : 0);
+                bounds[ly][BOUND_COLUMNS + c] = (ushort)count_le(col, run_stride, H);
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (active) {
+            /* The bracket serves this pixel where its middle (and the next, for the mean of an
+             * even count) lies in it; else the whole runs. */
+            int c_lo = 0, c_hi = 0;
+            if (bracketed) {
+                for (int j = 0; j < WX; j++) {
+                    c_lo += bounds[ly][lx + j];
+                    c_hi += bounds[ly][BOUND_COLUMNS + lx + j];
+                }
+            }
+            const int r = MIDDLE_RANK(g.n);
+            float med, mad;
+            if (bracketed && c_lo <= r && c_hi >= r + 2)
+                select_window(runs + at, run_stride, &bounds[ly][lx], L, H, c_lo, c_hi, &g,
+                              want_mad, &prev_med, &prev_mad, &med, &mad);
+            else
+                select_window(runs + at, run_stride NO_BOUNDS, g.kmin, g.kmax, 0, g.n, &g,
+                              want_mad, &prev_med, &prev_mad, &med, &mad);
+            const long o = out0 + (long)k * nx + x;
+            if (want_median) median_out[o] = stored_result(med);
+            if (want_mad) mad_out[o] = stored_result(mad);
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
 }

@@ -43,6 +43,21 @@
 #define TOP_STEP 1
 #endif
 
+/* With RUN_BOUNDS (an includer's number) the median's counts may be told where in each run its
+ * answer lies: bounds[j] and bounds[RUN_BOUNDS + j] are run j's counts of keys below and at or
+ * under a bracket [L, H] the caller has checked holds the answer, so a search for any t in
+ * [L - 1, H] looks only between them, and counts exactly what a whole search would. NULL: whole
+ * runs. */
+#ifdef RUN_BOUNDS
+#define BOUNDS_PARAM , __local const ushort *bounds
+#define BOUNDS_PASS , bounds
+#define NO_BOUNDS , (__local const ushort *)0
+#else
+#define BOUNDS_PARAM
+#define BOUNDS_PASS
+#define NO_BOUNDS
+#endif
+
 /* Key of the deviation of the value with key k from m (finite), as the reference computes
  * it. */
 inline uint dev_key(uint k, float m)
@@ -61,11 +76,24 @@ inline int count_le(SEG_SPACE const uint *col, int stride, uint t)
     return q;
 }
 
+#ifdef RUN_BOUNDS
+/* Number of keys <= t in a sorted run, knowing it lies in [lo, hi]. */
+inline int count_between(SEG_SPACE const uint *col, int stride, int lo, int hi, uint t)
+{
+    while (lo < hi) {
+        const int mid = (lo + hi + 1) >> 1;
+        if (col[(mid - 1) * stride] <= t) lo = mid;
+        else hi = mid - 1;
+    }
+    return lo;
+}
+#endif
+
 /* The window's keys in [klo, khi]: their count, their smallest and largest (*in_min, *in_max),
  * and the nearest keys outside, below klo (*out_lo, 0 if none) and above khi (*out_hi, NO_KEY
  * if none). klo == 0 means no lower end, and skips half the searches. */
-inline int count_window(SEG_SPACE const uint *base, int stride, uint klo, uint khi, uint *in_min, uint *in_max,
-                        uint *out_lo, uint *out_hi)
+inline int count_window(SEG_SPACE const uint *base, int stride BOUNDS_PARAM, uint klo, uint khi,
+                        uint *in_min, uint *in_max, uint *out_lo, uint *out_hi)
 {
     int c = 0;
     *in_min = NO_KEY;
@@ -77,7 +105,12 @@ inline int count_window(SEG_SPACE const uint *base, int stride, uint klo, uint k
 #endif
     for (int j = 0; j < WX; j++) {
         SEG_SPACE const uint *col = base + j;
+#ifdef RUN_BOUNDS
+        const int qh = bounds ? count_between(col, stride, bounds[j], bounds[RUN_BOUNDS + j], khi)
+                              : count_le(col, stride, khi);
+#else
         const int qh = count_le(col, stride, khi);
+#endif
         const int ql = klo ? count_le(col, stride, klo - 1u) : 0;
         c += qh - ql;
         if (qh > ql) {
@@ -144,17 +177,17 @@ inline uint lower_end(float m, uint km, uint t)
  * deviation keys from m: a value's deviation is <= t exactly when its key lies in one interval
  * around km, so the count is one of plain keys, and the deviations nearest t are those of the
  * keys nearest that interval's ends. */
-inline int count_keys(SEG_SPACE const uint *base, int stride, int use_dev, float m, uint km, uint t,
+inline int count_keys(SEG_SPACE const uint *base, int stride BOUNDS_PARAM, int use_dev, float m, uint km, uint t,
                       uint *below, uint *above)
 {
     uint in_min, in_max, out_lo, out_hi;
     if (!use_dev) {
-        const int c = count_window(base, stride, 0u, t, &in_min, &in_max, &out_lo, &out_hi);
+        const int c = count_window(base, stride BOUNDS_PASS, 0u, t, &in_min, &in_max, &out_lo, &out_hi);
         *below = in_max;
         *above = out_hi;
         return c;
     }
-    const int c = count_window(base, stride, lower_end(m, km, t), upper_end(m, km, t), &in_min, &in_max,
+    const int c = count_window(base, stride BOUNDS_PASS, lower_end(m, km, t), upper_end(m, km, t), &in_min, &in_max,
                                &out_lo, &out_hi);
     *below = c ? max(dev_key(in_min, m), dev_key(in_max, m)) : 0u;
     const uint a_lo = out_lo ? dev_key(out_lo, m) : NO_KEY;
@@ -179,7 +212,7 @@ inline uint value_key(float v, int use_dev)
  * answer), then interpolation of the rank in the bracket; every fourth halves it, which bounds
  * the worst case. *next is the smallest key above K when the last count told it (*next_known;
  * the even-count median needs it). */
-uint select_key(SEG_SPACE const uint *base, int stride, int use_dev, float m, uint km, int rank, uint lo,
+uint select_key(SEG_SPACE const uint *base, int stride BOUNDS_PARAM, int use_dev, float m, uint km, int rank, uint lo,
                 uint hi, int c_lo, int c_hi, uint guess, float per_rank, uint *next,
                 int *next_known)
 {
@@ -189,7 +222,7 @@ uint select_key(SEG_SPACE const uint *base, int stride, int use_dev, float m, ui
     for (int step = 0; lo < hi; step++) {
         if (t >= hi) t = lo + ((hi - lo) >> 1); /* t must split [lo, hi) */
         uint below, above;
-        const int c = count_keys(base, stride, use_dev, m, km, t, &below, &above);
+        const int c = count_keys(base, stride BOUNDS_PASS, use_dev, m, km, t, &below, &above);
         if (c == rank + 1) {
             *next = above;
             *next_known = 1;
@@ -224,79 +257,111 @@ uint select_key(SEG_SPACE const uint *base, int stride, int use_dev, float m, ui
 }
 
 /* The middle of the window's n keys by the even rule: rank MIDDLE_RANK(n), and under the mean
- * rule for even n the mean with the next. */
-float select_middle(SEG_SPACE const uint *base, int stride, int use_dev, float m, int n, uint lo, uint hi,
-                    uint guess, float per_rank)
+ * rule for even n the mean with the next; c_lo keys lie below lo, c_hi at or below hi. */
+float select_middle(SEG_SPACE const uint *base, int stride BOUNDS_PARAM, int use_dev, float m,
+                    int n, uint lo, uint hi, int c_lo, int c_hi, uint guess, float per_rank)
 {
     const int r = MIDDLE_RANK(n);
     const uint km = key_of(m);
     uint next;
     int next_known;
     const uint ka =
-        select_key(base, stride, use_dev, m, km, r, lo, hi, 0, n, guess, per_rank, &next, &next_known);
+        select_key(base, stride BOUNDS_PASS, use_dev, m, km, r, lo, hi, c_lo, c_hi, guess, per_rank,
+                   &next, &next_known);
     const float a = key_value(ka, use_dev);
     if (!MIDDLE_IS_MEAN(n)) return a;
     uint kb = next;
     if (!next_known) {
         uint below;
-        kb = count_keys(base, stride, use_dev, m, km, ka, &below, &next) >= r + 2 ? ka : next;
+        kb = count_keys(base, stride BOUNDS_PASS, use_dev, m, km, ka, &below, &next) >= r + 2 ? ka : next;
     }
     return mean_of_middles(a, key_value(kb, use_dev));
 }
 
-/* The median and MAD of the window whose runs start at base (counts[j]: run j's valid keys,
- * which come first), into *med_out and *mad_out (the MAD only with want_mad; NaN where nothing
- * is valid). *prev_med and *prev_mad hold a neighbouring pixel's answers as keys (NO_KEY when
- * none), the first guesses, and take this pixel's. */
-void window_median_mad(SEG_SPACE const uint *base, int stride, SEG_COUNTS *counts, int want_mad,
-                       uint *prev_med, uint *prev_mad, float *med_out, float *mad_out)
+/* What a window's runs tell at a glance: its valid keys' count and extremes, and first guesses
+ * of its median (as a key) and of its MAD and value per rank, robust ones (each run's median and
+ * half its interquartile range, the MAD of normal data, averaged) or a neighbouring pixel's
+ * answers (prev_med, prev_mad as keys, NO_KEY when none). counts[j]: run j's valid keys, which
+ * come first. */
+struct window_glance {
+    int n;
+    uint kmin, kmax, guess;
+    float spread, sd;
+};
+
+inline struct window_glance glance_window(SEG_SPACE const uint *base, int stride,
+                                          SEG_COUNTS *counts, uint prev_med, uint prev_mad)
 {
-    /* Count and extremes; for first guesses, robust ones, each column's median and
-     * half its interquartile range (the MAD of normal data), averaged. */
-    int n = 0, columns = 0;
-    uint kmin = NO_KEY, kmax = 0u;
+    struct window_glance g = {0, NO_KEY, 0u, NO_KEY, 0.0f, 0.0f};
+    int columns = 0;
     float mid_sum = 0.0f, spread_sum = 0.0f;
 #ifdef UNROLL_WINDOW_LOOPS
 #pragma unroll
 #endif
     for (int j = 0; j < WX; j++) {
         const int cnt = counts[j];
-        n += cnt;
+        g.n += cnt;
         columns += cnt > 0;
-        kmin = min(kmin, base[j]);
+        g.kmin = min(g.kmin, base[j]);
         if (cnt) {
-            kmax = max(kmax, base[j + (cnt - 1) * stride]);
+            g.kmax = max(g.kmax, base[j + (cnt - 1) * stride]);
             mid_sum += value_of(base[j + (cnt / 2) * stride]);
             spread_sum += value_of(base[j + (3 * cnt / 4) * stride]) -
                           value_of(base[j + (cnt / 4) * stride]);
         }
     }
+    if (g.n == 0) return g;
+    const float mid = mid_sum / (float)columns;
+    g.spread = prev_mad != NO_KEY ? as_float(prev_mad) : 0.5f * spread_sum / (float)columns;
+    g.sd = 1.4826f * g.spread;
+    g.guess = prev_med != NO_KEY ? prev_med : is_nan(mid) ? g.kmin : key_of(mid);
+    return g;
+}
+
+/* Value per rank near the median, and near the MAD, of normal data of sd 1.4826 MAD:
+ * 1 / (n pdf(0)) and 1 / (2 n pdf(0.6745)). */
+#define MEDIAN_PER_RANK(g) (2.5066f * (g).sd / (float)(g).n)
+#define MAD_PER_RANK(g) (1.5733f * (g).sd / (float)(g).n)
+
+/* The median and MAD of the window g glanced at, into *med_out and *mad_out (the MAD only with
+ * want_mad; NaN where nothing is valid); the median lies in [lo, hi], with c_lo keys below lo and
+ * c_hi at or below hi. *prev_med and *prev_mad take the answers as keys. */
+void select_window(SEG_SPACE const uint *base, int stride BOUNDS_PARAM, uint lo, uint hi,
+                   int c_lo, int c_hi, const struct window_glance *g, int want_mad,
+                   uint *prev_med, uint *prev_mad, float *med_out, float *mad_out)
+{
     float med = as_float(CANONICAL_NAN), mad = as_float(CANONICAL_NAN);
-    if (n > 0 && kmin == kmax) {
-        med = value_of(kmin);
+    const int n = g->n;
+    if (n > 0 && g->kmin == g->kmax) {
+        med = value_of(g->kmin);
         mad = mad_without_selection(med, true);
     } else if (n > 0) {
-        const float mid = mid_sum / (float)columns;
-        const float spread = *prev_mad != NO_KEY ? as_float(*prev_mad)
-                                                : 0.5f * spread_sum / (float)columns;
-        /* Value per rank near the median, and near the MAD, of normal data of sd
-         * 1.4826 MAD: 1 / (n pdf(0)) and 1 / (2 n pdf(0.6745)). */
-        const float sd = 1.4826f * spread;
-        const uint guess = *prev_med != NO_KEY ? *prev_med : is_nan(mid) ? kmin : key_of(mid);
-        med = select_middle(base, stride, 0, 0.0f, n, kmin, kmax, guess, 2.5066f * sd / (float)n);
+        med = select_middle(base, stride BOUNDS_PASS, 0, 0.0f, n, lo, hi, c_lo, c_hi, g->guess,
+                            MEDIAN_PER_RANK(*g));
         *prev_med = key_of(med);
         if (want_mad && is_inf(med)) {
             mad = mad_without_selection(med, false);
         } else if (want_mad && !is_nan(med)) {
             /* |x - m| is largest at the extremes. */
-            const uint dhi = max(dev_key(kmin, med), dev_key(kmax, med));
-            const uint dguess = is_nan(spread) ? 0u : as_uint(fabs(spread));
-            mad = select_middle(base, stride, 1, med, n, 0u, dhi, dguess, 1.5733f * sd / (float)n);
+            const uint dhi = max(dev_key(g->kmin, med), dev_key(g->kmax, med));
+            const uint dguess = is_nan(g->spread) ? 0u : as_uint(fabs(g->spread));
+            mad = select_middle(base, stride NO_BOUNDS, 1, med, n, 0u, dhi, 0, n, dguess,
+                                MAD_PER_RANK(*g));
             *prev_mad = as_uint(mad);
         }
     }
     *med_out = med;
     *mad_out = mad;
+}
+
+/* The median and MAD of the window whose runs start at base (counts[j]: run j's valid keys),
+ * from the first guesses glance_window makes. */
+void window_median_mad(SEG_SPACE const uint *base, int stride, SEG_COUNTS *counts, int want_mad,
+                       uint *prev_med, uint *prev_mad, float *med_out, float *mad_out)
+{
+    const struct window_glance g = glance_window(base, stride, counts, *prev_med, *prev_mad);
+    select_window(base, stride NO_BOUNDS, g.kmin, g.kmax, 0, g.n, &g, want_mad, prev_med,
+                  prev_mad, med_out, mad_out);
 }
 
 #endif
