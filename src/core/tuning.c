@@ -37,9 +37,10 @@ static const struct param params[PARAMS] = {
     /* Filter designs: sorted runs on GPUs, rank sets on CPU devices (auto; RESULTS
      * "2026-11-23 — median/MAD filter: sorted column runs on the GPU" and "... on 2 CPU cores:
      * rank design on PoCL"); windows of 36 or more rows or columns on GPUs the runs design
-     * (RESULTS "... large windows on the H100 (issue 20)"); the sorted design's group shape is
-     * the first of its list that fits local memory (auto); shape_px is also the runs design's
-     * output rows a work-item, shape_tx the rank design's tile side. */
+     * (RESULTS "... median/MAD filter: large windows on the H100 and PoCL (issue 20)"); the
+     * sorted design's group shape is the first of its list that fits local memory (auto);
+     * shape_px is also the runs design's output rows a work-item, shape_tx the rank design's
+     * tile side. */
     [P_FILTER_PATH] = {"filter.path", ALL(0), 5, filter_paths},
     [P_FILTER_SHAPE_TX] = {"filter.shape_tx", ALL(0), 1024, NULL},
     [P_FILTER_SHAPE_TY] = {"filter.shape_ty", ALL(0), 1024, NULL},
