@@ -174,7 +174,10 @@ START_TEST(rank_design_exact_for_wide_windows_on_small_images)
             run_case(23, 41, 25, 51, all_modes[(kind + 2) % 5], NAN, (enum fill)kind, 0.05, seed++);
     }
     bad += run_case(9, 7, 9, 101, CLSTATS_BOUNDARY_REFLECT, 0.0f, FILL_INTEGERS, 0.1, seed++);
-    /* The widest window: where the rank tile cannot fit, the plan falls back to binned. */
+    /* Where the tile outgrows local memory (PoCL: w above about 150; NVIDIA: above about 30)
+     * it lies in global scratch, one per group of a launch, launches in short bands. */
+    bad += run_case(19, 13, 20, 201, CLSTATS_BOUNDARY_REFLECT, 0.0f, FILL_NORMAL, 0.05, seed++);
+    bad += run_case(7, 30, 7, 255, CLSTATS_BOUNDARY_CONSTANT, NAN, FILL_INTEGERS, 0.1, seed++);
     bad +=
         run_case(3, 2, 3, CLSTATS_MAX_WIDTH, CLSTATS_BOUNDARY_WRAP, 0.0f, FILL_NORMAL, 0.1, seed++);
     test_tune("filter.path", NULL);
@@ -240,6 +243,41 @@ START_TEST(sorted_design_exact_at_every_width)
 }
 END_TEST
 
+START_TEST(runs_design_matches_reference)
+{
+    ck_assert_uint_eq(design_cases("runs", test_seed() + 7900), 0);
+}
+END_TEST
+
+/* The runs design (the GPUs' large windows) builds each column's runs by removing and inserting
+ * keys as it walks down: chunks of rows that start and end inside the image, bands cut by its
+ * edges, NaNs, ties, infinities and -0 leaving and entering; tiny, odd and ordinary shapes at
+ * the widths it serves, and pixels walking several rows (filter.shape_px). */
+START_TEST(runs_design_exact_at_large_widths_and_odd_shapes)
+{
+    static const size_t shapes[][2] = {{1, 1}, {1, 70}, {70, 1}, {3, 2}, {13, 9}, {41, 83}};
+    static const int widths[] = {37, 51, 101, 255};
+    size_t bad = 0;
+    uint64_t seed = test_seed() + 7950;
+    test_tune("filter.path", "runs");
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
+            /* The reference sorts every window: the largest image only with smaller ones. */
+            if (shapes[s][0] * shapes[s][1] > 200 && widths[wi] > 51) continue;
+            const enum fill kind = (enum fill)((s * 4 + wi) % (FILL_HUGE + 1));
+            bad += run_case(shapes[s][0], shapes[s][1], shapes[s][0] + 1, widths[wi],
+                            all_modes[(s + wi) % 5], (s + wi) % 2 ? NAN : -1.0f, kind, 0.1,
+                            seed++);
+        }
+    test_tune("filter.shape_px", "3");
+    bad += run_case(50, 47, 50, 41, CLSTATS_BOUNDARY_REFLECT, 0.0f, FILL_INTEGERS, 0.05, seed++);
+    bad += run_case(23, 31, 25, 63, CLSTATS_BOUNDARY_CONSTANT, NAN, FILL_HEAVY_TAIL, 0.2, seed++);
+    test_tune("filter.shape_px", NULL);
+    test_tune("filter.path", NULL);
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
 START_TEST(binned_design_matches_reference)
 {
     ck_assert_uint_eq(design_cases("binned", test_seed() + 5000), 0);
@@ -274,20 +312,19 @@ static float *make_band(const float *img, size_t ny, size_t stride, size_t row0,
     return band;
 }
 
-/* Strips of every height (one row, several, the whole image, and windows taller than the
- * strip or than the image) in every mode give the same bits as the one-piece call. */
-START_TEST(bands_give_the_whole_image_maps_bit_for_bit)
+/* Mismatches between the maps of bands of 1, 4 and 13 rows and the whole image's (windows taller
+ * than the strip or than the image among them), at each width and boundary mode, in the design
+ * the context takes. */
+static size_t bands_against_whole(const int *widths, size_t n_widths, uint64_t seed)
 {
     const size_t nx = 19, ny = 13, stride = 21;
-    static const int widths[] = {1, 3, 11, 31};
     static const size_t heights[] = {1, 4, 13};
     float *img = malloc(stride * ny * sizeof *img);
     float *med = malloc(nx * ny * sizeof *med), *mad = malloc(nx * ny * sizeof *mad);
     float *want_med = malloc(nx * ny * sizeof *med), *want_mad = malloc(nx * ny * sizeof *mad);
-    uint64_t seed = test_seed() + 7000;
     size_t bad = 0;
     for (int m = 0; m < 5; m++) {
-        for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
+        for (size_t wi = 0; wi < n_widths; wi++) {
             const int w = widths[wi];
             fill_image(img, nx, ny, stride, m % 2 ? FILL_INTEGERS : FILL_NORMAL, 0.1, seed++);
             struct clstats_filter_params p = {.width = w, .boundary = all_modes[m], .cval = 2.0f};
@@ -314,8 +351,26 @@ START_TEST(bands_give_the_whole_image_maps_bit_for_bit)
             }
         }
     }
-    ck_assert_uint_eq(bad, 0);
     free(img), free(med), free(mad), free(want_med), free(want_mad);
+    return bad;
+}
+
+/* Strips of every height in every mode give the same bits as the one-piece call. */
+START_TEST(bands_give_the_whole_image_maps_bit_for_bit)
+{
+    static const int widths[] = {1, 3, 11, 31};
+    ck_assert_uint_eq(bands_against_whole(widths, 4, test_seed() + 7000), 0);
+}
+END_TEST
+
+/* The runs design's bands: its column walks start at a band's first row. */
+START_TEST(runs_design_bands_give_the_whole_image_maps)
+{
+    static const int widths[] = {37, 41};
+    test_tune("filter.path", "runs");
+    const size_t bad = bands_against_whole(widths, 2, test_seed() + 7060);
+    test_tune("filter.path", NULL);
+    ck_assert_uint_eq(bad, 0);
 }
 END_TEST
 
@@ -397,7 +452,7 @@ START_TEST(median_of_infinities_and_mad_of_an_infinite_median)
 END_TEST
 
 /* The designs tests force (tuning filter.path), and NULL for the device's own choice. */
-static const char *const designs[] = {NULL, "sorted", "bisect", "binned", "rank"};
+static const char *const designs[] = {NULL, "sorted", "bisect", "binned", "rank", "runs"};
 #define NDESIGNS (sizeof designs / sizeof designs[0])
 
 static void use_design(const char *design)
@@ -1034,6 +1089,13 @@ static Suite *filter_suite(void)
     tcase_set_timeout(streamed, 600);
     tcase_add_test(streamed, streamed_transfers_match_reference);
     suite_add_tcase(s, streamed);
+    /* The large-window designs (CK_RUN_CASE=large runs these alone). */
+    TCase *large = tcase_create("large");
+    tcase_set_timeout(large, 600);
+    tcase_add_test(large, runs_design_matches_reference);
+    tcase_add_test(large, runs_design_exact_at_large_widths_and_odd_shapes);
+    tcase_add_test(large, runs_design_bands_give_the_whole_image_maps);
+    suite_add_tcase(s, large);
     TCase *sizes = tcase_create("sizes");
     tcase_add_test(sizes, strides_whose_span_overflows_are_refused);
     suite_add_tcase(s, sizes);

@@ -166,16 +166,17 @@ static void keep_design(void *user, const char *line)
  * Heights above 16 take the sorted design's blocks; NaN leaves even counts in odd windows. */
 START_TEST(rectangles_origins_and_rules_take_every_fast_design)
 {
-    static const char *const designs[] = {"sorted", "bisect", "rank", "binned"};
+    static const char *const designs[] = {"sorted", "bisect", "rank", "binned", "runs"};
     static const char *const files[] = {"median_filter_sorted.cl", "median_filter_bisect.cl",
-                                        "median_filter_rank.cl", "median_filter.cl"};
+                                        "median_filter_rank.cl", "median_filter.cl",
+                                        "median_filter_runs.cl"};
     static const int shapes[][4] = {/* width, height, origin x, y */
                                     {1, 7, 0, 2},  {9, 1, -4, 0}, {4, 3, 1, -1},  {2, 2, -1, 0},
                                     {5, 5, 2, -2}, {3, 21, 1, -9}, {20, 3, -10, 1}};
     const uint64_t seed = test_seed();
     clstats_ctx_set_log(test_ctx(), keep_design, NULL);
     size_t bad = 0;
-    for (size_t d = 0; d < 4; d++) {
+    for (size_t d = 0; d < 5; d++) {
         test_tune("filter.path", designs[d]);
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
             const int rule = (int)((s + d) % 3);
@@ -216,6 +217,38 @@ START_TEST(rectangles_origins_and_rules_take_every_fast_design)
     bad += check_case(9, 7, &p, FILL_NORMAL, 0.1, seed + 999, "plus");
     ck_assert_msg(strstr(last_design, "footprint design"), "plus: \"%s\"", last_design);
     clstats_ctx_set_log(test_ctx(), NULL, NULL);
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
+/* The large-window designs on tall and wide rectangles: the runs design (runs of one height,
+ * windows of another width) and the rank design with its tile in global memory, under origins,
+ * every rule and every mode. */
+START_TEST(large_rectangles_in_the_large_window_designs)
+{
+    static const int shapes[][4] = {/* width, height, origin x, y */
+                                    {101, 37, 20, -5}, {37, 151, -3, 40}, {64, 2, 0, 0},
+                                    {2, 200, 0, -99}, {255, 40, 0, 0}};
+    const uint64_t seed = test_seed() + 900;
+    size_t bad = 0;
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        struct clstats_filter_params p = {.width = shapes[s][0],
+                                          .height = shapes[s][1],
+                                          .origin_x = shapes[s][2],
+                                          .origin_y = shapes[s][3],
+                                          .boundary = all_modes[s % 5],
+                                          .cval = s % 2 ? NAN : 0.5f,
+                                          .even = (enum clstats_even)(s % 3)};
+        test_tune("filter.path", "runs");
+        bad += check_case(s % 2 ? 17 : 37, s % 2 ? 23 : 11, &p, (enum fill)(s * 2 % 10), 0.1,
+                          seed + s, "runs");
+        if (s < 2) {
+            test_tune("filter.path", "rank");
+            bad += check_case(15, 9, &p, (enum fill)((s * 2 + 1) % 10), 0.1, seed + 50 + s,
+                              "rank");
+        }
+    }
+    test_tune("filter.path", NULL);
     ck_assert_uint_eq(bad, 0);
 }
 END_TEST
@@ -545,6 +578,11 @@ static Suite *windows_suite(void)
     tcase_add_test(tc, strips_of_rows_serve_rectangles_and_origins);
     tcase_add_test(tc, selection_leaves_masked_elements_out);
     suite_add_tcase(s, tc);
+    /* The large-window designs (CK_RUN_CASE=large runs these alone). */
+    TCase *large = tcase_create("large");
+    tcase_set_timeout(large, 600);
+    tcase_add_test(large, large_rectangles_in_the_large_window_designs);
+    suite_add_tcase(s, large);
     return s;
 }
 

@@ -16,7 +16,7 @@
  * smallest deviation, exactly as the sorted deviations would.
  *
  * Build options: -D WX, -D WY (window columns and rows) -D TX=.. -D TY=.. (tile shape)
- * -D RANK_BITS=16|32 -D EVEN (even_rule.cl).
+ * -D RANK_BITS=16|32 -D EVEN (even_rule.cl), -D GLOBAL_TILE (the tile in global memory).
  * Boundary modes live in colmap/rowmap (host-built, see median_filter.cl): -1 means cval.
  */
 #pragma OPENCL FP_CONTRACT OFF
@@ -47,6 +47,17 @@
 #define N_MAX (IW_MAX * IH_MAX)
 #define N_WORDS ((N_MAX + 63) / 64)
 #define NAN_KEY 0xffffffffu /* above key_of(any number): NaNs take the top ranks */
+
+/* Where the tile's arrays live: local memory, or with -D GLOBAL_TILE (a tile larger than the
+ * device's local memory, for the largest windows) each group's part of a global scratch
+ * buffer, TILE_WORDS 8-byte words a group (on CPU devices both are ordinary memory). */
+#ifdef GLOBAL_TILE
+#define TILE_SPACE __global
+#define TILE_WORDS                                                                                 \
+    (2 * N_MAX + N_WORDS + 3 + (N_MAX * 4 + (N_MAX + RANK_VN) * (RANK_BITS / 8) + 7) / 8)
+#else
+#define TILE_SPACE __local
+#endif
 
 inline int sum_short16(short16 v)
 {
@@ -103,7 +114,7 @@ struct cursor {
 };
 
 /* Moves c to the window's r-th smallest rank (0-based; the window holds more than r). */
-inline void cursor_select(__local const ulong *bits, struct cursor *c, int r)
+inline void cursor_select(TILE_SPACE const ulong *bits, struct cursor *c, int r)
 {
     int wi = c->p >> 6;
     ulong word = bits[wi];
@@ -134,7 +145,7 @@ inline int tz64(ulong x)
  * neighbouring word is read either way and folded in by arithmetic (no branch, no select for
  * the compiler to make one of), so the common step into it is never mispredicted; only a
  * gap of a whole word takes the loop. */
-inline int next_rank(__local const ulong *bits, int p)
+inline int next_rank(TILE_SPACE const ulong *bits, int p)
 {
     int wi = p >> 6;
     const ulong here = bits[wi] & (~1UL << (p & 63)), after = bits[wi + 1];
@@ -149,7 +160,7 @@ inline int next_rank(__local const ulong *bits, int p)
     return (wi << 6) + ctz64(word);
 }
 
-inline int prev_rank(__local const ulong *bits, int p)
+inline int prev_rank(TILE_SPACE const ulong *bits, int p)
 {
     int wi = p >> 6;
     const ulong here = bits[wi] & ((1UL << (p & 63)) - 1UL), before = bits[wi - 1];
@@ -172,7 +183,7 @@ struct window {
 };
 
 /* Toggles ranks out[i * step] (leaving) and in[i * step] (entering), i < len, in the bitset. */
-inline void toggle(__local ulong *bits, __local const RANK_T *out, __local const RANK_T *in,
+inline void toggle(TILE_SPACE ulong *bits, TILE_SPACE const RANK_T *out, TILE_SPACE const RANK_T *in,
                    int step, int len)
 {
     for (int i = 0; i < len; i++) {
@@ -185,7 +196,7 @@ inline void toggle(__local ulong *bits, __local const RANK_T *out, __local const
 /* Moves the window one column: WY contiguous ranks leave, WY enter. The counts below the
  * window's thresholds are vector compares over RANK_VN lanes (the rank array is padded, and
  * lanes past WY are masked off). */
-inline void move_column(__local ulong *bits, __local const RANK_T *out, __local const RANK_T *in,
+inline void move_column(TILE_SPACE ulong *bits, TILE_SPACE const RANK_T *out, TILE_SPACE const RANK_T *in,
                         int nvalid, struct window *win)
 {
     const RANK_V tn = (RANK_V)((RANK_T)nvalid), tm = (RANK_V)((RANK_T)win->med.p);
@@ -208,7 +219,7 @@ inline void move_column(__local ulong *bits, __local const RANK_T *out, __local 
 }
 
 /* Moves the window one row: WX ranks `step` apart leave, WX enter (once per output row). */
-inline void move_row(__local ulong *bits, __local const RANK_T *out, __local const RANK_T *in,
+inline void move_row(TILE_SPACE ulong *bits, TILE_SPACE const RANK_T *out, TILE_SPACE const RANK_T *in,
                      int step, int nvalid, struct window *win)
 {
     int dn = 0, dm = 0, dl = 0, dh = 0;
@@ -231,7 +242,7 @@ inline void move_row(__local ulong *bits, __local const RANK_T *out, __local con
 
 /* The MAD of the window, whose median m (finite) is rank r = (n - 1) / 2, or for even n rank
  * r + 1 or the two's mean (the even rule), and which takes the rule's middle deviation. */
-inline float window_mad(__local const ulong *bits, __local const float *vals, struct window *win,
+inline float window_mad(TILE_SPACE const ulong *bits, TILE_SPACE const float *vals, struct window *win,
                         float m)
 {
     const int n = win->n, k = (n - 1) / 2;
@@ -313,12 +324,26 @@ inline float window_mad(__local const ulong *bits, __local const float *vals, st
 __kernel __attribute__((reqd_work_group_size(1, 1, 1))) void
 median_mad(__global const float *img, long stride, int nx, int ny, __global const int *colmap,
            __global const int *rowmap, float cval, __global float *median_out,
-           __global float *mad_out, int want_median, int want_mad)
+           __global float *mad_out, int want_median, int want_mad
+#ifdef GLOBAL_TILE
+           ,
+           __global ulong *scratch
+#endif
+)
 {
+#ifdef GLOBAL_TILE
+    /* This group's part of the scratch: the arrays below, in the same order. */
+    __global ulong *pairs = scratch + (get_group_id(1) * get_num_groups(0) + get_group_id(0)) *
+                                          (size_t)TILE_WORDS;
+    __global ulong *bitstore = pairs + 2 * N_MAX;
+    __global float *vals = (__global float *)(bitstore + N_WORDS + 3);
+    __global RANK_T *rank = (__global RANK_T *)(vals + N_MAX);
+#else
     __local ulong pairs[2 * N_MAX];       /* (key << 32 | position), two buffers for the sort */
     __local RANK_T rank[N_MAX + RANK_VN]; /* rank of each position, column-major; padded */
     __local float vals[N_MAX];            /* the values in rank order */
     __local ulong bitstore[N_WORDS + 3];  /* the window's ranks, a word of zeros either side */
+#endif
 
     const int x0 = get_global_id(0) * TX, y0 = get_global_id(1) * TY;
     if (x0 >= nx || y0 >= ny) return;
@@ -352,7 +377,7 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
         hist[2][(k >> 16) & 255]++;
         hist[3][k >> 24]++;
     }
-    __local ulong *src = pairs, *dst = pairs + N_MAX;
+    TILE_SPACE ulong *src = pairs, *dst = pairs + N_MAX;
     for (int d = 0; d < 4; d++) {
         const int shift = 32 + 8 * d;
         if (hist[d][(uint)(src[0] >> shift) & 255] == (uint)count) continue;
@@ -366,7 +391,7 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
             const ulong e = src[i];
             dst[hist[d][(uint)(e >> shift) & 255]++] = e;
         }
-        __local ulong *t = src;
+        TILE_SPACE ulong *t = src;
         src = dst;
         dst = t;
     }
@@ -379,7 +404,7 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
     }
 
     /* The first window, at output (0, 0). */
-    __local ulong *bits = bitstore + 1;
+    TILE_SPACE ulong *bits = bitstore + 1;
     for (int i = -1; i <= (count >> 6) + 1; i++)
         bits[i] = 0;
     struct window win = {0, {0, 0}, {0, 0}, {0, 0}};

@@ -19,17 +19,29 @@
  * last one's download, which nothing overlaps, are a small part of the whole. */
 #define STREAM_BANDS 8
 
+/* The rank design's tiles in global memory, for the groups of one launch, at most. */
+#define TILE_SCRATCH_BUDGET (256UL << 20)
+
+/* The rank design's tile side where its tile lies in global memory. */
+#define GLOBAL_RANK_TILE 128
+
 /* The designs (see the kernel files): sorted column runs, fastest on GPUs where its tile fits;
  * counting bisection over a local-memory tile; the binned reference design reading global
  * memory, for any width; on CPU devices, rank sets swept over a sorted tile, one work-item per
- * group. */
-enum filter_path { PATH_SORTED, PATH_BISECT, PATH_BINNED, PATH_RANK, PATH_FOOTPRINT };
+ * group; for large windows on GPUs, sorted runs built column by column in global memory. */
+enum filter_path { PATH_SORTED, PATH_BISECT, PATH_BINNED, PATH_RANK, PATH_FOOTPRINT, PATH_RUNS };
+
+/* Above this many rows or columns GPUs take the runs design: the sorted design's segments stop
+ * fitting registers and its groups shrink there (bench/RESULTS.md, issue 20). */
+#define RUNS_FROM 36
 
 struct filter_plan {
     enum filter_path path;
     int bins, cap; /* binned: value bins; largest bin sorted in registers */
     int tx, ty;    /* bisect, sorted: work-group shape; rank: tile shape */
     int px, py;    /* output pixels per work-item along x and y (rank: a whole tile) */
+    int run_group; /* runs: the building pass's work-group */
+    size_t tile_bytes; /* rank: a group's tile in global scratch, 0 for local memory */
     size_t local[2];
     char options[160];
     const char *source;
@@ -79,47 +91,85 @@ static bool plan_sorted(const clstats_ctx *ctx, struct rect r, struct filter_pla
     return false;
 }
 
+/* Bytes of the rank design's tile of t x t outputs for the window r, its ranks 16-bit where
+ * they fit (kernels/filter/median_filter_rank.cl's arrays, TILE_WORDS there). */
+static size_t rank_tile_bytes(struct rect r, int t, int *rank_bits)
+{
+    const size_t n = (size_t)(t + r.wx - 1) * (size_t)(t + r.wy - 1);
+    const size_t rank_size = n < 65536 ? 2 : 4; /* nvalid <= n must fit too */
+    *rank_bits = (int)(8 * rank_size);
+    return 8 * (2 * n + (n + 63) / 64 + 3 + (n * 4 + (n + 16) * rank_size + 7) / 8);
+}
+
 /* The rank design's tile for the window r: about 3w on a side, w its longer side (measured best
  * from 16 for w <= 5 to 64 for w = 21..101 on PoCL for squares; bench/RESULTS-cpu.md), so that
  * the halo's share of the sort stays small while the window still fills a good part of the
- * tile's ranks (sparse bitsets cost scanning); smaller where local memory cannot hold it.
- * Returns false when not even an 8 x 8 tile fits (w above about 200 on PoCL's 1 MiB). */
+ * tile's ranks (sparse bitsets cost scanning). Where local memory cannot hold it (w above
+ * about 150 on PoCL's 1 MiB) each group's tile lies in a global scratch buffer instead, a larger
+ * one; on CPU devices both are ordinary memory (issue 20: the smaller local tiles, or the binned
+ * design they once fell to, cost up to 8x). */
 static bool plan_rank(const clstats_ctx *ctx, struct rect r, struct filter_plan *plan)
 {
     const int w = r.wx > r.wy ? r.wx : r.wy;
-    int best = (3 * w + 4) / 8 * 8;
-    best = best < 16 ? 16 : best > 64 ? 64 : best;
-    for (int t = best; t >= 8; t -= 8) {
-        const size_t n = (size_t)(t + r.wx - 1) * (size_t)(t + r.wy - 1);
-        const size_t rank_size = n < 65536 ? 2 : 4; /* nvalid <= n must fit too */
-        const size_t bytes =
-            n * (2 * sizeof(cl_ulong) + sizeof(cl_float) + rank_size) + (n / 64 + 3) * 8 + 64;
-        if (bytes > ctx->local_mem) continue;
-        plan->path = PATH_RANK;
-        plan->tx = plan->ty = t;
-        plan->px = plan->py = t;
-        plan->local[0] = plan->local[1] = 1;
-        plan->source = "median_filter_rank.cl";
-        snprintf(plan->options, sizeof plan->options,
-                 "-D WX=%d -D WY=%d -D EVEN=%d -D TX=%d -D TY=%d -D RANK_BITS=%d", r.wx, r.wy,
-                 r.even, t, t, (int)(8 * rank_size));
-        return true;
-    }
-    return false;
+    int t = (3 * w + 4) / 8 * 8, rank_bits;
+    t = t < 16 ? 16 : t > 64 ? 64 : t;
+    /* In global memory the tile can grow: 128 on a side halves the halo's share of the sort
+     * at w = 201..255 against 64, and measured 1.4-1.7x faster there (bench/RESULTS.md). */
+    if (rank_tile_bytes(r, t, &rank_bits) > ctx->local_mem) t = GLOBAL_RANK_TILE;
+    const long forced = clstats__tuned(ctx, P_FILTER_SHAPE_TX); /* for benchmarks */
+    if (forced > 0) t = (int)forced;
+    const size_t bytes = rank_tile_bytes(r, t, &rank_bits);
+    if (bytes > ctx->max_alloc) return false;
+    plan->path = PATH_RANK;
+    plan->tx = plan->ty = t;
+    plan->px = plan->py = t;
+    plan->local[0] = plan->local[1] = 1;
+    plan->source = "median_filter_rank.cl";
+    plan->tile_bytes = bytes > ctx->local_mem ? bytes : 0;
+    snprintf(plan->options, sizeof plan->options,
+             "-D WX=%d -D WY=%d -D EVEN=%d -D TX=%d -D TY=%d -D RANK_BITS=%d%s", r.wx, r.wy,
+             r.even, t, t, rank_bits, plan->tile_bytes ? " -D GLOBAL_TILE" : "");
+    return true;
 }
 
-/* Chooses the design and its build options: sorted runs on GPUs where the tile fits, else
- * bisection where its tile fits; rank on CPU devices, else binned where the rank tile cannot fit
- * (bench/RESULTS.md). The tuning parameter filter.path forces one (tests judge each;
- * a design whose tile cannot fit falls back as the default would). */
+/* The runs design (src/filter/runs.c): select work-groups of 32 x 4 work-items, each walking
+ * PY output rows down (filter.shape_px forces PY), each pixel starting from the answers of the
+ * one above. */
+static bool plan_runs(const clstats_ctx *ctx, struct rect r, struct filter_plan *plan)
+{
+    if (!clstats__runs_plan(ctx, r.wy, &plan->run_group) || ctx->max_work_group < 128)
+        return false;
+    const long py = clstats__tuned(ctx, P_FILTER_SHAPE_PX);
+    plan->path = PATH_RUNS;
+    plan->px = 1;
+    plan->py = py > 0 ? (int)py : 4;
+    plan->local[0] = 32;
+    plan->local[1] = 4;
+    plan->source = "median_filter_runs.cl";
+    snprintf(plan->options, sizeof plan->options,
+             "-D WX=%d -D WY=%d -D EVEN=%d -D RUN_GROUP=%d -D PY=%d", r.wx, r.wy, r.even,
+             plan->run_group, plan->py);
+    return true;
+}
+
+/* Chooses the design and its build options: on GPUs sorted runs where the window is small and
+ * the tile fits, the runs design for larger windows, else bisection where its tile fits; rank
+ * on CPU devices, else binned where the rank tile cannot fit (bench/RESULTS.md). The tuning
+ * parameter filter.path forces one (tests judge each; a design whose tile cannot fit falls
+ * back as the default would). */
 static int plan_filter(clstats_ctx *ctx, struct rect r, struct filter_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
     plan->px = plan->py = 1;
     const long forced = clstats__tuned(ctx, P_FILTER_PATH);
-    const long want = forced ? forced : ctx->is_cpu ? FILTER_RANK : FILTER_SORTED;
+    const bool large = r.wx >= RUNS_FROM || r.wy >= RUNS_FROM;
+    const long want = forced              ? forced
+                      : ctx->is_cpu       ? FILTER_RANK
+                      : large             ? FILTER_RUNS
+                                          : FILTER_SORTED;
 
     if (want == FILTER_RANK && plan_rank(ctx, r, plan)) return CLSTATS_OK;
+    if (want == FILTER_RUNS && plan_runs(ctx, r, plan)) return CLSTATS_OK;
     if (want == FILTER_SORTED && plan_sorted(ctx, r, plan)) {
         plan->path = PATH_SORTED;
         plan->local[0] = (size_t)plan->tx;
@@ -134,7 +184,7 @@ static int plan_filter(clstats_ctx *ctx, struct rect r, struct filter_plan *plan
         return CLSTATS_OK;
     }
     plan->path = PATH_BINNED;
-    if (want == FILTER_SORTED || want == FILTER_BISECT) {
+    if (want == FILTER_SORTED || want == FILTER_BISECT || want == FILTER_RUNS) {
         for (int t = 16; t >= 8 && plan->path == PATH_BINNED; t /= 2) {
             size_t bytes = (size_t)(t + r.wx - 1) * (size_t)(t + r.wy - 1) * sizeof(float);
             if (bytes <= ctx->local_mem && (size_t)(t * t) <= ctx->max_work_group) {
@@ -309,7 +359,7 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
 
     int *colmap = NULL, *rowmap = NULL;
     cl_mem img_buf = NULL, col_buf = NULL, row_buf = NULL, med_buf = NULL, mad_buf = NULL,
-           cell_buf = NULL;
+           cell_buf = NULL, tile_buf = NULL;
     cl_kernel kernel = NULL;
     cl_program program;
     cl_int err;
@@ -363,9 +413,12 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
     }
 
     const cl_mem_flags in_flags = CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR;
-    /* Streamed: the image goes up, and the maps come down, band by band beside the kernels. */
-    streamed = in->host && !p->mask && streams_to(median_out) && streams_to(mad_out) &&
-               clstats__stage_wanted(ctx) && clstats__stage_begin(ctx) == CLSTATS_OK;
+    /* Streamed: the image goes up, and the maps come down, band by band beside the kernels.
+     * The runs design sorts every column over the whole image before its first pixel, so it
+     * has no bands to overlap: it takes the plain transfers. */
+    streamed = in->host && !p->mask && plan.path != PATH_RUNS && streams_to(median_out) &&
+               streams_to(mad_out) && clstats__stage_wanted(ctx) &&
+               clstats__stage_begin(ctx) == CLSTATS_OK;
     if (streamed) {
         /* The device's copies are kept by the context: a driver may take longer to allocate
          * them than the bus takes to fill them, and a strip loop or a batch calls again. */
@@ -396,6 +449,20 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
         mad_buf =
             clCreateBuffer(ctx->context, CL_MEM_WRITE_ONLY, mad_out ? out_bytes : es, NULL, &err);
         CL_TRY(ctx, err, "clCreateBuffer(MAD)");
+    }
+
+    if (plan.path == PATH_RUNS) {
+        const struct runs_job job = {.img = img_buf, .colmap = col_buf, .rowmap = row_buf,
+                                     .median = med_buf, .mad = mad_buf, .nx = nx, .ny = ny,
+                                     .stride = stride, .gx = gx, .gy = gy, .step_y = step_y,
+                                     .local = local, .wx = win.width, .wy = win.height,
+                                     .py = plan.py, .run_group = plan.run_group,
+                                     .cval = p->cval, .want_median = median_out != NULL,
+                                     .want_mad = mad_out != NULL, .progress = p->progress,
+                                     .progress_user = p->progress_user};
+        status = clstats__filter_runs(ctx, program, &job);
+        if (status != CLSTATS_OK) goto fail;
+        goto outputs;
     }
 
     const cl_long stride_arg = (cl_long)stride;
@@ -432,12 +499,28 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
     }
 
     long band = WORK_PER_LAUNCH / ((long)gx * work);
+    if (plan.tile_bytes) {
+        /* The rank design's tiles in global scratch, one per group of a launch: bands short
+         * enough that the scratch stays within its budget. */
+        const size_t groups_per_row = gx / step_x, budget = ctx->max_alloc < TILE_SCRATCH_BUDGET
+                                                               ? ctx->max_alloc
+                                                               : TILE_SCRATCH_BUDGET;
+        const long fit = (long)(budget / (plan.tile_bytes * groups_per_row)) * (long)step_y;
+        band = band < fit ? band : fit;
+    }
     band = band < (long)step_y ? (long)step_y : band / (long)step_y * (long)step_y;
     /* Streamed: about STREAM_BANDS bands, so that the bus works while the kernels do. */
     const long even = ((long)ny + STREAM_BANDS - 1) / STREAM_BANDS;
     if (streamed && band > even) band = (even + (long)step_y - 1) / (long)step_y * (long)step_y;
     const size_t row_bytes = stride * es;
     size_t uploaded = 0; /* bytes of the image on the device so far (streamed) */
+    if (plan.tile_bytes) {
+        const size_t groups = gx / step_x * ((size_t)band / step_y);
+        tile_buf = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, groups * plan.tile_bytes, NULL,
+                                  &err);
+        CL_TRY(ctx, err, "clCreateBuffer(rank tiles)");
+        CL_TRY(ctx, clSetKernelArg(kernel, 11, sizeof tile_buf, &tile_buf), "clSetKernelArg");
+    }
     for (size_t y0 = 0; y0 < ny; y0 += (size_t)band) {
         size_t rows = ny - y0 < (size_t)band ? ny - y0 : (size_t)band;
         const size_t offset[2] = {0, y0 / (size_t)plan.py};
@@ -482,6 +565,7 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
             CL_TRY(ctx, clFlush(ctx->queue), "clFlush");
         }
     }
+outputs:
     if (!streamed && median_out && (status = clstats__array_out(ctx, med_buf, median_out)))
         goto fail;
     if (!streamed && mad_out && (status = clstats__array_out(ctx, mad_buf, mad_out))) goto fail;
@@ -499,6 +583,7 @@ fail:
     if (med_buf && !streamed) clReleaseMemObject(med_buf);
     if (mad_buf && !streamed) clReleaseMemObject(mad_buf);
     if (cell_buf) clReleaseMemObject(cell_buf);
+    if (tile_buf) clReleaseMemObject(tile_buf);
     free(colmap);
     free(rowmap);
     free(win.cells);

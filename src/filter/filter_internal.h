@@ -21,4 +21,25 @@ int clstats__window_check(clstats_ctx *ctx, const struct clstats_filter_params *
 int clstats__window_of(clstats_ctx *ctx, const struct clstats_filter_params *p,
                        struct filter_window *out);
 
+/* One call of the large-window GPU design (src/filter/runs.c): the image and maps as the other
+ * designs take them, the outputs, and the plan's shape (gx x gy outputs padded to whole
+ * work-groups of `local`, each work-item py rows; step_y output rows a group). */
+struct runs_job {
+    cl_mem img, colmap, rowmap, median, mad;
+    size_t nx, ny, stride, gx, gy, step_y;
+    const size_t *local;
+    int wx, wy, py, run_group;
+    cl_float cval;
+    cl_int want_median, want_mad;
+    void (*progress)(void *user, double fraction);
+    void *progress_user;
+};
+
+/* Whether the runs design's building pass fits the device for windows of wy rows, and its
+ * work-group size there. */
+int clstats__runs_plan(const clstats_ctx *ctx, int wy, int *run_group);
+
+/* Filters job's image with the runs design's program (built from median_filter_runs.cl). */
+int clstats__filter_runs(clstats_ctx *ctx, cl_program program, const struct runs_job *job);
+
 #endif
