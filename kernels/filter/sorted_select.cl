@@ -206,13 +206,23 @@ inline uint value_key(float v, int use_dev)
     return use_dev ? as_uint(fmax(v, 0.0f)) : key_of(v);
 }
 
+/* Intel's CPU runtime (2026.2, on AMD EPYC) compiled the sorted design's MAD at w = 7 with small
+ * work-groups into an invalid instruction (SIGILL: "vpcmpeqd ... (bad)") where select_key was
+ * inlined; built for CPU devices with -D SELECT_KEY_CALL, it stays a call, which it compiles
+ * right. GPUs inline it. */
+#ifdef SELECT_KEY_CALL
+#define SELECT_KEY_LINKAGE __attribute__((noinline))
+#else
+#define SELECT_KEY_LINKAGE
+#endif
+
 /* Smallest key K with count(keys <= K) >= rank + 1, for K in [lo, hi], where c_lo keys lie
  * below lo and c_hi at or below hi. Thresholds only steer (exactness comes from the counts):
  * `guess` first, then a Newton step of `per_rank` (an estimate of value per rank near the
  * answer), then interpolation of the rank in the bracket; every fourth halves it, which bounds
  * the worst case. *next is the smallest key above K when the last count told it (*next_known;
  * the even-count median needs it). */
-uint select_key(SEG_SPACE const uint *base, int stride BOUNDS_PARAM, int use_dev, float m, uint km, int rank, uint lo,
+SELECT_KEY_LINKAGE uint select_key(SEG_SPACE const uint *base, int stride BOUNDS_PARAM, int use_dev, float m, uint km, int rank, uint lo,
                 uint hi, int c_lo, int c_hi, uint guess, float per_rank, uint *next,
                 int *next_known)
 {

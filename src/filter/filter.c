@@ -179,8 +179,8 @@ static int plan_filter(clstats_ctx *ctx, struct rect r, struct filter_plan *plan
         if (!plan->prefix)
             return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate a sorting network");
         snprintf(plan->options, sizeof plan->options,
-                 "-D WX=%d -D WY=%d -D EVEN=%d -D TX=%d -D TY=%d -D PX=%d", r.wx, r.wy, r.even,
-                 plan->tx, plan->ty, plan->px);
+                 "-D WX=%d -D WY=%d -D EVEN=%d -D TX=%d -D TY=%d -D PX=%d%s", r.wx, r.wy, r.even,
+                 plan->tx, plan->ty, plan->px, ctx->is_cpu ? " -D SELECT_KEY_CALL" : "");
         return CLSTATS_OK;
     }
     plan->path = PATH_BINNED;
