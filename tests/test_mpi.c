@@ -198,6 +198,46 @@ static void check_traffic(void)
           (unsigned long long)t[1].bytes, (unsigned long long)expect);
 }
 
+/* The cutting plane's messages: the opening's five 64-bit words, a gather of 11 words a pass
+ * (the failure word, the record), the radix passes' count messages once the bracket is gathered
+ * (at most ceil(32 / bits)) and the last count message; the passes do not grow with n. */
+static void check_plane_traffic(void)
+{
+    const size_t ns[3] = {1000, 100000, 400000};
+    const char *tuning = getenv("CLSTATS_TEST_TUNING"), *b = tuning ? strstr(tuning, "select.bits=") : NULL;
+    const int bits = b ? atoi(b + strlen("select.bits=")) : 11, npass = (32 + bits - 1) / bits;
+    const uint64_t count_msg = (2 + ((uint64_t)1 << bits)) * 4, gather_msg = 11 * 8;
+    for (int i = 0; i < 3; i++) {
+        double *x = malloc(ns[i] * sizeof *x);
+        fill(x, ns[i], 11 + (uint64_t)i, false, 0.01);
+        void *hp;
+        cl_mem buf;
+        const struct clstats_array part = part_of(x, ns[i], 11 + (uint64_t)i, false, &hp, &buf);
+        const struct clstats_select_options o = {.method = CLSTATS_SELECT_CUTTING_PLANE};
+        struct clstats_mpi_traffic t;
+        double got;
+        int s = clstats_mpi_select_kth(ctx, MPI_COMM_WORLD, &part, ns[i] / 3, &o, &got, &t);
+        CHECK(s == CLSTATS_OK, "cutting-plane traffic run: %d %s", s, clstats_ctx_message(ctx));
+        /* bytes = 40 + gathers * gather_msg + (radix passes + 1) * count_msg, and messages =
+         * 1 + gathers + radix passes + 1: solve for the gathers */
+        const int64_t rest = (int64_t)t.bytes - 40 - (int64_t)count_msg * ((int64_t)t.messages - 1);
+        const int64_t gathers = rest / ((int64_t)gather_msg - (int64_t)count_msg);
+        const int64_t radix = (int64_t)t.messages - 2 - gathers;
+        CHECK(rest % ((int64_t)gather_msg - (int64_t)count_msg) == 0 && gathers >= 2 &&
+                  gathers <= 64 && radix >= 0 && radix <= npass,
+              "cutting-plane traffic n = %zu: %llu bytes in %llu messages (%lld gathers, %lld "
+              "radix passes)",
+              ns[i], (unsigned long long)t.bytes, (unsigned long long)t.messages,
+              (long long)gathers, (long long)radix);
+        if (rank == 0 && getenv("TEST_MPI_VERBOSE"))
+            printf("cutting plane n=%zu: %llu bytes, %lld gathers, %lld radix passes\n", ns[i],
+                   (unsigned long long)t.bytes, (long long)gathers, (long long)radix);
+        if (buf) clReleaseMemObject(buf);
+        free(hp);
+        free(x);
+    }
+}
+
 /* A rank that fails makes every rank return its status: a bad argument before any message, and
  * a part that cannot be read once the passes have begun (a region past its buffer's end). */
 static void check_faults(void)
@@ -222,7 +262,17 @@ static void check_faults(void)
     double qo[2];
     s = clstats_mpi_percentiles(ctx, MPI_COMM_WORLD, mine, q, 2, NULL, qo, NULL);
     CHECK(s == CLSTATS_ERR_ARG, "a rank's bad buffer, percentiles: status %d", s);
+    const struct clstats_select_options plane = {.method = CLSTATS_SELECT_CUTTING_PLANE};
+    s = clstats_mpi_select_kth(ctx, MPI_COMM_WORLD, mine, 3, &plane, &out, NULL);
+    CHECK(s == CLSTATS_ERR_ARG && isnan(out), "a rank's bad buffer, cutting plane: status %d", s);
+    s = clstats_mpi_percentiles(ctx, MPI_COMM_WORLD, mine, q, 2, &plane, qo, NULL);
+    CHECK(s == CLSTATS_ERR_ARG, "a rank's bad buffer, cutting-plane percentiles: status %d", s);
     clReleaseMemObject(small);
+    /* ranks that ask for different methods: every rank refuses, none waits */
+    if (size > 1) {
+        s = clstats_mpi_median(ctx, MPI_COMM_WORLD, &part, rank == 1 ? &plane : NULL, &out, NULL);
+        CHECK(s == CLSTATS_ERR_ARG, "ranks of two methods: status %d", s);
+    }
     /* ranks that disagree on the dtype: every rank refuses, none waits */
     double xd[10] = {3, 1, 4, 1, 5, 9, 2, 6, 5, 3};
     struct clstats_array pd = {.host = xd, .dtype = CLSTATS_FLOAT64, .nx = 10, .ny = 1};
@@ -281,8 +331,10 @@ int main(int argc, char **argv)
     /* radix alone (the default below 2^21 values), and the sample's bracket first: its
      * sample is small here, so its bracket often misses and the radix passes take over */
     const size_t ns[] = {0, 1, 2, 7, 64, 1001, 4096, 30000};
-    for (int m = 0; m < 2; m++) {
-        const enum clstats_select_method method = m ? CLSTATS_SELECT_SAMPLE : CLSTATS_SELECT_AUTO;
+    const enum clstats_select_method methods[] = {CLSTATS_SELECT_AUTO, CLSTATS_SELECT_SAMPLE,
+                                                  CLSTATS_SELECT_CUTTING_PLANE};
+    for (int m = 0; m < 3; m++) {
+        const enum clstats_select_method method = methods[m];
         for (int i = 0; i < 8; i++) {
             check_array(ns[i], seed + (uint64_t)i, false, 0.1, method);
             check_array(ns[i], seed + 100 + (uint64_t)i, true, 0.1, method);
@@ -291,6 +343,7 @@ int main(int argc, char **argv)
         check_array(300, seed + 201, false, 0.0, method);
     }
     check_traffic();
+    check_plane_traffic();
     check_faults();
     check_filter(23, 17, (struct clstats_filter_params){.width = 5}, seed + 300);
     check_filter(19, 11, (struct clstats_filter_params){.width = 4, .height = 3, .origin_y = 1,

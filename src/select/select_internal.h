@@ -11,7 +11,8 @@
  * over all parts, so that every run finds the same digits and the same answer. status is the
  * part's own: a part that failed calls with it (counts NULL) instead, and every part then
  * returns the status sum_counts answers, which is that of every part. The runs take the radix
- * path whatever the method asks: its messages are a histogram, whatever n. */
+ * path whatever the method asks (its messages are a histogram, whatever n), except where
+ * plane asks for the cutting plane (its messages a few words a pass). */
 struct select_parts {
     int (*sum_counts)(void *user, uint64_t *counts, size_t n, int status);
     void *user;
@@ -23,7 +24,16 @@ struct select_parts {
      * bracket missed, on the data). part is this part's index of `parts` (at most 2^bits). */
     bool bracket;
     int part, parts;
+    /* The cutting plane over the parts (plane: every part asked for it): each pass gathers
+     * SELECT_PLANE_WORDS words from every part into all[q * words ..] for part q, in part
+     * order; status as sum_counts's (a part that fails while a gather is the others' next
+     * message sends its failure in one, mine and all unused). */
+    bool plane;
+    int (*gather)(void *user, const uint64_t *mine, size_t words, uint64_t *all, int status);
 };
+
+/* Words a part's record holds in a cutting-plane pass over parts (src/select/select.c). */
+enum { SELECT_PLANE_WORDS = 10 };
 
 struct select_request {
     enum clstats_select_method method;
