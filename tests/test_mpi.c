@@ -285,6 +285,161 @@ static void check_faults(void)
     CHECK(s == CLSTATS_OK && out == 1.0, "after the faults: %d %g", s, out);
 }
 
+/* A rows x cols matrix (element (r, c) at x[r * cols + c]) as this rank's rows of it: host
+ * memory with a stride wider than a row on even ranks, a buffer on odd ones; *row0 its first. */
+static struct clstats_array rows_of(const double *x, size_t rows, size_t cols, uint64_t seed,
+                                    bool f64, void **host, cl_mem *buf, size_t *row0)
+{
+    size_t cut[8];
+    cuts(rows, seed, cut);
+    const size_t m = cut[rank + 1] - cut[rank], es = f64 ? 8 : 4, ld = cols + 3;
+    char *h = malloc(m * ld * es + 8);
+    for (size_t r = 0; r < m; r++)
+        for (size_t c = 0; c < ld; c++) {
+            const double v = c < cols ? x[(cut[rank] + r) * cols + c] : 12345.0;
+            if (f64) ((double *)h)[r * ld + c] = v;
+            else ((float *)h)[r * ld + c] = (float)v;
+        }
+    struct clstats_array a = {.dtype = f64 ? CLSTATS_FLOAT64 : CLSTATS_FLOAT32, .nx = cols,
+                              .ny = m, .stride = ld};
+    *buf = NULL;
+    *host = h;
+    *row0 = cut[rank];
+    if (rank % 2 == 1 && m) {
+        cl_int err;
+        *buf = clCreateBuffer(clstats_ctx_cl_context(ctx), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                              m * ld * es, h, &err);
+        a.buffer = *buf;
+        a.offset = 0;
+    } else {
+        a.host = h;
+    }
+    return a;
+}
+
+/* Column medians and the batched selection of a matrix whose rows the ranks share, against the
+ * one-device calls on the whole matrix: column 0 all NaN, column 1 without NaN, the others with
+ * NaNs, ties, +-0 and +-inf; k from 1 to the rows, some beyond a column's valid values. */
+static void check_columns(size_t rows, size_t cols, uint64_t seed, bool f64)
+{
+    const size_t n = rows * cols;
+    double *x = malloc((n ? n : 1) * sizeof *x);
+    fill(x, n, seed, f64, 0.15);
+    for (size_t r = 0; r < rows; r++) {
+        x[r * cols] = NAN;
+        if (cols > 1 && isnan(x[r * cols + 1])) x[r * cols + 1] = (double)(r % 5);
+    }
+    void *hp;
+    cl_mem buf;
+    size_t row0;
+    const struct clstats_array part = rows_of(x, rows, cols, seed, f64, &hp, &buf, &row0);
+    void *hw;
+    struct clstats_array all = whole(x, n, f64, &hw);
+    all.nx = cols, all.ny = rows;
+    char what[100];
+    snprintf(what, sizeof what, "columns %zux%zu seed %llu %s", rows, cols,
+             (unsigned long long)seed, f64 ? "f64" : "f32");
+    double *got = malloc(cols * sizeof *got), *want = malloc(cols * sizeof *want);
+    double *gs = malloc(cols * sizeof *gs), *ws = malloc(cols * sizeof *ws);
+    float *wf = malloc(cols * sizeof *wf);
+    uint64_t nan_want = 0, nan_got = 0;
+    for (int even = CLSTATS_EVEN_MEAN; even <= CLSTATS_EVEN_UPPER; even++) {
+        struct clstats_select_options o = {.even = (enum clstats_even)even,
+                                           .nan_count = &nan_want},
+                                      od = {.even = (enum clstats_even)even,
+                                            .nan_count = &nan_got};
+        int sw = CLSTATS_OK;
+        if (!f64) {
+            sw = clstats_column_medians(ctx, hw, rows, cols, cols, &o, wf);
+            for (size_t c = 0; c < cols; c++) want[c] = wf[c];
+        } else {
+            double *col = malloc((rows + 1) * sizeof *col);
+            nan_want = 0;
+            for (size_t c = 0; c < cols; c++) {
+                uint64_t cn = 0;
+                struct clstats_select_options oc = {.even = (enum clstats_even)even,
+                                                    .nan_count = &cn};
+                for (size_t r = 0; r < rows; r++) col[r] = x[r * cols + c];
+                if (clstats_median_f64(ctx, col, rows, &oc, &want[c]) != CLSTATS_OK) want[c] = NAN;
+                nan_want += cn;
+            }
+            free(col);
+        }
+        int sg = clstats_mpi_column_medians(ctx, MPI_COMM_WORLD, &part, &od, got, NULL);
+        CHECK(sw == sg, "%s medians: status %d, one device %d (%s)", what, sg, sw,
+              clstats_ctx_message(ctx));
+        for (size_t c = 0; sg == CLSTATS_OK && c < cols; c++)
+            CHECK(same_bits(want[c], got[c]), "%s median (even %d) of column %zu: %.17g, one "
+                  "device %.17g", what, even, c, got[c], want[c]);
+        CHECK(nan_got == nan_want, "%s NaN count %llu, one device %llu", what,
+              (unsigned long long)nan_got, (unsigned long long)nan_want);
+    }
+    struct clstats_select_options err = {.nan_policy = CLSTATS_NAN_ERROR};
+    CHECK(clstats_mpi_column_medians(ctx, MPI_COMM_WORLD, &part, &err, got, NULL) ==
+              CLSTATS_ERR_NAN, "%s medians, NaN an error", what);
+    /* the batched selection: k from 1 to the rows, the sums of the k smallest */
+    uint64_t *k = malloc(cols * sizeof *k);
+    struct test_rng rng;
+    test_rng_seed(&rng, seed ^ 77);
+    for (size_t c = 0; c < cols; c++)
+        k[c] = c == 1 ? rows : (c == 2 ? 1 : 1 + test_rng_next(&rng) % rows);
+    struct clstats_array p2 = part;
+    for (int pass = 0; pass < 2; pass++) {
+        /* pass 1: the column of NaNs made valid, so that every k is in reach, and the
+         * infinities and 1e30s finite, so that the sums' order shows in their bits */
+        if (pass == 1) {
+            for (size_t r = 0; r < rows; r++) x[r * cols] = (double)((r * 7) % 3) - 1.0;
+            for (size_t i = 0; i < n; i++)
+                if (isinf(x[i]) || fabs(x[i]) == 1e30) x[i] = (double)(float)(0.37 * (double)(i % 13) - 2.1);
+            free(hp), free(hw);
+            if (buf) clReleaseMemObject(buf);
+            all = whole(x, n, f64, &hw);
+            all.nx = cols, all.ny = rows;
+            p2 = rows_of(x, rows, cols, seed, f64, &hp, &buf, &row0);
+        }
+        int sw = clstats_column_smallest(ctx, &all, k, NULL, want, ws);
+        int sg = clstats_mpi_column_smallest(ctx, MPI_COMM_WORLD, &p2, k, NULL, got, gs, NULL);
+        CHECK(sw == sg, "%s smallest (pass %d): status %d, one device %d (%s)", what, pass, sg,
+              sw, clstats_ctx_message(ctx));
+        for (size_t c = 0; c < cols; c++)
+            CHECK(same_bits(want[c], got[c]) && same_bits(ws[c], gs[c]),
+                  "%s column %zu k=%llu: %.17g sum %.17g, one device %.17g sum %.17g", what, c,
+                  (unsigned long long)k[c], got[c], gs[c], want[c], ws[c]);
+    }
+    k[0] = rows + 1;
+    CHECK(clstats_mpi_column_smallest(ctx, MPI_COMM_WORLD, &p2, k, NULL, got, NULL, NULL) ==
+              CLSTATS_ERR_ARG, "%s k beyond the rows", what);
+    if (buf) clReleaseMemObject(buf);
+    free(hp), free(hw), free(x), free(got), free(want), free(gs), free(ws), free(wf), free(k);
+}
+
+/* The columns' traffic: the same for 300 and 9000 rows (a radix pass a column). */
+static void check_column_traffic(void)
+{
+    struct clstats_mpi_traffic t[2];
+    const size_t rows[2] = {300, 9000}, cols = 3;
+    for (int i = 0; i < 2; i++) {
+        double *x = malloc(rows[i] * cols * sizeof *x);
+        fill(x, rows[i] * cols, 5, false, 0.0);
+        void *hp;
+        cl_mem buf;
+        size_t row0;
+        const struct clstats_array part = rows_of(x, rows[i], cols, 5, false, &hp, &buf, &row0);
+        double got[3], sums[3];
+        const uint64_t k[3] = {1, rows[i] / 2, rows[i]};
+        int s = clstats_mpi_column_smallest(ctx, MPI_COMM_WORLD, &part, k, NULL, got, sums, &t[i]);
+        CHECK(s == CLSTATS_OK, "column traffic run: %d %s", s, clstats_ctx_message(ctx));
+        if (buf) clReleaseMemObject(buf);
+        free(hp), free(x);
+    }
+    CHECK(t[0].bytes == t[1].bytes && t[0].messages == t[1].messages,
+          "column traffic: %llu bytes for 300 rows, %llu for 9000", (unsigned long long)t[0].bytes,
+          (unsigned long long)t[1].bytes);
+    if (rank == 0 && getenv("TEST_MPI_VERBOSE"))
+        printf("columns 3 wide: %llu bytes in %llu messages\n", (unsigned long long)t[0].bytes,
+               (unsigned long long)t[0].messages);
+}
+
 /* The band filter against the one-device filter of the whole image, bands of uneven heights
  * (some empty, some of one row, so that halos come from several ranks). */
 static void check_filter(size_t nx, size_t ny, struct clstats_filter_params p, uint64_t seed)
@@ -344,6 +499,12 @@ int main(int argc, char **argv)
     }
     check_traffic();
     check_plane_traffic();
+    const size_t shapes[][2] = {{1, 4}, {2, 5}, {37, 6}, {300, 4}, {9000, 3}};
+    for (int i = 0; i < 5; i++) {
+        check_columns(shapes[i][0], shapes[i][1], seed + 400 + (uint64_t)i, false);
+        check_columns(shapes[i][0], shapes[i][1], seed + 500 + (uint64_t)i, true);
+    }
+    check_column_traffic();
     check_faults();
     check_filter(23, 17, (struct clstats_filter_params){.width = 5}, seed + 300);
     check_filter(19, 11, (struct clstats_filter_params){.width = 4, .height = 3, .origin_y = 1,
