@@ -280,6 +280,21 @@ static void check_faults(void)
         s = clstats_mpi_median(ctx, MPI_COMM_WORLD, rank == 1 ? &pd : &part, NULL, &out, NULL);
         CHECK(s == CLSTATS_ERR_ARG, "ranks of two dtypes: status %d", s);
     }
+    /* the columns: a rank's NULL out, a rank's k beyond the rows, ranks of two widths */
+    struct clstats_array m = {.host = x, .dtype = CLSTATS_FLOAT32, .nx = 2, .ny = 5};
+    double cm[2], cs[2];
+    s = clstats_mpi_column_medians(ctx, MPI_COMM_WORLD, &m, NULL, rank == size - 1 ? NULL : cm,
+                                   NULL);
+    CHECK(s == CLSTATS_ERR_ARG, "columns, a rank's NULL out: status %d", s);
+    const uint64_t kk[2] = {1, rank == 0 ? 5 * (uint64_t)size + 1 : 2};
+    s = clstats_mpi_column_smallest(ctx, MPI_COMM_WORLD, &m, kk, NULL, cm, cs, NULL);
+    CHECK(s == CLSTATS_ERR_ARG, "columns, k beyond the rows on rank 0: status %d", s);
+    if (size > 1) {
+        struct clstats_array wide = {.host = x, .dtype = CLSTATS_FLOAT32, .nx = 1, .ny = 10};
+        s = clstats_mpi_column_medians(ctx, MPI_COMM_WORLD, rank == 1 ? &wide : &m, NULL, cm,
+                                       NULL);
+        CHECK(s == CLSTATS_ERR_ARG, "columns, ranks of two widths: status %d", s);
+    }
     /* and every rank is still in step: a good call after the failures */
     s = clstats_mpi_select_kth(ctx, MPI_COMM_WORLD, &part, 0, NULL, &out, NULL);
     CHECK(s == CLSTATS_OK && out == 1.0, "after the faults: %d %g", s, out);
