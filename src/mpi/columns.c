@@ -39,17 +39,8 @@ static int check_part(clstats_ctx *ctx, const struct column_call *cc,
     const struct clstats_array *m = cc->m;
     if (!m || !cc->out || (cc->kth && !cc->k))
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "the matrix, k or out is NULL");
-    if (m->dtype != CLSTATS_FLOAT32 && m->dtype != CLSTATS_FLOAT64)
-        return clstats__fail(ctx, CLSTATS_ERR_ARG, "the matrix must be float32 or float64");
-    if (m->nx && m->ny && !m->host && !m->buffer)
-        return clstats__fail(ctx, CLSTATS_ERR_ARG, "the part has neither host memory nor a buffer");
-    if (opts && ((unsigned)opts->nan_policy > CLSTATS_NAN_ERROR ||
-                 (unsigned)opts->even > CLSTATS_EVEN_UPPER))
-        return clstats__fail(ctx, CLSTATS_ERR_ARG, "unknown selection option value");
-    if (m->dtype == CLSTATS_FLOAT64 && !ctx->has_fp64)
-        return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED,
-                             "%s has no fp64: float64 data cannot be used there",
-                             ctx->device_name);
+    const int status = clstats__mpi_check_part(ctx, m, opts);
+    if (status != CLSTATS_OK) return status;
     if (m->nx && m->ny) return clstats__array_check(ctx, m, "the part", NULL);
     return CLSTATS_OK;
 }
@@ -261,13 +252,9 @@ static int distributed(clstats_ctx *ctx, MPI_Comm comm, const struct column_call
         }
     }
     if (status == CLSTATS_OK && opts && opts->nan_count) *opts->nan_count = nan;
-    if (status == CLSTATS_OK && nan && opts && opts->nan_policy == CLSTATS_NAN_ERROR)
-        status = clstats__fail(ctx, CLSTATS_ERR_NAN, "%llu NaN values in the matrix",
-                               (unsigned long long)nan);
-    else if (status == CLSTATS_OK && short_cols)
-        status = clstats__fail(ctx, CLSTATS_ERR_EMPTY,
-                               "%llu columns have fewer valid values than their k (NaN there)",
-                               (unsigned long long)short_cols);
+    if (status == CLSTATS_OK)
+        status = clstats__columns_status(ctx, nan, opts ? opts->nan_policy : CLSTATS_NAN_OMIT,
+                                         short_cols);
     status = clstats__mpi_close(&link, status, traffic);
     free(tkey);
     free(sums);

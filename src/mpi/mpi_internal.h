@@ -54,6 +54,11 @@ int clstats__mpi_gather(void *user, const uint64_t *mine, size_t words, uint64_t
  * the lowest failing rank's status and message go to the others. */
 int clstats__mpi_agree_failure(struct mpi_link *link, int status);
 
+/* A rank's part of a selection checked as the one-device call would (src/mpi/select.c): its
+ * dtype, memory, options and the device's fp64. */
+int clstats__mpi_check_part(clstats_ctx *ctx, const struct clstats_array *part,
+                            const struct clstats_select_options *opts);
+
 /* A message sent or contributed, counted. */
 void clstats__mpi_count(struct mpi_link *link, uint64_t bytes);
 

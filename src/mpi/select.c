@@ -18,14 +18,9 @@ struct request {
     size_t nq;
 };
 
-/* A rank's own checks, before any message: what would make the one-device call refuse. */
-static int check_part(clstats_ctx *ctx, const struct clstats_array *part,
-                      const struct clstats_select_options *opts, const struct request *rq,
-                      const double *out)
+int clstats__mpi_check_part(clstats_ctx *ctx, const struct clstats_array *part,
+                            const struct clstats_select_options *opts)
 {
-    if (!ctx) return CLSTATS_ERR_ARG;
-    if (!part || !out || (rq->nq && !rq->q))
-        return clstats__fail(ctx, CLSTATS_ERR_ARG, "part, q or out is NULL");
     if (part->dtype != CLSTATS_FLOAT32 && part->dtype != CLSTATS_FLOAT64)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "the data must be float32 or float64");
     if (part->nx && part->ny && !part->host && !part->buffer)
@@ -38,6 +33,17 @@ static int check_part(clstats_ctx *ctx, const struct clstats_array *part,
                              "%s has no fp64: float64 data cannot be used there",
                              ctx->device_name);
     return CLSTATS_OK;
+}
+
+/* A rank's own checks, before any message: what would make the one-device call refuse. */
+static int check_part(clstats_ctx *ctx, const struct clstats_array *part,
+                      const struct clstats_select_options *opts, const struct request *rq,
+                      const double *out)
+{
+    if (!ctx) return CLSTATS_ERR_ARG;
+    if (!part || !out || (rq->nq && !rq->q))
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "part, q or out is NULL");
+    return clstats__mpi_check_part(ctx, part, opts);
 }
 
 static int distributed(clstats_ctx *ctx, MPI_Comm comm, const struct clstats_array *part,

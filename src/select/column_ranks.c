@@ -154,6 +154,19 @@ fail:
     return status;
 }
 
+int clstats__columns_status(clstats_ctx *ctx, uint64_t nan, enum clstats_nan_policy policy,
+                            uint64_t short_cols)
+{
+    if (nan && policy == CLSTATS_NAN_ERROR)
+        return clstats__fail(ctx, CLSTATS_ERR_NAN, "%llu NaN values in the matrix",
+                             (unsigned long long)nan);
+    if (short_cols)
+        return clstats__fail(ctx, CLSTATS_ERR_EMPTY,
+                             "%llu columns have fewer valid values than their k (NaN there)",
+                             (unsigned long long)short_cols);
+    return CLSTATS_OK;
+}
+
 double clstats__smallest_sum(const uint64_t *stats, double sum_below, uint64_t k, bool f64)
 {
     const double t = clstats__value_of_key(stats[0], f64);
@@ -233,13 +246,7 @@ int clstats_column_smallest(clstats_ctx *ctx, const struct clstats_array *m, con
                                            f64);
     }
     if (o.nan_count) *o.nan_count = nan;
-    if (status == CLSTATS_OK && nan && o.nan_policy == CLSTATS_NAN_ERROR)
-        status = clstats__fail(ctx, CLSTATS_ERR_NAN, "%llu NaN values in the matrix",
-                               (unsigned long long)nan);
-    else if (status == CLSTATS_OK && short_cols)
-        status = clstats__fail(ctx, CLSTATS_ERR_EMPTY,
-                               "%llu columns have fewer valid values than their k (NaN there)",
-                               (unsigned long long)short_cols);
+    if (status == CLSTATS_OK) status = clstats__columns_status(ctx, nan, o.nan_policy, short_cols);
     free(stats), free(ranks), free(sums);
     return status;
 }

@@ -129,6 +129,12 @@ int clstats__column_ranks(clstats_ctx *ctx, bool f64, cl_mem buf, size_t off, si
                           size_t rstep, size_t rows, size_t cols, cl_mem ranks, cl_mem stats,
                           cl_mem sums);
 
+/* The batched selection's status once its columns are done: CLSTATS_ERR_NAN where NaNs were
+ * found and the policy refuses them, else CLSTATS_ERR_EMPTY where short_cols columns had too few
+ * valid values (NaN there). */
+int clstats__columns_status(clstats_ctx *ctx, uint64_t nan, enum clstats_nan_policy policy,
+                            uint64_t short_cols);
+
 /* The sum of the k smallest values of a column from its stats (of rank k - 1) and its sum below:
  * section VI's multiplicity rule. */
 double clstats__smallest_sum(const uint64_t *stats, double sum_below, uint64_t k, bool f64);
