@@ -486,6 +486,47 @@ static void check_filter(size_t nx, size_t ny, struct clstats_filter_params p, u
     free(xd), free(img), free(med), free(mad), free(bm), free(bd);
 }
 
+/* One rank's device lost mid-run: under mpirun's "-np 1 env LD_PRELOAD=opencl_shim
+ * OPENCL_SHIM_LOSE_AFTER=N test_mpi --lost : -np 2 test_mpi --lost" that rank's kernel launches
+ * fail after the Nth, wherever in a call that falls (a cutting plane's passes, a column's
+ * selection, the sums' turn), and every call must return the same status on every rank, none
+ * left waiting; some call must fail. */
+static void check_lost(void)
+{
+    const size_t n = 20000, rows = 500, cols = 4;
+    double *x = malloc(n * sizeof *x);
+    fill(x, n, 9, false, 0.05);
+    void *hp, *hm;
+    cl_mem buf, mbuf;
+    size_t row0;
+    const struct clstats_array part = part_of(x, n, 9, false, &hp, &buf);
+    const struct clstats_array m = rows_of(x, rows, cols, 9, false, &hm, &mbuf, &row0);
+    const struct clstats_select_options plane = {.method = CLSTATS_SELECT_CUTTING_PLANE};
+    const uint64_t k[4] = {1, 100, 250, 500};
+    double v, kth[4], sums[4];
+    int failed = 0, shimmed = getenv("OPENCL_SHIM_LOSE_AFTER") != NULL, any_shimmed = 0;
+    MPI_Allreduce(&shimmed, &any_shimmed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    for (int i = 0; i < 16; i++) {
+        int s;
+        if (i % 4 == 0) s = clstats_mpi_select_kth(ctx, MPI_COMM_WORLD, &part, n / 3, &plane, &v, NULL);
+        else if (i % 4 == 1)
+            s = clstats_mpi_column_smallest(ctx, MPI_COMM_WORLD, &m, k, NULL, kth, sums, NULL);
+        else if (i % 4 == 2) s = clstats_mpi_median(ctx, MPI_COMM_WORLD, &part, &plane, &v, NULL);
+        else s = clstats_mpi_column_medians(ctx, MPI_COMM_WORLD, &m, NULL, kth, NULL);
+        int all[8] = {0};
+        MPI_Allgather(&s, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
+        for (int q = 0; q < size; q++)
+            CHECK(all[q] == s, "lost device, call %d: status %d here, %d on rank %d", i, s,
+                  all[q], q);
+        failed += s != CLSTATS_OK && s != CLSTATS_ERR_EMPTY;
+    }
+    CHECK(!any_shimmed || failed > 0, "the lost device failed no call");
+    if (rank == 0) printf("lost device: %d of 16 calls failed alike on every rank\n", failed);
+    if (buf) clReleaseMemObject(buf);
+    if (mbuf) clReleaseMemObject(mbuf);
+    free(hp), free(hm), free(x);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -498,6 +539,13 @@ int main(int argc, char **argv)
     }
     ctx = test_ctx(); /* $CLSTATS_DEVICE, and $CLSTATS_TEST_TUNING's settings */
     const uint64_t seed = test_seed();
+    if (argc > 1 && strcmp(argv[1], "--lost") == 0) {
+        check_lost();
+        int total = 0;
+        MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Finalize();
+        return total ? 1 : 0;
+    }
     /* radix alone (the default below 2^21 values), and the sample's bracket first: its
      * sample is small here, so its bracket often misses and the radix passes take over */
     const size_t ns[] = {0, 1, 2, 7, 64, 1001, 4096, 30000};
