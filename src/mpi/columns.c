@@ -112,12 +112,14 @@ static void close_block(double *s, bool f64)
 }
 
 /* This rank's rows added to every column's state (cols x SUM_WORDS, the rows before them
- * already in): values below the column's t key (none where the column has none: tkey ~0). */
+ * already in): values below the column's t key (a column whose tkey is ~0, without a k-th
+ * value, is left as it is: its sum is NaN). */
 static void add_rows(double *state, const void *rows, size_t nrows, size_t cols, size_t ld,
                      const uint64_t *tkey, bool f64)
 {
     for (size_t c = 0; c < cols; c++) {
         double *s = state + c * SUM_WORDS;
+        if (tkey[c] == ~0ull) continue;
         uint64_t g = (uint64_t)s[SUM_ROW];
         for (size_t r = 0; r < nrows; r++, g++) {
             if (g % SUM_BLOCK == 0 && g) close_block(s, f64);
@@ -226,7 +228,7 @@ static int distributed(clstats_ctx *ctx, MPI_Comm comm, const struct column_call
             break;
         }
         nan += cn;
-        tkey[c] = ~0ull; /* no value is below it: the sum stays NaN */
+        tkey[c] = ~0ull; /* no k-th value (yet): the sum stays NaN */
         if (s == CLSTATS_ERR_EMPTY || s == CLSTATS_ERR_ARG) { /* too few valid values, alike */
             short_cols += cc->kth;
             continue;
