@@ -1,8 +1,9 @@
 /* columns.c - column medians and the batched selections (a rank of its own per column, the sum
  * of the k smallest) of a matrix whose rows are spread over MPI ranks (include/clstats/mpi.h).
- * Every column is selected by src/select/'s whole-array selection on the rank's part of the
- * column through select_internal.h (struct select_parts), its histograms summed over the ranks
- * through the call's link (link.c), so every answer is the one-device answer. The sums below
+ * All columns are selected at once by src/select/column_ranks.c's batched selection on the
+ * rank's rows through select_internal.h (clstats__column_ranks_parts), its NaN counts and
+ * histograms summed over the ranks through the call's link (link.c), so every answer is the
+ * one-device answer. The sums below
  * the k-th values follow the one-device order (select.h: clstats_column_smallest), which runs
  * along the rows: the ranks take it in turn, each handing the next the column's running sum and
  * its open block's lanes, so no sum is ever split in an order the one-device call would not
@@ -43,17 +44,6 @@ static int check_part(clstats_ctx *ctx, const struct column_call *cc,
     if (status != CLSTATS_OK) return status;
     if (m->nx && m->ny) return clstats__array_check(ctx, m, "the part", NULL);
     return CLSTATS_OK;
-}
-
-/* Column c of the rank's part, as a strided array of one element a row. */
-static struct clstats_array column_of(const struct clstats_array *m, size_t c)
-{
-    const size_t es = m->dtype == CLSTATS_FLOAT64 ? 8 : 4;
-    struct clstats_array col = {.dtype = m->dtype, .nx = 1, .ny = m->nx ? m->ny : 0,
-                                .stride = clstats__array_stride(m)};
-    if (m->host) col.host = (char *)m->host + c * es;
-    else col.buffer = m->buffer, col.offset = m->offset + c;
-    return col;
 }
 
 /* The part's rows in host memory, *ld elements apart (*copy to free, or NULL where the caller's
@@ -150,8 +140,9 @@ static int sums_along_ranks(struct mpi_link *link, const struct clstats_array *m
     size_t ld = 0;
     int status = state ? rows_on_host(ctx, m, &rows, &ld, &copy)
                        : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "the sums' state");
-    /* Whether every rank can take its turn: after this, no rank fails. */
-    status = clstats__mpi_check(link, status);
+    /* Whether every rank can take its turn (after this no rank fails), in a count message, the
+     * kind a rank that failed after the selections' last message sends. */
+    status = clstats__mpi_sum_counts(link, NULL, 0, status);
     if (status == CLSTATS_OK && words) {
         if (link->rank > 0) {
             MPI_Recv(state, (int)words, MPI_DOUBLE, link->rank - 1, 0, link->comm,
@@ -181,6 +172,17 @@ static int sums_along_ranks(struct mpi_link *link, const struct clstats_array *m
     return status;
 }
 
+/* The median of a column from the keys of its middles, as clstats_column_medians (float32)
+ * and clstats_median_f64 (float64) give it. */
+static double median_of(uint64_t ka, uint64_t kb, bool f64, enum clstats_even even)
+{
+    const double a = clstats__value_of_key(ka, f64), b = clstats__value_of_key(kb, f64);
+    double m = ka == kb || even == CLSTATS_EVEN_LOWER ? a : even == CLSTATS_EVEN_UPPER ? b
+               : f64 ? clstats__mean_f64(a, b)
+                     : (double)clstats__mean_f32((float)a, (float)b);
+    return f64 ? clstats__plus_zero(m) : (double)(float)clstats__plus_zero(m);
+}
+
 static int distributed(clstats_ctx *ctx, MPI_Comm comm, const struct column_call *cc,
                        const struct clstats_select_options *opts,
                        struct clstats_mpi_traffic *traffic)
@@ -191,59 +193,61 @@ static int distributed(clstats_ctx *ctx, MPI_Comm comm, const struct column_call
     for (size_t c = 0; cc->sum && c < cols; c++) cc->sum[c] = NAN;
     int status = check_part(ctx, cc, opts);
     const bool f64 = m && m->dtype == CLSTATS_FLOAT64;
-    const long bits = ctx ? clstats__tuned(ctx, P_SELECT_BITS) : 11;
-    const int b = bits >= 4 && bits <= 16 ? (int)bits : 11;
-    /* Every rank names the same columns (their low 19 bits here), dtype and digits. */
-    const uint32_t same = ((uint32_t)(cols & 0x7ffff) << 5 | (uint32_t)b) << 1 | f64;
-    uint64_t *tkey = malloc((cols ? cols : 1) * 2 * sizeof *tkey), *below = tkey ? tkey + cols : NULL;
+    const enum clstats_even even = opts ? opts->even : CLSTATS_EVEN_MEAN;
+    /* Every rank names the same columns (their low 24 bits here) and dtype. */
+    const uint32_t same = (uint32_t)(cols & 0xffffff) << 1 | f64;
+    /* the keys of the k-th values (or the lower middles), of the upper middles, the NaNs, the
+     * ranks, the sums and counts below */
+    uint64_t *tkey = malloc((cols ? cols : 1) * 5 * sizeof *tkey), *hkey = tkey + cols,
+             *nans = hkey + cols, *ranks = nans + cols, *below = ranks + cols;
     double *sums = malloc((cols ? cols : 1) * sizeof *sums);
     if ((!tkey || !sums) && status == CLSTATS_OK)
         status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "the columns' keys");
     struct mpi_link link;
     uint64_t rows_total = 0;
-    status = clstats__mpi_open(&link, ctx, comm, 1 + ((size_t)1 << b), 0, status,
+    /* A message holds an unused first count and a count a column (the NaNs) or a histogram of
+     * 256 a column (a pass). */
+    status = clstats__mpi_open(&link, ctx, comm, 1 + 256 * cols, 0, status,
                                status == CLSTATS_OK && cols ? m->ny : 0, same, false,
                                &rows_total, NULL);
-    for (size_t c = 0; status == CLSTATS_OK && cc->kth && c < cols; c++)
+    for (size_t c = 0; status == CLSTATS_OK && cc->kth && c < cols; c++) {
         if (cc->k[c] == 0 || cc->k[c] > rows_total)
             status = clstats__fail(ctx, CLSTATS_ERR_ARG, "k[%zu] = %llu is not in [1, %llu]", c,
                                    (unsigned long long)cc->k[c],
                                    (unsigned long long)rows_total);
-    /* The columns one by one, radix over the ranks; NaNs left out and counted, the policy
-     * applied once all are done, as the one-device calls do. */
+        else
+            ranks[c] = cc->k[c] - 1;
+    }
+    /* Every column at once, radix over the ranks (src/select/column_ranks.c's split design);
+     * the median's middles in two walks (one where the even rule takes one). */
     const struct select_parts parts = {clstats__mpi_sum_counts, &link, rows_total, false,
                                        link.rank, link.size, false, NULL};
+    if (status == CLSTATS_OK && cols) {
+        if (cc->kth)
+            status = clstats__column_ranks_parts(ctx, m, &parts, ranks, 0, tkey, nans);
+        else if (even != CLSTATS_EVEN_UPPER)
+            status = clstats__column_ranks_parts(ctx, m, &parts, NULL, 1, tkey, nans);
+        if (status == CLSTATS_OK && !cc->kth && even != CLSTATS_EVEN_LOWER)
+            status = clstats__column_ranks_parts(ctx, m, &parts, NULL, 2, hkey, nans);
+        /* a rank that failed between messages tells the others in their next one */
+        status = clstats__mpi_sum_counts(&link, NULL, 0, status);
+    }
+    const uint64_t none = f64 ? ~0ull : 0xffffffffull;
     uint64_t nan = 0, short_cols = 0;
     for (size_t c = 0; status == CLSTATS_OK && c < cols; c++) {
-        uint64_t cn = 0;
-        const struct clstats_select_options o = {.method = CLSTATS_SELECT_RADIX,
-                                                 .even = opts ? opts->even : CLSTATS_EVEN_MEAN,
-                                                 .nan_count = &cn};
-        const struct clstats_array col = column_of(m, c);
-        double v = NAN;
-        const int s = cc->kth ? clstats__select_kth_parts(ctx, &col, cc->k[c] - 1, &o, &parts, &v)
-                            : clstats__median_parts(ctx, &col, &o, &parts, &v);
-        if (link.agreed != CLSTATS_OK) { /* a rank failed: every rank has its status */
-            status = link.agreed;
-            break;
-        }
-        nan += cn;
-        tkey[c] = ~0ull; /* no k-th value (yet): the sum stays NaN */
-        if (s == CLSTATS_ERR_EMPTY || s == CLSTATS_ERR_ARG) { /* too few valid values, alike */
-            short_cols += cc->kth;
+        nan += nans[c];
+        if (!cc->kth) {
+            if (nans[c] < rows_total)
+                cc->out[c] = median_of(even == CLSTATS_EVEN_UPPER ? hkey[c] : tkey[c],
+                                       even == CLSTATS_EVEN_LOWER ? tkey[c] : hkey[c], f64, even);
             continue;
         }
-        if ((status = s) != CLSTATS_OK) break;
-        cc->out[c] = v;
-        if (cc->kth) {
-            /* The k-th value's key, a zero taken as -0 (it came back as +0): the sum below a
-             * +0 then leaves out the -0s the one-device sum adds, which add nothing, and
-             * s + (k - c) t is the same +0-signed sum either way. */
-            const double kv = v == 0 ? -0.0 : v;
-            const float fv = (float)kv;
-            bool is_nan;
-            tkey[c] = f64 ? key_of(&kv, 0, true, &is_nan) : key_of(&fv, 0, false, &is_nan);
+        if (tkey[c] == none) {
+            short_cols++;
+            tkey[c] = ~0ull; /* no k-th value: the sum stays NaN */
+            continue;
         }
+        cc->out[c] = clstats__plus_zero(clstats__value_of_key(tkey[c], f64));
     }
     if (status == CLSTATS_OK && cc->sum) {
         status = sums_along_ranks(&link, m, cols, tkey, sums, below);

@@ -129,6 +129,17 @@ int clstats__column_ranks(clstats_ctx *ctx, bool f64, cl_mem buf, size_t off, si
                           size_t rstep, size_t rows, size_t cols, cl_mem ranks, cl_mem stats,
                           cl_mem sums);
 
+/* The batched selection over parts (src/mpi/): every part's rows of the same columns (part:
+ * part->nx columns, part->ny rows, float32 or float64, host or device), the NaN counts and each
+ * pass's histograms (256 counts a column) summed over the parts through parts->sum_counts, so
+ * that every part walks to the same key: keys[c] that of rank ranks[c] (0-based among column
+ * c's valid values of all parts; ranks NULL: the median's, median 1 its lower and 2 its upper
+ * middle), all ones where the column has too few; nans[c] its NaNs in all parts. A part that
+ * fails before the first message returns without one (the caller sends its failure). */
+int clstats__column_ranks_parts(clstats_ctx *ctx, const struct clstats_array *part,
+                                const struct select_parts *parts, const uint64_t *ranks,
+                                int median, uint64_t *keys, uint64_t *nans);
+
 /* The batched selection's status once its columns are done: CLSTATS_ERR_NAN where NaNs were
  * found and the policy refuses them, else CLSTATS_ERR_EMPTY where short_cols columns had too few
  * valid values (NaN there). */
