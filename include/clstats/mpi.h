@@ -72,9 +72,11 @@ CLSTATS_API int clstats_mpi_quantiles(clstats_ctx *ctx, MPI_Comm comm,
 /* Column medians and batched selections of a matrix whose rows are spread over the ranks: each
  * rank's part a struct clstats_array of part->nx columns (the same on every rank) and its
  * part->ny rows (possibly 0), float32 or float64, host memory or a buffer of its context.
- * Every column's histograms are summed over the ranks with MPI_Allreduce, a column after the
- * other, so the bytes grow with the columns, never with the rows: a radix pass a column
- * (ceil(32 / select.bits) for float32, 64 / select.bits for float64) of 2^select.bits counts.
+ * All columns are selected at once (the batched selection's split design on every rank's
+ * rows): one MPI_Allreduce of a count a column (the NaNs), then one a radix pass of a histogram
+ * of 256 counts a column (4 passes for float32, 8 for float64; the median's two middles take
+ * two such walks where the even rule needs both), so the bytes grow with the columns, never
+ * with the rows: about 1 KB a column a pass.
  *
  * clstats_mpi_column_medians: the median of every column into out[0..nx), the same bits as
  * clstats_column_medians (float32; as double) or as clstats_median_f64 column by column
