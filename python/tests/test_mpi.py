@@ -105,11 +105,13 @@ SCRIPT = textwrap.dedent('''
                 np.array_equal(sums[~fin], ref[~fin], equal_nan=True)):
             bad += 1
             print(rank, "column sums", rows, sums, ref, file=sys.stderr)
-        # a count message a radix pass a column (3 passes for float32, 6 for float64, and the
-        # last), whatever the rows, and the sums' state handed on: 8 (258 * 5 + 1) bytes
+        # count messages of 2 + 256 * 5 32-bit words (the NaNs, a radix pass each: 4 for
+        # float32, 8 for float64; the checks and the last), whatever the rows; the sums' state
+        # handed on, 8 (258 * 5 + 1) bytes, and broadcast, 16 * 5: rows of 5 columns would add
+        # 20 or 40 bytes each
         nbytes, messages = clstats.mpi.last_traffic()
-        passes = 3 if dtype == np.float32 else 6
-        if not 0 < nbytes <= 5 * (passes + 1) * 8200 + 8 * (258 * 5 + 1) + 16 * 5 + 100:
+        passes = 4 if dtype == np.float32 else 8
+        if not 0 < nbytes <= 40 + (passes + 6) * 4 * (2 + 256 * 5) + 8 * (258 * 5 + 1) + 80:
             bad += 1
             print(rank, "column traffic", nbytes, messages, file=sys.stderr)
     # the band filter against the one-device filter
