@@ -91,7 +91,8 @@ CLSTATS_API int clstats_mpi_column_medians(clstats_ctx *ctx, MPI_Comm comm,
  * column c into kth[c] and, where sum is not NULL (on every rank alike), the sum of the k[c]
  * smallest into sum[c]. The sums are added in the one-device call's order, which runs along
  * the rows: the rows must follow each other in rank order (rank 0's first), and the ranks add
- * theirs in turn, each sending the next 8 (258 nx + 1) bytes, the last broadcasting 16 nx. */
+ * theirs in turn, each sending the next 8 x 259 nx bytes (a column's rows so far, running sum,
+ * count below and 256 lanes), the last broadcasting 16 nx. */
 CLSTATS_API int clstats_mpi_column_smallest(clstats_ctx *ctx, MPI_Comm comm,
                                             const struct clstats_array *part, const uint64_t *k,
                                             const struct clstats_select_options *opts,

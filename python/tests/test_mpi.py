@@ -107,11 +107,11 @@ SCRIPT = textwrap.dedent('''
             print(rank, "column sums", rows, sums, ref, file=sys.stderr)
         # count messages of 2 + 256 * 5 32-bit words (the NaNs, a radix pass each: 4 for
         # float32, 8 for float64; the checks and the last), whatever the rows; the sums' state
-        # handed on, 8 (258 * 5 + 1) bytes, and broadcast, 16 * 5: rows of 5 columns would add
+        # handed on, 8 * 259 * 5 bytes, and broadcast, 16 * 5: rows of 5 columns would add
         # 20 or 40 bytes each
         nbytes, messages = clstats.mpi.last_traffic()
         passes = 4 if dtype == np.float32 else 8
-        if not 0 < nbytes <= 40 + (passes + 6) * 4 * (2 + 256 * 5) + 8 * (258 * 5 + 1) + 80:
+        if not 0 < nbytes <= 40 + (passes + 6) * 4 * (2 + 256 * 5) + 8 * 259 * 5 + 80:
             bad += 1
             print(rank, "column traffic", nbytes, messages, file=sys.stderr)
     # the band filter against the one-device filter
