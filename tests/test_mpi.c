@@ -204,7 +204,8 @@ static void check_traffic(void)
 static void check_plane_traffic(void)
 {
     const size_t ns[3] = {1000, 100000, 400000};
-    const char *tuning = getenv("CLSTATS_TEST_TUNING"), *b = tuning ? strstr(tuning, "select.bits=") : NULL;
+    const char *tuning = getenv("CLSTATS_TEST_TUNING"),
+               *b = tuning ? strstr(tuning, "select.bits=") : NULL;
     const int bits = b ? atoi(b + strlen("select.bits=")) : 11, npass = (32 + bits - 1) / bits;
     const uint64_t count_msg = (2 + ((uint64_t)1 << bits)) * 4, gather_msg = 11 * 8;
     for (int i = 0; i < 3; i++) {
@@ -405,7 +406,8 @@ static void check_columns(size_t rows, size_t cols, uint64_t seed, bool f64)
         if (pass == 1) {
             for (size_t r = 0; r < rows; r++) x[r * cols] = (double)((r * 7) % 3) - 1.0;
             for (size_t i = 0; i < n; i++)
-                if (isinf(x[i]) || fabs(x[i]) == 1e30) x[i] = (double)(float)(0.37 * (double)(i % 13) - 2.1);
+                if (isinf(x[i]) || fabs(x[i]) == 1e30)
+                    x[i] = (double)(float)(0.37 * (double)(i % 13) - 2.1);
             free(hp), free(hw);
             if (buf) clReleaseMemObject(buf);
             all = whole(x, n, f64, &hw);
@@ -508,7 +510,8 @@ static void check_lost(void)
     MPI_Allreduce(&shimmed, &any_shimmed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     for (int i = 0; i < 16; i++) {
         int s;
-        if (i % 4 == 0) s = clstats_mpi_select_kth(ctx, MPI_COMM_WORLD, &part, n / 3, &plane, &v, NULL);
+        if (i % 4 == 0)
+            s = clstats_mpi_select_kth(ctx, MPI_COMM_WORLD, &part, n / 3, &plane, &v, NULL);
         else if (i % 4 == 1)
             s = clstats_mpi_column_smallest(ctx, MPI_COMM_WORLD, &m, k, NULL, kth, sums, NULL);
         else if (i % 4 == 2) s = clstats_mpi_median(ctx, MPI_COMM_WORLD, &part, &plane, &v, NULL);

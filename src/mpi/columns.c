@@ -62,10 +62,10 @@ static int rows_on_host(clstats_ctx *ctx, const struct clstats_array *m, const v
     bool owned = false;
     int status = clstats__array_in(ctx, m, true, &buf, &off, &owned);
     if (status == CLSTATS_OK)
-        status = clstats__cl_check(ctx,
-                                   clEnqueueReadBuffer(ctx->queue, buf, CL_TRUE, off * es, bytes,
-                                                       *copy, 0, NULL, NULL),
-                                   "reading the part");
+        status = clstats__cl_check(
+            ctx,
+            clEnqueueReadBuffer(ctx->queue, buf, CL_TRUE, off * es, bytes, *copy, 0, NULL, NULL),
+            "reading the part");
     if (owned) clReleaseMemObject(buf);
     *rows = *copy;
     return status;
@@ -91,14 +91,17 @@ static void close_block(double *s, bool f64)
 {
     if (f64) {
         double block = s[SUM_LANE0];
-        for (int j = 1; j < SUM_LANES; j++) block += s[SUM_LANE0 + j];
+        for (int j = 1; j < SUM_LANES; j++)
+            block += s[SUM_LANE0 + j];
         s[SUM_CLOSED] += block;
     } else {
         float block = (float)s[SUM_LANE0];
-        for (int j = 1; j < SUM_LANES; j++) block += (float)s[SUM_LANE0 + j];
+        for (int j = 1; j < SUM_LANES; j++)
+            block += (float)s[SUM_LANE0 + j];
         s[SUM_CLOSED] = (double)((float)s[SUM_CLOSED] + block);
     }
-    for (int j = 0; j < SUM_LANES; j++) s[SUM_LANE0 + j] = 0;
+    for (int j = 0; j < SUM_LANES; j++)
+        s[SUM_LANE0 + j] = 0;
 }
 
 /* This rank's rows added to every column's state (cols x SUM_WORDS, the rows before them
@@ -117,8 +120,10 @@ static void add_rows(double *state, const void *rows, size_t nrows, size_t cols,
             const uint64_t key = key_of(rows, r * ld + c, f64, &nan);
             if (nan || key >= tkey[c]) continue;
             double *lane = &s[SUM_LANE0 + g % SUM_LANES];
-            if (f64) *lane += ((const double *)rows)[r * ld + c];
-            else *lane = (double)((float)*lane + ((const float *)rows)[r * ld + c]);
+            if (f64)
+                *lane += ((const double *)rows)[r * ld + c];
+            else
+                *lane = (double)((float)*lane + ((const float *)rows)[r * ld + c]);
             s[SUM_BELOW] += 1;
         }
         s[SUM_ROW] = (double)g;
@@ -177,8 +182,9 @@ static int sums_along_ranks(struct mpi_link *link, const struct clstats_array *m
 static double median_of(uint64_t ka, uint64_t kb, bool f64, enum clstats_even even)
 {
     const double a = clstats__value_of_key(ka, f64), b = clstats__value_of_key(kb, f64);
-    double m = ka == kb || even == CLSTATS_EVEN_LOWER ? a : even == CLSTATS_EVEN_UPPER ? b
-               : f64 ? clstats__mean_f64(a, b)
+    double m = ka == kb || even == CLSTATS_EVEN_LOWER ? a
+               : even == CLSTATS_EVEN_UPPER           ? b
+               : f64                                  ? clstats__mean_f64(a, b)
                      : (double)clstats__mean_f32((float)a, (float)b);
     return f64 ? clstats__plus_zero(m) : (double)(float)clstats__plus_zero(m);
 }
@@ -189,8 +195,10 @@ static int distributed(clstats_ctx *ctx, MPI_Comm comm, const struct column_call
 {
     const struct clstats_array *m = cc->m;
     const size_t cols = m ? m->nx : 0;
-    for (size_t c = 0; cc->out && c < cols; c++) cc->out[c] = NAN;
-    for (size_t c = 0; cc->sum && c < cols; c++) cc->sum[c] = NAN;
+    for (size_t c = 0; cc->out && c < cols; c++)
+        cc->out[c] = NAN;
+    for (size_t c = 0; cc->sum && c < cols; c++)
+        cc->sum[c] = NAN;
     int status = check_part(ctx, cc, opts);
     const bool f64 = m && m->dtype == CLSTATS_FLOAT64;
     const enum clstats_even even = opts ? opts->even : CLSTATS_EVEN_MEAN;
@@ -207,21 +215,20 @@ static int distributed(clstats_ctx *ctx, MPI_Comm comm, const struct column_call
     uint64_t rows_total = 0;
     /* A message holds an unused first count and a count a column (the NaNs) or a histogram of
      * 256 a column (a pass). */
-    status = clstats__mpi_open(&link, ctx, comm, 1 + 256 * cols, 0, status,
-                               status == CLSTATS_OK && cols ? m->ny : 0, same, false,
-                               &rows_total, NULL);
+    status =
+        clstats__mpi_open(&link, ctx, comm, 1 + 256 * cols, 0, status,
+                          status == CLSTATS_OK && cols ? m->ny : 0, same, false, &rows_total, NULL);
     for (size_t c = 0; status == CLSTATS_OK && cc->kth && c < cols; c++) {
         if (cc->k[c] == 0 || cc->k[c] > rows_total)
             status = clstats__fail(ctx, CLSTATS_ERR_ARG, "k[%zu] = %llu is not in [1, %llu]", c,
-                                   (unsigned long long)cc->k[c],
-                                   (unsigned long long)rows_total);
+                                   (unsigned long long)cc->k[c], (unsigned long long)rows_total);
         else
             ranks[c] = cc->k[c] - 1;
     }
     /* Every column at once, radix over the ranks (src/select/column_ranks.c's split design);
      * the median's middles in two walks (one where the even rule takes one). */
-    const struct select_parts parts = {clstats__mpi_sum_counts, &link, rows_total, false,
-                                       link.rank, link.size, false, NULL};
+    const struct select_parts parts = {
+        clstats__mpi_sum_counts, &link, rows_total, false, link.rank, link.size, false, NULL};
     if (status == CLSTATS_OK && cols) {
         if (cc->kth)
             status = clstats__column_ranks_parts(ctx, m, &parts, ranks, 0, tkey, nans);

@@ -36,8 +36,8 @@ int clstats__mpi_agree_failure(struct mpi_link *link, int status)
 }
 
 int clstats__mpi_open(struct mpi_link *link, clstats_ctx *ctx, MPI_Comm comm, size_t words,
-                      size_t gather_words, int status, uint64_t value, uint32_t same, bool gpu, uint64_t *total,
-                      bool *all_gpus)
+                      size_t gather_words, int status, uint64_t value, uint32_t same, bool gpu,
+                      uint64_t *total, bool *all_gpus)
 {
     memset(link, 0, sizeof *link);
     link->ctx = ctx;
