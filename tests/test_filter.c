@@ -185,6 +185,25 @@ START_TEST(rank_design_exact_for_wide_windows_on_small_images)
 }
 END_TEST
 
+/* Tiles in global scratch side by side: sweeps of NaN-free tiles beside tiles with NaNs (the
+ * kernel's two sweeps), bands of groups, and tiles cut by the image's edges. A forced 16-pixel
+ * tile keeps a w = 221 tile beyond local memory while making many of them on a small image;
+ * the default tile (256 outputs a side there) is cut by a 270-pixel-wide image. */
+START_TEST(rank_design_exact_across_tiles_in_global_memory)
+{
+    size_t bad = 0;
+    uint64_t seed = test_seed() + 12000;
+    test_tune("filter.path", "rank");
+    test_tune("filter.shape_tx", "16");
+    bad += run_case(45, 37, 46, 221, CLSTATS_BOUNDARY_REFLECT, 0.0f, FILL_NORMAL, 0.0, seed++);
+    bad += run_case(40, 35, 40, 161, CLSTATS_BOUNDARY_CONSTANT, NAN, FILL_INTEGERS, 0.02, seed++);
+    test_tune("filter.shape_tx", NULL);
+    bad += run_case(270, 5, 270, 201, CLSTATS_BOUNDARY_NEAREST, 0.0f, FILL_HEAVY_TAIL, 0.0, seed++);
+    test_tune("filter.path", NULL);
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
 START_TEST(bisect_design_matches_reference)
 {
     ck_assert_uint_eq(design_cases("bisect", test_seed() + 6000), 0);
@@ -1073,6 +1092,7 @@ static Suite *filter_suite(void)
     tcase_add_test(tc, rank_design_exact_on_images_of_many_tiles);
     tcase_add_test(tc, rank_design_exact_on_nan_blocks_signed_zeros_and_huge_values);
     tcase_add_test(tc, rank_design_exact_for_wide_windows_on_small_images);
+    tcase_add_test(tc, rank_design_exact_across_tiles_in_global_memory);
     suite_add_tcase(s, tc);
     /* Infinite medians, signed zeros and sums that overflow, in every design (CK_RUN_CASE=numbers
      * runs these alone). */

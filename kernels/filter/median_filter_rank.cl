@@ -32,7 +32,9 @@
 #define RANK_VN 16
 #define RANK_VLOAD vload16
 #define LANE_IDS ((short16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
-#define SUM_LANES(v) sum_short16(v)
+#define MASK_V8 short8
+#define MASK_V4 short4
+#define CONVERT_INT4(v) convert_int4(v)
 #else
 #define RANK_T uint
 #define RANK_V uint16
@@ -40,13 +42,18 @@
 #define RANK_VN 16
 #define RANK_VLOAD vload16
 #define LANE_IDS ((int16)(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15))
-#define SUM_LANES(v) sum_int16(v)
+#define MASK_V8 int8
+#define MASK_V4 int4
+#define CONVERT_INT4(v) (v)
 #endif
 #define IW_MAX (TX + WX - 1)
 #define IH_MAX (TY + WY - 1)
 #define N_MAX (IW_MAX * IH_MAX)
 #define N_WORDS ((N_MAX + 63) / 64)
 #define NAN_KEY 0xffffffffu /* above key_of(any number): NaNs take the top ranks */
+/* For the helpers the sweep calls per pixel: PoCL's compiler left them calls, with the window's
+ * cursors passed through memory; inlined, they stay in registers. */
+#define ALWAYS_INLINE inline __attribute__((always_inline))
 
 /* Where the tile's arrays live: local memory, or with -D GLOBAL_TILE (a tile larger than the
  * device's local memory, for the largest windows) each group's part of a global scratch
@@ -59,20 +66,14 @@
 #define TILE_SPACE __local
 #endif
 
-inline int sum_short16(short16 v)
+/* The lane sums of four vectors at once: one tree of adds that transposes as it halves, in
+ * place of a tree for each. */
+inline int4 sum_lanes4(MASK_V a, MASK_V b, MASK_V c, MASK_V d)
 {
-    const short8 a = v.lo + v.hi;
-    const short4 b = a.lo + a.hi;
-    const short2 c = b.lo + b.hi;
-    return c.x + c.y;
-}
-
-inline int sum_int16(int16 v)
-{
-    const int8 a = v.lo + v.hi;
-    const int4 b = a.lo + a.hi;
-    const int2 c = b.lo + b.hi;
-    return c.x + c.y;
+    const MASK_V x = (MASK_V)(a.lo + a.hi, b.lo + b.hi), y = (MASK_V)(c.lo + c.hi, d.lo + d.hi);
+    const MASK_V z = (MASK_V)(x.even + x.odd, y.even + y.odd); /* 4 lanes each of a, b, c, d */
+    const MASK_V8 u = z.even + z.odd;
+    return CONVERT_INT4(u.even + u.odd);
 }
 
 inline int ctz64(ulong x)
@@ -114,7 +115,7 @@ struct cursor {
 };
 
 /* Moves c to the window's r-th smallest rank (0-based; the window holds more than r). */
-inline void cursor_select(TILE_SPACE const ulong *bits, struct cursor *c, int r)
+ALWAYS_INLINE void cursor_select(TILE_SPACE const ulong *bits, struct cursor *c, int r)
 {
     int wi = c->p >> 6;
     ulong word = bits[wi];
@@ -145,7 +146,7 @@ inline int tz64(ulong x)
  * neighbouring word is read either way and folded in by arithmetic (no branch, no select for
  * the compiler to make one of), so the common step into it is never mispredicted; only a
  * gap of a whole word takes the loop. */
-inline int next_rank(TILE_SPACE const ulong *bits, int p)
+ALWAYS_INLINE int next_rank(TILE_SPACE const ulong *bits, int p)
 {
     int wi = p >> 6;
     const ulong here = bits[wi] & (~1UL << (p & 63)), after = bits[wi + 1];
@@ -160,7 +161,7 @@ inline int next_rank(TILE_SPACE const ulong *bits, int p)
     return (wi << 6) + ctz64(word);
 }
 
-inline int prev_rank(TILE_SPACE const ulong *bits, int p)
+ALWAYS_INLINE int prev_rank(TILE_SPACE const ulong *bits, int p)
 {
     int wi = p >> 6;
     const ulong here = bits[wi] & ((1UL << (p & 63)) - 1UL), before = bits[wi - 1];
@@ -211,10 +212,11 @@ inline void move_column(TILE_SPACE ulong *bits, TILE_SPACE const RANK_T *out, TI
         al += ((vo < tl) - (vi < tl)) & lanes;
         ah += ((vo < th) - (vi < th)) & lanes;
     }
-    win->n += SUM_LANES(an);
-    win->med.below += SUM_LANES(am);
-    win->lo.below += SUM_LANES(al);
-    win->hi.below += SUM_LANES(ah);
+    const int4 d = sum_lanes4(an, am, al, ah);
+    win->n += d.x;
+    win->med.below += d.y;
+    win->lo.below += d.z;
+    win->hi.below += d.w;
     toggle(bits, out, in, 1, WY);
 }
 
@@ -242,8 +244,8 @@ inline void move_row(TILE_SPACE ulong *bits, TILE_SPACE const RANK_T *out, TILE_
 
 /* The MAD of the window, whose median m (finite) is rank r = (n - 1) / 2, or for even n rank
  * r + 1 or the two's mean (the even rule), and which takes the rule's middle deviation. */
-inline float window_mad(TILE_SPACE const ulong *bits, TILE_SPACE const float *vals, struct window *win,
-                        float m)
+ALWAYS_INLINE float window_mad(TILE_SPACE const ulong *bits, TILE_SPACE const float *vals,
+                               struct window *win, float m)
 {
     const int n = win->n, k = (n - 1) / 2;
     /* L: a rank with s_(L-1) <= m <= s_L, which the middles give (their mean never overflows,

@@ -23,7 +23,7 @@
 #define TILE_SCRATCH_BUDGET (256UL << 20)
 
 /* The rank design's tile side where its tile lies in global memory. */
-#define GLOBAL_RANK_TILE 128
+#define GLOBAL_RANK_TILE 256
 
 /* The designs (see the kernel files): sorted column runs, fastest on GPUs where its tile fits;
  * counting bisection over a local-memory tile; the binned reference design reading global
@@ -113,8 +113,9 @@ static bool plan_rank(const clstats_ctx *ctx, struct rect r, struct filter_plan 
     const int w = r.wx > r.wy ? r.wx : r.wy;
     int t = (3 * w + 4) / 8 * 8, rank_bits;
     t = t < 16 ? 16 : t > 64 ? 64 : t;
-    /* In global memory the tile can grow: 128 on a side halves the halo's share of the sort
-     * at w = 201..255 against 64, and measured 1.4-1.7x faster there (bench/RESULTS.md). */
+    /* In global memory the tile can grow: at 256 on a side the outputs are a quarter of the
+     * sort's input at w = 255 (at 128 a ninth), measured 1.4-1.7x faster than 64 and
+     * 5-7% faster than 128 at w = 201..255 (bench/RESULTS.md). */
     if (rank_tile_bytes(r, t, &rank_bits) > ctx->local_mem) t = GLOBAL_RANK_TILE;
     const long forced = clstats__tuned(ctx, P_FILTER_SHAPE_TX); /* for benchmarks */
     if (forced > 0) t = (int)forced;
