@@ -12,6 +12,15 @@
 
 /* r2[c n + i] = (y_i - x_i . coef_c)^2 for m candidates, the dot product in column order (no
  * contraction: the same bits on every device). */
+/* A sum's accumulator: volatile where built with -D ORDERED_SUMS (CPU devices, src/regress/
+ * csteps.c), so that no compiler vectorises the loop and reorders its additions (Intel's CPU
+ * compiler did; the pairs and rows paths then differed in the last bits). */
+#ifdef ORDERED_SUMS
+#define ACCUMULATOR volatile
+#else
+#define ACCUMULATOR
+#endif
+
 __kernel void squared_residuals(__global const double *z, __global const double *coef, uint n,
                                 uint q, uint m, __global double *r2)
 {
@@ -47,7 +56,7 @@ __kernel void subset_products(__global const double *z, __global const double *w
     const uint2 ab = pair_of(k, wd);
     const uint from = g * chunk, to = min(n, from + chunk);
     __global const double *wc = w + (ulong)c * n;
-    double s = 0;
+    ACCUMULATOR double s = 0;
     for (uint i = from; i < to; i++)
         if (wc[i] != 0) s += z[(ulong)i * wd + ab.x] * z[(ulong)i * wd + ab.y];
     part[((ulong)c * get_global_size(1) + g) * np + k] = s;
@@ -87,7 +96,7 @@ __kernel void sum_chunks(__global const double *part, uint np, uint chunks, uint
 {
     const uint k = get_global_id(0), c = get_global_id(1);
     if (k >= np || c >= m) return;
-    double s = 0;
+    ACCUMULATOR double s = 0;
     for (uint j = 0; j < chunks; j++) s += part[((ulong)c * chunks + j) * np + k];
     g[(ulong)c * np + k] = s;
 }

@@ -143,8 +143,11 @@ inline REAL block_below(__global const REAL *col, ulong rstep, uint start, uint 
     BARRIER();
     REAL block = 0;
     if (lid == 0) {
-        block = lanes[0];
-        for (uint j = 1; j < LANES; j++) block += lanes[j];
+        /* Read through a volatile pointer: Intel's CPU compiler otherwise vectorised this sum,
+         * reordering its additions (the last bits differed between work-group sizes). */
+        volatile __local REAL *in_order = lanes;
+        block = in_order[0];
+        for (uint j = 1; j < LANES; j++) block += in_order[j];
     }
     BARRIER();
     return block;

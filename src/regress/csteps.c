@@ -28,13 +28,17 @@ static int buffer(clstats_ctx *ctx, size_t bytes, cl_mem *out)
 
 #define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
 
+/* CPU devices build the sums' accumulators volatile (kernels/regress/csteps.cl): Intel's CPU
+ * compiler otherwise vectorised a loop's sum, reordering its additions. */
+#define ORDERED "-D ORDERED_SUMS"
+
 static int kernel(clstats_ctx *ctx, const char *name, cl_kernel *k)
 {
     cl_program prog;
     if (!ctx->has_fp64)
         return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED,
                              "the regression needs a device with float64");
-    int status = clstats__program(ctx, "csteps.cl", "", &prog);
+    int status = clstats__program(ctx, "csteps.cl", ctx->is_cpu ? ORDERED : "", &prog);
     return status ? status : clstats__kernel(ctx, prog, name, k);
 }
 
@@ -42,8 +46,8 @@ static int kernel(clstats_ctx *ctx, const char *name, cl_kernel *k)
 static int kernel_q(clstats_ctx *ctx, const char *name, size_t q, cl_kernel *k)
 {
     cl_program prog;
-    char options[32];
-    snprintf(options, sizeof options, "-D WIDTH=%zu", q + 1);
+    char options[64];
+    snprintf(options, sizeof options, "-D WIDTH=%zu%s", q + 1, ctx->is_cpu ? " " ORDERED : "");
     int status = clstats__program(ctx, "csteps.cl", options, &prog);
     return status ? status : clstats__kernel(ctx, prog, name, k);
 }
