@@ -6,7 +6,8 @@
 #include <string.h>
 
 const char *const fill_name[] = {"normal",     "integers", "constant", "heavy-tail", "sparse",
-                                 "nan-blocks", "zeros",    "huge",     "infinite",   "zero-blocks"};
+                                 "nan-blocks", "zeros",    "huge",     "infinite",   "zero-blocks",
+                                 "scale-steps"};
 
 /* NaNs of either sign and with payloads, as real data has: every one is missing data. */
 static float odd_nan(uint64_t bits)
@@ -84,6 +85,12 @@ void fill_image(float *img, size_t nx, size_t ny, size_t stride, enum fill kind,
                     break;
                 }
                 break;
+            case FILL_SCALE_STEPS: {
+                static const double scales[] = {1.0, 1000.0, 0.001};
+                v = (float)((double)((y / 7) % 2) * 30.0 +
+                            test_rng_normal(&rng) * scales[(y / 5 + x / 17) % 3]);
+                break;
+            }
             case FILL_ZERO_BLOCKS: {
                 static const float tiny[] = {-0.0f, 0.0f, 0x1p-149f, -0x1p-149f, 0x1p-148f};
                 switch ((x / 5 + y / 4) % 3) {

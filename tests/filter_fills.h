@@ -17,6 +17,7 @@ enum fill {
     FILL_HUGE,       /* values near +-FLT_MAX and infinities: middles whose sum overflows */
     FILL_INFINITE,   /* blocks of +inf, of -inf, of both mixed with numbers: infinite medians */
     FILL_ZERO_BLOCKS, /* blocks of -0, of -0 and +0, of zeros and tiny subnormals */
+    FILL_SCALE_STEPS, /* noise whose level and scale (x1000, x0.001) jump between blocks */
 };
 
 extern const char *const fill_name[];

@@ -297,6 +297,30 @@ START_TEST(runs_design_exact_at_large_widths_and_odd_shapes)
 }
 END_TEST
 
+/* The runs design's MAD searches each run only within brackets its row's pixels share around
+ * their deviation intervals' ends, guessed from the pixel above or the runs' spreads: where the
+ * noise's level and scale jump between rows and along them, guesses miss and the counts must
+ * stay exact outside the brackets as well as inside. */
+START_TEST(runs_design_mad_exact_where_first_guesses_miss)
+{
+    static const int widths[] = {37, 51, 101};
+    size_t bad = 0;
+    uint64_t seed = test_seed() + 7980;
+    test_tune("filter.path", "runs");
+    for (int px = 1; px <= 3; px += 2) {
+        test_tune("filter.shape_px", px == 1 ? "1" : "3");
+        for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
+            const size_t nx = widths[wi] > 51 ? 40 : 70, ny = widths[wi] > 51 ? 24 : 45;
+            bad += run_case(nx, ny, nx + 3, widths[wi], all_modes[(wi + px) % 5], 5.0f,
+                            FILL_SCALE_STEPS, px == 1 ? 0.0 : 0.05, seed++);
+        }
+    }
+    test_tune("filter.shape_px", NULL);
+    test_tune("filter.path", NULL);
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
 START_TEST(binned_design_matches_reference)
 {
     ck_assert_uint_eq(design_cases("binned", test_seed() + 5000), 0);
@@ -1114,6 +1138,7 @@ static Suite *filter_suite(void)
     tcase_set_timeout(large, 600);
     tcase_add_test(large, runs_design_matches_reference);
     tcase_add_test(large, runs_design_exact_at_large_widths_and_odd_shapes);
+    tcase_add_test(large, runs_design_mad_exact_where_first_guesses_miss);
     tcase_add_test(large, runs_design_bands_give_the_whole_image_maps);
     suite_add_tcase(s, large);
     TCase *sizes = tcase_create("sizes");

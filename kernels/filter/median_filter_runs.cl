@@ -17,7 +17,11 @@
  * their medians lie close: the row shares one bracket [L, H] around every pixel's first guess,
  * each of its 32 + WX - 1 runs is searched for L and H once, and a pixel whose median the
  * bracket holds (the counts tell) searches each run only between those two places, a few keys,
- * not the whole run. The MAD's counts search whole runs.
+ * not the whole run. The MAD's counts are bracketed the same way once every pixel of the row
+ * has its median: the row shares one bracket around each end of its pixels' deviation intervals
+ * [m - d, m + d] for their first guesses d, and a count searches each run only between the
+ * bracket's places where its end lies in that bracket (sorted_select.cl's count_bounded, exact
+ * wherever the end lies).
  *
  * Build options: -D WX, -D WY (window columns and rows), -D EVEN (even_rule.cl), -D RUN_GROUP
  * (column_runs' work-group size), -D PY (output rows a median_mad work-item walks).
@@ -105,18 +109,33 @@ column_runs(__global const float *img, long stride, __global const int *colmap,
 
 /* Ranks either side of a pixel's first guess that the row's shared bracket spans: wide enough
  * for a guess from the pixel above or from the runs' medians, narrow enough that a bracket over
- * 32 pixels holds a few keys a run. */
+ * 32 pixels holds a few keys a run. The MAD's brackets around its interval's ends take as many
+ * ranks either side of its first guess. */
 #define BRACKET_RANKS 24.0f
+
+/* Run j's counts of keys below L and at or under H, for the row's runs from x0 (its 32 + WX - 1,
+ * shared out over the row's 32 work-items), into bounds[j] and bounds[BOUND_COLUMNS + j]. */
+inline void count_row_bounds(__global const uint *row_runs, int run_stride, int lx, int x0,
+                             int cw, uint L, uint H, __local ushort *bounds)
+{
+    for (int c = lx; c < BOUND_COLUMNS && x0 + c < cw; c += 32) {
+        __global const uint *col = row_runs + x0 + c;
+        bounds[c] = (ushort)(L ? count_le(col, run_stride, L - 1u) : 0);
+        bounds[BOUND_COLUMNS + c] = (ushort)count_le(col, run_stride, H);
+    }
+}
 
 __kernel __attribute__((reqd_work_group_size(32, GROUP_ROWS, 1))) void
 median_mad(__global const uint *runs, __global const ushort *counts, int cw, int run_stride,
            int nx, int rows, long out0, __global float *median_out, __global float *mad_out,
            int want_median, int want_mad)
 {
-    /* Per row of the group: the bracket [L, H] its pixels share, and each run's counts of keys
-     * below L and at or under H (sorted_select.cl's bounds). */
-    __local uint row_lo[GROUP_ROWS], row_hi[GROUP_ROWS];
-    __local ushort bounds[GROUP_ROWS][2 * BOUND_COLUMNS];
+    /* Per row of the group: the bracket [L, H] its pixels share (row_keys[ly].xy; for the MAD,
+     * the brackets of its intervals' upper and lower ends, .xy and .zw), and each run's counts
+     * of keys below L and at or under H (sorted_select.cl's bounds; the MAD's lower end in the
+     * last two quarters). */
+    __local uint row_keys[GROUP_ROWS][4];
+    __local ushort bounds[GROUP_ROWS][4 * BOUND_COLUMNS];
     const int lx = get_local_id(0), ly = get_local_id(1);
     const int x = get_global_id(0), x0 = x - lx;
     const int k0 = (get_group_id(1) * GROUP_ROWS + ly) * PY;
@@ -125,34 +144,27 @@ median_mad(__global const uint *runs, __global const ushort *counts, int cw, int
         const int k = k0 + p;
         const bool active = x < nx && k < rows;
         const long at = (long)k * cw + x;
+        __global const uint *row_runs = runs + (long)k * cw;
         struct window_glance g = {0, NO_KEY, 0u, NO_KEY, 0.0f, 0.0f};
         if (active) g = glance_window(runs + at, run_stride, counts + at, prev_med, prev_mad);
 
         /* The row's bracket: every pixel's guess, BRACKET_RANKS ranks either side. */
-        if (lx == 0) {
-            row_lo[ly] = NO_KEY;
-            row_hi[ly] = 0u;
-        }
+        if (lx < 4) row_keys[ly][lx] = lx % 2 ? 0u : NO_KEY;
         barrier(CLK_LOCAL_MEM_FENCE);
         if (g.n > 0 && g.kmin != g.kmax) {
             const float v = value_of(clamp(g.guess, g.kmin, g.kmax));
             const float d = BRACKET_RANKS * MEDIAN_PER_RANK(g);
             const uint lo = isfinite(v - d) ? clamp(key_of(v - d), g.kmin, g.kmax) : g.kmin;
             const uint hi = isfinite(v + d) ? clamp(key_of(v + d), g.kmin, g.kmax) : g.kmax;
-            atomic_min(&row_lo[ly], lo);
-            atomic_max(&row_hi[ly], hi);
+            atomic_min(&row_keys[ly][0], lo);
+            atomic_max(&row_keys[ly][1], hi);
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        const uint L = row_lo[ly], H = row_hi[ly];
+        const uint L = row_keys[ly][0], H = row_keys[ly][1];
         const bool bracketed = L <= H && k < rows;
-        if (bracketed) {
-            for (int c = lx; c < 32 + WX - 1 && x0 + c < cw; c += 32) {
-                __global const uint *col = runs + (long)k * cw + x0 + c;
-                bounds[ly][c] = (ushort)(L ? count_le(col, run_stride, L - 1u) : 0);
-                bounds[ly][BOUND_COLUMNS + c] = (ushort)count_le(col, run_stride, H);
-            }
-        }
+        if (bracketed) count_row_bounds(row_runs, run_stride, lx, x0, cw, L, H, bounds[ly]);
         barrier(CLK_LOCAL_MEM_FENCE);
+        float med = as_float(CANONICAL_NAN), mad;
         if (active) {
             /* The bracket serves this pixel where its middle (and the next, for the mean of an
              * even count) lies in it; else the whole runs. */
@@ -164,13 +176,45 @@ median_mad(__global const uint *runs, __global const ushort *counts, int cw, int
                 }
             }
             const int r = MIDDLE_RANK(g.n);
-            float med, mad;
             if (bracketed && c_lo <= r && c_hi >= r + 2)
-                select_window(runs + at, run_stride, &bounds[ly][lx], L, H, c_lo, c_hi, &g,
-                              want_mad, &prev_med, &prev_mad, &med, &mad);
+                select_window(runs + at, run_stride, &bounds[ly][lx], (uint4)(L, H, 0u, 0u), L,
+                              H, c_lo, c_hi, &g, 0, &prev_med, &prev_mad, &med, &mad);
             else
-                select_window(runs + at, run_stride NO_BOUNDS, g.kmin, g.kmax, 0, g.n, &g,
-                              want_mad, &prev_med, &prev_mad, &med, &mad);
+                select_window(runs + at, run_stride NO_BOUNDS, g.kmin, g.kmax, 0, g.n, &g, 0,
+                              &prev_med, &prev_mad, &med, &mad);
+        }
+        {
+            /* The MAD's brackets: each pixel's interval [med - d, med + d] for its first guess
+             * d, each end BRACKET_RANKS of the window's keys either side (a key's rank moves
+             * twice as fast as a deviation's). */
+            if (lx < 4) row_keys[ly][lx] = lx % 2 ? 0u : NO_KEY;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const float dg = is_nan(g.spread) ? 0.0f : fabs(g.spread);
+            const float dd = BRACKET_RANKS * 2.0f * MAD_PER_RANK(g);
+            if (want_mad && active && g.n > 0 && g.kmin != g.kmax && isfinite(med) && isfinite(dg) &&
+                isfinite(dd)) {
+                atomic_min(&row_keys[ly][0], key_of(med + dg - dd));
+                atomic_max(&row_keys[ly][1], key_of(med + dg + dd));
+                atomic_min(&row_keys[ly][2], key_of(med - dg - dd));
+                atomic_max(&row_keys[ly][3], key_of(med - dg + dd));
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            const uint4 mk = (uint4)(row_keys[ly][0], row_keys[ly][1], row_keys[ly][2],
+                                     row_keys[ly][3]);
+            const bool mad_bracketed = want_mad && mk.x <= mk.y && k < rows;
+            if (mad_bracketed) {
+                count_row_bounds(row_runs, run_stride, lx, x0, cw, mk.x, mk.y, bounds[ly]);
+                count_row_bounds(row_runs, run_stride, lx, x0, cw, mk.z, mk.w,
+                                 bounds[ly] + 2 * BOUND_COLUMNS);
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
+            if (want_mad && active)
+                mad = mad_bracketed
+                          ? window_mad(runs + at, run_stride, &bounds[ly][lx], mk, &g, med,
+                                       &prev_mad)
+                          : window_mad(runs + at, run_stride NO_BOUNDS, &g, med, &prev_mad);
+        }
+        if (active) {
             const long o = out0 + (long)k * nx + x;
             if (want_median) median_out[o] = stored_result(med);
             if (want_mad) mad_out[o] = stored_result(mad);

@@ -43,15 +43,17 @@
 #define TOP_STEP 1
 #endif
 
-/* With RUN_BOUNDS (an includer's number) the median's counts may be told where in each run its
- * answer lies: bounds[j] and bounds[RUN_BOUNDS + j] are run j's counts of keys below and at or
- * under a bracket [L, H] the caller has checked holds the answer, so a search for any t in
- * [L - 1, H] looks only between them, and counts exactly what a whole search would. NULL: whole
- * runs. */
+/* With RUN_BOUNDS (an includer's number) counts may be told where in each run their answers
+ * lie: for a bracket [L, H] of keys, bounds[j] and bounds[RUN_BOUNDS + j] are run j's counts of
+ * keys below L and at or under H, so a search for any t >= L - 1 starts at the first and one for
+ * t <= H ends at the second (count_bounded): exact for every t, a few keys for t in the bracket.
+ * bkeys.xy is the bracket of the counts' upper ends (the median's counts, the MAD's interval's
+ * upper end); bkeys.zw, with bounds[2 RUN_BOUNDS + j] and bounds[3 RUN_BOUNDS + j], the
+ * bracket of the MAD interval's lower end. NULL: whole runs. */
 #ifdef RUN_BOUNDS
-#define BOUNDS_PARAM , __local const ushort *bounds
-#define BOUNDS_PASS , bounds
-#define NO_BOUNDS , (__local const ushort *)0
+#define BOUNDS_PARAM , __local const ushort *bounds, uint4 bkeys
+#define BOUNDS_PASS , bounds, bkeys
+#define NO_BOUNDS , (__local const ushort *)0, (uint4)(0u)
 #else
 #define BOUNDS_PARAM
 #define BOUNDS_PASS
@@ -87,6 +89,15 @@ inline int count_between(SEG_SPACE const uint *col, int stride, int lo, int hi, 
     }
     return lo;
 }
+
+/* Number of keys <= t in a sorted run with `below` keys under L and `upto` keys <= H: the count
+ * is at least `below` where t >= L - 1 and at most `upto` where t <= H, whatever L and H are. */
+inline int count_bounded(SEG_SPACE const uint *col, int stride, uint L, uint H, int below,
+                         int upto, uint t)
+{
+    return count_between(col, stride, (L == 0u || t >= L - 1u) ? below : 0, t <= H ? upto : WY,
+                         t);
+}
 #endif
 
 /* The window's keys in [klo, khi]: their count, their smallest and largest (*in_min, *in_max),
@@ -106,12 +117,18 @@ inline int count_window(SEG_SPACE const uint *base, int stride BOUNDS_PARAM, uin
     for (int j = 0; j < WX; j++) {
         SEG_SPACE const uint *col = base + j;
 #ifdef RUN_BOUNDS
-        const int qh = bounds ? count_between(col, stride, bounds[j], bounds[RUN_BOUNDS + j], khi)
+        const int qh = bounds ? count_bounded(col, stride, bkeys.x, bkeys.y, bounds[j],
+                                              bounds[RUN_BOUNDS + j], khi)
                               : count_le(col, stride, khi);
+        const int ql = !klo    ? 0
+                       : bounds ? count_bounded(col, stride, bkeys.z, bkeys.w,
+                                                bounds[2 * RUN_BOUNDS + j],
+                                                bounds[3 * RUN_BOUNDS + j], klo - 1u)
+                                : count_le(col, stride, klo - 1u);
 #else
         const int qh = count_le(col, stride, khi);
-#endif
         const int ql = klo ? count_le(col, stride, klo - 1u) : 0;
+#endif
         c += qh - ql;
         if (qh > ql) {
             *in_min = min(*in_min, col[ql * stride]);
@@ -333,35 +350,42 @@ inline struct window_glance glance_window(SEG_SPACE const uint *base, int stride
 #define MEDIAN_PER_RANK(g) (2.5066f * (g).sd / (float)(g).n)
 #define MAD_PER_RANK(g) (1.5733f * (g).sd / (float)(g).n)
 
-/* The median and MAD of the window g glanced at, into *med_out and *mad_out (the MAD only with
- * want_mad; NaN where nothing is valid); the median lies in [lo, hi], with c_lo keys below lo and
- * c_hi at or below hi. *prev_med and *prev_mad take the answers as keys. */
+/* The MAD of the window g glanced at, whose median is med (NaN where nothing is valid);
+ * *prev_mad takes it as a key where it was selected. */
+float window_mad(SEG_SPACE const uint *base, int stride BOUNDS_PARAM,
+                 const struct window_glance *g, float med, uint *prev_mad)
+{
+    if (g->n == 0 || is_nan(med)) return as_float(CANONICAL_NAN);
+    if (g->kmin == g->kmax) return mad_without_selection(med, true);
+    if (is_inf(med)) return mad_without_selection(med, false);
+    /* |x - m| is largest at the extremes. */
+    const uint dhi = max(dev_key(g->kmin, med), dev_key(g->kmax, med));
+    const uint dguess = is_nan(g->spread) ? 0u : as_uint(fabs(g->spread));
+    const float mad = select_middle(base, stride BOUNDS_PASS, 1, med, g->n, 0u, dhi, 0, g->n,
+                                    dguess, MAD_PER_RANK(*g));
+    *prev_mad = as_uint(mad);
+    return mad;
+}
+
+/* The median of the window g glanced at, into *med_out (NaN where nothing is valid), and with
+ * want_mad its MAD into *mad_out (from whole runs); the median lies in [lo, hi], with c_lo keys
+ * below lo and c_hi at or below hi. *prev_med and *prev_mad take the answers as keys. */
 void select_window(SEG_SPACE const uint *base, int stride BOUNDS_PARAM, uint lo, uint hi,
                    int c_lo, int c_hi, const struct window_glance *g, int want_mad,
                    uint *prev_med, uint *prev_mad, float *med_out, float *mad_out)
 {
-    float med = as_float(CANONICAL_NAN), mad = as_float(CANONICAL_NAN);
+    float med = as_float(CANONICAL_NAN);
     const int n = g->n;
     if (n > 0 && g->kmin == g->kmax) {
         med = value_of(g->kmin);
-        mad = mad_without_selection(med, true);
     } else if (n > 0) {
         med = select_middle(base, stride BOUNDS_PASS, 0, 0.0f, n, lo, hi, c_lo, c_hi, g->guess,
                             MEDIAN_PER_RANK(*g));
         *prev_med = key_of(med);
-        if (want_mad && is_inf(med)) {
-            mad = mad_without_selection(med, false);
-        } else if (want_mad && !is_nan(med)) {
-            /* |x - m| is largest at the extremes. */
-            const uint dhi = max(dev_key(g->kmin, med), dev_key(g->kmax, med));
-            const uint dguess = is_nan(g->spread) ? 0u : as_uint(fabs(g->spread));
-            mad = select_middle(base, stride NO_BOUNDS, 1, med, n, 0u, dhi, 0, n, dguess,
-                                MAD_PER_RANK(*g));
-            *prev_mad = as_uint(mad);
-        }
     }
     *med_out = med;
-    *mad_out = mad;
+    *mad_out = want_mad ? window_mad(base, stride NO_BOUNDS, g, med, prev_mad)
+                        : as_float(CANONICAL_NAN);
 }
 
 /* The median and MAD of the window whose runs start at base (counts[j]: run j's valid keys),
