@@ -16,6 +16,9 @@ enum { STATE_STOP, STATE_ITER, STATE_CHANGED, STATE_EMPTY, STATE_FINAL, STATE_WO
 enum { STOP_NONE, STOP_STRICT, STOP_TOL, STOP_MAX_ITER, STOP_EMPTY };
 /* How rows find their nearest centre (src/cluster/assign.c; tuning "kmeans.assign"). */
 enum { ASSIGN_DIRECT = 1, ASSIGN_TILED, ASSIGN_GEMM, ASSIGN_SERIAL };
+/* The counts' scan: scan_chunks and scan_clusters (an item a cluster), or scan_runs over the
+ * whole (one group) or over chunks and then their totals (two launches). */
+enum { SCAN_CLUSTERS = 1, SCAN_RUNS_WHOLE, SCAN_RUNS_CHUNKS };
 /* Clusters at most for the one-item kernels' private counts (assign_serial, scatter_serial). */
 #define KMEANS_SERIAL_MAX_K 1024
 
@@ -31,10 +34,12 @@ struct kmeans_job {
     cl_mem counts, within, chunk_total, chunk_offset, start, segs[KMEANS_LEVELS], sums[2], kept,
         shift, order;
     cl_kernel prepare, deviations, trials, closest_update;
-    cl_kernel assign, block_counts, scan_chunks, scan_clusters, scatter, member_sums, row_sums,
-        finish, inertia, centre_norms, screened;
+    cl_kernel assign, block_counts, scan_chunks, scan_clusters, scan_runs, scatter, member_sums,
+        row_sums, finish, inertia, centre_norms, screened;
     bool serial_sums; /* member_sums and row_sums are the one-item kernels (tuning kmeans.sums),
                          and so is scatter up to KMEANS_SERIAL_MAX_K clusters */
+    int scan;           /* SCAN_*: how the label counts become offsets (src/cluster/lloyd.c) */
+    int finish_from;    /* the first level of the sums that finish makes itself (levels: none) */
     int path;           /* ASSIGN_* */
     cl_mem dots, norms; /* the GEMM path's x.c of a chunk of rows, |c|^2, |c| */
     int chunk_rows;     /* rows of a GEMM */

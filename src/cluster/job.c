@@ -86,6 +86,7 @@ static int kernels(struct kmeans_job *job)
         {lloyd, "block_counts", &job->block_counts},
         {lloyd, "scan_chunks", &job->scan_chunks},
         {lloyd, "scan_clusters", &job->scan_clusters},
+        {lloyd, "scan_runs", &job->scan_runs},
         {lloyd, job->serial_sums && job->k <= KMEANS_SERIAL_MAX_K ? "scatter_serial" : "scatter",
          &job->scatter},
         {lloyd, job->serial_sums ? "member_sums_serial" : "member_sums", &job->member_sums},

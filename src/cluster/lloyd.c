@@ -22,15 +22,101 @@ static int launch(struct kmeans_job *job, cl_kernel kernel, size_t global, size_
     return clstats__launch(job->ctx, kernel, 1, NULL, &global, local ? &local : NULL, what);
 }
 
+/* Runs of blocks an item of scan_runs walks at most for the one-launch scan; clusters at most
+ * for scan_runs (four runs a cluster or more). */
+#define SCAN_RUN_MAX 64
+#define SCAN_RUNS_MAX_K 64
+/* (row, column) trees of the upper levels of the sums that finish makes itself at most: four
+ * a work-item. */
+#define FINISH_TREES_MAX 1024
+
+/* Rows of a level of the sums at most: those of the level below over 256, plus one a cluster. */
+static size_t level_bound(const struct kmeans_job *job, int level)
+{
+    size_t bound = job->seg_rows;
+    for (int l = 1; l <= level; l++)
+        bound = bound / KMEANS_WG + 1 + (size_t)job->k;
+    return bound;
+}
+
+/* How this job's iterations scan the counts and which levels of the sums finish makes. */
+static void plan(struct kmeans_job *job)
+{
+    const long fuse = clstats__tuned(job->ctx, P_KMEANS_FUSE);
+    job->scan = SCAN_CLUSTERS;
+    job->finish_from = job->levels;
+    if (fuse == SWITCH_OFF) return;
+    const int parts = (int)job->scan_wg / job->k;
+    if (job->k <= SCAN_RUNS_MAX_K)
+        job->scan = (job->groups + parts - 1) / parts <= SCAN_RUN_MAX ? SCAN_RUNS_WHOLE
+                                                                     : SCAN_RUNS_CHUNKS;
+    /* the bounds shrink with the level: the first level whose trees fit, and all above it */
+    while (job->finish_from > 1 &&
+           level_bound(job, job->finish_from - 1) * (size_t)(job->d + 1) <= FINISH_TREES_MAX)
+        job->finish_from--;
+}
+
+/* The counts' offsets: within[b][j] (from the chunk's first block, or from the first block with
+ * SCAN_RUNS_WHOLE, whose chunk_offset holds zeros), chunk_offset, start and the levels' layout. */
+static int enqueue_scan(struct kmeans_job *job)
+{
+    int status = CLSTATS_OK;
+    const cl_int blocks = job->groups, chunks = job->chunks, levels = job->levels, wg = KMEANS_WG;
+    const size_t k = (size_t)job->k;
+    if (job->scan == SCAN_CLUSTERS) {
+        KM_ARG(job->scan_chunks, 0, job->counts);
+        KM_ARG(job->scan_chunks, 1, blocks);
+        KM_ARG(job->scan_chunks, 2, job->within);
+        KM_ARG(job->scan_chunks, 3, job->chunk_total);
+        KM_ARG(job->scan_chunks, 4, job->state);
+        if ((status = launch(job, job->scan_chunks, round_up((size_t)chunks * k, 64), 0,
+                             "kmeans scan chunks")))
+            return status;
+        KM_ARG(job->scan_clusters, 0, job->chunk_total);
+        KM_ARG(job->scan_clusters, 1, chunks);
+        KM_ARG(job->scan_clusters, 2, job->chunk_offset);
+        KM_ARG(job->scan_clusters, 3, job->start);
+        for (cl_uint level = 0; level < KMEANS_LEVELS; level++)
+            KM_ARG(job->scan_clusters, 4 + level, job->segs[level]);
+        KM_ARG(job->scan_clusters, 8, levels);
+        KM_ARG(job->scan_clusters, 9, job->state);
+        return launch(job, job->scan_clusters, job->scan_wg, job->scan_wg, "kmeans scan clusters");
+    }
+    const bool whole = job->scan == SCAN_RUNS_WHOLE;
+    for (int pass = whole ? 1 : 0; pass < 2; pass++) {
+        /* pass 0: the blocks' counts, a group a chunk; pass 1: all rows, one group */
+        const cl_int rows = pass ? (whole ? blocks : chunks) : blocks, per = pass ? rows : wg,
+                     last = pass;
+        const cl_mem in = pass && !whole ? job->chunk_total : job->counts,
+                     prefix = pass && !whole ? job->chunk_offset : job->within;
+        KM_ARG(job->scan_runs, 0, in);
+        KM_ARG(job->scan_runs, 1, rows);
+        KM_ARG(job->scan_runs, 2, per);
+        KM_ARG(job->scan_runs, 3, prefix);
+        KM_ARG(job->scan_runs, 4, job->chunk_total);
+        KM_ARG(job->scan_runs, 5, last);
+        KM_ARG(job->scan_runs, 6, job->start);
+        for (cl_uint level = 0; level < KMEANS_LEVELS; level++)
+            KM_ARG(job->scan_runs, 7 + level, job->segs[level]);
+        KM_ARG(job->scan_runs, 11, levels);
+        KM_ARG(job->scan_runs, 12, job->state);
+        const size_t groups = pass ? 1 : (size_t)chunks;
+        if ((status = launch(job, job->scan_runs, groups * job->scan_wg, job->scan_wg,
+                             "kmeans scan runs")))
+            return status;
+    }
+fail:
+    return status;
+}
+
 /* The weighted sums of each cluster's members in the fixed order: the counting sort by label
- * (its block counts unless the assignment `counted` them), then the levels of 256. Leaves the
- * last level's segments in *segs_out and sums in *sums_out. */
-static int enqueue_sums(struct kmeans_job *job, bool counted, cl_mem *segs_out, cl_mem *sums_out)
+ * (its block counts unless the assignment `counted` them), then the levels of 256 below
+ * job->finish_from (finish makes the others). */
+static int enqueue_sums(struct kmeans_job *job, bool counted)
 {
     clstats_ctx *ctx = job->ctx;
     int status = CLSTATS_OK;
-    const cl_int n = job->n, blocks = job->groups, chunks = job->chunks, zero = 0,
-                 levels = job->levels;
+    const cl_int n = job->n, blocks = job->groups, zero = 0;
     const size_t rows = (size_t)job->groups * KMEANS_WG, k = (size_t)job->k;
     if (!counted) {
         CL_TRY(ctx,
@@ -43,25 +129,7 @@ static int enqueue_sums(struct kmeans_job *job, bool counted, cl_mem *segs_out, 
         KM_ARG(job->block_counts, 3, job->state);
         if ((status = launch(job, job->block_counts, rows, KMEANS_WG, "kmeans counts"))) goto fail;
     }
-    KM_ARG(job->scan_chunks, 0, job->counts);
-    KM_ARG(job->scan_chunks, 1, blocks);
-    KM_ARG(job->scan_chunks, 2, job->within);
-    KM_ARG(job->scan_chunks, 3, job->chunk_total);
-    KM_ARG(job->scan_chunks, 4, job->state);
-    if ((status = launch(job, job->scan_chunks, round_up((size_t)chunks * k, 64), 0,
-                         "kmeans scan chunks")))
-        goto fail;
-    KM_ARG(job->scan_clusters, 0, job->chunk_total);
-    KM_ARG(job->scan_clusters, 1, chunks);
-    KM_ARG(job->scan_clusters, 2, job->chunk_offset);
-    KM_ARG(job->scan_clusters, 3, job->start);
-    for (cl_uint level = 0; level < KMEANS_LEVELS; level++)
-        KM_ARG(job->scan_clusters, 4 + level, job->segs[level]);
-    KM_ARG(job->scan_clusters, 8, levels);
-    KM_ARG(job->scan_clusters, 9, job->state);
-    if ((status =
-             launch(job, job->scan_clusters, job->scan_wg, job->scan_wg, "kmeans scan clusters")))
-        goto fail;
+    if ((status = enqueue_scan(job))) goto fail;
     KM_ARG(job->scatter, 0, job->labels);
     KM_ARG(job->scatter, 1, n);
     KM_ARG(job->scatter, 2, job->within);
@@ -85,21 +153,17 @@ static int enqueue_sums(struct kmeans_job *job, bool counted, cl_mem *segs_out, 
     if ((status = launch(job, job->member_sums, job->seg_rows * items, items,
                          "kmeans member sums")))
         goto fail;
-    /* Rows of a level at most: those of the level below over 256, plus one a cluster. */
-    size_t bound = job->seg_rows;
-    for (int level = 1; level < job->levels; level++) {
-        bound = bound / KMEANS_WG + 1 + k;
+    for (int level = 1; level < job->finish_from; level++) {
         cl_mem below = job->segs[level - 1], next = job->segs[level];
         KM_ARG(job->row_sums, 0, job->sums[(level - 1) % 2]);
         KM_ARG(job->row_sums, 1, below);
         KM_ARG(job->row_sums, 2, next);
         KM_ARG(job->row_sums, 3, job->sums[level % 2]);
         KM_ARG(job->row_sums, 4, job->state);
-        if ((status = launch(job, job->row_sums, bound * items, items, "kmeans row sums")))
+        if ((status = launch(job, job->row_sums, level_bound(job, level) * items, items,
+                             "kmeans row sums")))
             goto fail;
     }
-    *segs_out = job->segs[job->levels - 1];
-    *sums_out = job->sums[(job->levels - 1) % 2];
 fail:
     return status;
 }
@@ -109,28 +173,31 @@ static int enqueue_iteration(struct kmeans_job *job, int t, int max_iter)
 {
     int status;
     const int cur = t % 2;
-    const cl_int next = 1 - cur, max = max_iter;
-    cl_mem segs, sums;
+    const cl_int next = 1 - cur, max = max_iter, levels = job->levels, from = job->finish_from;
     bool counted;
     if ((status = clstats__kmeans_enqueue_assign(job, cur, 0, &counted)) ||
-        (status = enqueue_sums(job, counted, &segs, &sums)))
+        (status = enqueue_sums(job, counted)))
         return status;
-    KM_ARG(job->finish, 0, sums);
-    KM_ARG(job->finish, 1, segs);
-    KM_ARG(job->finish, 2, job->centres[cur]);
-    KM_ARG(job->finish, 3, job->centres[next]);
-    KM_ARG(job->finish, 4, job->kept);
-    KM_ARG(job->finish, 5, job->shift);
+    KM_ARG(job->finish, 0, job->sums[0]);
+    KM_ARG(job->finish, 1, job->sums[1]);
+    for (cl_uint level = 0; level < KMEANS_LEVELS; level++)
+        KM_ARG(job->finish, 2 + level, job->segs[level]);
+    KM_ARG(job->finish, 6, levels);
+    KM_ARG(job->finish, 7, from);
+    KM_ARG(job->finish, 8, job->centres[cur]);
+    KM_ARG(job->finish, 9, job->centres[next]);
+    KM_ARG(job->finish, 10, job->kept);
+    KM_ARG(job->finish, 11, job->shift);
     if (job->as == 8) {
         const cl_double tol = job->tol;
-        KM_ARG(job->finish, 6, tol);
+        KM_ARG(job->finish, 12, tol);
     } else {
         const cl_float tol = (cl_float)job->tol;
-        KM_ARG(job->finish, 6, tol);
+        KM_ARG(job->finish, 12, tol);
     }
-    KM_ARG(job->finish, 7, max);
-    KM_ARG(job->finish, 8, next);
-    KM_ARG(job->finish, 9, job->state);
+    KM_ARG(job->finish, 13, max);
+    KM_ARG(job->finish, 14, next);
+    KM_ARG(job->finish, 15, job->state);
     status = launch(job, job->finish, job->scan_wg, job->scan_wg, "kmeans finish");
 fail:
     return status;
@@ -278,6 +345,12 @@ int clstats__kmeans_lloyd(struct kmeans_job *job, int max_iter, int *final_buffe
         ctx,
         clEnqueueWriteBuffer(ctx->queue, job->state, CL_FALSE, 0, sizeof st0, st0, 0, NULL, NULL),
         "writing the state");
+    plan(job);
+    if (job->scan == SCAN_RUNS_WHOLE)
+        CL_TRY(ctx,
+               clEnqueueFillBuffer(ctx->queue, job->chunk_offset, &st0[0], sizeof st0[0], 0,
+                                   (size_t)job->chunks * job->k * sizeof(cl_int), 0, NULL, NULL),
+               "clearing chunk offsets");
     /* An iteration of the GEMM path is long and its GEMMs run even past the end. */
     const int batch_max = job->path == ASSIGN_GEMM ? 2 : BATCH_MAX;
     int t = 0, batch = 1, stop = STOP_NONE;

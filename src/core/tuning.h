@@ -71,6 +71,7 @@ enum clstats__param_id {
     /* k-means (src/cluster/assign.c) */
     P_KMEANS_ASSIGN, /* auto, direct, tiled, gemm, serial */
     P_KMEANS_SUMS,   /* auto, groups, serial */
+    P_KMEANS_FUSE,   /* auto, off, on: the fewer-launch scans and sums (src/cluster/lloyd.c) */
     /* the blocked Cholesky (src/linalg/cholesky.c) */
     P_LINALG_POTRF_UPDATE, /* the blocked Cholesky's trailing update: 1 tiles, 2 columns */
     PARAMS
