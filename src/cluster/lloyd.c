@@ -27,8 +27,8 @@ static int launch(struct kmeans_job *job, cl_kernel kernel, size_t global, size_
 #define SCAN_RUN_MAX 64
 #define SCAN_RUNS_MAX_K 64
 /* (row, column) trees of the upper levels of the sums that finish makes itself at most: four
- * a work-item. */
-#define FINISH_TREES_MAX 1024
+ * a work-item (tuning kmeans.finish_trees). */
+#define FINISH_TREES_AUTO 1024
 
 /* Rows of a level of the sums at most: those of the level below over 256, plus one a cluster. */
 static size_t level_bound(const struct kmeans_job *job, int level)
@@ -50,9 +50,11 @@ static void plan(struct kmeans_job *job)
     if (job->k <= SCAN_RUNS_MAX_K)
         job->scan = (job->groups + parts - 1) / parts <= SCAN_RUN_MAX ? SCAN_RUNS_WHOLE
                                                                      : SCAN_RUNS_CHUNKS;
+    const long tuned = clstats__tuned(job->ctx, P_KMEANS_FINISH_TREES);
+    const size_t trees = tuned ? (size_t)tuned : FINISH_TREES_AUTO;
     /* the bounds shrink with the level: the first level whose trees fit, and all above it */
     while (job->finish_from > 1 &&
-           level_bound(job, job->finish_from - 1) * (size_t)(job->d + 1) <= FINISH_TREES_MAX)
+           level_bound(job, job->finish_from - 1) * (size_t)(job->d + 1) <= trees)
         job->finish_from--;
 }
 
