@@ -74,12 +74,6 @@ int clstats__kmeans_assign_setup(struct kmeans_job *job, const char *options)
     return clstats__scratch(ctx, "cluster.norms", 2 * row_bytes, &job->norms);
 }
 
-static int launch(struct kmeans_job *job, cl_kernel kernel, size_t global, size_t local,
-                  const char *what)
-{
-    return clstats__launch(job->ctx, kernel, 1, NULL, &global, local ? &local : NULL, what);
-}
-
 /* The GEMM's dots[j][r] = c_j . x_(first + r), a chunk at a time, each screened at once. */
 static int enqueue_screened(struct kmeans_job *job, int buffer, cl_int ignore_stop)
 {
@@ -89,7 +83,7 @@ static int enqueue_screened(struct kmeans_job *job, int buffer, cl_int ignore_st
     KM_ARG(job->centre_norms, 1, job->norms);
     KM_ARG(job->centre_norms, 2, job->state);
     KM_ARG(job->centre_norms, 3, ignore_stop);
-    if ((status = launch(job, job->centre_norms, round_up(k, 64), 0, "kmeans centre norms")))
+    if ((status = clstats__kmeans_launch(job, job->centre_norms, round_up(k, 64), 0, "kmeans centre norms")))
         return status;
     for (cl_int first = 0; first < job->n; first += job->chunk_rows) {
         const cl_int rows = job->n - first < job->chunk_rows ? job->n - first : job->chunk_rows;
@@ -102,7 +96,7 @@ static int enqueue_screened(struct kmeans_job *job, int buffer, cl_int ignore_st
         KM_ARG(job->screened, 8, job->norms);
         KM_ARG(job->screened, 9, first);
         KM_ARG(job->screened, 10, rows);
-        if ((status = launch(job, job->screened, round_up((size_t)rows, 64), 0,
+        if ((status = clstats__kmeans_launch(job, job->screened, round_up((size_t)rows, 64), 0,
                              "kmeans screened assign")))
             return status;
     }
@@ -126,11 +120,11 @@ int clstats__kmeans_enqueue_assign(struct kmeans_job *job, int buffer, cl_int ig
     KM_ARG(kernel, 6, ignore_stop);
     if (job->path == ASSIGN_GEMM) return enqueue_screened(job, buffer, ignore_stop);
     if (job->path == ASSIGN_DIRECT)
-        return launch(job, kernel, round_up((size_t)n, 64), 0, "kmeans assign");
+        return clstats__kmeans_launch(job, kernel, round_up((size_t)n, 64), 0, "kmeans assign");
     KM_ARG(kernel, 7, job->counts);
     if (job->path == ASSIGN_SERIAL)
-        return launch(job, kernel, (size_t)job->groups, 1, "kmeans serial assign");
-    status = launch(job, kernel, (size_t)job->groups * KMEANS_WG / TILE_ROWS, KMEANS_WG / TILE_ROWS,
+        return clstats__kmeans_launch(job, kernel, (size_t)job->groups, 1, "kmeans serial assign");
+    status = clstats__kmeans_launch(job, kernel, (size_t)job->groups * KMEANS_WG / TILE_ROWS, KMEANS_WG / TILE_ROWS,
                     "kmeans tiled assign");
 fail:
     return status;

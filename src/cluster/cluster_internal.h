@@ -47,6 +47,10 @@ struct kmeans_job {
     int n_valid;
     double tol;   /* absolute: tol x the mean of the columns' variances */
     void *host_x; /* the packed rows on the host for the rare host steps, read on demand */
+    /* Lloyd's batches are timed as spans (clstats__launch_span): while `spans`, launches keep
+     * no event but the batch's first and its last finish (`last_next`). */
+    bool spans, last_next;
+    cl_event span_first, span_last;
 };
 
 /* Sets up a job on x (nx = d, ny = n) with k clusters and optional weights: builds the
@@ -58,6 +62,11 @@ int clstats__kmeans_job_open(clstats_ctx *ctx, struct kmeans_job *job,
                              const struct clstats_array *weight, int skip_nan, double tol,
                              bool fitting);
 void clstats__kmeans_job_close(struct kmeans_job *job);
+
+/* Every launch of the module's loops: its event kept for the call's timing, or while
+ * job->spans only the batch's first and last (src/cluster/job.c). */
+int clstats__kmeans_launch(struct kmeans_job *job, cl_kernel kernel, size_t global, size_t local,
+                           const char *what);
 
 /* Reads the sums the groups of a kernel wrote (count values, `stride` apart from `first`) and
  * adds them in group order into out[0..width). */

@@ -50,8 +50,22 @@ int clstats__kmeans_job_open(clstats_ctx *ctx, struct kmeans_job *job,
     return survey(job, weight, skip_nan, tol, fitting);
 }
 
+int clstats__kmeans_launch(struct kmeans_job *job, cl_kernel kernel, size_t global, size_t local,
+                           const char *what)
+{
+    clstats_ctx *ctx = job->ctx;
+    const size_t *l = local ? &local : NULL;
+    if (!job->spans) return clstats__launch(ctx, kernel, 1, NULL, &global, l, what);
+    cl_event *ev = !job->span_first ? &job->span_first
+                   : job->last_next ? &job->span_last
+                                    : NULL;
+    return clstats__launch_span(ctx, kernel, 1, NULL, &global, l, what, ev);
+}
+
 void clstats__kmeans_job_close(struct kmeans_job *job)
 {
+    if (job->span_first) clReleaseEvent(job->span_first);
+    if (job->span_last) clReleaseEvent(job->span_last);
     if (job->x_own) clReleaseMemObject(job->x_own);
     free(job->host_x);
     memset(job, 0, sizeof *job);

@@ -16,12 +16,6 @@ static size_t round_up(size_t v, size_t m)
     return (v + m - 1) / m * m;
 }
 
-static int launch(struct kmeans_job *job, cl_kernel kernel, size_t global, size_t local,
-                  const char *what)
-{
-    return clstats__launch(job->ctx, kernel, 1, NULL, &global, local ? &local : NULL, what);
-}
-
 /* Runs of blocks an item of scan_runs walks at most for the one-launch scan; clusters at most
  * for scan_runs (four runs a cluster or more). */
 #define SCAN_RUN_MAX 64
@@ -71,7 +65,7 @@ static int enqueue_scan(struct kmeans_job *job)
         KM_ARG(job->scan_chunks, 2, job->within);
         KM_ARG(job->scan_chunks, 3, job->chunk_total);
         KM_ARG(job->scan_chunks, 4, job->state);
-        if ((status = launch(job, job->scan_chunks, round_up((size_t)chunks * k, 64), 0,
+        if ((status = clstats__kmeans_launch(job, job->scan_chunks, round_up((size_t)chunks * k, 64), 0,
                              "kmeans scan chunks")))
             return status;
         KM_ARG(job->scan_clusters, 0, job->chunk_total);
@@ -82,7 +76,7 @@ static int enqueue_scan(struct kmeans_job *job)
             KM_ARG(job->scan_clusters, 4 + level, job->segs[level]);
         KM_ARG(job->scan_clusters, 8, levels);
         KM_ARG(job->scan_clusters, 9, job->state);
-        return launch(job, job->scan_clusters, job->scan_wg, job->scan_wg, "kmeans scan clusters");
+        return clstats__kmeans_launch(job, job->scan_clusters, job->scan_wg, job->scan_wg, "kmeans scan clusters");
     }
     const bool whole = job->scan == SCAN_RUNS_WHOLE;
     for (int pass = whole ? 1 : 0; pass < 2; pass++) {
@@ -103,7 +97,7 @@ static int enqueue_scan(struct kmeans_job *job)
         KM_ARG(job->scan_runs, 11, levels);
         KM_ARG(job->scan_runs, 12, job->state);
         const size_t groups = pass ? 1 : (size_t)chunks;
-        if ((status = launch(job, job->scan_runs, groups * job->scan_wg, job->scan_wg,
+        if ((status = clstats__kmeans_launch(job, job->scan_runs, groups * job->scan_wg, job->scan_wg,
                              "kmeans scan runs")))
             return status;
     }
@@ -129,7 +123,7 @@ static int enqueue_sums(struct kmeans_job *job, bool counted)
         KM_ARG(job->block_counts, 1, n);
         KM_ARG(job->block_counts, 2, job->counts);
         KM_ARG(job->block_counts, 3, job->state);
-        if ((status = launch(job, job->block_counts, rows, KMEANS_WG, "kmeans counts"))) goto fail;
+        if ((status = clstats__kmeans_launch(job, job->block_counts, rows, KMEANS_WG, "kmeans counts"))) goto fail;
     }
     if ((status = enqueue_scan(job))) goto fail;
     KM_ARG(job->scatter, 0, job->labels);
@@ -140,7 +134,7 @@ static int enqueue_sums(struct kmeans_job *job, bool counted)
     KM_ARG(job->scatter, 5, job->order);
     KM_ARG(job->scatter, 6, job->state);
     const bool serial_scatter = job->serial_sums && job->k <= KMEANS_SERIAL_MAX_K;
-    if ((status = launch(job, job->scatter, serial_scatter ? (size_t)blocks : rows,
+    if ((status = clstats__kmeans_launch(job, job->scatter, serial_scatter ? (size_t)blocks : rows,
                          serial_scatter ? 1 : KMEANS_WG, "kmeans scatter")))
         goto fail;
     KM_ARG(job->member_sums, 0, job->x);
@@ -152,7 +146,7 @@ static int enqueue_sums(struct kmeans_job *job, bool counted)
     KM_ARG(job->member_sums, 6, job->state);
     /* A group of 256 items a segment, or one item (serial sums). */
     const size_t items = job->serial_sums ? 1 : KMEANS_WG;
-    if ((status = launch(job, job->member_sums, job->seg_rows * items, items,
+    if ((status = clstats__kmeans_launch(job, job->member_sums, job->seg_rows * items, items,
                          "kmeans member sums")))
         goto fail;
     for (int level = 1; level < job->finish_from; level++) {
@@ -162,7 +156,7 @@ static int enqueue_sums(struct kmeans_job *job, bool counted)
         KM_ARG(job->row_sums, 2, next);
         KM_ARG(job->row_sums, 3, job->sums[level % 2]);
         KM_ARG(job->row_sums, 4, job->state);
-        if ((status = launch(job, job->row_sums, level_bound(job, level) * items, items,
+        if ((status = clstats__kmeans_launch(job, job->row_sums, level_bound(job, level) * items, items,
                              "kmeans row sums")))
             goto fail;
     }
@@ -170,8 +164,9 @@ fail:
     return status;
 }
 
-/* Iteration t reads the centres in buffer t % 2 and writes the other. */
-static int enqueue_iteration(struct kmeans_job *job, int t, int max_iter)
+/* Iteration t reads the centres in buffer t % 2 and writes the other; the last of its batch
+ * ends the batch's span. */
+static int enqueue_iteration(struct kmeans_job *job, int t, int max_iter, bool last)
 {
     int status;
     const int cur = t % 2;
@@ -200,7 +195,8 @@ static int enqueue_iteration(struct kmeans_job *job, int t, int max_iter)
     KM_ARG(job->finish, 13, max);
     KM_ARG(job->finish, 14, next);
     KM_ARG(job->finish, 15, job->state);
-    status = launch(job, job->finish, job->scan_wg, job->scan_wg, "kmeans finish");
+    job->last_next = last;
+    status = clstats__kmeans_launch(job, job->finish, job->scan_wg, job->scan_wg, "kmeans finish");
 fail:
     return status;
 }
@@ -357,14 +353,20 @@ int clstats__kmeans_lloyd(struct kmeans_job *job, int max_iter, int *final_buffe
     const int batch_max = job->path == ASSIGN_GEMM ? 2 : BATCH_MAX;
     int t = 0, batch = 1, stop = STOP_NONE;
     cl_int st[STATE_WORDS];
+    /* A batch is timed by its first and last launch, not an event a launch (CLBlast's GEMMs keep
+     * theirs, so the GEMM path keeps them all). */
+    job->spans = job->path != ASSIGN_GEMM;
     while (stop == STOP_NONE) {
         const int upto = t + batch < max_iter ? t + batch : max_iter;
         for (int it = t; it < upto; it++)
-            if ((status = enqueue_iteration(job, it, max_iter))) goto fail;
+            if ((status = enqueue_iteration(job, it, max_iter, it == upto - 1))) goto fail;
         CL_TRY(
             ctx,
             clEnqueueReadBuffer(ctx->queue, job->state, CL_TRUE, 0, sizeof st, st, 0, NULL, NULL),
             "reading the state");
+        clstats__add_span(ctx, job->span_first, job->span_last);
+        job->span_first = job->span_last = NULL;
+        job->last_next = false;
         stop = st[STATE_STOP];
         t = st[STATE_ITER];
         if (stop == STOP_EMPTY) {
@@ -375,6 +377,7 @@ int clstats__kmeans_lloyd(struct kmeans_job *job, int max_iter, int *final_buffe
         }
         if (batch < batch_max) batch *= 2;
     }
+    job->spans = false;
     *final_buffer = st[STATE_FINAL];
     *n_iter = st[STATE_ITER];
     /* Labels unchanged mean they belong to the final centres already; otherwise the last
@@ -398,7 +401,7 @@ int clstats__kmeans_inertia(struct kmeans_job *job, int buffer, double *inertia)
     KM_ARG(job->inertia, 3, job->centres[buffer]);
     KM_ARG(job->inertia, 4, job->labels);
     KM_ARG(job->inertia, 5, job->part);
-    if ((status = launch(job, job->inertia, (size_t)job->groups * KMEANS_WG, KMEANS_WG,
+    if ((status = clstats__kmeans_launch(job, job->inertia, (size_t)job->groups * KMEANS_WG, KMEANS_WG,
                          "kmeans inertia")))
         goto fail;
     status = clstats__kmeans_group_sums(job, job->part, (size_t)job->groups, 1, inertia);
