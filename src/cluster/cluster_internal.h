@@ -63,6 +63,14 @@ int clstats__kmeans_job_open(clstats_ctx *ctx, struct kmeans_job *job,
                              bool fitting);
 void clstats__kmeans_job_close(struct kmeans_job *job);
 
+/* The job on new rows of the same shape (mini-batch's next batch): its programs and buffers
+ * kept, the rows uploaded and surveyed as a predicting job_open's. */
+int clstats__kmeans_job_reload(struct kmeans_job *job, const struct clstats_array *x,
+                               const struct clstats_array *weight, int skip_nan);
+
+/* The k x d centres c (host array or buffer, the data's dtype) into job->centres[0]. */
+int clstats__kmeans_job_centres(struct kmeans_job *job, const struct clstats_array *c);
+
 /* Every launch of the module's loops: its event kept for the call's timing, or while
  * job->spans only the batch's first and last (src/cluster/job.c). */
 int clstats__kmeans_launch(struct kmeans_job *job, cl_kernel kernel, size_t global, size_t local,

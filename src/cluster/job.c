@@ -50,6 +50,42 @@ int clstats__kmeans_job_open(clstats_ctx *ctx, struct kmeans_job *job,
     return survey(job, weight, skip_nan, tol, fitting);
 }
 
+int clstats__kmeans_job_reload(struct kmeans_job *job, const struct clstats_array *x,
+                               const struct clstats_array *weight, int skip_nan)
+{
+    if (x->ny != (size_t)job->n || x->nx != (size_t)job->d ||
+        (x->dtype == CLSTATS_FLOAT64) != job->f64)
+        return clstats__fail(job->ctx, CLSTATS_ERR_ARG, "k-means: new rows of another shape");
+    if (job->x_own) clReleaseMemObject(job->x_own); /* freed once its commands are done */
+    job->x = job->x_own = NULL;
+    free(job->host_x);
+    job->host_x = NULL;
+    bool owned = false;
+    int status = clstats__array_in(job->ctx, x, true, &job->x, NULL, &owned);
+    if (status != CLSTATS_OK) return status;
+    if (owned) job->x_own = job->x;
+    return survey(job, weight, skip_nan, 0.0, false);
+}
+
+int clstats__kmeans_job_centres(struct kmeans_job *job, const struct clstats_array *c)
+{
+    clstats_ctx *ctx = job->ctx;
+    cl_mem buf;
+    bool owned = false;
+    int status = clstats__array_in(ctx, c, true, &buf, NULL, &owned);
+    if (status != CLSTATS_OK) return status;
+    status = clstats__cl_check(ctx,
+                               clEnqueueCopyBuffer(ctx->queue, buf, job->centres[0], 0, 0,
+                                                   (size_t)job->k * job->d * job->es, 0, NULL,
+                                                   NULL),
+                               "copying the centres");
+    if (owned) {
+        clFinish(ctx->queue);
+        clReleaseMemObject(buf);
+    }
+    return status;
+}
+
 int clstats__kmeans_launch(struct kmeans_job *job, cl_kernel kernel, size_t global, size_t local,
                            const char *what)
 {
