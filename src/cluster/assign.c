@@ -9,8 +9,12 @@
 
 #include <stdio.h>
 
-/* The GEMM's products of a chunk of rows with every centre take at most this many bytes. */
-#define DOTS_BYTES ((size_t)64 << 20)
+/* The GEMM's products of a chunk of rows with every centre take at most this many bytes: 64 MiB
+ * on CPU devices; on GPUs up to 512 MiB (an eighth of the device's memory at most), so that an
+ * iteration makes few GEMM calls (8, not 62, at 10^6 rows and 1024 clusters), each with CLBlast's
+ * own setup and padding copies. */
+#define DOTS_BYTES_CPU ((size_t)64 << 20)
+#define DOTS_BYTES_GPU ((size_t)512 << 20)
 /* The tiled kernel holds its rows in registers, so only for so many features; an item takes
  * TILE_ROWS rows of its group's block of KMEANS_WG. */
 #define TILED_MAX_DIM 32
@@ -60,7 +64,10 @@ int clstats__kmeans_assign_setup(struct kmeans_job *job, const char *options)
         (status = clstats__kernel(ctx, program, "assign_screened", &job->screened)))
         return status;
     const size_t row_bytes = (size_t)job->k * job->es;
-    size_t rows = DOTS_BYTES / row_bytes / KMEANS_WG * KMEANS_WG;
+    size_t dots_bytes = ctx->is_cpu ? DOTS_BYTES_CPU : DOTS_BYTES_GPU;
+    if (!ctx->is_cpu && dots_bytes > ctx->global_mem / 8) dots_bytes = ctx->global_mem / 8;
+    if (dots_bytes > ctx->max_alloc) dots_bytes = ctx->max_alloc;
+    size_t rows = dots_bytes / row_bytes / KMEANS_WG * KMEANS_WG;
     if (rows < KMEANS_WG) rows = KMEANS_WG;
     if (rows > round_up((size_t)job->n, KMEANS_WG)) rows = round_up((size_t)job->n, KMEANS_WG);
     if (rows * row_bytes > ctx->max_alloc)
