@@ -1,6 +1,8 @@
 /* lloyd.c - Lloyd's loop (Lloyd 1982; scikit-learn's _kmeans_single_lloyd): the host enqueues
- * iterations in batches, doubling up to 16, and reads back only the loop's state words between
- * batches; the device decides when the run ends (kernels/cluster/kmeans_lloyd.cl). The rare
+ * iterations in batches, doubling up to 4, and reads back only the loop's state words after
+ * each, with the next batch already enqueued behind it, so that the device never waits for the
+ * host and at most a batch and a half runs idle past the end; the device decides when the run
+ * ends (kernels/cluster/kmeans_lloyd.cl). The rare
  * iteration that leaves a cluster without weight stops the device, and the host relocates
  * (scikit-learn's _relocate_empty_clusters_dense) and carries on. */
 #include "cluster_internal.h"
@@ -9,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BATCH_MAX 16
+#define BATCH_MAX 4
 
 static size_t round_up(size_t v, size_t m)
 {
@@ -329,11 +331,55 @@ fail:
     return status;
 }
 
+/* A batch in flight: the state words read after it, that read's event and the events that
+ * span its launches. */
+struct batch_slot {
+    cl_int st[STATE_WORDS];
+    cl_event read, first, last;
+};
+
+/* Iterations t .. upto - 1, then the state's read into b, not waited for. */
+static int enqueue_batch(struct kmeans_job *job, int t, int upto, int max_iter,
+                         struct batch_slot *b)
+{
+    clstats_ctx *ctx = job->ctx;
+    int status = CLSTATS_OK;
+    for (int it = t; it < upto && !status; it++)
+        status = enqueue_iteration(job, it, max_iter, it == upto - 1);
+    b->first = job->span_first;
+    b->last = job->span_last;
+    job->span_first = job->span_last = NULL;
+    job->last_next = false;
+    if (status) return status;
+    CL_TRY(ctx,
+           clEnqueueReadBuffer(ctx->queue, job->state, CL_FALSE, 0, sizeof b->st, b->st, 0, NULL,
+                               &b->read),
+           "reading the state");
+    CL_TRY(ctx, clFlush(ctx->queue), "clFlush");
+fail:
+    return status;
+}
+
+/* Waits for a batch's state words and adds its span to the call's kernel time. */
+static int settle(struct kmeans_job *job, struct batch_slot *b)
+{
+    int status = CLSTATS_OK;
+    if (b->read) {
+        status = clstats__cl_check(job->ctx, clWaitForEvents(1, &b->read), "reading the state");
+        clReleaseEvent(b->read);
+    }
+    clstats__add_span(job->ctx, b->first, b->last);
+    b->read = b->first = b->last = NULL;
+    return status;
+}
+
 int clstats__kmeans_lloyd(struct kmeans_job *job, int max_iter, int *final_buffer, int *n_iter,
                           double *inertia)
 {
     clstats_ctx *ctx = job->ctx;
-    int status = CLSTATS_OK;
+    int status = CLSTATS_OK, head = 0, pending = 0;
+    struct batch_slot slots[2];
+    memset(slots, 0, sizeof slots);
     const cl_int minus_one = -1, st0[STATE_WORDS] = {0};
     CL_TRY(ctx,
            clEnqueueFillBuffer(ctx->queue, job->labels, &minus_one, sizeof minus_one, 0,
@@ -349,34 +395,43 @@ int clstats__kmeans_lloyd(struct kmeans_job *job, int max_iter, int *final_buffe
                clEnqueueFillBuffer(ctx->queue, job->chunk_offset, &st0[0], sizeof st0[0], 0,
                                    (size_t)job->chunks * job->k * sizeof(cl_int), 0, NULL, NULL),
                "clearing chunk offsets");
-    /* An iteration of the GEMM path is long and its GEMMs run even past the end. */
-    const int batch_max = job->path == ASSIGN_GEMM ? 2 : BATCH_MAX;
+    /* An iteration of the GEMM path is long and its GEMMs run even past the end: one batch in
+     * flight, of at most 2 iterations. */
+    const bool gemm = job->path == ASSIGN_GEMM;
+    const int batch_max = gemm ? 2 : BATCH_MAX, ahead = gemm ? 1 : 2;
     int t = 0, batch = 1, stop = STOP_NONE;
-    cl_int st[STATE_WORDS];
+    cl_int st[STATE_WORDS] = {0};
     /* A batch is timed by its first and last launch, not an event a launch (CLBlast's GEMMs keep
      * theirs, so the GEMM path keeps them all). */
-    job->spans = job->path != ASSIGN_GEMM;
+    job->spans = !gemm;
     while (stop == STOP_NONE) {
-        const int upto = t + batch < max_iter ? t + batch : max_iter;
-        for (int it = t; it < upto; it++)
-            if ((status = enqueue_iteration(job, it, max_iter, it == upto - 1))) goto fail;
-        CL_TRY(
-            ctx,
-            clEnqueueReadBuffer(ctx->queue, job->state, CL_TRUE, 0, sizeof st, st, 0, NULL, NULL),
-            "reading the state");
-        clstats__add_span(ctx, job->span_first, job->span_last);
-        job->span_first = job->span_last = NULL;
-        job->last_next = false;
+        for (; pending < ahead && t < max_iter; pending++) {
+            const int upto = t + batch < max_iter ? t + batch : max_iter;
+            if ((status = enqueue_batch(job, t, upto, max_iter, &slots[(head + pending) % 2])))
+                goto fail;
+            t = upto;
+            if (batch < batch_max) batch *= 2;
+        }
+        if (!pending) break; /* not reached: the device stops at max_iter */
+        status = settle(job, &slots[head]);
+        memcpy(st, slots[head].st, sizeof st);
+        head = (head + 1) % 2;
+        pending--;
+        if (status) goto fail;
         stop = st[STATE_STOP];
-        t = st[STATE_ITER];
         if (stop == STOP_EMPTY) {
+            /* the batch behind it ran idle past the stop word; then the host's step */
+            for (; pending; pending--, head = (head + 1) % 2)
+                if ((status = settle(job, &slots[head]))) goto fail;
             if ((status = relocate(job, st, max_iter, &stop))) goto fail;
             t = st[STATE_ITER] + 1;
             st[STATE_ITER] = t;
             st[STATE_FINAL] = t % 2;
         }
-        if (batch < batch_max) batch *= 2;
     }
+    /* batches enqueued past the end, idle */
+    for (; pending; pending--, head = (head + 1) % 2)
+        if ((status = settle(job, &slots[head]))) goto fail;
     job->spans = false;
     *final_buffer = st[STATE_FINAL];
     *n_iter = st[STATE_ITER];
@@ -388,6 +443,9 @@ int clstats__kmeans_lloyd(struct kmeans_job *job, int max_iter, int *final_buffe
         goto fail;
     status = clstats__kmeans_inertia(job, *final_buffer, inertia);
 fail:
+    for (; pending; pending--, head = (head + 1) % 2)
+        settle(job, &slots[head]);
+    job->spans = false;
     return status;
 }
 
