@@ -393,7 +393,6 @@ START_TEST(assignment_paths_give_the_same_labels)
 }
 END_TEST
 
-
 /* The fixed-order sums by a group of 256 items or by one item (tuning "kmeans.sums"), the
  * scatter by both and by each row's count (many clusters), the serial assignment forced or not,
  * the counts' scan and the upper levels of the sums in fewer launches or not ("kmeans.fuse"):
@@ -406,8 +405,8 @@ START_TEST(sums_and_scatter_paths_give_the_same_bits)
     static const char *const sums[] = {"groups", "serial"};
     static const char *const assign[] = {"auto", "serial"};
     static const char *const fuse[] = {"off", "on"};
-    static const int shapes[][3] = {{70000, 2, 5},  {3000, 3, 130}, {2100, 2, 1100},
-                                    {200, 4, 3},    {70000, 2, 64}};
+    static const int shapes[][3] = {
+        {70000, 2, 5}, {3000, 3, 130}, {2100, 2, 1100}, {200, 4, 3}, {70000, 2, 64}};
     for (size_t si = 0; si < 2; si++)
         for (size_t ai = 0; ai < 2; ai++)
             for (size_t fi = 0; fi < 2; fi++) {
@@ -415,9 +414,9 @@ START_TEST(sums_and_scatter_paths_give_the_same_bits)
                 ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.assign", assign[ai]),
                                  CLSTATS_OK);
                 ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.fuse", fuse[fi]), CLSTATS_OK);
-                ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.finish_trees",
-                                                  si == ai ? "20" : "0"),
-                                 CLSTATS_OK);
+                ck_assert_int_eq(
+                    clstats_ctx_tune(test_ctx(), "kmeans.finish_trees", si == ai ? "20" : "0"),
+                    CLSTATS_OK);
                 for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
                     const int n = shapes[s][0], d = shapes[s][1], k = shapes[s][2],
                               f64 = (int)s % 2;

@@ -90,7 +90,8 @@ static int enqueue_screened(struct kmeans_job *job, int buffer, cl_int ignore_st
     KM_ARG(job->centre_norms, 1, job->norms);
     KM_ARG(job->centre_norms, 2, job->state);
     KM_ARG(job->centre_norms, 3, ignore_stop);
-    if ((status = clstats__kmeans_launch(job, job->centre_norms, round_up(k, 64), 0, "kmeans centre norms")))
+    if ((status = clstats__kmeans_launch(job, job->centre_norms, round_up(k, 64), 0,
+                                         "kmeans centre norms")))
         return status;
     for (cl_int first = 0; first < job->n; first += job->chunk_rows) {
         const cl_int rows = job->n - first < job->chunk_rows ? job->n - first : job->chunk_rows;
@@ -104,7 +105,7 @@ static int enqueue_screened(struct kmeans_job *job, int buffer, cl_int ignore_st
         KM_ARG(job->screened, 9, first);
         KM_ARG(job->screened, 10, rows);
         if ((status = clstats__kmeans_launch(job, job->screened, round_up((size_t)rows, 64), 0,
-                             "kmeans screened assign")))
+                                             "kmeans screened assign")))
             return status;
     }
 fail:
@@ -131,8 +132,8 @@ int clstats__kmeans_enqueue_assign(struct kmeans_job *job, int buffer, cl_int ig
     KM_ARG(kernel, 7, job->counts);
     if (job->path == ASSIGN_SERIAL)
         return clstats__kmeans_launch(job, kernel, (size_t)job->groups, 1, "kmeans serial assign");
-    status = clstats__kmeans_launch(job, kernel, (size_t)job->groups * KMEANS_WG / TILE_ROWS, KMEANS_WG / TILE_ROWS,
-                    "kmeans tiled assign");
+    status = clstats__kmeans_launch(job, kernel, (size_t)job->groups * KMEANS_WG / TILE_ROWS,
+                                    KMEANS_WG / TILE_ROWS, "kmeans tiled assign");
 fail:
     return status;
 }

@@ -39,7 +39,7 @@ struct kmeans_job {
     bool serial_sums; /* member_sums and row_sums are the one-item kernels (tuning kmeans.sums),
                          and so is scatter up to KMEANS_SERIAL_MAX_K clusters */
     int scan;           /* SCAN_*: how the label counts become offsets (src/cluster/lloyd.c) */
-    int finish_from;    /* the first level of the sums that finish makes itself (levels: none) */
+    int finish_from;    /* the first level of the sums that finish makes (levels: none) */
     int path;           /* ASSIGN_* */
     cl_mem dots, norms; /* the GEMM path's x.c of a chunk of rows, |c|^2, |c| */
     int chunk_rows;     /* rows of a GEMM */

@@ -74,11 +74,11 @@ int clstats__kmeans_job_centres(struct kmeans_job *job, const struct clstats_arr
     bool owned = false;
     int status = clstats__array_in(ctx, c, true, &buf, NULL, &owned);
     if (status != CLSTATS_OK) return status;
-    status = clstats__cl_check(ctx,
-                               clEnqueueCopyBuffer(ctx->queue, buf, job->centres[0], 0, 0,
-                                                   (size_t)job->k * job->d * job->es, 0, NULL,
-                                                   NULL),
-                               "copying the centres");
+    status =
+        clstats__cl_check(ctx,
+                          clEnqueueCopyBuffer(ctx->queue, buf, job->centres[0], 0, 0,
+                                              (size_t)job->k * job->d * job->es, 0, NULL, NULL),
+                          "copying the centres");
     if (owned) {
         clFinish(ctx->queue);
         clReleaseMemObject(buf);
@@ -92,9 +92,7 @@ int clstats__kmeans_launch(struct kmeans_job *job, cl_kernel kernel, size_t glob
     clstats_ctx *ctx = job->ctx;
     const size_t *l = local ? &local : NULL;
     if (!job->spans) return clstats__launch(ctx, kernel, 1, NULL, &global, l, what);
-    cl_event *ev = !job->span_first ? &job->span_first
-                   : job->last_next ? &job->span_last
-                                    : NULL;
+    cl_event *ev = !job->span_first ? &job->span_first : job->last_next ? &job->span_last : NULL;
     return clstats__launch_span(ctx, kernel, 1, NULL, &global, l, what, ev);
 }
 

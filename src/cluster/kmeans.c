@@ -113,9 +113,11 @@ int clstats_kmeans(clstats_ctx *ctx, const struct clstats_array *x, size_t k,
     double best = INFINITY;
     int best_iter = 0, best_buffer = 0;
     for (int r = 0; r < runs && status == CLSTATS_OK; r++) {
-        status = o.init == CLSTATS_KMEANS_GIVEN    ? clstats__kmeans_job_centres(&job, o.init_centers)
-                 : o.init == CLSTATS_KMEANS_RANDOM ? clstats__kmeans_random(&job, &rng)
-                                                   : clstats__kmeans_plusplus(&job, &rng);
+        if (o.init == CLSTATS_KMEANS_GIVEN)
+            status = clstats__kmeans_job_centres(&job, o.init_centers);
+        else
+            status = o.init == CLSTATS_KMEANS_RANDOM ? clstats__kmeans_random(&job, &rng)
+                                                     : clstats__kmeans_plusplus(&job, &rng);
         int final = 0, n_iter = 0;
         double inertia = 0.0;
         if (status == CLSTATS_OK)

@@ -44,8 +44,8 @@ static void plan(struct kmeans_job *job)
     if (fuse == SWITCH_OFF) return;
     const int parts = (int)job->scan_wg / job->k;
     if (job->k <= SCAN_RUNS_MAX_K)
-        job->scan = (job->groups + parts - 1) / parts <= SCAN_RUN_MAX ? SCAN_RUNS_WHOLE
-                                                                     : SCAN_RUNS_CHUNKS;
+        job->scan =
+            (job->groups + parts - 1) / parts <= SCAN_RUN_MAX ? SCAN_RUNS_WHOLE : SCAN_RUNS_CHUNKS;
     const long tuned = clstats__tuned(job->ctx, P_KMEANS_FINISH_TREES);
     const size_t trees = tuned ? (size_t)tuned : FINISH_TREES_AUTO;
     /* the bounds shrink with the level: the first level whose trees fit, and all above it */
@@ -67,8 +67,8 @@ static int enqueue_scan(struct kmeans_job *job)
         KM_ARG(job->scan_chunks, 2, job->within);
         KM_ARG(job->scan_chunks, 3, job->chunk_total);
         KM_ARG(job->scan_chunks, 4, job->state);
-        if ((status = clstats__kmeans_launch(job, job->scan_chunks, round_up((size_t)chunks * k, 64), 0,
-                             "kmeans scan chunks")))
+        if ((status = clstats__kmeans_launch(
+                 job, job->scan_chunks, round_up((size_t)chunks * k, 64), 0, "kmeans scan chunks")))
             return status;
         KM_ARG(job->scan_clusters, 0, job->chunk_total);
         KM_ARG(job->scan_clusters, 1, chunks);
@@ -78,7 +78,8 @@ static int enqueue_scan(struct kmeans_job *job)
             KM_ARG(job->scan_clusters, 4 + level, job->segs[level]);
         KM_ARG(job->scan_clusters, 8, levels);
         KM_ARG(job->scan_clusters, 9, job->state);
-        return clstats__kmeans_launch(job, job->scan_clusters, job->scan_wg, job->scan_wg, "kmeans scan clusters");
+        return clstats__kmeans_launch(job, job->scan_clusters, job->scan_wg, job->scan_wg,
+                                      "kmeans scan clusters");
     }
     const bool whole = job->scan == SCAN_RUNS_WHOLE;
     for (int pass = whole ? 1 : 0; pass < 2; pass++) {
@@ -99,8 +100,8 @@ static int enqueue_scan(struct kmeans_job *job)
         KM_ARG(job->scan_runs, 11, levels);
         KM_ARG(job->scan_runs, 12, job->state);
         const size_t groups = pass ? 1 : (size_t)chunks;
-        if ((status = clstats__kmeans_launch(job, job->scan_runs, groups * job->scan_wg, job->scan_wg,
-                             "kmeans scan runs")))
+        if ((status = clstats__kmeans_launch(job, job->scan_runs, groups * job->scan_wg,
+                                             job->scan_wg, "kmeans scan runs")))
             return status;
     }
 fail:
@@ -125,7 +126,9 @@ static int enqueue_sums(struct kmeans_job *job, bool counted)
         KM_ARG(job->block_counts, 1, n);
         KM_ARG(job->block_counts, 2, job->counts);
         KM_ARG(job->block_counts, 3, job->state);
-        if ((status = clstats__kmeans_launch(job, job->block_counts, rows, KMEANS_WG, "kmeans counts"))) goto fail;
+        if ((status =
+                 clstats__kmeans_launch(job, job->block_counts, rows, KMEANS_WG, "kmeans counts")))
+            goto fail;
     }
     if ((status = enqueue_scan(job))) goto fail;
     KM_ARG(job->scatter, 0, job->labels);
@@ -137,7 +140,7 @@ static int enqueue_sums(struct kmeans_job *job, bool counted)
     KM_ARG(job->scatter, 6, job->state);
     const bool serial_scatter = job->serial_sums && job->k <= KMEANS_SERIAL_MAX_K;
     if ((status = clstats__kmeans_launch(job, job->scatter, serial_scatter ? (size_t)blocks : rows,
-                         serial_scatter ? 1 : KMEANS_WG, "kmeans scatter")))
+                                         serial_scatter ? 1 : KMEANS_WG, "kmeans scatter")))
         goto fail;
     KM_ARG(job->member_sums, 0, job->x);
     KM_ARG(job->member_sums, 1, job->weight);
@@ -149,7 +152,7 @@ static int enqueue_sums(struct kmeans_job *job, bool counted)
     /* A group of 256 items a segment, or one item (serial sums). */
     const size_t items = job->serial_sums ? 1 : KMEANS_WG;
     if ((status = clstats__kmeans_launch(job, job->member_sums, job->seg_rows * items, items,
-                         "kmeans member sums")))
+                                         "kmeans member sums")))
         goto fail;
     for (int level = 1; level < job->finish_from; level++) {
         cl_mem below = job->segs[level - 1], next = job->segs[level];
@@ -158,8 +161,8 @@ static int enqueue_sums(struct kmeans_job *job, bool counted)
         KM_ARG(job->row_sums, 2, next);
         KM_ARG(job->row_sums, 3, job->sums[level % 2]);
         KM_ARG(job->row_sums, 4, job->state);
-        if ((status = clstats__kmeans_launch(job, job->row_sums, level_bound(job, level) * items, items,
-                             "kmeans row sums")))
+        if ((status = clstats__kmeans_launch(job, job->row_sums, level_bound(job, level) * items,
+                                             items, "kmeans row sums")))
             goto fail;
     }
 fail:
@@ -459,8 +462,8 @@ int clstats__kmeans_inertia(struct kmeans_job *job, int buffer, double *inertia)
     KM_ARG(job->inertia, 3, job->centres[buffer]);
     KM_ARG(job->inertia, 4, job->labels);
     KM_ARG(job->inertia, 5, job->part);
-    if ((status = clstats__kmeans_launch(job, job->inertia, (size_t)job->groups * KMEANS_WG, KMEANS_WG,
-                         "kmeans inertia")))
+    if ((status = clstats__kmeans_launch(job, job->inertia, (size_t)job->groups * KMEANS_WG,
+                                         KMEANS_WG, "kmeans inertia")))
         goto fail;
     status = clstats__kmeans_group_sums(job, job->part, (size_t)job->groups, 1, inertia);
 fail:

@@ -102,7 +102,8 @@ static int label_batch(clstats_ctx *ctx, struct batches *b, const struct clstats
         clstats__kmeans_job_close(&b->job);
         b->open = false;
     }
-    if (b->open) status = clstats__kmeans_job_reload(&b->job, batch, w, 1);
+    if (b->open)
+        status = clstats__kmeans_job_reload(&b->job, batch, w, 1);
     else {
         status = clstats__kmeans_job_open(ctx, &b->job, batch, (int)centers->ny, w, 1, 0.0, false);
         b->open = true; /* closed by the caller, also after a failed open */
@@ -304,8 +305,8 @@ int clstats_kmeans_minibatch(clstats_ctx *ctx, const struct clstats_array *x, si
         for (size_t first = 0; first < n && status == CLSTATS_OK; first += batch) {
             const size_t rows = n - first < batch ? n - first : batch;
             struct clstats_array b = rows_of(x, first, rows), ws;
-            status = step(ctx, &fit, &b, weights_of(o.sample_weight, first, rows, &ws),
-                          o.skip_nan, centers, sums, batch_labels, NULL);
+            status = step(ctx, &fit, &b, weights_of(o.sample_weight, first, rows, &ws), o.skip_nan,
+                          centers, sums, batch_labels, NULL);
             steps++;
         }
         passes++;

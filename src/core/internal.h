@@ -174,8 +174,7 @@ double clstats__events_ms(const clstats_ctx *ctx, size_t first);
  * clstats__add_span, once both have finished, adds the device time from the first's start to
  * the last's end to last_kernel_ms (kernels and the short gaps between them) and releases them. */
 int clstats__launch_span(clstats_ctx *ctx, cl_kernel kernel, cl_uint dims, const size_t *offset,
-                         const size_t *global, const size_t *local, const char *what,
-                         cl_event *ev);
+                         const size_t *global, const size_t *local, const char *what, cl_event *ev);
 void clstats__add_span(clstats_ctx *ctx, cl_event first, cl_event last);
 int clstats__end(clstats_ctx *ctx, int status);
 

@@ -37,8 +37,7 @@ int clstats__launch(clstats_ctx *ctx, cl_kernel kernel, cl_uint dims, const size
 }
 
 int clstats__launch_span(clstats_ctx *ctx, cl_kernel kernel, cl_uint dims, const size_t *offset,
-                         const size_t *global, const size_t *local, const char *what,
-                         cl_event *ev)
+                         const size_t *global, const size_t *local, const char *what, cl_event *ev)
 {
     return clstats__cl_check(
         ctx, clEnqueueNDRangeKernel(ctx->queue, kernel, dims, offset, global, local, 0, NULL, ev),
