@@ -271,10 +271,31 @@ __kernel void row_sums_serial(__global const acc *in, __global const int *segs,
     }
 }
 
+/* The halving tree of halve_serial over in[0], in[stride], ... (zeros from `count` on) without
+ * holding its 256 values, for a work-item of a GPU's group, where 256 private values would spill:
+ * the tree adds i and i + s for s = 128, ..., 1, that is the leaves in bit-reversed order summed
+ * pairwise from the left, each pair's left half kept on a stack of one sum a level. The same
+ * additions in the same order, so the same bits. */
+inline acc tree_sum(__global const acc *in, size_t stride, int count)
+{
+    acc stack[9];
+    for (int q = 0; q < WG; q++) {
+        int i = 0; /* q's 8 bits reversed */
+        for (int b = 0; b < 8; b++)
+            i |= ((q >> b) & 1) << (7 - b);
+        acc v = i < count ? in[(size_t)i * stride] : (acc)0;
+        int level = 0;
+        for (int m = q; m & 1; m >>= 1)
+            v = stack[level++] + v;
+        stack[level] = v;
+    }
+    return stack[8];
+}
+
 /* The levels from `from` on of the sums (levels in all), by one group (src/cluster/lloyd.c: where
  * they are few): for each level, every (row, column) of it a work-item's tree of 256 rows of the
- * level below (halve_serial: row_sums' bits), the levels in turn; the level below is sums[(level
- * - 1) % 2], the level sums[level % 2]. */
+ * level below (row_sums' bits), the levels in turn; the level below is sums[(level - 1) % 2], the
+ * level sums[level % 2]. */
 inline void sum_levels(__global acc *sums0, __global acc *sums1, __global int *const *segs,
                        int levels, int from, int stop)
 {
@@ -288,11 +309,8 @@ inline void sum_levels(__global acc *sums0, __global acc *sums1, __global int *c
             const int g = t / (DIM + 1), c = t % (DIM + 1);
             const int j = cluster_of(next, g);
             const int first = below[j] + (g - next[j]) * WG, count = min(WG, below[j + 1] - first);
-            acc l[WG];
-            for (int q = 0; q < WG; q++)
-                l[q] = q < count ? in[(size_t)(first + q) * (DIM + 1) + c] : (acc)0;
-            halve_serial(l);
-            out[(size_t)g * (DIM + 1) + c] = l[0];
+            out[(size_t)g * (DIM + 1) + c] =
+                tree_sum(in + (size_t)first * (DIM + 1) + c, DIM + 1, count);
         }
         barrier(CLK_GLOBAL_MEM_FENCE);
     }
