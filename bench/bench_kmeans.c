@@ -1,7 +1,8 @@
 /* bench_kmeans.c - Lloyd's loop on synthetic float32 blobs from given centres (the first k rows),
- * tol 0, timed from the host call to its return: `seed` the seed's whole run (n = 10^5, d = 2,
- * k = 5, 300 iterations), `big` and `wide` per iteration as the difference of two runs (LO and
- * HI iterations) over their difference, so that uploads and setup cancel. Peers: scikit-learn
+ * tol 0, timed from the host call to its return, beside the call's kernel_ms (device time):
+ * `seed` the seed's whole run (n = 10^5, d = 2, k = 5, 300 iterations), `big` and `wide` per
+ * iteration as the difference of two runs (LO and HI iterations) over their difference, so that
+ * uploads and setup cancel. Peers: scikit-learn
  * and torch in bench/peers_kmeans.py, run beside it (bench/RESULTS.md).
  * Usage: bench_kmeans [seed|big|wide|N:D:K] [REPS] [LO] [HI]; CLSTATS_DEVICE picks the device. */
 #include "bench_context.h"
@@ -40,7 +41,7 @@ static float *blobs(size_t n, size_t d, size_t k)
 }
 
 static int fit(clstats_ctx *ctx, const float *x, size_t n, size_t d, size_t k, int iters,
-               double *seconds, int *n_iter, double *inertia)
+               double *seconds, int *n_iter, double *inertia, double *kernel_ms)
 {
     float *c = malloc(k * d * sizeof *c);
     struct clstats_array xa = {.host = (void *)x, .dtype = CLSTATS_FLOAT32, .nx = d, .ny = n},
@@ -54,6 +55,7 @@ static int fit(clstats_ctx *ctx, const float *x, size_t n, size_t d, size_t k, i
     o.tol = 0.0;
     o.n_iter = n_iter;
     o.inertia = inertia;
+    o.kernel_ms = kernel_ms;
     const double t0 = now();
     const int st = clstats_kmeans(ctx, &xa, k, &o, &ca, NULL);
     *seconds = now() - t0;
@@ -80,19 +82,19 @@ int main(int argc, char **argv)
     float *x = blobs(n, d, k);
     printf("device: %s\nn %zu d %zu k %zu\n", clstats_ctx_device_name(ctx), n, d, k);
     for (int r = 0; r <= reps; r++) {
-        double t_lo = 0, t_hi, in_lo = 0, in_hi;
+        double t_lo = 0, t_hi, in_lo = 0, in_hi, k_lo = 0, k_hi;
         int it_lo = 0, it_hi;
-        if ((!whole && fit(ctx, x, n, d, k, lo, &t_lo, &it_lo, &in_lo)) ||
-            fit(ctx, x, n, d, k, whole ? 300 : hi, &t_hi, &it_hi, &in_hi))
+        if ((!whole && fit(ctx, x, n, d, k, lo, &t_lo, &it_lo, &in_lo, &k_lo)) ||
+            fit(ctx, x, n, d, k, whole ? 300 : hi, &t_hi, &it_hi, &in_hi, &k_hi))
             return 1;
         if (whole)
-            printf("%s: %.1f ms for %d iterations, inertia %.6g\n",
-                   r ? "run" : "warm-up (kernel builds)", 1e3 * t_hi, it_hi, in_hi);
+            printf("%s: %.1f ms for %d iterations (kernels %.1f ms), inertia %.6g\n",
+                   r ? "run" : "warm-up (kernel builds)", 1e3 * t_hi, it_hi, k_hi, in_hi);
         else
-            printf("%s: %.2f ms per iteration (%d its %.1f ms, %d its %.1f ms) inertia %.6g\n",
-                   r ? "run" : "warm-up (kernel builds)",
-                   1e3 * (t_hi - t_lo) / (it_hi - it_lo), it_lo, 1e3 * t_lo, it_hi, 1e3 * t_hi,
-                   in_hi);
+            printf("%s: %.2f ms per iteration, kernels %.2f (%d its %.1f ms, %d its %.1f ms) "
+                   "inertia %.6g\n",
+                   r ? "run" : "warm-up (kernel builds)", 1e3 * (t_hi - t_lo) / (it_hi - it_lo),
+                   (k_hi - k_lo) / (it_hi - it_lo), it_lo, 1e3 * t_lo, it_hi, 1e3 * t_hi, in_hi);
     }
     free(x);
     clstats_ctx_destroy(ctx);

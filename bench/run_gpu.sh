@@ -448,6 +448,10 @@ if has kmeans; then
             echo "== bench_kmeans $c on $dev"
             CLSTATS_DEVICE=$dev timeout 250 ./build/bench/bench_kmeans $c "${KMEANS_REPS:-3}"
         done
+        # the launch a step of before issue 22's fusion, for the comparison in the same run
+        [ $c = wide ] || { echo "== bench_kmeans $c on gpu, kmeans.fuse=off"
+            CLSTATS_TUNE="${CLSTATS_TUNE:+$CLSTATS_TUNE,}kmeans.fuse=off" CLSTATS_DEVICE=gpu \
+                timeout 250 ./build/bench/bench_kmeans $c "${KMEANS_REPS:-3}"; }
         echo "== peers_kmeans $c"
         timeout 250 python3 bench/peers_kmeans.py $c --reps "${KMEANS_REPS:-3}"
     done 2>&1 | tee "$OUT/bench_kmeans.txt"

@@ -393,34 +393,47 @@ START_TEST(assignment_paths_give_the_same_labels)
 }
 END_TEST
 
-
 /* The fixed-order sums by a group of 256 items or by one item (tuning "kmeans.sums"), the
- * scatter by both and by each row's count (many clusters), the serial assignment forced or not:
- * every combination gives the reference's bits, at one, two and three levels of sums. */
+ * scatter by both and by each row's count (many clusters), the serial assignment forced or not,
+ * the counts' scan and the upper levels of the sums in fewer launches or not ("kmeans.fuse"):
+ * every combination gives the reference's bits, at one, two and three levels of sums, with the
+ * scan in one launch, in two (64 clusters over 274 blocks) and by a work-item a cluster, and the
+ * upper levels all in the finishing kernel, split with row_sums (finish_trees 20: level 2 of
+ * 70000 x 2, k 5 there, level 1 not), or none there. */
 START_TEST(sums_and_scatter_paths_give_the_same_bits)
 {
     static const char *const sums[] = {"groups", "serial"};
     static const char *const assign[] = {"auto", "serial"};
-    static const int shapes[][3] = {{70000, 2, 5}, {3000, 3, 130}, {2100, 2, 1100}, {200, 4, 3}};
+    static const char *const fuse[] = {"off", "on"};
+    static const int shapes[][3] = {
+        {70000, 2, 5}, {3000, 3, 130}, {2100, 2, 1100}, {200, 4, 3}, {70000, 2, 64}};
     for (size_t si = 0; si < 2; si++)
-        for (size_t ai = 0; ai < 2; ai++) {
-            ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.sums", sums[si]), CLSTATS_OK);
-            ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.assign", assign[ai]),
-                             CLSTATS_OK);
-            for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
-                const int n = shapes[s][0], d = shapes[s][1], k = shapes[s][2], f64 = (int)s % 2;
-                void *x = make_data(f64, n, d, k < 20 ? k : 0, 0, test_seed() + 5 * s);
-                void *init = first_rows(x, f64, d, k);
-                char what[112];
-                snprintf(what, sizeof what, "sums %s assign %s n=%d d=%d k=%d", sums[si],
-                         assign[ai], n, d, k);
-                check_given(x, f64, n, d, k, init, NULL, k > 1000 ? 3 : 20, 0.0, what);
-                free(init);
-                free(x);
+        for (size_t ai = 0; ai < 2; ai++)
+            for (size_t fi = 0; fi < 2; fi++) {
+                ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.sums", sums[si]), CLSTATS_OK);
+                ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.assign", assign[ai]),
+                                 CLSTATS_OK);
+                ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.fuse", fuse[fi]), CLSTATS_OK);
+                ck_assert_int_eq(
+                    clstats_ctx_tune(test_ctx(), "kmeans.finish_trees", si == ai ? "20" : "0"),
+                    CLSTATS_OK);
+                for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+                    const int n = shapes[s][0], d = shapes[s][1], k = shapes[s][2],
+                              f64 = (int)s % 2;
+                    void *x = make_data(f64, n, d, k < 20 ? k : 0, 0, test_seed() + 5 * s);
+                    void *init = first_rows(x, f64, d, k);
+                    char what[112];
+                    snprintf(what, sizeof what, "sums %s assign %s fuse %s n=%d d=%d k=%d",
+                             sums[si], assign[ai], fuse[fi], n, d, k);
+                    check_given(x, f64, n, d, k, init, NULL, k > 1000 ? 3 : 20, 0.0, what);
+                    free(init);
+                    free(x);
+                }
             }
-        }
     ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.sums", "auto"), CLSTATS_OK);
     ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.assign", "auto"), CLSTATS_OK);
+    ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.fuse", "auto"), CLSTATS_OK);
+    ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.finish_trees", "0"), CLSTATS_OK);
 }
 END_TEST
 

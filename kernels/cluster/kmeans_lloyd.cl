@@ -37,10 +37,32 @@ __kernel void scan_chunks(__global const int *counts, int blocks, __global int *
     chunk_total[(size_t)c * K + j] = run;
 }
 
-/* One group: chunk_offset[c][j] = rows labelled j in chunks before c; start[j] = rows with a
- * label below j (start[K] all); seg0[j] = segments of 256 members before cluster j's, and for
- * each later level of the sums (levels in all) the same count of its segments of 256 rows of
- * the level below: every level's layout follows from the counts alone. */
+/* Item 0 of a group, once start[j + 1] holds the rows labelled j: start[j] = rows with a label
+ * below j (start[K] all); seg0[j] = segments of 256 members before cluster j's, and for each
+ * later level of the sums (levels in all) the same count of its segments of 256 rows of the
+ * level below: every level's layout follows from the counts alone. */
+inline void layout(__global int *start, __global int *seg0, __global int *seg1,
+                   __global int *seg2, __global int *seg3, int levels)
+{
+    start[0] = 0;
+    seg0[0] = 0;
+    for (int j = 0; j < K; j++) {
+        const int count = start[j + 1];
+        start[j + 1] = start[j] + count;
+        seg0[j + 1] = seg0[j] + (count + WG - 1) / WG;
+    }
+    __global int *segs[4] = {seg0, seg1, seg2, seg3};
+    for (int level = 1; level < levels; level++) {
+        __global const int *below = segs[level - 1];
+        __global int *next = segs[level];
+        next[0] = 0;
+        for (int j = 0; j < K; j++)
+            next[j + 1] = next[j] + (below[j + 1] - below[j] + WG - 1) / WG;
+    }
+}
+
+/* One group: chunk_offset[c][j] = rows labelled j in chunks before c; start and the levels'
+ * layout (layout above). */
 __kernel void scan_clusters(__global const int *chunk_total, int chunks,
                             __global int *chunk_offset, __global int *start, __global int *seg0,
                             __global int *seg1, __global int *seg2, __global int *seg3,
@@ -57,23 +79,51 @@ __kernel void scan_clusters(__global const int *chunk_total, int chunks,
         start[j + 1] = run;
     }
     barrier(CLK_GLOBAL_MEM_FENCE);
-    if (i == 0 && !stop) {
-        start[0] = 0;
-        seg0[0] = 0;
-        for (int j = 0; j < K; j++) {
-            const int count = start[j + 1];
-            start[j + 1] = start[j] + count;
-            seg0[j + 1] = seg0[j] + (count + WG - 1) / WG;
+    if (i == 0 && !stop) layout(start, seg0, seg1, seg2, seg3, levels);
+}
+
+/* The same scans for few clusters (src/cluster/lloyd.c), with every item busy: a group's items
+ * split each cluster's column of in[rows][K] into `parts` runs, so that an item walks a run of
+ * its rows, not all of them. Group g takes rows [g * per_group, ...): prefix[r][j] = the column's
+ * sum over the group's rows before r; then either totals[g][j] = the group's sums (several
+ * groups: counts to the chunks' totals), or, for a group that takes every row (`whole`),
+ * start[j + 1] = the column's sum and the layout, as scan_clusters. With in = the blocks' counts
+ * and one group, chunk_offset must hold zeros (the scatter adds it). */
+__kernel void scan_runs(__global const int *in, int rows, int per_group, __global int *prefix,
+                        __global int *totals, int whole, __global int *start, __global int *seg0,
+                        __global int *seg1, __global int *seg2, __global int *seg3, int levels,
+                        __global const int *state)
+{
+    __local int run[WG];
+    const int stop = state[S_STOP];
+    const int i = get_local_id(0), items = get_local_size(0), g = get_group_id(0);
+    const int parts = max(1, items / K), width = items / parts; /* clusters a pass */
+    const int r0 = g * per_group, r1 = min(rows, r0 + per_group);
+    const int len = (r1 - r0 + parts - 1) / parts;
+    for (int j0 = 0; !stop && j0 < K; j0 += width) {
+        const int jj = i / parts, part = i % parts, j = j0 + jj;
+        const int active = jj < width && j < K;
+        const int first = r0 + part * len, last = min(r1, first + len);
+        int sum = 0;
+        for (int r = first; active && r < last; r++)
+            sum += in[(size_t)r * K + j];
+        run[i] = sum;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        int before = 0;
+        for (int q = jj * parts; active && q < i; q++)
+            before += run[q];
+        for (int r = first; active && r < last; r++) {
+            prefix[(size_t)r * K + j] = before;
+            before += in[(size_t)r * K + j];
         }
-        __global int *segs[4] = {seg0, seg1, seg2, seg3};
-        for (int level = 1; level < levels; level++) {
-            __global const int *below = segs[level - 1];
-            __global int *next = segs[level];
-            next[0] = 0;
-            for (int j = 0; j < K; j++)
-                next[j + 1] = next[j] + (below[j + 1] - below[j] + WG - 1) / WG;
+        if (active && part == parts - 1) {
+            if (whole) start[j + 1] = before;
+            else totals[(size_t)g * K + j] = before;
         }
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    if (whole && i == 0 && !stop) layout(start, seg0, seg1, seg2, seg3, levels);
 }
 
 /* order[start[j] + rank] = p, rank counting the rows labelled j before p: the members of each
@@ -221,18 +271,70 @@ __kernel void row_sums_serial(__global const acc *in, __global const int *segs,
     }
 }
 
-/* One group: for each cluster its sums (kept for the host's relocation of empty clusters), its
+/* The halving tree of halve_serial over in[0], in[stride], ... (zeros from `count` on) without
+ * holding its 256 values, for a work-item of a GPU's group, where 256 private values would spill:
+ * the tree adds i and i + s for s = 128, ..., 1, that is the leaves in bit-reversed order summed
+ * pairwise from the left, each pair's left half kept on a stack of one sum a level. The same
+ * additions in the same order, so the same bits. */
+inline acc tree_sum(__global const acc *in, size_t stride, int count)
+{
+    acc stack[9];
+    for (int q = 0; q < WG; q++) {
+        int i = 0; /* q's 8 bits reversed */
+        for (int b = 0; b < 8; b++)
+            i |= ((q >> b) & 1) << (7 - b);
+        acc v = i < count ? in[(size_t)i * stride] : (acc)0;
+        int level = 0;
+        for (int m = q; m & 1; m >>= 1)
+            v = stack[level++] + v;
+        stack[level] = v;
+    }
+    return stack[8];
+}
+
+/* The levels from `from` on of the sums (levels in all), by one group (src/cluster/lloyd.c: where
+ * they are few): for each level, every (row, column) of it a work-item's tree of 256 rows of the
+ * level below (row_sums' bits), the levels in turn; the level below is sums[(level - 1) % 2], the
+ * level sums[level % 2]. */
+inline void sum_levels(__global acc *sums0, __global acc *sums1, __global int *const *segs,
+                       int levels, int from, int stop)
+{
+    const int i = get_local_id(0), items = get_local_size(0);
+    for (int level = from; !stop && level < levels; level++) {
+        __global const acc *in = level % 2 ? sums0 : sums1;
+        __global acc *out = level % 2 ? sums1 : sums0;
+        __global const int *below = segs[level - 1], *next = segs[level];
+        const int trees = next[K] * (DIM + 1);
+        for (int t = i; t < trees; t += items) {
+            const int g = t / (DIM + 1), c = t % (DIM + 1);
+            const int j = cluster_of(next, g);
+            const int first = below[j] + (g - next[j]) * WG, count = min(WG, below[j + 1] - first);
+            out[(size_t)g * (DIM + 1) + c] =
+                tree_sum(in + (size_t)first * (DIM + 1) + c, DIM + 1, count);
+        }
+        barrier(CLK_GLOBAL_MEM_FENCE);
+    }
+}
+
+/* One group: the levels of the sums from `from` (none when from = levels: row_sums made them);
+ * then for each cluster its sums (kept for the host's relocation of empty clusters), its
  * new centre, the weighted mean, and its squared shift; then the iteration's end. A cluster
  * without weight stops the loop for the host, which relocates and carries on
  * (src/cluster/lloyd.c). Otherwise labels unchanged end the run (strict), so does a total
  * squared shift (summed in cluster order) at most tol, or the last iteration. */
-__kernel void finish(__global const acc *sums, __global const int *segs,
-                     __global const real *old, __global real *centres, __global acc *kept,
-                     __global acc *shift, acc tol, int max_iter, int new_buffer,
-                     __global int *state)
+__kernel void finish(__global acc *sums0, __global acc *sums1, __global int *seg0,
+                     __global int *seg1, __global int *seg2, __global int *seg3, int levels,
+                     int from, __global const real *old, __global real *centres,
+                     __global acc *kept, __global acc *shift, acc tol, int max_iter,
+                     int new_buffer, __global int *state)
 {
     __local int empty;
     const int stop = state[S_STOP];
+    __global int *const seg_list[4] = {seg0, seg1, seg2, seg3};
+    sum_levels(sums0, sums1, seg_list, levels, from, stop);
+    __global const acc *sums = (levels - 1) % 2 ? sums1 : sums0;
+    __global const int *segs = seg_list[levels - 1];
+
     const int i = get_local_id(0);
     if (i == 0) empty = 0;
     barrier(CLK_LOCAL_MEM_FENCE);

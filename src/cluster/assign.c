@@ -9,8 +9,12 @@
 
 #include <stdio.h>
 
-/* The GEMM's products of a chunk of rows with every centre take at most this many bytes. */
-#define DOTS_BYTES ((size_t)64 << 20)
+/* The GEMM's products of a chunk of rows with every centre take at most this many bytes: 64 MiB
+ * on CPU devices; on GPUs up to 512 MiB (an eighth of the device's memory at most), so that an
+ * iteration makes few GEMM calls (8, not 62, at 10^6 rows and 1024 clusters), each with CLBlast's
+ * own setup and padding copies. */
+#define DOTS_BYTES_CPU ((size_t)64 << 20)
+#define DOTS_BYTES_GPU ((size_t)512 << 20)
 /* The tiled kernel holds its rows in registers, so only for so many features; an item takes
  * TILE_ROWS rows of its group's block of KMEANS_WG. */
 #define TILED_MAX_DIM 32
@@ -60,7 +64,10 @@ int clstats__kmeans_assign_setup(struct kmeans_job *job, const char *options)
         (status = clstats__kernel(ctx, program, "assign_screened", &job->screened)))
         return status;
     const size_t row_bytes = (size_t)job->k * job->es;
-    size_t rows = DOTS_BYTES / row_bytes / KMEANS_WG * KMEANS_WG;
+    size_t dots_bytes = ctx->is_cpu ? DOTS_BYTES_CPU : DOTS_BYTES_GPU;
+    if (!ctx->is_cpu && dots_bytes > ctx->global_mem / 8) dots_bytes = ctx->global_mem / 8;
+    if (dots_bytes > ctx->max_alloc) dots_bytes = ctx->max_alloc;
+    size_t rows = dots_bytes / row_bytes / KMEANS_WG * KMEANS_WG;
     if (rows < KMEANS_WG) rows = KMEANS_WG;
     if (rows > round_up((size_t)job->n, KMEANS_WG)) rows = round_up((size_t)job->n, KMEANS_WG);
     if (rows * row_bytes > ctx->max_alloc)
@@ -74,12 +81,6 @@ int clstats__kmeans_assign_setup(struct kmeans_job *job, const char *options)
     return clstats__scratch(ctx, "cluster.norms", 2 * row_bytes, &job->norms);
 }
 
-static int launch(struct kmeans_job *job, cl_kernel kernel, size_t global, size_t local,
-                  const char *what)
-{
-    return clstats__launch(job->ctx, kernel, 1, NULL, &global, local ? &local : NULL, what);
-}
-
 /* The GEMM's dots[j][r] = c_j . x_(first + r), a chunk at a time, each screened at once. */
 static int enqueue_screened(struct kmeans_job *job, int buffer, cl_int ignore_stop)
 {
@@ -89,7 +90,8 @@ static int enqueue_screened(struct kmeans_job *job, int buffer, cl_int ignore_st
     KM_ARG(job->centre_norms, 1, job->norms);
     KM_ARG(job->centre_norms, 2, job->state);
     KM_ARG(job->centre_norms, 3, ignore_stop);
-    if ((status = launch(job, job->centre_norms, round_up(k, 64), 0, "kmeans centre norms")))
+    if ((status = clstats__kmeans_launch(job, job->centre_norms, round_up(k, 64), 0,
+                                         "kmeans centre norms")))
         return status;
     for (cl_int first = 0; first < job->n; first += job->chunk_rows) {
         const cl_int rows = job->n - first < job->chunk_rows ? job->n - first : job->chunk_rows;
@@ -102,8 +104,8 @@ static int enqueue_screened(struct kmeans_job *job, int buffer, cl_int ignore_st
         KM_ARG(job->screened, 8, job->norms);
         KM_ARG(job->screened, 9, first);
         KM_ARG(job->screened, 10, rows);
-        if ((status = launch(job, job->screened, round_up((size_t)rows, 64), 0,
-                             "kmeans screened assign")))
+        if ((status = clstats__kmeans_launch(job, job->screened, round_up((size_t)rows, 64), 0,
+                                             "kmeans screened assign")))
             return status;
     }
 fail:
@@ -126,12 +128,12 @@ int clstats__kmeans_enqueue_assign(struct kmeans_job *job, int buffer, cl_int ig
     KM_ARG(kernel, 6, ignore_stop);
     if (job->path == ASSIGN_GEMM) return enqueue_screened(job, buffer, ignore_stop);
     if (job->path == ASSIGN_DIRECT)
-        return launch(job, kernel, round_up((size_t)n, 64), 0, "kmeans assign");
+        return clstats__kmeans_launch(job, kernel, round_up((size_t)n, 64), 0, "kmeans assign");
     KM_ARG(kernel, 7, job->counts);
     if (job->path == ASSIGN_SERIAL)
-        return launch(job, kernel, (size_t)job->groups, 1, "kmeans serial assign");
-    status = launch(job, kernel, (size_t)job->groups * KMEANS_WG / TILE_ROWS, KMEANS_WG / TILE_ROWS,
-                    "kmeans tiled assign");
+        return clstats__kmeans_launch(job, kernel, (size_t)job->groups, 1, "kmeans serial assign");
+    status = clstats__kmeans_launch(job, kernel, (size_t)job->groups * KMEANS_WG / TILE_ROWS,
+                                    KMEANS_WG / TILE_ROWS, "kmeans tiled assign");
 fail:
     return status;
 }

@@ -16,6 +16,9 @@ enum { STATE_STOP, STATE_ITER, STATE_CHANGED, STATE_EMPTY, STATE_FINAL, STATE_WO
 enum { STOP_NONE, STOP_STRICT, STOP_TOL, STOP_MAX_ITER, STOP_EMPTY };
 /* How rows find their nearest centre (src/cluster/assign.c; tuning "kmeans.assign"). */
 enum { ASSIGN_DIRECT = 1, ASSIGN_TILED, ASSIGN_GEMM, ASSIGN_SERIAL };
+/* The counts' scan: scan_chunks and scan_clusters (an item a cluster), or scan_runs over the
+ * whole (one group) or over chunks and then their totals (two launches). */
+enum { SCAN_CLUSTERS = 1, SCAN_RUNS_WHOLE, SCAN_RUNS_CHUNKS };
 /* Clusters at most for the one-item kernels' private counts (assign_serial, scatter_serial). */
 #define KMEANS_SERIAL_MAX_K 1024
 
@@ -31,10 +34,12 @@ struct kmeans_job {
     cl_mem counts, within, chunk_total, chunk_offset, start, segs[KMEANS_LEVELS], sums[2], kept,
         shift, order;
     cl_kernel prepare, deviations, trials, closest_update;
-    cl_kernel assign, block_counts, scan_chunks, scan_clusters, scatter, member_sums, row_sums,
-        finish, inertia, centre_norms, screened;
+    cl_kernel assign, block_counts, scan_chunks, scan_clusters, scan_runs, scatter, member_sums,
+        row_sums, finish, inertia, centre_norms, screened;
     bool serial_sums; /* member_sums and row_sums are the one-item kernels (tuning kmeans.sums),
                          and so is scatter up to KMEANS_SERIAL_MAX_K clusters */
+    int scan;           /* SCAN_*: how the label counts become offsets (src/cluster/lloyd.c) */
+    int finish_from;    /* the first level of the sums that finish makes (levels: none) */
     int path;           /* ASSIGN_* */
     cl_mem dots, norms; /* the GEMM path's x.c of a chunk of rows, |c|^2, |c| */
     int chunk_rows;     /* rows of a GEMM */
@@ -42,6 +47,10 @@ struct kmeans_job {
     int n_valid;
     double tol;   /* absolute: tol x the mean of the columns' variances */
     void *host_x; /* the packed rows on the host for the rare host steps, read on demand */
+    /* Lloyd's batches are timed as spans (clstats__launch_span): while `spans`, launches keep
+     * no event but the batch's first and its last finish (`last_next`). */
+    bool spans, last_next;
+    cl_event span_first, span_last;
 };
 
 /* Sets up a job on x (nx = d, ny = n) with k clusters and optional weights: builds the
@@ -53,6 +62,19 @@ int clstats__kmeans_job_open(clstats_ctx *ctx, struct kmeans_job *job,
                              const struct clstats_array *weight, int skip_nan, double tol,
                              bool fitting);
 void clstats__kmeans_job_close(struct kmeans_job *job);
+
+/* The job on new rows of the same shape (mini-batch's next batch): its programs and buffers
+ * kept, the rows uploaded and surveyed as a predicting job_open's. */
+int clstats__kmeans_job_reload(struct kmeans_job *job, const struct clstats_array *x,
+                               const struct clstats_array *weight, int skip_nan);
+
+/* The k x d centres c (host array or buffer, the data's dtype) into job->centres[0]. */
+int clstats__kmeans_job_centres(struct kmeans_job *job, const struct clstats_array *c);
+
+/* Every launch of the module's loops: its event kept for the call's timing, or while
+ * job->spans only the batch's first and last (src/cluster/job.c). */
+int clstats__kmeans_launch(struct kmeans_job *job, cl_kernel kernel, size_t global, size_t local,
+                           const char *what);
 
 /* Reads the sums the groups of a kernel wrote (count values, `stride` apart from `first`) and
  * adds them in group order into out[0..width). */

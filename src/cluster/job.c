@@ -50,8 +50,56 @@ int clstats__kmeans_job_open(clstats_ctx *ctx, struct kmeans_job *job,
     return survey(job, weight, skip_nan, tol, fitting);
 }
 
+int clstats__kmeans_job_reload(struct kmeans_job *job, const struct clstats_array *x,
+                               const struct clstats_array *weight, int skip_nan)
+{
+    if (x->ny != (size_t)job->n || x->nx != (size_t)job->d ||
+        (x->dtype == CLSTATS_FLOAT64) != job->f64)
+        return clstats__fail(job->ctx, CLSTATS_ERR_ARG, "k-means: new rows of another shape");
+    if (job->x_own) clReleaseMemObject(job->x_own); /* freed once its commands are done */
+    job->x = job->x_own = NULL;
+    free(job->host_x);
+    job->host_x = NULL;
+    bool owned = false;
+    int status = clstats__array_in(job->ctx, x, true, &job->x, NULL, &owned);
+    if (status != CLSTATS_OK) return status;
+    if (owned) job->x_own = job->x;
+    return survey(job, weight, skip_nan, 0.0, false);
+}
+
+int clstats__kmeans_job_centres(struct kmeans_job *job, const struct clstats_array *c)
+{
+    clstats_ctx *ctx = job->ctx;
+    cl_mem buf;
+    bool owned = false;
+    int status = clstats__array_in(ctx, c, true, &buf, NULL, &owned);
+    if (status != CLSTATS_OK) return status;
+    status =
+        clstats__cl_check(ctx,
+                          clEnqueueCopyBuffer(ctx->queue, buf, job->centres[0], 0, 0,
+                                              (size_t)job->k * job->d * job->es, 0, NULL, NULL),
+                          "copying the centres");
+    if (owned) {
+        clFinish(ctx->queue);
+        clReleaseMemObject(buf);
+    }
+    return status;
+}
+
+int clstats__kmeans_launch(struct kmeans_job *job, cl_kernel kernel, size_t global, size_t local,
+                           const char *what)
+{
+    clstats_ctx *ctx = job->ctx;
+    const size_t *l = local ? &local : NULL;
+    if (!job->spans) return clstats__launch(ctx, kernel, 1, NULL, &global, l, what);
+    cl_event *ev = !job->span_first ? &job->span_first : job->last_next ? &job->span_last : NULL;
+    return clstats__launch_span(ctx, kernel, 1, NULL, &global, l, what, ev);
+}
+
 void clstats__kmeans_job_close(struct kmeans_job *job)
 {
+    if (job->span_first) clReleaseEvent(job->span_first);
+    if (job->span_last) clReleaseEvent(job->span_last);
     if (job->x_own) clReleaseMemObject(job->x_own);
     free(job->host_x);
     memset(job, 0, sizeof *job);
@@ -86,6 +134,7 @@ static int kernels(struct kmeans_job *job)
         {lloyd, "block_counts", &job->block_counts},
         {lloyd, "scan_chunks", &job->scan_chunks},
         {lloyd, "scan_clusters", &job->scan_clusters},
+        {lloyd, "scan_runs", &job->scan_runs},
         {lloyd, job->serial_sums && job->k <= KMEANS_SERIAL_MAX_K ? "scatter_serial" : "scatter",
          &job->scatter},
         {lloyd, job->serial_sums ? "member_sums_serial" : "member_sums", &job->member_sums},

@@ -54,25 +54,6 @@ static int check_shapes(clstats_ctx *ctx, const struct clstats_array *x, size_t 
     return CLSTATS_OK;
 }
 
-static int given_centres(struct kmeans_job *job, const struct clstats_array *init)
-{
-    clstats_ctx *ctx = job->ctx;
-    cl_mem buf;
-    bool owned = false;
-    int status = clstats__array_in(ctx, init, true, &buf, NULL, &owned);
-    if (status != CLSTATS_OK) return status;
-    status = clstats__cl_check(ctx,
-                               clEnqueueCopyBuffer(ctx->queue, buf, job->centres[0], 0, 0,
-                                                   (size_t)job->k * job->d * job->es, 0, NULL,
-                                                   NULL),
-                               "copying the initial centres");
-    if (owned) {
-        clFinish(ctx->queue);
-        clReleaseMemObject(buf);
-    }
-    return status;
-}
-
 static int copy_buffer(clstats_ctx *ctx, cl_mem from, cl_mem to, size_t bytes)
 {
     return clstats__cl_check(ctx, clEnqueueCopyBuffer(ctx->queue, from, to, 0, 0, bytes, 0, NULL,
@@ -132,9 +113,11 @@ int clstats_kmeans(clstats_ctx *ctx, const struct clstats_array *x, size_t k,
     double best = INFINITY;
     int best_iter = 0, best_buffer = 0;
     for (int r = 0; r < runs && status == CLSTATS_OK; r++) {
-        status = o.init == CLSTATS_KMEANS_GIVEN    ? given_centres(&job, o.init_centers)
-                 : o.init == CLSTATS_KMEANS_RANDOM ? clstats__kmeans_random(&job, &rng)
-                                                   : clstats__kmeans_plusplus(&job, &rng);
+        if (o.init == CLSTATS_KMEANS_GIVEN)
+            status = clstats__kmeans_job_centres(&job, o.init_centers);
+        else
+            status = o.init == CLSTATS_KMEANS_RANDOM ? clstats__kmeans_random(&job, &rng)
+                                                     : clstats__kmeans_plusplus(&job, &rng);
         int final = 0, n_iter = 0;
         double inertia = 0.0;
         if (status == CLSTATS_OK)
@@ -184,7 +167,7 @@ int clstats_kmeans_predict(clstats_ctx *ctx, const struct clstats_array *x,
     double sum = 0.0;
     /* Rows with a NaN get label -1 here, whatever the fit was told. */
     status = clstats__kmeans_job_open(ctx, &job, x, (int)centers->ny, sample_weight, 1, 0.0, false);
-    if (status == CLSTATS_OK) status = given_centres(&job, centers);
+    if (status == CLSTATS_OK) status = clstats__kmeans_job_centres(&job, centers);
     if (status == CLSTATS_OK) status = clstats__kmeans_assign(&job, 0, &sum);
     if (status == CLSTATS_OK) status = labels_out(&job, job.labels, labels);
     if (status == CLSTATS_OK && inertia) *inertia = sum;

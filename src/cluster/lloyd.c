@@ -1,6 +1,8 @@
 /* lloyd.c - Lloyd's loop (Lloyd 1982; scikit-learn's _kmeans_single_lloyd): the host enqueues
- * iterations in batches, doubling up to 16, and reads back only the loop's state words between
- * batches; the device decides when the run ends (kernels/cluster/kmeans_lloyd.cl). The rare
+ * iterations in batches, doubling up to 4, and reads back only the loop's state words after
+ * each, with the next batch already enqueued behind it, so that the device never waits for the
+ * host and at most a batch and a half runs idle past the end; the device decides when the run
+ * ends (kernels/cluster/kmeans_lloyd.cl). The rare
  * iteration that leaves a cluster without weight stops the device, and the host relocates
  * (scikit-learn's _relocate_empty_clusters_dense) and carries on. */
 #include "cluster_internal.h"
@@ -9,28 +11,111 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BATCH_MAX 16
+#define BATCH_MAX 4
 
 static size_t round_up(size_t v, size_t m)
 {
     return (v + m - 1) / m * m;
 }
 
-static int launch(struct kmeans_job *job, cl_kernel kernel, size_t global, size_t local,
-                  const char *what)
+/* Runs of blocks an item of scan_runs walks at most for the one-launch scan; clusters at most
+ * for scan_runs (four runs a cluster or more). */
+#define SCAN_RUN_MAX 64
+#define SCAN_RUNS_MAX_K 64
+/* (row, column) trees of the upper levels of the sums that finish makes itself at most: four
+ * a work-item (tuning kmeans.finish_trees). */
+#define FINISH_TREES_AUTO 1024
+
+/* Rows of a level of the sums at most: those of the level below over 256, plus one a cluster. */
+static size_t level_bound(const struct kmeans_job *job, int level)
 {
-    return clstats__launch(job->ctx, kernel, 1, NULL, &global, local ? &local : NULL, what);
+    size_t bound = job->seg_rows;
+    for (int l = 1; l <= level; l++)
+        bound = bound / KMEANS_WG + 1 + (size_t)job->k;
+    return bound;
+}
+
+/* How this job's iterations scan the counts and which levels of the sums finish makes. */
+static void plan(struct kmeans_job *job)
+{
+    const long fuse = clstats__tuned(job->ctx, P_KMEANS_FUSE);
+    job->scan = SCAN_CLUSTERS;
+    job->finish_from = job->levels;
+    if (fuse == SWITCH_OFF) return;
+    const int parts = (int)job->scan_wg / job->k;
+    if (job->k <= SCAN_RUNS_MAX_K)
+        job->scan =
+            (job->groups + parts - 1) / parts <= SCAN_RUN_MAX ? SCAN_RUNS_WHOLE : SCAN_RUNS_CHUNKS;
+    const long tuned = clstats__tuned(job->ctx, P_KMEANS_FINISH_TREES);
+    const size_t trees = tuned ? (size_t)tuned : FINISH_TREES_AUTO;
+    /* the bounds shrink with the level: the first level whose trees fit, and all above it */
+    while (job->finish_from > 1 &&
+           level_bound(job, job->finish_from - 1) * (size_t)(job->d + 1) <= trees)
+        job->finish_from--;
+}
+
+/* The counts' offsets: within[b][j] (from the chunk's first block, or from the first block with
+ * SCAN_RUNS_WHOLE, whose chunk_offset holds zeros), chunk_offset, start and the levels' layout. */
+static int enqueue_scan(struct kmeans_job *job)
+{
+    int status = CLSTATS_OK;
+    const cl_int blocks = job->groups, chunks = job->chunks, levels = job->levels, wg = KMEANS_WG;
+    const size_t k = (size_t)job->k;
+    if (job->scan == SCAN_CLUSTERS) {
+        KM_ARG(job->scan_chunks, 0, job->counts);
+        KM_ARG(job->scan_chunks, 1, blocks);
+        KM_ARG(job->scan_chunks, 2, job->within);
+        KM_ARG(job->scan_chunks, 3, job->chunk_total);
+        KM_ARG(job->scan_chunks, 4, job->state);
+        if ((status = clstats__kmeans_launch(
+                 job, job->scan_chunks, round_up((size_t)chunks * k, 64), 0, "kmeans scan chunks")))
+            return status;
+        KM_ARG(job->scan_clusters, 0, job->chunk_total);
+        KM_ARG(job->scan_clusters, 1, chunks);
+        KM_ARG(job->scan_clusters, 2, job->chunk_offset);
+        KM_ARG(job->scan_clusters, 3, job->start);
+        for (cl_uint level = 0; level < KMEANS_LEVELS; level++)
+            KM_ARG(job->scan_clusters, 4 + level, job->segs[level]);
+        KM_ARG(job->scan_clusters, 8, levels);
+        KM_ARG(job->scan_clusters, 9, job->state);
+        return clstats__kmeans_launch(job, job->scan_clusters, job->scan_wg, job->scan_wg,
+                                      "kmeans scan clusters");
+    }
+    const bool whole = job->scan == SCAN_RUNS_WHOLE;
+    for (int pass = whole ? 1 : 0; pass < 2; pass++) {
+        /* pass 0: the blocks' counts, a group a chunk; pass 1: all rows, one group */
+        const cl_int rows = pass ? (whole ? blocks : chunks) : blocks, per = pass ? rows : wg,
+                     last = pass;
+        const cl_mem in = pass && !whole ? job->chunk_total : job->counts,
+                     prefix = pass && !whole ? job->chunk_offset : job->within;
+        KM_ARG(job->scan_runs, 0, in);
+        KM_ARG(job->scan_runs, 1, rows);
+        KM_ARG(job->scan_runs, 2, per);
+        KM_ARG(job->scan_runs, 3, prefix);
+        KM_ARG(job->scan_runs, 4, job->chunk_total);
+        KM_ARG(job->scan_runs, 5, last);
+        KM_ARG(job->scan_runs, 6, job->start);
+        for (cl_uint level = 0; level < KMEANS_LEVELS; level++)
+            KM_ARG(job->scan_runs, 7 + level, job->segs[level]);
+        KM_ARG(job->scan_runs, 11, levels);
+        KM_ARG(job->scan_runs, 12, job->state);
+        const size_t groups = pass ? 1 : (size_t)chunks;
+        if ((status = clstats__kmeans_launch(job, job->scan_runs, groups * job->scan_wg,
+                                             job->scan_wg, "kmeans scan runs")))
+            return status;
+    }
+fail:
+    return status;
 }
 
 /* The weighted sums of each cluster's members in the fixed order: the counting sort by label
- * (its block counts unless the assignment `counted` them), then the levels of 256. Leaves the
- * last level's segments in *segs_out and sums in *sums_out. */
-static int enqueue_sums(struct kmeans_job *job, bool counted, cl_mem *segs_out, cl_mem *sums_out)
+ * (its block counts unless the assignment `counted` them), then the levels of 256 below
+ * job->finish_from (finish makes the others). */
+static int enqueue_sums(struct kmeans_job *job, bool counted)
 {
     clstats_ctx *ctx = job->ctx;
     int status = CLSTATS_OK;
-    const cl_int n = job->n, blocks = job->groups, chunks = job->chunks, zero = 0,
-                 levels = job->levels;
+    const cl_int n = job->n, blocks = job->groups, zero = 0;
     const size_t rows = (size_t)job->groups * KMEANS_WG, k = (size_t)job->k;
     if (!counted) {
         CL_TRY(ctx,
@@ -41,27 +126,11 @@ static int enqueue_sums(struct kmeans_job *job, bool counted, cl_mem *segs_out, 
         KM_ARG(job->block_counts, 1, n);
         KM_ARG(job->block_counts, 2, job->counts);
         KM_ARG(job->block_counts, 3, job->state);
-        if ((status = launch(job, job->block_counts, rows, KMEANS_WG, "kmeans counts"))) goto fail;
+        if ((status =
+                 clstats__kmeans_launch(job, job->block_counts, rows, KMEANS_WG, "kmeans counts")))
+            goto fail;
     }
-    KM_ARG(job->scan_chunks, 0, job->counts);
-    KM_ARG(job->scan_chunks, 1, blocks);
-    KM_ARG(job->scan_chunks, 2, job->within);
-    KM_ARG(job->scan_chunks, 3, job->chunk_total);
-    KM_ARG(job->scan_chunks, 4, job->state);
-    if ((status = launch(job, job->scan_chunks, round_up((size_t)chunks * k, 64), 0,
-                         "kmeans scan chunks")))
-        goto fail;
-    KM_ARG(job->scan_clusters, 0, job->chunk_total);
-    KM_ARG(job->scan_clusters, 1, chunks);
-    KM_ARG(job->scan_clusters, 2, job->chunk_offset);
-    KM_ARG(job->scan_clusters, 3, job->start);
-    for (cl_uint level = 0; level < KMEANS_LEVELS; level++)
-        KM_ARG(job->scan_clusters, 4 + level, job->segs[level]);
-    KM_ARG(job->scan_clusters, 8, levels);
-    KM_ARG(job->scan_clusters, 9, job->state);
-    if ((status =
-             launch(job, job->scan_clusters, job->scan_wg, job->scan_wg, "kmeans scan clusters")))
-        goto fail;
+    if ((status = enqueue_scan(job))) goto fail;
     KM_ARG(job->scatter, 0, job->labels);
     KM_ARG(job->scatter, 1, n);
     KM_ARG(job->scatter, 2, job->within);
@@ -70,8 +139,8 @@ static int enqueue_sums(struct kmeans_job *job, bool counted, cl_mem *segs_out, 
     KM_ARG(job->scatter, 5, job->order);
     KM_ARG(job->scatter, 6, job->state);
     const bool serial_scatter = job->serial_sums && job->k <= KMEANS_SERIAL_MAX_K;
-    if ((status = launch(job, job->scatter, serial_scatter ? (size_t)blocks : rows,
-                         serial_scatter ? 1 : KMEANS_WG, "kmeans scatter")))
+    if ((status = clstats__kmeans_launch(job, job->scatter, serial_scatter ? (size_t)blocks : rows,
+                                         serial_scatter ? 1 : KMEANS_WG, "kmeans scatter")))
         goto fail;
     KM_ARG(job->member_sums, 0, job->x);
     KM_ARG(job->member_sums, 1, job->weight);
@@ -82,56 +151,57 @@ static int enqueue_sums(struct kmeans_job *job, bool counted, cl_mem *segs_out, 
     KM_ARG(job->member_sums, 6, job->state);
     /* A group of 256 items a segment, or one item (serial sums). */
     const size_t items = job->serial_sums ? 1 : KMEANS_WG;
-    if ((status = launch(job, job->member_sums, job->seg_rows * items, items,
-                         "kmeans member sums")))
+    if ((status = clstats__kmeans_launch(job, job->member_sums, job->seg_rows * items, items,
+                                         "kmeans member sums")))
         goto fail;
-    /* Rows of a level at most: those of the level below over 256, plus one a cluster. */
-    size_t bound = job->seg_rows;
-    for (int level = 1; level < job->levels; level++) {
-        bound = bound / KMEANS_WG + 1 + k;
+    for (int level = 1; level < job->finish_from; level++) {
         cl_mem below = job->segs[level - 1], next = job->segs[level];
         KM_ARG(job->row_sums, 0, job->sums[(level - 1) % 2]);
         KM_ARG(job->row_sums, 1, below);
         KM_ARG(job->row_sums, 2, next);
         KM_ARG(job->row_sums, 3, job->sums[level % 2]);
         KM_ARG(job->row_sums, 4, job->state);
-        if ((status = launch(job, job->row_sums, bound * items, items, "kmeans row sums")))
+        if ((status = clstats__kmeans_launch(job, job->row_sums, level_bound(job, level) * items,
+                                             items, "kmeans row sums")))
             goto fail;
     }
-    *segs_out = job->segs[job->levels - 1];
-    *sums_out = job->sums[(job->levels - 1) % 2];
 fail:
     return status;
 }
 
-/* Iteration t reads the centres in buffer t % 2 and writes the other. */
-static int enqueue_iteration(struct kmeans_job *job, int t, int max_iter)
+/* Iteration t reads the centres in buffer t % 2 and writes the other; the last of its batch
+ * ends the batch's span. */
+static int enqueue_iteration(struct kmeans_job *job, int t, int max_iter, bool last)
 {
     int status;
     const int cur = t % 2;
-    const cl_int next = 1 - cur, max = max_iter;
-    cl_mem segs, sums;
+    const cl_int next = 1 - cur, max = max_iter, levels = job->levels, from = job->finish_from;
     bool counted;
     if ((status = clstats__kmeans_enqueue_assign(job, cur, 0, &counted)) ||
-        (status = enqueue_sums(job, counted, &segs, &sums)))
+        (status = enqueue_sums(job, counted)))
         return status;
-    KM_ARG(job->finish, 0, sums);
-    KM_ARG(job->finish, 1, segs);
-    KM_ARG(job->finish, 2, job->centres[cur]);
-    KM_ARG(job->finish, 3, job->centres[next]);
-    KM_ARG(job->finish, 4, job->kept);
-    KM_ARG(job->finish, 5, job->shift);
+    KM_ARG(job->finish, 0, job->sums[0]);
+    KM_ARG(job->finish, 1, job->sums[1]);
+    for (cl_uint level = 0; level < KMEANS_LEVELS; level++)
+        KM_ARG(job->finish, 2 + level, job->segs[level]);
+    KM_ARG(job->finish, 6, levels);
+    KM_ARG(job->finish, 7, from);
+    KM_ARG(job->finish, 8, job->centres[cur]);
+    KM_ARG(job->finish, 9, job->centres[next]);
+    KM_ARG(job->finish, 10, job->kept);
+    KM_ARG(job->finish, 11, job->shift);
     if (job->as == 8) {
         const cl_double tol = job->tol;
-        KM_ARG(job->finish, 6, tol);
+        KM_ARG(job->finish, 12, tol);
     } else {
         const cl_float tol = (cl_float)job->tol;
-        KM_ARG(job->finish, 6, tol);
+        KM_ARG(job->finish, 12, tol);
     }
-    KM_ARG(job->finish, 7, max);
-    KM_ARG(job->finish, 8, next);
-    KM_ARG(job->finish, 9, job->state);
-    status = launch(job, job->finish, job->scan_wg, job->scan_wg, "kmeans finish");
+    KM_ARG(job->finish, 13, max);
+    KM_ARG(job->finish, 14, next);
+    KM_ARG(job->finish, 15, job->state);
+    job->last_next = last;
+    status = clstats__kmeans_launch(job, job->finish, job->scan_wg, job->scan_wg, "kmeans finish");
 fail:
     return status;
 }
@@ -264,11 +334,55 @@ fail:
     return status;
 }
 
+/* A batch in flight: the state words read after it, that read's event and the events that
+ * span its launches. */
+struct batch_slot {
+    cl_int st[STATE_WORDS];
+    cl_event read, first, last;
+};
+
+/* Iterations t .. upto - 1, then the state's read into b, not waited for. */
+static int enqueue_batch(struct kmeans_job *job, int t, int upto, int max_iter,
+                         struct batch_slot *b)
+{
+    clstats_ctx *ctx = job->ctx;
+    int status = CLSTATS_OK;
+    for (int it = t; it < upto && !status; it++)
+        status = enqueue_iteration(job, it, max_iter, it == upto - 1);
+    b->first = job->span_first;
+    b->last = job->span_last;
+    job->span_first = job->span_last = NULL;
+    job->last_next = false;
+    if (status) return status;
+    CL_TRY(ctx,
+           clEnqueueReadBuffer(ctx->queue, job->state, CL_FALSE, 0, sizeof b->st, b->st, 0, NULL,
+                               &b->read),
+           "reading the state");
+    CL_TRY(ctx, clFlush(ctx->queue), "clFlush");
+fail:
+    return status;
+}
+
+/* Waits for a batch's state words and adds its span to the call's kernel time. */
+static int settle(struct kmeans_job *job, struct batch_slot *b)
+{
+    int status = CLSTATS_OK;
+    if (b->read) {
+        status = clstats__cl_check(job->ctx, clWaitForEvents(1, &b->read), "reading the state");
+        clReleaseEvent(b->read);
+    }
+    clstats__add_span(job->ctx, b->first, b->last);
+    b->read = b->first = b->last = NULL;
+    return status;
+}
+
 int clstats__kmeans_lloyd(struct kmeans_job *job, int max_iter, int *final_buffer, int *n_iter,
                           double *inertia)
 {
     clstats_ctx *ctx = job->ctx;
-    int status = CLSTATS_OK;
+    int status = CLSTATS_OK, head = 0, pending = 0;
+    struct batch_slot slots[2];
+    memset(slots, 0, sizeof slots);
     const cl_int minus_one = -1, st0[STATE_WORDS] = {0};
     CL_TRY(ctx,
            clEnqueueFillBuffer(ctx->queue, job->labels, &minus_one, sizeof minus_one, 0,
@@ -278,28 +392,50 @@ int clstats__kmeans_lloyd(struct kmeans_job *job, int max_iter, int *final_buffe
         ctx,
         clEnqueueWriteBuffer(ctx->queue, job->state, CL_FALSE, 0, sizeof st0, st0, 0, NULL, NULL),
         "writing the state");
-    /* An iteration of the GEMM path is long and its GEMMs run even past the end. */
-    const int batch_max = job->path == ASSIGN_GEMM ? 2 : BATCH_MAX;
+    plan(job);
+    if (job->scan == SCAN_RUNS_WHOLE)
+        CL_TRY(ctx,
+               clEnqueueFillBuffer(ctx->queue, job->chunk_offset, &st0[0], sizeof st0[0], 0,
+                                   (size_t)job->chunks * job->k * sizeof(cl_int), 0, NULL, NULL),
+               "clearing chunk offsets");
+    /* An iteration of the GEMM path is long and its GEMMs run even past the end: one batch in
+     * flight, of at most 2 iterations. */
+    const bool gemm = job->path == ASSIGN_GEMM;
+    const int batch_max = gemm ? 2 : BATCH_MAX, ahead = gemm ? 1 : 2;
     int t = 0, batch = 1, stop = STOP_NONE;
-    cl_int st[STATE_WORDS];
+    cl_int st[STATE_WORDS] = {0};
+    /* A batch is timed by its first and last launch, not an event a launch (CLBlast's GEMMs keep
+     * theirs, so the GEMM path keeps them all). */
+    job->spans = !gemm;
     while (stop == STOP_NONE) {
-        const int upto = t + batch < max_iter ? t + batch : max_iter;
-        for (int it = t; it < upto; it++)
-            if ((status = enqueue_iteration(job, it, max_iter))) goto fail;
-        CL_TRY(
-            ctx,
-            clEnqueueReadBuffer(ctx->queue, job->state, CL_TRUE, 0, sizeof st, st, 0, NULL, NULL),
-            "reading the state");
+        for (; pending < ahead && t < max_iter; pending++) {
+            const int upto = t + batch < max_iter ? t + batch : max_iter;
+            if ((status = enqueue_batch(job, t, upto, max_iter, &slots[(head + pending) % 2])))
+                goto fail;
+            t = upto;
+            if (batch < batch_max) batch *= 2;
+        }
+        if (!pending) break; /* not reached: the device stops at max_iter */
+        status = settle(job, &slots[head]);
+        memcpy(st, slots[head].st, sizeof st);
+        head = (head + 1) % 2;
+        pending--;
+        if (status) goto fail;
         stop = st[STATE_STOP];
-        t = st[STATE_ITER];
         if (stop == STOP_EMPTY) {
+            /* the batch behind it ran idle past the stop word; then the host's step */
+            for (; pending; pending--, head = (head + 1) % 2)
+                if ((status = settle(job, &slots[head]))) goto fail;
             if ((status = relocate(job, st, max_iter, &stop))) goto fail;
             t = st[STATE_ITER] + 1;
             st[STATE_ITER] = t;
             st[STATE_FINAL] = t % 2;
         }
-        if (batch < batch_max) batch *= 2;
     }
+    /* batches enqueued past the end, idle */
+    for (; pending; pending--, head = (head + 1) % 2)
+        if ((status = settle(job, &slots[head]))) goto fail;
+    job->spans = false;
     *final_buffer = st[STATE_FINAL];
     *n_iter = st[STATE_ITER];
     /* Labels unchanged mean they belong to the final centres already; otherwise the last
@@ -310,6 +446,9 @@ int clstats__kmeans_lloyd(struct kmeans_job *job, int max_iter, int *final_buffe
         goto fail;
     status = clstats__kmeans_inertia(job, *final_buffer, inertia);
 fail:
+    for (; pending; pending--, head = (head + 1) % 2)
+        settle(job, &slots[head]);
+    job->spans = false;
     return status;
 }
 
@@ -323,8 +462,8 @@ int clstats__kmeans_inertia(struct kmeans_job *job, int buffer, double *inertia)
     KM_ARG(job->inertia, 3, job->centres[buffer]);
     KM_ARG(job->inertia, 4, job->labels);
     KM_ARG(job->inertia, 5, job->part);
-    if ((status = launch(job, job->inertia, (size_t)job->groups * KMEANS_WG, KMEANS_WG,
-                         "kmeans inertia")))
+    if ((status = clstats__kmeans_launch(job, job->inertia, (size_t)job->groups * KMEANS_WG,
+                                         KMEANS_WG, "kmeans inertia")))
         goto fail;
     status = clstats__kmeans_group_sums(job, job->part, (size_t)job->groups, 1, inertia);
 fail:

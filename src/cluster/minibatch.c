@@ -1,8 +1,9 @@
 /* minibatch.c - mini-batch k-means (Sculley 2010; scikit-learn's MiniBatchKMeans): the rows
- * stream through the device a batch at a time, each batch's nearest centres found there
- * (clstats_kmeans_predict), and the centres moved on the host by scikit-learn's per-cluster
- * update in row order (_minibatch_update_dense), in the data's precision. Data and centres stay
- * in host memory, so only one batch at a time needs the device's. */
+ * stream through the device a batch at a time, each batch's nearest centres found there, and
+ * the centres moved on the host by scikit-learn's per-cluster update in row order
+ * (_minibatch_update_dense), in the data's precision. Data and centres stay
+ * in host memory, so only one batch at a time needs the device's; one k-means job serves the
+ * batches of a fit. */
 #include "cluster_internal.h"
 
 #include <math.h>
@@ -82,12 +83,61 @@ static int check_host(clstats_ctx *ctx, const struct clstats_array *a, const cha
     return CLSTATS_OK;
 }
 
-/* One step without the public call's begin and end. */
-static int step(clstats_ctx *ctx, const struct clstats_array *batch,
+/* The nearest centres of a batch's rows, and their inertia where asked, through one job kept
+ * across the batches of a fit (`batches`): opened on the first batch and on each of another row
+ * count (the short last batch), reloaded with the rows of the others, so that a batch costs its
+ * upload, survey, assignment and labels' read, not a job's setup. Rows with a NaN get label -1,
+ * as clstats_kmeans_predict's. */
+struct batches {
+    struct kmeans_job job;
+    bool open;
+};
+
+static int label_batch(clstats_ctx *ctx, struct batches *b, const struct clstats_array *batch,
+                       const struct clstats_array *w, const struct clstats_array *centers,
+                       int32_t *labels, double *inertia)
+{
+    int status;
+    if (b->open && b->job.n != (int)batch->ny) {
+        clstats__kmeans_job_close(&b->job);
+        b->open = false;
+    }
+    if (b->open)
+        status = clstats__kmeans_job_reload(&b->job, batch, w, 1);
+    else {
+        status = clstats__kmeans_job_open(ctx, &b->job, batch, (int)centers->ny, w, 1, 0.0, false);
+        b->open = true; /* closed by the caller, also after a failed open */
+    }
+    if (status == CLSTATS_OK) status = clstats__kmeans_job_centres(&b->job, centers);
+    bool counted;
+    if (status == CLSTATS_OK)
+        status = inertia ? clstats__kmeans_assign(&b->job, 0, inertia)
+                         : clstats__kmeans_enqueue_assign(&b->job, 0, 1, &counted);
+    if (status == CLSTATS_OK)
+        status = clstats__cl_check(ctx,
+                                   clEnqueueReadBuffer(ctx->queue, b->job.labels, CL_TRUE, 0,
+                                                       batch->ny * sizeof *labels, labels, 0, NULL,
+                                                       NULL),
+                                   "reading the labels");
+    /* The batch's events summed into the call's kernel time and released now: a fit's
+     * thousands held to its end slow the queue (PoCL). */
+    return clstats__end(ctx, status);
+}
+
+static void batches_close(struct batches *b)
+{
+    if (b->open) clstats__kmeans_job_close(&b->job);
+    b->open = false;
+}
+
+/* One step without the public call's begin and end: the batch's labels through the fit's job
+ * (b), or by clstats_kmeans_predict for the public step (b NULL), then the centres' update. */
+static int step(clstats_ctx *ctx, struct batches *b, const struct clstats_array *batch,
                 const struct clstats_array *w, int skip_nan, const struct clstats_array *centers,
                 double *weight_sums, int32_t *labels, double *inertia)
 {
-    int status = clstats_kmeans_predict(ctx, batch, centers, w, labels, inertia);
+    int status = b ? label_batch(ctx, b, batch, w, centers, labels, inertia)
+                   : clstats_kmeans_predict(ctx, batch, centers, w, labels, inertia);
     if (status != CLSTATS_OK) return status;
     if (!skip_nan)
         for (size_t p = 0; p < batch->ny; p++)
@@ -115,8 +165,8 @@ int clstats_kmeans_minibatch_step(clstats_ctx *ctx, const struct clstats_array *
     if (status) return status;
     int32_t *own = labels ? NULL : malloc((batch->ny ? batch->ny : 1) * sizeof *own);
     if (!labels && !own) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "mini-batch labels");
-    status = step(ctx, batch, sample_weight, skip_nan, centers, weight_sums, labels ? labels : own,
-                  inertia);
+    status = step(ctx, NULL, batch, sample_weight, skip_nan, centers, weight_sums,
+                  labels ? labels : own, inertia);
     free(own);
     return status;
 }
@@ -207,6 +257,7 @@ int clstats_kmeans_minibatch(clstats_ctx *ctx, const struct clstats_array *x, si
                              const struct clstats_array *centers, int32_t *labels)
 {
     if (!ctx) return clstats__fail(NULL, CLSTATS_ERR_ARG, "the context is NULL");
+    clstats__begin(ctx);
     struct clstats_kmeans_minibatch_options o;
     if (opts) o = *opts;
     else clstats_kmeans_minibatch_options_init(&o);
@@ -244,6 +295,7 @@ int clstats_kmeans_minibatch(clstats_ctx *ctx, const struct clstats_array *x, si
     status = o.init == CLSTATS_KMEANS_GIVEN ? copy_given(ctx, o.init_centers, centers)
                                             : seed_centres(ctx, x, &o, k, centers);
     const double tol = o.tol > 0 ? absolute_tol(x, o.tol) : -1.0;
+    struct batches fit = {.open = false};
     int passes = 0;
     size_t steps = 0;
     while (status == CLSTATS_OK && passes < o.max_iter) {
@@ -253,7 +305,7 @@ int clstats_kmeans_minibatch(clstats_ctx *ctx, const struct clstats_array *x, si
         for (size_t first = 0; first < n && status == CLSTATS_OK; first += batch) {
             const size_t rows = n - first < batch ? n - first : batch;
             struct clstats_array b = rows_of(x, first, rows), ws;
-            status = step(ctx, &b, weights_of(o.sample_weight, first, rows, &ws), o.skip_nan,
+            status = step(ctx, &fit, &b, weights_of(o.sample_weight, first, rows, &ws), o.skip_nan,
                           centers, sums, batch_labels, NULL);
             steps++;
         }
@@ -273,8 +325,8 @@ int clstats_kmeans_minibatch(clstats_ctx *ctx, const struct clstats_array *x, si
         const size_t rows = n - first < batch ? n - first : batch;
         struct clstats_array b = rows_of(x, first, rows), ws;
         double part = 0.0;
-        status = clstats_kmeans_predict(ctx, &b, centers, weights_of(o.sample_weight, first, rows, &ws),
-                                        labels ? labels + first : batch_labels, &part);
+        status = label_batch(ctx, &fit, &b, weights_of(o.sample_weight, first, rows, &ws), centers,
+                             labels ? labels + first : batch_labels, &part);
         total += part;
     }
     if (status == CLSTATS_OK) {
@@ -282,7 +334,8 @@ int clstats_kmeans_minibatch(clstats_ctx *ctx, const struct clstats_array *x, si
         if (o.n_steps) *o.n_steps = steps;
         if (o.inertia) *o.inertia = total;
     }
+    batches_close(&fit);
 done:
     free(sums), free(before), free(batch_labels);
-    return status;
+    return clstats__end(ctx, status);
 }

@@ -168,6 +168,14 @@ int clstats__launch(clstats_ctx *ctx, cl_kernel kernel, cl_uint dims, const size
 int clstats__keep_event(clstats_ctx *ctx, cl_event ev);
 size_t clstats__event_mark(const clstats_ctx *ctx);
 double clstats__events_ms(const clstats_ctx *ctx, size_t first);
+/* For loops of many short launches (k-means' iterations), where an event a launch costs the host
+ * time at each launch and again at the end: a launch that keeps no event, handing its event to
+ * the caller only where ev is not NULL (the first and last launch of a run); then
+ * clstats__add_span, once both have finished, adds the device time from the first's start to
+ * the last's end to last_kernel_ms (kernels and the short gaps between them) and releases them. */
+int clstats__launch_span(clstats_ctx *ctx, cl_kernel kernel, cl_uint dims, const size_t *offset,
+                         const size_t *global, const size_t *local, const char *what, cl_event *ev);
+void clstats__add_span(clstats_ctx *ctx, cl_event first, cl_event last);
 int clstats__end(clstats_ctx *ctx, int status);
 
 /* Run time of a finished command (queue with profiling), in ms; 0 when unknown. */

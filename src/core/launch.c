@@ -36,6 +36,28 @@ int clstats__launch(clstats_ctx *ctx, cl_kernel kernel, cl_uint dims, const size
     return status;
 }
 
+int clstats__launch_span(clstats_ctx *ctx, cl_kernel kernel, cl_uint dims, const size_t *offset,
+                         const size_t *global, const size_t *local, const char *what, cl_event *ev)
+{
+    return clstats__cl_check(
+        ctx, clEnqueueNDRangeKernel(ctx->queue, kernel, dims, offset, global, local, 0, NULL, ev),
+        what);
+}
+
+void clstats__add_span(clstats_ctx *ctx, cl_event first, cl_event last)
+{
+    cl_ulong start = 0, end = 0;
+    if (first && last &&
+        clGetEventProfilingInfo(first, CL_PROFILING_COMMAND_START, sizeof start, &start, NULL) ==
+            CL_SUCCESS &&
+        clGetEventProfilingInfo(last, CL_PROFILING_COMMAND_END, sizeof end, &end, NULL) ==
+            CL_SUCCESS &&
+        end > start)
+        ctx->last_kernel_ms += (double)(end - start) * 1e-6;
+    if (first) clReleaseEvent(first);
+    if (last && last != first) clReleaseEvent(last);
+}
+
 int clstats__keep_event(clstats_ctx *ctx, cl_event ev)
 {
     if (!ev) return CLSTATS_OK;

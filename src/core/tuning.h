@@ -71,6 +71,8 @@ enum clstats__param_id {
     /* k-means (src/cluster/assign.c) */
     P_KMEANS_ASSIGN, /* auto, direct, tiled, gemm, serial */
     P_KMEANS_SUMS,   /* auto, groups, serial */
+    P_KMEANS_FUSE,   /* auto, off, on: the fewer-launch scans and sums (src/cluster/lloyd.c) */
+    P_KMEANS_FINISH_TREES, /* upper levels' trees the finishing kernel makes at most (0: auto) */
     /* the blocked Cholesky (src/linalg/cholesky.c) */
     P_LINALG_POTRF_UPDATE, /* the blocked Cholesky's trailing update: 1 tiles, 2 columns */
     PARAMS
