@@ -36,9 +36,16 @@ int clstats__gp_eval(struct gp_job *job, const double *beta, size_t count,
 int clstats__gp_factor(struct gp_job *job, const double *beta, double nugget, double *u,
                        double *w, double *mu, double *q, double *delta, cl_mem *l);
 
-/* GPfit's nugget for the symmetric n x n matrix r (host, overwritten): the smallest delta >= 0
- * with (lambda_max + delta) / (lambda_min + delta) <= e^thres. */
-int clstats__gp_nugget(double *r, size_t n, double thres, double *delta);
+/* L^-1 (the scratch "gp.inv", n x n, zeros above the diagonal) from the factor l of
+ * clstats__gp_factor, by a TRSM on the identity: the gradient's S^-1 and prediction's
+ * products. */
+int clstats__gp_factor_inverse(struct gp_job *job, cl_mem l, cl_mem *inv);
+
+/* GPfit's nugget for each of the count symmetric n x n matrices in r (device, matrix m at
+ * m step, unchanged): the smallest delta[m] >= 0 with (lambda_max + delta) / (lambda_min +
+ * delta) <= e^thres. */
+int clstats__gp_nugget(clstats_ctx *ctx, cl_mem r, size_t step, size_t n, size_t count,
+                       double thres, double *delta);
 
 /* rows x d points of a Latin hypercube in [lo, hi]^d: each column a random permutation of the
  * rows' strata, a uniform draw inside each; the widest (largest smallest distance) of a few
