@@ -299,6 +299,34 @@ START_TEST(bad_input_gives_clear_errors)
 }
 END_TEST
 
+/* GPfit's rule where it adds a nugget (smooth correlations: R nearly singular) and where it
+ * does not, past 256 rows (a GPU's work-group a matrix loops over its rows): the device's
+ * eigenvalues against the reference's Jacobi rotations. */
+START_TEST(rule_nugget_matches_the_reference_near_singular)
+{
+    clstats_ctx *ctx = test_ctx();
+    struct test_rng rng;
+    test_rng_seed(&rng, test_seed() + 17);
+    const size_t n = 300, d = 2;
+    double *x = uniform(&rng, n * d), *y = response(x, n, d);
+    const double beta[] = {-2.5, -2.0, -1.0, -0.5, 1.5, 1.8};
+    double dev[3], nug[3];
+    struct clstats_gp_model m;
+    clstats_gp_model_init(&m);
+    const struct clstats_gp_eval out = {.deviance = dev, .nugget = nug};
+    ck_assert_int_eq(clstats_gp_deviance(ctx, &m, x, y, n, d, beta, 3, &out), CLSTATS_OK);
+    for (int c = 0; c < 3; c++) {
+        const double want = reference_gp_nugget(&m, x, n, d, beta + c * d);
+        if (c < 2) ck_assert_msg(want > 0, "matrix %d should need a nugget", c);
+        if (c == 2) ck_assert_msg(want == 0, "matrix %d should need none", c);
+        assert_close(nug[c], want, want, 1e-6, "near-singular nugget");
+        ck_assert(isfinite(dev[c]));
+    }
+    free(x);
+    free(y);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("gp");
@@ -307,6 +335,7 @@ int main(void)
     tcase_add_test(tc, deviances_match_the_reference);
     tcase_add_test(tc, gradient_matches_reference_and_finite_differences);
     tcase_add_test(tc, duplicates_take_the_nugget_or_fail_without_it);
+    tcase_add_test(tc, rule_nugget_matches_the_reference_near_singular);
     tcase_add_test(tc, prediction_interpolates_and_matches_at_new_points);
     tcase_add_test(tc, fit_is_no_worse_than_its_design);
     tcase_add_test(tc, genetic_algorithm_is_deterministic_and_near_the_lbfgs_optimum);
