@@ -2,7 +2,7 @@
  * (correlation matrix, blocked Cholesky, solves) at n x d, `bench_gp batch N COUNT D [REPS]` a
  * population of COUNT parameter vectors at n in one call, `bench_gp grad N D [REPS]` one
  * evaluation with its gradient, `bench_gp predict N M D [REPS]` prediction (mean and MSE) at
- * M uniform new points from an n-point design. Uniform designs, a Hartman-like smooth response, a given nugget
+ * M uniform new points (GRID=1: a square grid of them) from an n-point design. Uniform designs, a Hartman-like smooth response, a given nugget
  * (1e-8: the rule's eigenvalues are the host's, timed apart by NUGGET=rule). Host wall time per
  * call and the kernels' share (clstats_ctx_last_kernel_ms); CLSTATS_TUNE=linalg.potrf_update=
  * tiles|rows picks the factorisation's trailing update. Peers: bench/peers_gp.py. */
@@ -65,7 +65,13 @@ int main(int argc, char **argv)
     const struct clstats_gp_eval out = {.deviance = dev, .gradient = grad ? g : NULL};
     double *xnew = predict ? malloc(count * d * 8) : NULL, *mse = predict ? malloc(count * 8) : NULL;
     double *mean = predict ? malloc(count * 8) : NULL;
-    for (size_t i = 0; predict && i < count * d; i++) xnew[i] = uniform(&s);
+    /* GRID=1: the new points a square grid in the first two columns (a sky's pixels). */
+    const size_t side = (size_t)ceil(sqrt((double)count));
+    for (size_t i = 0; predict && i < count * d; i++)
+        xnew[i] = !getenv("GRID") ? uniform(&s)
+                  : i % d == 0    ? (double)(i / d % side) / side
+                  : i % d == 1    ? (double)(i / d / side) / side
+                                  : 0.5;
     for (int r = 0; r <= reps; r++) {
         const double t0 = now();
         const int st =

@@ -327,6 +327,43 @@ START_TEST(rule_nugget_matches_the_reference_near_singular)
 }
 END_TEST
 
+/* A grid of new points (few distinct values a column: correlations as products of per-column
+ * factors) against the same points predicted one at a time (each correlation directly), for
+ * each correlation. */
+START_TEST(prediction_on_a_grid_matches_point_by_point)
+{
+    clstats_ctx *ctx = test_ctx();
+    struct test_rng rng;
+    test_rng_seed(&rng, test_seed() + 23);
+    enum { N = 40, SIDE = 20, M = SIDE * SIDE };
+    const size_t d = 2;
+    double *x = uniform(&rng, N * d), *y = response(x, N, d);
+    static double grid[M * 2], mean[M], mse[M];
+    for (size_t c = 0; c < M; c++) {
+        grid[2 * c] = (double)(c % SIDE) / (SIDE - 1);
+        grid[2 * c + 1] = (double)(c / SIDE) / (SIDE - 1);
+    }
+    const double beta[2] = {0.3, 0.6};
+    for (int corr = 0; corr < 3; corr++) {
+        struct clstats_gp_model m;
+        clstats_gp_model_init(&m);
+        m.corr = (enum clstats_gp_corr)corr;
+        ck_assert_int_eq(clstats_gp_predict(ctx, &m, x, y, N, d, beta, 1e-10, grid, M, mean, mse),
+                         CLSTATS_OK);
+        for (size_t c = 0; c < M; c += 7) {
+            double one_mean, one_mse;
+            ck_assert_int_eq(clstats_gp_predict(ctx, &m, x, y, N, d, beta, 1e-10, grid + 2 * c, 1,
+                                                &one_mean, &one_mse),
+                             CLSTATS_OK);
+            assert_close(mean[c], one_mean, fabs(one_mean), 1e-9, "grid mean");
+            assert_close(mse[c], one_mse, 1e-3, 1e-9, "grid mse");
+        }
+    }
+    free(x);
+    free(y);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("gp");
@@ -337,6 +374,7 @@ int main(void)
     tcase_add_test(tc, duplicates_take_the_nugget_or_fail_without_it);
     tcase_add_test(tc, rule_nugget_matches_the_reference_near_singular);
     tcase_add_test(tc, prediction_interpolates_and_matches_at_new_points);
+    tcase_add_test(tc, prediction_on_a_grid_matches_point_by_point);
     tcase_add_test(tc, fit_is_no_worse_than_its_design);
     tcase_add_test(tc, genetic_algorithm_is_deterministic_and_near_the_lbfgs_optimum);
     tcase_add_test(tc, bad_input_gives_clear_errors);

@@ -41,6 +41,11 @@ int clstats__gp_factor(struct gp_job *job, const double *beta, double nugget, do
  * products. */
 int clstats__gp_factor_inverse(struct gp_job *job, cl_mem l, cl_mem *inv);
 
+/* r (n x m, one column a new point) = the correlations of the m new points xnew (m x d) with
+ * the design at thetas (d, on the device), through per-column factors where the points share
+ * few values a column (cross.c). */
+int clstats__gp_cross(struct gp_job *job, cl_mem thetas, const double *xnew, size_t m, cl_mem r);
+
 /* GPfit's nugget for each of the count symmetric n x n matrices in r (device, matrix m at
  * m step, unchanged): the smallest delta[m] >= 0 with (lambda_max + delta) / (lambda_min +
  * delta) <= e^thres. */

@@ -1,7 +1,7 @@
 /* predict.c - GPfit's predictor at new points (predict.GP): the mean mu + r' S^-1 (y - 1 mu)
  * and the MSE sigma2 (1 - r'S^-1 r + (1 - 1'S^-1 r)^2 / 1'S^-1 1), from one factor S = L L'
- * inverted once (L^-1), so that each block of new points costs three launches: their
- * correlations r (n x block), z = L^-1 r by one GEMM, z's three sums a point. */
+ * inverted once (L^-1), so that each block of new points costs a few launches: their
+ * correlations r (n x block, cross.c), z = L^-1 r by one GEMM, z's three sums a point. */
 #include "gp_internal.h"
 
 #include <math.h>
@@ -17,25 +17,13 @@ static int block(struct gp_job *job, cl_mem linv, cl_mem thetas, cl_mem ubuf, cl
 {
     clstats_ctx *ctx = job->ctx;
     const size_t n = job->n;
-    cl_mem xb = NULL, r, z, out;
+    cl_mem r, z, out;
     cl_kernel k;
-    int status = clstats__upload(ctx, xnew, m * job->d * sizeof *xnew, "gp xnew", &xb);
-    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.cross", n * m * 8, &r);
+    int status = clstats__scratch(ctx, "gp.cross", n * m * 8, &r);
     if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.z", n * m * 8, &z);
     if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.sums", 3 * m * 8, &out);
-    if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "cross_corr", &k);
-    if (status != CLSTATS_OK) goto fail;
+    if (status == CLSTATS_OK) status = clstats__gp_cross(job, thetas, xnew, m, r);
     const cl_uint n32 = (cl_uint)n, m32 = (cl_uint)m;
-    ARG(k, 0, job->xbuf);
-    ARG(k, 1, n32);
-    ARG(k, 2, xb);
-    ARG(k, 3, m32);
-    ARG(k, 4, thetas);
-    ARG(k, 5, r);
-    /* Groups of 64 new points a design row: the runtime's own choice for m x n (n often
-     * prime) left PoCL's groups too narrow to vectorise (bench/RESULTS.md). */
-    const size_t g2[2] = {(m + 63) / 64 * 64, n}, l2[2] = {64, 1};
-    status = clstats__launch(ctx, k, 2, NULL, g2, l2, "gp cross_corr");
     /* z = L^-1 r as a product with the inverse: a GEMM (the zeros above L^-1's diagonal
      * multiplied too), where a triangular solve is a chain of small steps. */
     const struct clstats__mat im = {linv, 0, n}, rm = {r, 0, m}, zm = {z, 0, m};
@@ -55,7 +43,6 @@ static int block(struct gp_job *job, cl_mem linv, cl_mem thetas, cl_mem ubuf, cl
                                                             3 * m * 8, sums, 0, NULL, NULL),
                                    "clEnqueueReadBuffer(gp sums)");
 fail:
-    if (xb) clReleaseMemObject(xb);
     return status;
 }
 
