@@ -2,10 +2,11 @@
  * (correlation matrix, blocked Cholesky, solves) at n x d, `bench_gp batch N COUNT D [REPS]` a
  * population of COUNT parameter vectors at n in one call, `bench_gp grad N D [REPS]` one
  * evaluation with its gradient, `bench_gp predict N M D [REPS]` prediction (mean and MSE) at
- * M uniform new points (GRID=1: a square grid of them) from an n-point design. Uniform designs, a Hartman-like smooth response, a given nugget
- * (1e-8: the rule's eigenvalues are the host's, timed apart by NUGGET=rule). Host wall time per
- * call and the kernels' share (clstats_ctx_last_kernel_ms); CLSTATS_TUNE=linalg.potrf_update=
- * tiles|rows picks the factorisation's trailing update. Peers: bench/peers_gp.py. */
+ * M uniform new points (GRID=1: a square grid of them) from an n-point design. Uniform
+ * designs, a Hartman-like smooth response, a given nugget (1e-8; NUGGET=rule: GPfit's rule,
+ * its eigenvalues timed too). Host wall time per call and the kernels' share
+ * (clstats_ctx_last_kernel_ms); CLSTATS_TUNE=linalg.potrf_update=tiles|rows picks the
+ * factorisation's trailing update. Peers: bench/peers_gp.py. */
 #include "bench_context.h"
 #include "clstats.h"
 
@@ -63,8 +64,8 @@ int main(int argc, char **argv)
     printf("device: %s\n%s n %zu d %zu count %zu nugget %s\n", clstats_ctx_device_name(ctx),
            argv[1], n, d, count, isnan(m.nugget) ? "rule" : "1e-8");
     const struct clstats_gp_eval out = {.deviance = dev, .gradient = grad ? g : NULL};
-    double *xnew = predict ? malloc(count * d * 8) : NULL, *mse = predict ? malloc(count * 8) : NULL;
-    double *mean = predict ? malloc(count * 8) : NULL;
+    double *xnew = predict ? malloc(count * d * 8) : NULL;
+    double *mean = predict ? malloc(count * 8) : NULL, *mse = predict ? malloc(count * 8) : NULL;
     /* GRID=1: the new points a square grid in the first two columns (a sky's pixels). */
     const size_t side = (size_t)ceil(sqrt((double)count));
     for (size_t i = 0; predict && i < count * d; i++)
@@ -75,8 +76,9 @@ int main(int argc, char **argv)
     for (int r = 0; r <= reps; r++) {
         const double t0 = now();
         const int st =
-            predict ? clstats_gp_predict(ctx, &m, x, y, n, d, beta, m.nugget, xnew, count, mean, mse)
-                    : clstats_gp_deviance(ctx, &m, x, y, n, d, beta, count, &out);
+            predict
+                ? clstats_gp_predict(ctx, &m, x, y, n, d, beta, m.nugget, xnew, count, mean, mse)
+                : clstats_gp_deviance(ctx, &m, x, y, n, d, beta, count, &out);
         if (predict && st == CLSTATS_OK) dev[0] = mean[count - 1] + mse[count - 1];
         const double t1 = now();
         if (st != CLSTATS_OK) {

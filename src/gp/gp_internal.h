@@ -1,6 +1,6 @@
 /* gp_internal.h - the Gaussian-process module's shared pieces (src/gp/): a design on the device
- * with its built program (job.c), deviances (deviance.c), GPfit's nugget rule (nugget.c), the
- * bounded L-BFGS (lbfgs.c). */
+ * with its built program (job.c), deviances and the factor's inverse (deviance.c), GPfit's
+ * nugget rule (nugget.c), new points' correlations (cross.c), the bounded L-BFGS (lbfgs.c). */
 #ifndef CLSTATS_GP_INTERNAL_H
 #define CLSTATS_GP_INTERNAL_H
 
