@@ -73,6 +73,7 @@ enum clstats__param_id {
     P_KMEANS_SUMS,   /* auto, groups, serial */
     /* the blocked Cholesky (src/linalg/cholesky.c) */
     P_LINALG_POTRF_UPDATE, /* the blocked Cholesky's trailing update: 1 tiles, 2 columns */
+    P_LINALG_EIGEN,        /* eigenvalues' reduction (src/linalg/extremes.c): 1 device, 2 host */
     PARAMS
 };
 

@@ -1,8 +1,8 @@
 /* extremes.c - the smallest and largest eigenvalues of many symmetric float64 matrices: each
- * reduced to a tridiagonal matrix on the device by Householder's reflections, a work-group a
- * matrix (kernels/linalg/tridiagonal.cl), then the two eigenvalues by bisection on Sturm
- * counts on the host, O(n) a step (Golub and Van Loan, sections 8.3 and 8.4). Only 2 n values a
- * matrix come back; the O(n^3) reduction stays on the device. */
+ * reduced to a tridiagonal matrix by Householder's reflections, on the device a work-group a
+ * matrix (kernels/linalg/tridiagonal.cl; only 2 n values a matrix come back) or, on CPU
+ * devices, on the host (linalg.eigen), then the two eigenvalues by bisection on Sturm counts
+ * on the host, O(n) a step (Golub and Van Loan, sections 8.3 and 8.4). */
 #include "linalg_internal.h"
 
 #include <math.h>
@@ -54,9 +54,68 @@ static void tridiagonal_extremes(const double *diag, const double *off, size_t n
     *hi_out = eigenvalue(diag, off, n, n - 1, lo, hi);
 }
 
+/* The host's reduction of the symmetric n x n a (full, row-major, overwritten) to diag and
+ * off, by the kernel's steps in the kernel's order of one item (v and p: n doubles each). */
+static void tridiagonalise(double *a, size_t n, double *diag, double *off, double *v, double *p)
+{
+    for (size_t k = 0; k + 2 < n; k++) {
+        const size_t m = n - k - 1;
+        double norm = 0;
+        for (size_t i = 0; i < m; i++) {
+            v[i] = a[(k + 1 + i) * n + k];
+            norm += v[i] * v[i];
+        }
+        norm = sqrt(norm);
+        if (norm == 0) continue;
+        const double alpha = v[0] > 0 ? -norm : norm;
+        v[0] -= alpha;
+        double vv = 0;
+        for (size_t i = 0; i < m; i++) vv += v[i] * v[i];
+        if (vv == 0) continue;
+        double vp = 0;
+        for (size_t i = 0; i < m; i++) {
+            double s = 0;
+            const double *row = a + (k + 1 + i) * n + k + 1;
+            for (size_t j = 0; j < m; j++) s += row[j] * v[j];
+            p[i] = 2 * s / vv;
+            vp += v[i] * p[i];
+        }
+        const double kq = vp / vv;
+        for (size_t i = 0; i < m; i++) p[i] -= kq * v[i];
+        for (size_t i = 0; i < m; i++) {
+            double *row = a + (k + 1 + i) * n + k + 1;
+            for (size_t j = 0; j < m; j++) row[j] -= v[i] * p[j] + p[i] * v[j];
+        }
+        a[(k + 1) * n + k] = alpha;
+    }
+    for (size_t i = 0; i < n; i++) diag[i] = a[i * n + i];
+    for (size_t i = 0; i + 1 < n; i++) off[i] = a[(i + 1) * n + i];
+}
+
+/* Each matrix read back and reduced on the host, into out's layout (2 n a matrix). */
+static int on_host(clstats_ctx *ctx, struct clstats__mat a, size_t step, size_t n,
+                   size_t count, double *out)
+{
+    double *copy = malloc((n * n + 2 * n) * sizeof *copy);
+    if (!copy) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "eigenvalues: a matrix");
+    int status = CLSTATS_OK;
+    for (size_t m = 0; m < count && status == CLSTATS_OK; m++) {
+        status = clstats__cl_check(
+            ctx, clEnqueueReadBuffer(ctx->queue, a.buf, CL_TRUE, (a.off + m * step) * 8,
+                                     n * n * 8, copy, 0, NULL, NULL),
+            "clEnqueueReadBuffer(eigenvalues)");
+        if (status == CLSTATS_OK)
+            tridiagonalise(copy, n, out + 2 * n * m, out + 2 * n * m + n, copy + n * n,
+                           copy + n * n + n);
+    }
+    free(copy);
+    return status;
+}
+
 /* The group's size: on CPU devices one item a matrix, reading its rows (PoCL ran 8 items a
- * matrix by columns at 0.7 times that speed, 16 by rows at 0.65: bench/RESULTS.md); elsewhere
- * a power of two up to 256 that the device allows, reading by columns. */
+ * matrix by columns at 0.7 times that speed, 16 by rows at 0.65: bench/RESULTS.md), where the
+ * kernel runs only when linalg.eigen asks; elsewhere a power of two up to 256 that the device
+ * allows, reading by columns. */
 static size_t group_size(const clstats_ctx *ctx)
 {
     if (ctx->is_cpu) return 1;
@@ -70,6 +129,8 @@ int clstats__eig_extremes_many(clstats_ctx *ctx, struct clstats__mat a, size_t s
 {
     if (!ctx->has_fp64)
         return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED, "the device has no float64");
+    const long place = clstats__tuned(ctx, P_LINALG_EIGEN);
+    const bool host_side = place == 2 || (place == AUTO && ctx->is_cpu);
     const size_t wg = group_size(ctx);
     char options[64];
     snprintf(options, sizeof options, "-D WG=%zu -D BY_ROWS=%d", wg, ctx->is_cpu ? 1 : 0);
@@ -77,8 +138,13 @@ int clstats__eig_extremes_many(clstats_ctx *ctx, struct clstats__mat a, size_t s
     cl_kernel k;
     cl_mem work, out;
     double *host = malloc(2 * n * count * sizeof *host);
-    int status = host ? clstats__program(ctx, "tridiagonal.cl", options, &prog)
+    int status = host ? CLSTATS_OK
                       : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "eigenvalues: %zu matrices", count);
+    if (status == CLSTATS_OK && host_side) {
+        status = on_host(ctx, a, step, n, count, host);
+        goto extremes;
+    }
+    if (status == CLSTATS_OK) status = clstats__program(ctx, "tridiagonal.cl", options, &prog);
     if (status == CLSTATS_OK)
         status = clstats__scratch(ctx, "linalg.tri", count * n * n * 8, &work);
     if (status == CLSTATS_OK)
@@ -102,6 +168,7 @@ int clstats__eig_extremes_many(clstats_ctx *ctx, struct clstats__mat a, size_t s
                                                             2 * n * count * sizeof *host, host,
                                                             0, NULL, NULL),
                                    "clEnqueueReadBuffer(tridiagonal)");
+extremes:
     for (size_t m = 0; status == CLSTATS_OK && m < count; m++)
         tridiagonal_extremes(host + 2 * n * m, host + 2 * n * m + n, n, &lo[m], &hi[m]);
 fail:
