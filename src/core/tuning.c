@@ -141,7 +141,7 @@ static const struct param params[PARAMS] = {
      * slower (RESULTS "Gaussian processes (issue 23): our own blocked Cholesky"). */
     [P_LINALG_POTRF_UPDATE] = {"linalg.potrf_update", ALL(0), 2, potrf_updates},
     /* Where the extreme eigenvalues' tridiagonal reduction runs (src/linalg/extremes.c), auto:
-     * on the host for CPU devices, where PoCL's build of the kernel ran about 1.5 times slower
+     * on the host for CPU devices, where PoCL's build of the kernel ran about 3 times slower
      * than the host's loop (RESULTS "the nugget rule's eigenvalues"), on the device elsewhere. */
     [P_LINALG_EIGEN] = {"linalg.eigen", ALL(0), 2, eigen_places},
 };

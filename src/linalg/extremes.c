@@ -113,7 +113,7 @@ static int on_host(clstats_ctx *ctx, struct clstats__mat a, size_t step, size_t 
 }
 
 /* The group's size: on CPU devices one item a matrix, reading its rows (PoCL ran 8 items a
- * matrix by columns at 0.7 times that speed, 16 by rows at 0.65: bench/RESULTS.md), where the
+ * matrix by columns at 0.65 times that speed, 256 at a quarter: bench/RESULTS.md), where the
  * kernel runs only when linalg.eigen asks; elsewhere a power of two up to 256 that the device
  * allows, reading by columns. */
 static size_t group_size(const clstats_ctx *ctx)
