@@ -1,10 +1,12 @@
 /* bench_gp.c - GPfit's deviance on the device: `bench_gp one N D [REPS]` times one evaluation
  * (correlation matrix, blocked Cholesky, solves) at n x d, `bench_gp batch N COUNT D [REPS]` a
  * population of COUNT parameter vectors at n in one call, `bench_gp grad N D [REPS]` one
- * evaluation with its gradient. Uniform designs, a Hartman-like smooth response, a given nugget
- * (1e-8: the rule's eigenvalues are the host's, timed apart by NUGGET=rule). Host wall time per
- * call and the kernels' share (clstats_ctx_last_kernel_ms); CLSTATS_TUNE=linalg.potrf_update=
- * tiles|rows picks the factorisation's trailing update. Peers: bench/peers_gp.py. */
+ * evaluation with its gradient, `bench_gp predict N M D [REPS]` prediction (mean and MSE) at
+ * M uniform new points (GRID=1: a square grid of them) from an n-point design. Uniform
+ * designs, a Hartman-like smooth response, a given nugget (1e-8; NUGGET=rule: GPfit's rule,
+ * its eigenvalues timed too). Host wall time per call and the kernels' share
+ * (clstats_ctx_last_kernel_ms); CLSTATS_TUNE=linalg.potrf_update=tiles|rows picks the
+ * factorisation's trailing update. Peers: bench/peers_gp.py. */
 #include "bench_context.h"
 #include "clstats.h"
 
@@ -32,14 +34,15 @@ int main(int argc, char **argv)
 {
     if (argc < 4) {
         fprintf(stderr, "usage: bench_gp one N D [REPS] | batch N COUNT D [REPS] | grad N D "
-                        "[REPS]\n");
+                        "[REPS] | predict N M D [REPS]\n");
         return 2;
     }
     const bool batch = strcmp(argv[1], "batch") == 0, grad = strcmp(argv[1], "grad") == 0;
+    const bool predict = strcmp(argv[1], "predict") == 0;
     const size_t n = strtoull(argv[2], NULL, 10);
-    const size_t count = batch ? strtoull(argv[3], NULL, 10) : 1;
-    const size_t d = strtoull(argv[batch ? 4 : 3], NULL, 10);
-    const int reps = argc > (batch ? 5 : 4) ? atoi(argv[batch ? 5 : 4]) : 3;
+    const size_t count = batch || predict ? strtoull(argv[3], NULL, 10) : 1;
+    const size_t d = strtoull(argv[batch || predict ? 4 : 3], NULL, 10);
+    const int reps = argc > (batch || predict ? 5 : 4) ? atoi(argv[batch || predict ? 5 : 4]) : 3;
     double *x = malloc(n * d * 8), *y = malloc(n * 8), *beta = malloc(count * d * 8);
     double *dev = malloc(count * 8), *g = malloc(d * 8);
     uint64_t s = 42;
@@ -61,9 +64,22 @@ int main(int argc, char **argv)
     printf("device: %s\n%s n %zu d %zu count %zu nugget %s\n", clstats_ctx_device_name(ctx),
            argv[1], n, d, count, isnan(m.nugget) ? "rule" : "1e-8");
     const struct clstats_gp_eval out = {.deviance = dev, .gradient = grad ? g : NULL};
+    double *xnew = predict ? malloc(count * d * 8) : NULL;
+    double *mean = predict ? malloc(count * 8) : NULL, *mse = predict ? malloc(count * 8) : NULL;
+    /* GRID=1: the new points a square grid in the first two columns (a sky's pixels). */
+    const size_t side = (size_t)ceil(sqrt((double)count));
+    for (size_t i = 0; predict && i < count * d; i++)
+        xnew[i] = !getenv("GRID") ? uniform(&s)
+                  : i % d == 0    ? (double)(i / d % side) / side
+                  : i % d == 1    ? (double)(i / d / side) / side
+                                  : 0.5;
     for (int r = 0; r <= reps; r++) {
         const double t0 = now();
-        const int st = clstats_gp_deviance(ctx, &m, x, y, n, d, beta, count, &out);
+        const int st =
+            predict
+                ? clstats_gp_predict(ctx, &m, x, y, n, d, beta, m.nugget, xnew, count, mean, mse)
+                : clstats_gp_deviance(ctx, &m, x, y, n, d, beta, count, &out);
+        if (predict && st == CLSTATS_OK) dev[0] = mean[count - 1] + mse[count - 1];
         const double t1 = now();
         if (st != CLSTATS_OK) {
             fprintf(stderr, "%s\n", clstats_ctx_message(ctx));
@@ -79,5 +95,8 @@ int main(int argc, char **argv)
     free(beta);
     free(dev);
     free(g);
+    free(xnew);
+    free(mean);
+    free(mse);
     return 0;
 }

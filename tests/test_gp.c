@@ -299,6 +299,74 @@ START_TEST(bad_input_gives_clear_errors)
 }
 END_TEST
 
+/* GPfit's rule where it adds a nugget (smooth correlations: R nearly singular) and where it
+ * does not, past 256 rows (a GPU's work-group a matrix loops over its rows), its reduction on
+ * the device and on the host: the eigenvalues against the reference's Jacobi rotations. */
+START_TEST(rule_nugget_matches_the_reference_near_singular)
+{
+    clstats_ctx *ctx = test_ctx();
+    struct test_rng rng;
+    test_rng_seed(&rng, test_seed() + 17);
+    const size_t n = 300, d = 2;
+    double *x = uniform(&rng, n * d), *y = response(x, n, d);
+    const double beta[] = {-2.5, -2.0, -1.0, -0.5, 1.5, 1.8};
+    double want[3], dev[3], nug[3];
+    struct clstats_gp_model m;
+    clstats_gp_model_init(&m);
+    for (int c = 0; c < 3; c++) want[c] = reference_gp_nugget(&m, x, n, d, beta + c * d);
+    ck_assert_msg(want[0] > 0 && want[1] > 0 && want[2] == 0, "nuggets %g %g %g", want[0],
+                  want[1], want[2]);
+    const struct clstats_gp_eval out = {.deviance = dev, .nugget = nug};
+    const char *places[] = {"device", "host"};
+    for (int p = 0; p < 2; p++) {
+        test_tune("linalg.eigen", places[p]);
+        const int status = clstats_gp_deviance(ctx, &m, x, y, n, d, beta, 3, &out);
+        test_tune("linalg.eigen", NULL);
+        ck_assert_msg(status == CLSTATS_OK, "%s", clstats_ctx_message(ctx));
+        for (int c = 0; c < 3; c++) {
+            assert_close(nug[c], want[c], want[c], 1e-6, places[p]);
+            ck_assert(isfinite(dev[c]));
+        }
+    }
+    free(x);
+    free(y);
+}
+END_TEST
+
+START_TEST(prediction_on_a_grid_matches_point_by_point)
+{
+    clstats_ctx *ctx = test_ctx();
+    struct test_rng rng;
+    test_rng_seed(&rng, test_seed() + 23);
+    enum { N = 40, SIDE = 20, M = SIDE * SIDE };
+    const size_t d = 2;
+    double *x = uniform(&rng, N * d), *y = response(x, N, d);
+    static double grid[M * 2], mean[M], mse[M];
+    for (size_t c = 0; c < M; c++) {
+        grid[2 * c] = (double)(c % SIDE) / (SIDE - 1);
+        grid[2 * c + 1] = (double)(c / SIDE) / (SIDE - 1);
+    }
+    const double beta[2] = {0.3, 0.6};
+    for (int corr = 0; corr < 3; corr++) {
+        struct clstats_gp_model m;
+        clstats_gp_model_init(&m);
+        m.corr = (enum clstats_gp_corr)corr;
+        ck_assert_int_eq(clstats_gp_predict(ctx, &m, x, y, N, d, beta, 1e-10, grid, M, mean, mse),
+                         CLSTATS_OK);
+        for (size_t c = 0; c < M; c += 7) {
+            double one_mean, one_mse;
+            ck_assert_int_eq(clstats_gp_predict(ctx, &m, x, y, N, d, beta, 1e-10, grid + 2 * c, 1,
+                                                &one_mean, &one_mse),
+                             CLSTATS_OK);
+            assert_close(mean[c], one_mean, fabs(one_mean), 1e-9, "grid mean");
+            assert_close(mse[c], one_mse, 1e-3, 1e-9, "grid mse");
+        }
+    }
+    free(x);
+    free(y);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("gp");
@@ -307,7 +375,9 @@ int main(void)
     tcase_add_test(tc, deviances_match_the_reference);
     tcase_add_test(tc, gradient_matches_reference_and_finite_differences);
     tcase_add_test(tc, duplicates_take_the_nugget_or_fail_without_it);
+    tcase_add_test(tc, rule_nugget_matches_the_reference_near_singular);
     tcase_add_test(tc, prediction_interpolates_and_matches_at_new_points);
+    tcase_add_test(tc, prediction_on_a_grid_matches_point_by_point);
     tcase_add_test(tc, fit_is_no_worse_than_its_design);
     tcase_add_test(tc, genetic_algorithm_is_deterministic_and_near_the_lbfgs_optimum);
     tcase_add_test(tc, bad_input_gives_clear_errors);

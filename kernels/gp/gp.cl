@@ -191,6 +191,47 @@ __kernel void cross_corr(__global const double *x, uint n, __global const double
     out[(ulong)j * m_cols + c] = correlation(xnew + (ulong)c * D, x + (ulong)j * D, theta, 0);
 }
 
+/* The factor of column k at distance h >= 0, of which a correlation is the product over its
+ * columns (correlation's terms, each exponentiated alone). */
+static double factor(int k, double h, __global const double *theta)
+{
+#if CORR == 0
+    return exp(-theta[k] * power(h));
+#else
+#if CORR == 1
+    const double t = 2 * sqrt(1.5) * theta[k] * h, f = 1 + t;
+#else
+    const double t = 2 * sqrt(2.5) * theta[k] * h, f = 1 + t + t * t / 3;
+#endif
+    return f * exp(-t);
+#endif
+}
+
+/* out[q n + j] = the factor of distinct value q (values: each column's distinct values in
+ * turn, column k's from starts[k]) against design row j. */
+__kernel void corr_factors(__global const double *x, uint n, __global const double *values,
+                           uint total, __global const uint *starts,
+                           __global const double *theta, __global double *out)
+{
+    const uint q = get_global_id(0), j = get_global_id(1);
+    if (q >= total || j >= n) return;
+    int k = 0;
+    while (k + 1 < D && q >= starts[k + 1]) k++;
+    out[(ulong)q * n + j] = factor(k, fabs(values[q] - x[(ulong)j * D + k]), theta);
+}
+
+/* cross_corr's layout from the factors: new point c's correlation with design row j, the
+ * product of its columns' factors (index: m_cols x D, each point's value in each column). */
+__kernel void cross_corr_factors(__global const double *factors, uint n,
+                                 __global const uint *index, uint m_cols, __global double *out)
+{
+    const uint c = get_global_id(0), j = get_global_id(1);
+    if (c >= m_cols || j >= n) return;
+    double r = 1;
+    for (int k = 0; k < D; k++) r *= factors[(ulong)index[(ulong)c * D + k] * n + j];
+    out[(ulong)j * m_cols + c] = r;
+}
+
 /* For column c of s = L^-1 r: s's squared norm, u's and w's products with it (u = L^-1 1,
  * w = L^-1 (y - 1 mu)), the three sums prediction needs, in out[3c..3c+3). */
 __kernel void predict_sums(__global const double *s, uint n, uint m_cols,

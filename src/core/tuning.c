@@ -23,6 +23,7 @@ static const char *const regress_products[] = {"auto", "pairs", "rows", NULL};
 static const char *const kmeans_assign[] = {"auto", "direct", "tiled", "gemm", "serial", NULL};
 static const char *const kmeans_sums[] = {"auto", "groups", "serial", NULL};
 static const char *const potrf_updates[] = {"auto", "tiles", "rows", NULL};
+static const char *const eigen_places[] = {"auto", "device", "host", NULL};
 static const char *const column_methods[] = {"auto",     "radix",   "registers",
                                              "streamed", "bracket", NULL};
 
@@ -147,6 +148,10 @@ static const struct param params[PARAMS] = {
      * piece of row over the transposed panel on CPU devices, where the tiles ran about 5 times
      * slower (RESULTS "Gaussian processes (issue 23): our own blocked Cholesky"). */
     [P_LINALG_POTRF_UPDATE] = {"linalg.potrf_update", ALL(0), 2, potrf_updates},
+    /* Where the extreme eigenvalues' tridiagonal reduction runs (src/linalg/extremes.c), auto:
+     * on the host for CPU devices, where PoCL's build of the kernel ran about 3 times slower
+     * than the host's loop (RESULTS "the nugget rule's eigenvalues"), on the device elsewhere. */
+    [P_LINALG_EIGEN] = {"linalg.eigen", ALL(0), 2, eigen_places},
 };
 
 void clstats__tuning_init(clstats_ctx *ctx)

@@ -68,18 +68,17 @@ fail:
 }
 
 /* count correlation matrices at thetas (count x d, already on the device) into r (matrix m at
- * m mat_step), each with its nugget: the given one, or GPfit's rule on the matrix read back
- * (delta: count values). */
+ * m mat_step), each with its nugget: the given one, or GPfit's rule from its eigenvalues on
+ * the device (delta: count values). */
 static int build(struct gp_job *job, cl_mem thetas, size_t count, size_t mat_step, cl_mem r,
                  double *delta)
 {
     clstats_ctx *ctx = job->ctx;
-    const size_t n = job->n, nn = n * n;
+    const size_t n = job->n;
     const cl_uint n32 = (cl_uint)n;
     const cl_ulong step = mat_step;
     cl_kernel k;
     cl_mem dbuf = NULL, table;
-    double *host = NULL;
     int status = distance_table(job, count, &table);
     if (status == CLSTATS_OK)
         status = clstats__kernel(ctx, job->prog, table ? "corr_matrix_table" : "corr_matrix", &k);
@@ -96,16 +95,7 @@ static int build(struct gp_job *job, cl_mem thetas, size_t count, size_t mat_ste
     status = clstats__launch(ctx, k, 3, NULL, global, NULL, "gp corr_matrix");
     if (status != CLSTATS_OK) goto fail;
     if (isnan(job->model.nugget)) {
-        if (!(host = malloc(nn * sizeof *host))) {
-            status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "gp: the nugget's matrix");
-            goto fail;
-        }
-        for (size_t m = 0; m < count && status == CLSTATS_OK; m++) {
-            CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r, CL_TRUE, m * mat_step * sizeof *host,
-                                            nn * sizeof *host, host, 0, NULL, NULL),
-                   "clEnqueueReadBuffer(gp R)");
-            status = clstats__gp_nugget(host, n, job->model.nug_thres, &delta[m]);
-        }
+        status = clstats__gp_nugget(ctx, r, mat_step, n, count, job->model.nug_thres, delta);
     } else {
         for (size_t m = 0; m < count; m++) delta[m] = job->model.nugget;
     }
@@ -121,7 +111,6 @@ static int build(struct gp_job *job, cl_mem thetas, size_t count, size_t mat_ste
     const size_t g2[2] = {n, count};
     status = clstats__launch(ctx, k, 2, NULL, g2, NULL, "gp add_diagonal");
 fail:
-    free(host);
     return status;
 }
 
@@ -272,48 +261,61 @@ fail:
     return status;
 }
 
-/* d deviance / d beta at the factor in "gp.r" (clstats__gp_factor's): alpha = L^-T w, S^-1 =
- * L^-T L^-1 from L^-1 (a TRSM on I) by SYRK, then the kernel's row sums. */
-static int gradient(struct gp_job *job, const double *beta, const double *w, double q, cl_mem l,
-                    double *grad)
+int clstats__gp_factor_inverse(struct gp_job *job, cl_mem l, cl_mem *inv)
 {
     clstats_ctx *ctx = job->ctx;
-    const size_t n = job->n, d = job->d;
-    cl_mem alpha, inv, sinv, thetas, part, one;
+    const size_t n = job->n;
+    const double zero = 0, unit = 1;
+    cl_mem one;
     cl_kernel k;
-    double *partial = malloc(n * d * sizeof *partial), unit = 1;
-    int status = partial ? upload_thetas(job, beta, 1, &thetas)
-                         : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "gp: gradient");
-    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.alpha", n * 8, &alpha);
-    if (status == CLSTATS_OK) status = write(ctx, alpha, w, n * 8);
-    const struct clstats__mat lm = {l, 0, n}, am = {alpha, 0, 1};
-    if (status == CLSTATS_OK) status = clstats__trsm(ctx, true, false, true, n, 1, 1.0, lm, am);
-    /* L^-1 from the identity: zeros, then add_diagonal's 1 on each row. */
-    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.inv", n * n * 8, &inv);
-    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.sinv", n * n * 8, &sinv);
+    /* The identity: zeros, then add_diagonal's 1 on each row; then L^-1 I by a TRSM. */
+    int status = clstats__scratch(ctx, "gp.inv", n * n * 8, inv);
     if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.one", 8, &one);
     if (status == CLSTATS_OK) status = write(ctx, one, &unit, 8);
-    if (status != CLSTATS_OK) goto fail;
-    const double zero = 0;
-    CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, inv, &zero, sizeof zero, 0, n * n * 8, 0, NULL,
+    if (status != CLSTATS_OK) return status;
+    CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, *inv, &zero, sizeof zero, 0, n * n * 8, 0, NULL,
                                     NULL),
            "clEnqueueFillBuffer(gp inv)");
     status = clstats__kernel(ctx, job->prog, "add_diagonal", &k);
     if (status != CLSTATS_OK) goto fail;
     const cl_uint n32 = (cl_uint)n;
     const cl_ulong step = n * n;
-    ARG(k, 0, inv);
+    ARG(k, 0, *inv);
     ARG(k, 1, n32);
     ARG(k, 2, step);
     ARG(k, 3, one);
     const size_t g2[2] = {n, 1};
     status = clstats__launch(ctx, k, 2, NULL, g2, NULL, "gp identity");
-    const struct clstats__mat im = {inv, 0, n}, sm = {sinv, 0, n};
+    const struct clstats__mat lm = {l, 0, n}, im = {*inv, 0, n};
     if (status == CLSTATS_OK) status = clstats__trsm(ctx, true, false, false, n, n, 1.0, lm, im);
+fail:
+    return status;
+}
+
+/* d deviance / d beta at the factor in "gp.r" (clstats__gp_factor's): alpha = L^-T w, S^-1 =
+ * L^-T L^-1 from L^-1 by SYRK, then the kernel's row sums. */
+static int gradient(struct gp_job *job, const double *beta, const double *w, double q, cl_mem l,
+                    double *grad)
+{
+    clstats_ctx *ctx = job->ctx;
+    const size_t n = job->n, d = job->d;
+    cl_mem alpha, inv, sinv, thetas, part;
+    cl_kernel k;
+    double *partial = malloc(n * d * sizeof *partial);
+    int status = partial ? upload_thetas(job, beta, 1, &thetas)
+                         : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "gp: gradient");
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.alpha", n * 8, &alpha);
+    if (status == CLSTATS_OK) status = write(ctx, alpha, w, n * 8);
+    const struct clstats__mat lm = {l, 0, n}, am = {alpha, 0, 1};
+    if (status == CLSTATS_OK) status = clstats__trsm(ctx, true, false, true, n, 1, 1.0, lm, am);
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.sinv", n * n * 8, &sinv);
+    if (status == CLSTATS_OK) status = clstats__gp_factor_inverse(job, l, &inv);
+    const struct clstats__mat im = {inv, 0, n}, sm = {sinv, 0, n};
     if (status == CLSTATS_OK) status = clstats__syrk(ctx, true, true, n, n, 1.0, im, 0.0, sm);
     if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.partial", n * d * 8, &part);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "gradient_rows", &k);
     if (status != CLSTATS_OK) goto fail;
+    const cl_uint n32 = (cl_uint)n;
     const double scale = (double)n / q;
     ARG(k, 0, job->xbuf);
     ARG(k, 1, n32);

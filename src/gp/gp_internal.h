@@ -1,6 +1,6 @@
 /* gp_internal.h - the Gaussian-process module's shared pieces (src/gp/): a design on the device
- * with its built program (job.c), deviances (deviance.c), GPfit's nugget rule (nugget.c), the
- * bounded L-BFGS (lbfgs.c). */
+ * with its built program (job.c), deviances and the factor's inverse (deviance.c), GPfit's
+ * nugget rule (nugget.c), new points' correlations (cross.c), the bounded L-BFGS (lbfgs.c). */
 #ifndef CLSTATS_GP_INTERNAL_H
 #define CLSTATS_GP_INTERNAL_H
 
@@ -36,9 +36,21 @@ int clstats__gp_eval(struct gp_job *job, const double *beta, size_t count,
 int clstats__gp_factor(struct gp_job *job, const double *beta, double nugget, double *u,
                        double *w, double *mu, double *q, double *delta, cl_mem *l);
 
-/* GPfit's nugget for the symmetric n x n matrix r (host, overwritten): the smallest delta >= 0
- * with (lambda_max + delta) / (lambda_min + delta) <= e^thres. */
-int clstats__gp_nugget(double *r, size_t n, double thres, double *delta);
+/* L^-1 (the scratch "gp.inv", n x n, zeros above the diagonal) from the factor l of
+ * clstats__gp_factor, by a TRSM on the identity: the gradient's S^-1 and prediction's
+ * products. */
+int clstats__gp_factor_inverse(struct gp_job *job, cl_mem l, cl_mem *inv);
+
+/* r (n x m, one column a new point) = the correlations of the m new points xnew (m x d) with
+ * the design at thetas (d, on the device), through per-column factors where the points share
+ * few values a column (cross.c). */
+int clstats__gp_cross(struct gp_job *job, cl_mem thetas, const double *xnew, size_t m, cl_mem r);
+
+/* GPfit's nugget for each of the count symmetric n x n matrices in r (device, matrix m at
+ * m step, unchanged): the smallest delta[m] >= 0 with (lambda_max + delta) / (lambda_min +
+ * delta) <= e^thres. */
+int clstats__gp_nugget(clstats_ctx *ctx, cl_mem r, size_t step, size_t n, size_t count,
+                       double thres, double *delta);
 
 /* rows x d points of a Latin hypercube in [lo, hi]^d: each column a random permutation of the
  * rows' strata, a uniform draw inside each; the widest (largest smallest distance) of a few

@@ -1,6 +1,7 @@
 /* predict.c - GPfit's predictor at new points (predict.GP): the mean mu + r' S^-1 (y - 1 mu)
- * and the MSE sigma2 (1 - r'S^-1 r + (1 - 1'S^-1 r)^2 / 1'S^-1 1), from one factor S = L L',
- * the new points' correlations r solved with L in blocks of columns. */
+ * and the MSE sigma2 (1 - r'S^-1 r + (1 - 1'S^-1 r)^2 / 1'S^-1 1), from one factor S = L L'
+ * inverted once (L^-1), so that each block of new points costs a few launches: their
+ * correlations r (n x block, cross.c), z = L^-1 r by one GEMM, z's three sums a point. */
 #include "gp_internal.h"
 
 #include <math.h>
@@ -8,35 +9,29 @@
 
 #define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
 
-/* New points a block: n x BLOCK_COLS doubles of correlations at once. */
-#define BLOCK_COLS 1024
+/* Bytes of correlations of a block of new points (n x block doubles, and as much for z). */
+#define BLOCK_BYTES ((size_t)64 << 20)
 
-static int block(struct gp_job *job, cl_mem l, cl_mem thetas, cl_mem ubuf, cl_mem wbuf,
+static int block(struct gp_job *job, cl_mem linv, cl_mem thetas, cl_mem ubuf, cl_mem wbuf,
                  const double *xnew, size_t m, double *sums)
 {
     clstats_ctx *ctx = job->ctx;
     const size_t n = job->n;
-    cl_mem xb = NULL, s, out;
+    cl_mem r, z, out;
     cl_kernel k;
-    int status = clstats__upload(ctx, xnew, m * job->d * sizeof *xnew, "gp xnew", &xb);
-    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.cross", n * m * 8, &s);
+    int status = clstats__scratch(ctx, "gp.cross", n * m * 8, &r);
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.z", n * m * 8, &z);
     if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.sums", 3 * m * 8, &out);
-    if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "cross_corr", &k);
-    if (status != CLSTATS_OK) goto fail;
+    if (status == CLSTATS_OK) status = clstats__gp_cross(job, thetas, xnew, m, r);
     const cl_uint n32 = (cl_uint)n, m32 = (cl_uint)m;
-    ARG(k, 0, job->xbuf);
-    ARG(k, 1, n32);
-    ARG(k, 2, xb);
-    ARG(k, 3, m32);
-    ARG(k, 4, thetas);
-    ARG(k, 5, s);
-    const size_t g2[2] = {m, n};
-    status = clstats__launch(ctx, k, 2, NULL, g2, NULL, "gp cross_corr");
-    const struct clstats__mat lm = {l, 0, n}, sm = {s, 0, m};
-    if (status == CLSTATS_OK) status = clstats__trsm(ctx, true, false, false, n, m, 1.0, lm, sm);
+    /* z = L^-1 r as a product with the inverse: a GEMM (the zeros above L^-1's diagonal
+     * multiplied too), where a triangular solve is a chain of small steps. */
+    const struct clstats__mat im = {linv, 0, n}, rm = {r, 0, m}, zm = {z, 0, m};
+    if (status == CLSTATS_OK)
+        status = clstats__gemm(ctx, true, false, false, n, m, n, 1.0, im, rm, 0.0, zm);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "predict_sums", &k);
     if (status != CLSTATS_OK) goto fail;
-    ARG(k, 0, s);
+    ARG(k, 0, z);
     ARG(k, 1, n32);
     ARG(k, 2, m32);
     ARG(k, 3, ubuf);
@@ -48,7 +43,6 @@ static int block(struct gp_job *job, cl_mem l, cl_mem thetas, cl_mem ubuf, cl_me
                                                             3 * m * 8, sums, 0, NULL, NULL),
                                    "clEnqueueReadBuffer(gp sums)");
 fail:
-    if (xb) clReleaseMemObject(xb);
     return status;
 }
 
@@ -60,7 +54,10 @@ int clstats_gp_predict(clstats_ctx *ctx, const struct clstats_gp_model *model, c
     clstats__begin(ctx);
     struct gp_job job = {0};
     double *u = NULL, *w = NULL, *sums = NULL, *theta = NULL, mu, q, delta;
-    cl_mem l, ubuf = NULL, wbuf = NULL, thetas;
+    cl_mem l, linv, ubuf = NULL, wbuf = NULL, thetas;
+    size_t cols = BLOCK_BYTES / (8 * (n ? n : 1));
+    if (cols < 1) cols = 1;
+    if (cols > m) cols = m;
     int status = beta && xnew && mean ? clstats__gp_open(ctx, model, x, y, n, d, &job)
                                       : clstats__fail(ctx, CLSTATS_ERR_ARG, "gp: NULL argument");
     for (size_t i = 0; status == CLSTATS_OK && i < m * d; i++)
@@ -73,13 +70,14 @@ int clstats_gp_predict(clstats_ctx *ctx, const struct clstats_gp_model *model, c
     u = malloc((n + 1) * sizeof *u);
     w = malloc(n * sizeof *w);
     theta = malloc(d * sizeof *theta);
-    sums = malloc(3 * (m < BLOCK_COLS ? m : BLOCK_COLS) * sizeof *sums + 1);
+    sums = malloc(3 * cols * sizeof *sums + 1);
     if (!u || !w || !sums || !theta) {
         status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "gp: prediction");
         goto fail;
     }
     status = clstats__gp_factor(&job, beta, nugget, u, w, &mu, &q, &delta, &l);
     clstats__gp_theta(beta, d, theta);
+    if (status == CLSTATS_OK) status = clstats__gp_factor_inverse(&job, l, &linv);
     if (status == CLSTATS_OK) status = clstats__upload(ctx, u, n * 8, "gp u", &ubuf);
     if (status == CLSTATS_OK) status = clstats__upload(ctx, w, n * 8, "gp w", &wbuf);
     if (status == CLSTATS_OK) status = clstats__upload(ctx, theta, d * 8, "gp theta", &thetas);
@@ -87,9 +85,9 @@ int clstats_gp_predict(clstats_ctx *ctx, const struct clstats_gp_model *model, c
     double uu = 0;
     for (size_t i = 0; i < n; i++) uu += u[i] * u[i];
     const double sigma2 = q / (double)n;
-    for (size_t at = 0; at < m && status == CLSTATS_OK; at += BLOCK_COLS) {
-        const size_t c = m - at < BLOCK_COLS ? m - at : BLOCK_COLS;
-        status = block(&job, l, thetas, ubuf, wbuf, xnew + at * d, c, sums);
+    for (size_t at = 0; at < m && status == CLSTATS_OK; at += cols) {
+        const size_t c = m - at < cols ? m - at : cols;
+        status = block(&job, linv, thetas, ubuf, wbuf, xnew + at * d, c, sums);
         for (size_t i = 0; status == CLSTATS_OK && i < c; i++) {
             const double ss = sums[3 * i], su = sums[3 * i + 1], sw = sums[3 * i + 2];
             mean[at + i] = mu + sw;

@@ -1,7 +1,7 @@
 /* linalg_internal.h - the linear-algebra layer as other modules use it (src/regress/): CLBlast's
  * routines on device buffers, row-major, on the context's queue, each call's event kept for the
  * context's timing and its status turned into ours (src/linalg/blas.c); and our own kernels for
- * what CLBlast lacks (src/linalg/cholesky.c). No other folder includes CLBlast. */
+ * what CLBlast lacks (src/linalg/cholesky.c, extremes.c). No other folder includes CLBlast. */
 #ifndef CLSTATS_LINALG_INTERNAL_H
 #define CLSTATS_LINALG_INTERNAL_H
 
@@ -66,5 +66,12 @@ int clstats__potrf(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t n, 
 int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t step,
                         size_t n, size_t extra, size_t count, cl_mem info, cl_mem parts);
 size_t clstats__potrf_blocks(size_t n);
+
+/* The smallest (lo[m]) and largest (hi[m]) eigenvalues of `count` symmetric n x n float64
+ * matrices, matrix m full at a.off + m step (a.ld = n), left unchanged: Householder's
+ * tridiagonal reduction on the device, a work-group a matrix, Sturm bisection on the host
+ * (src/linalg/extremes.c). */
+int clstats__eig_extremes_many(clstats_ctx *ctx, struct clstats__mat a, size_t step, size_t n,
+                               size_t count, double *lo, double *hi);
 
 #endif
