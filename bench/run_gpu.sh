@@ -503,6 +503,11 @@ if has mpi; then
         if [ -e "$mpilib/libmpi.so.40" ]; then nompi=$nompi:$mpilib; else nompi=$PWD/.device-libs; fi
     fi
     export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+    # mpirun hands its ranks OCL_ICD_FILENAMES cut at its first colon (seen on the GPU machine:
+    # "libpocl.so.2:libnvidia-opencl.so.1" arrived as "libpocl.so.2", and the ranks saw no GPU),
+    # so each rank gets it back through env on its command line.
+    rank=()
+    [ -n "${OCL_ICD_FILENAMES:-}" ] && rank=(env "OCL_ICD_FILENAMES=$OCL_ICD_FILENAMES")
     {
         echo "libraries: $nompi"
         LD_LIBRARY_PATH=$nompi ldd ./build/bench/bench_mpi | grep -E 'mpi|clstats'
@@ -510,7 +515,7 @@ if has mpi; then
         for np in 1 2 4; do
             echo "== test_mpi, $np ranks on the GPU"
             LD_LIBRARY_PATH=$nompi CLSTATS_DEVICE=gpu timeout 250 \
-                mpirun -np $np --oversubscribe ./build/tests/test_mpi 2>&1 | tail -4
+                mpirun -np $np --oversubscribe "${rank[@]}" ./build/tests/test_mpi 2>&1 | tail -4
         done
         log2n=${MPI_LOG2N:-28}
         for bits in 11 8; do
@@ -518,13 +523,13 @@ if has mpi; then
                 for method in auto radix; do
                     echo "== bench_mpi, $np ranks, 2^$log2n a rank, select.bits=$bits, $method"
                     LD_LIBRARY_PATH=$nompi CLSTATS_DEVICE=gpu CLSTATS_TUNE=select.bits=$bits \
-                        timeout 250 mpirun -np $np --oversubscribe ./build/bench/bench_mpi \
+                        timeout 250 mpirun -np $np --oversubscribe "${rank[@]}" ./build/bench/bench_mpi \
                         --log2n "$log2n" --reps "${MPI_REPS:-10}" --method $method
                 done
             done
             echo "== one rank holding 4 x 2^$log2n, select.bits=$bits"
             LD_LIBRARY_PATH=$nompi CLSTATS_DEVICE=gpu CLSTATS_TUNE=select.bits=$bits \
-                timeout 250 mpirun -np 1 ./build/bench/bench_mpi --log2n $((log2n + 2)) \
+                timeout 250 mpirun -np 1 "${rank[@]}" ./build/bench/bench_mpi --log2n $((log2n + 2)) \
                 --reps "${MPI_REPS:-10}"
         done
     } 2>&1 | tee "$OUT/bench_mpi.txt"
