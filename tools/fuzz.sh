@@ -31,7 +31,7 @@ clang -g -O1 -std=c11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=
     -D_POSIX_C_SOURCE=200809L -DCL_TARGET_OPENCL_VERSION=120 -Iinclude -Iapps/common \
     $(pkg-config --cflags cfitsio libpng zlib) \
     fuzz/fuzz_input.c apps/common/{fits_input,fits_preflight,fits_probe,fits_reader}.c \
-    apps/common/{fits_output,fits_errors,image,png_io,atomic_file}.c \
+    apps/common/{fits_output,fits_errors,image,png_io,atomic_file,parallel}.c -pthread \
     $(pkg-config --libs cfitsio libpng zlib) -lm -o "$out/fuzz_input"
 # allocator_may_return_null=1: an absurd allocation fails as it does outside ASan (malloc gives
 # NULL) instead of aborting, so every caller's NULL check is exercised. cfitsio 4.2 sizes a
