@@ -30,6 +30,12 @@
 #define BLOCK 4096 /* rows: src/select/column_ranks.c passes its COLUMN_BLOCK */
 #endif
 
+#ifdef ORDERED_SUMS
+#define ORDERED_READ volatile
+#else
+#define ORDERED_READ
+#endif
+
 #ifdef CLSTATS_FP64
 typedef ulong key_t;
 #define KEY_BITS 64
@@ -143,9 +149,10 @@ inline REAL block_below(__global const REAL *col, ulong rstep, uint start, uint 
     BARRIER();
     REAL block = 0;
     if (lid == 0) {
-        /* Read through a volatile pointer: Intel's CPU compiler otherwise vectorised this sum,
+        /* Where built with -D ORDERED_SUMS (CPU devices, src/select/column_ranks.c), read
+         * through a volatile pointer: Intel's CPU compiler otherwise vectorised this sum,
          * reordering its additions (the last bits differed between work-group sizes). */
-        volatile __local REAL *in_order = lanes;
+        ORDERED_READ __local REAL *in_order = lanes;
         block = in_order[0];
         for (uint j = 1; j < LANES; j++) block += in_order[j];
     }

@@ -127,8 +127,10 @@ int clstats__column_ranks(clstats_ctx *ctx, bool f64, cl_mem buf, size_t off, si
                             (split == AUTO && !ctx->is_cpu && rows >= 2 * COLUMN_BLOCK &&
                              cols < 4 * (size_t)ctx->compute_units);
     char options[128];
-    snprintf(options, sizeof options, "-D REAL=%s%s -D WG=%ld -D BLOCK=%d",
-             f64 ? "double" : "float", f64 ? " -D CLSTATS_FP64" : "", wg, COLUMN_BLOCK);
+    /* -D ORDERED_SUMS on CPU devices: see block_below in kernels/select/rank_keys.cl. */
+    snprintf(options, sizeof options, "-D REAL=%s%s -D WG=%ld -D BLOCK=%d%s",
+             f64 ? "double" : "float", f64 ? " -D CLSTATS_FP64" : "", wg, COLUMN_BLOCK,
+             ctx->is_cpu ? " -D ORDERED_SUMS" : "");
     cl_program program;
     cl_kernel k;
     int status = clstats__program(
