@@ -32,6 +32,10 @@ struct device_state {
     size_t wg, chunk;             /* chunk: new rows a GEMM makes at most */
     bool have_xty;
     struct pass_cache book;
+    /* Where the time goes, logged at release (clstats_ctx_set_log; bench/bench_pass prints it):
+     * the steps' wall time and their kernels' by part, the Gram rows made, the residual GEMMs. */
+    double wall_ms, fresh_ms, scan_ms, grams_ms;
+    size_t steps, fresh_rows, by_residuals, mark_scan;
     void *beta_host;     /* the coefficients in the dtype */
     int32_t *rows;       /* the particles that take the argmax */
     int32_t *slots;      /* K x cap: each model position's cache row */
@@ -165,11 +169,15 @@ static int argmaxes(struct pass_engine *e, const int32_t *idx, const int32_t *si
     if ((status = put(ctx, st->beta, K * cap * es, st->beta_host)) ||
         (status = put(ctx, st->rows_dev, m * sizeof *st->rows, st->rows)))
         return status;
-    if (!clstats__cache_plan(&st->book, idx, size, st->rows, m, cap, st->slots))
+    if (!clstats__cache_plan(&st->book, idx, size, st->rows, m, cap, st->slots)) {
+        st->by_residuals++;
         return argmaxes_by_residuals(e, m);
+    }
+    st->fresh_rows += st->book.n_fresh;
     if ((status = fresh_rows(e)) ||
         (status = put(ctx, st->slot, K * cap * sizeof *st->slots, st->slots)))
         return status;
+    st->mark_scan = clstats__event_mark(ctx);
     const cl_uint p = (cl_uint)d->p;
     if ((status = SET_ARGS(ctx, st->scan, ARG(st->xty), ARG(st->cache), ARG(p), ARG(st->idx),
                            ARG(st->slot), ARG(st->beta), ARG(st->size), ARG(st->rows_dev),
@@ -201,8 +209,33 @@ static int read(clstats_ctx *ctx, cl_mem buf, size_t bytes, void *host, bool wai
                              "clEnqueueReadBuffer(PaSS)");
 }
 
+static int timed_step(struct pass_engine *e, const int32_t *idx, const int32_t *size,
+                      const double *beta, const int32_t *want, int32_t *add, double *gram,
+                      size_t marks[3]);
+
+/* A step, its wall time and its kernels' by part (their events are done after its blocking
+ * read). */
 static int step(struct pass_engine *e, const int32_t *idx, const int32_t *size,
                 const double *beta, const int32_t *want, int32_t *add, double *gram)
+{
+    struct device_state *st = e->state;
+    const double t0 = clstats__pass_wall_ms();
+    size_t marks[3];
+    marks[0] = marks[1] = marks[2] = clstats__event_mark(e->ctx);
+    const int status = timed_step(e, idx, size, beta, want, add, gram, marks);
+    if (status) return status;
+    const size_t end = clstats__event_mark(e->ctx);
+    st->fresh_ms += clstats__events_ms(e->ctx, marks[0]) - clstats__events_ms(e->ctx, marks[1]);
+    st->scan_ms += clstats__events_ms(e->ctx, marks[1]) - clstats__events_ms(e->ctx, marks[2]);
+    st->grams_ms += clstats__events_ms(e->ctx, marks[2]) - clstats__events_ms(e->ctx, end);
+    st->wall_ms += clstats__pass_wall_ms() - t0;
+    st->steps++;
+    return CLSTATS_OK;
+}
+
+static int timed_step(struct pass_engine *e, const int32_t *idx, const int32_t *size,
+                      const double *beta, const int32_t *want, int32_t *add, double *gram,
+                      size_t marks[3])
 {
     clstats_ctx *ctx = e->ctx;
     struct device_state *st = e->state;
@@ -212,8 +245,10 @@ static int step(struct pass_engine *e, const int32_t *idx, const int32_t *size,
     int status;
     if ((status = put(ctx, st->idx, K * cap * sizeof *idx, idx)) ||
         (status = put(ctx, st->size, K * sizeof *size, size)) ||
-        (any_argmax && (status = argmaxes(e, idx, size, beta, want))))
+        (any_argmax && (st->mark_scan = 0, status = argmaxes(e, idx, size, beta, want))))
         return status;
+    marks[1] = any_argmax && st->mark_scan >= marks[0] ? st->mark_scan : marks[0];
+    marks[2] = clstats__event_mark(ctx);
     if (!st->grams) { /* no fp64: the indices only, then the products here */
         if (any_argmax && (status = read(ctx, st->best, K * sizeof *add, add, true))) return status;
         for (size_t j = 0; j < K; j++) {
@@ -235,6 +270,12 @@ static void release(struct pass_engine *e)
 {
     struct device_state *st = e->state;
     if (!st) return;
+    if (st->steps)
+        clstats__log(e->ctx,
+                     "pass device: %zu steps, %.2f ms; kernels: Gram rows %.2f ms (%zu rows), "
+                     "scans or residual GEMMs %.2f ms (%zu by residuals), inner products %.2f ms",
+                     st->steps, st->wall_ms, st->fresh_ms, st->fresh_rows, st->scan_ms,
+                     st->by_residuals, st->grams_ms);
     cl_mem *bufs[] = {&st->x,    &st->xt,   &st->y,     &st->y64,      &st->idx,  &st->beta,
                       &st->size, &st->want, &st->r,     &st->e,        &st->best, &st->add,
                       &st->gram, &st->xty,  &st->cache, &st->fresh,    &st->xnew, &st->slot,

@@ -8,6 +8,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+double clstats__pass_wall_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
+}
 
 void clstats_pass_default_options(struct clstats_pass_options *o)
 {
@@ -393,6 +401,7 @@ static int run(clstats_ctx *ctx, bool device, const struct clstats_array *x,
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "max_size %u is more than min(p, n - 2) = %zu",
                              o.max_size, cap);
 
+    const double t_begin = clstats__pass_wall_ms();
     const bool f64 = x->dtype == CLSTATS_FLOAT64;
     /* On a device with fp64 X goes up as it is and is standardised there; else here. */
     const bool on_device = device && ctx->has_fp64;
@@ -428,11 +437,15 @@ static int run(clstats_ctx *ctx, bool device, const struct clstats_array *x,
     clstats__rng_seed(&rng, o.seed);
     if ((status = start(ctx, &s, &e, &rng))) goto exit;
     if (res->history) res->history[0] = s.best_phi;
+    const double t_start = clstats__pass_wall_ms();
     for (unsigned it = 0; it < o.n_iter && !status; it++) {
         status = iterate(&s, &e, &rng, it == 0);
         if (res->history) res->history[it + 1] = s.best_phi;
     }
     if (status) goto exit;
+    clstats__log(ctx, "pass: %.2f ms to the start (checks, x up and standardised, the engine, the "
+                 "swarm's first models), %u iterations %.2f ms", t_start - t_begin, o.n_iter,
+                 clstats__pass_wall_ms() - t_start);
 
     /* The best model's coefficients from its fit, on the caller's scale. */
     const struct pass_fit *best = &s.best_fit;

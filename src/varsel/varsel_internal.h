@@ -102,4 +102,7 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
 int clstats__engine_device_load(struct pass_engine *e, const struct clstats_array *x,
                                 double *mean, double *scale, int32_t *first_bad);
 
+/* A monotonic clock in ms, for the times the log gives (clstats_ctx_set_log). */
+double clstats__pass_wall_ms(void);
+
 #endif
