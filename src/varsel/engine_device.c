@@ -24,6 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The largest p for which the device takes the whole Gram matrix at its first argmax. */
+#define WHOLE_GRAM 2048
+
 struct device_state {
     cl_mem x, xt, y, y64, idx, beta, size, want, rows_dev, r, e, best, add, gram;
     cl_mem xty, cache, fresh, xnew, slot; /* the Gram cache (slots x p) and its helpers */
@@ -169,6 +172,13 @@ static int argmaxes(struct pass_engine *e, const int32_t *idx, const int32_t *si
     if ((status = put(ctx, st->beta, K * cap * es, st->beta_host)) ||
         (status = put(ctx, st->rows_dev, m * sizeof *st->rows, st->rows)))
         return status;
+    /* Where p is small the whole Gram matrix X^T X is one GEMM of p rows, once: the rows a
+     * few at a time would be GEMMs over n ~ 10^4 with little to share among the threads. */
+    if (!st->book.used && st->book.slots >= d->p && d->p <= WHOLE_GRAM) {
+        clstats__cache_take_all(&st->book);
+        st->fresh_rows += d->p;
+        if ((status = fresh_rows(e))) return status;
+    }
     if (!clstats__cache_plan(&st->book, idx, size, st->rows, m, cap, st->slots)) {
         st->by_residuals++;
         return argmaxes_by_residuals(e, m);

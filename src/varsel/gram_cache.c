@@ -78,3 +78,11 @@ bool clstats__cache_plan(struct pass_cache *c, const int32_t *idx, const int32_t
     }
     return true;
 }
+
+void clstats__cache_take_all(struct pass_cache *c)
+{
+    for (size_t v = 0; v < c->p; v++)
+        c->slot_of[v] = c->var_of[v] = c->fresh[v] = (int32_t)v;
+    c->used = c->n_fresh = c->p;
+    c->first_fresh = 0;
+}

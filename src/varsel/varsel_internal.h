@@ -84,6 +84,8 @@ void clstats__cache_free(struct pass_cache *c);
  * ones consecutive from first_fresh (the cache afresh where they do not fit beside the old),
  * and each model position's row into slot (same layout as idx); false, the cache unchanged,
  * where the models hold more distinct variables than the cache has rows. */
+/* Every variable new, in rows 0 .. p - 1 (slots >= p): the whole Gram matrix at once. */
+void clstats__cache_take_all(struct pass_cache *c);
 bool clstats__cache_plan(struct pass_cache *c, const int32_t *idx, const int32_t *size,
                          const int32_t *rows, size_t m, size_t cap, int32_t *slot);
 
