@@ -45,6 +45,19 @@ inline bool beats(real v, int i, real w, int k)
     return i >= 0 && (k < 0 || v > w || (v == w && i < k));
 }
 
+/* The work-group's best of its work-items' (top, arg) by a halving reduction, into *out. */
+inline void best_of_group(real top, int arg, uint l, __local real *lv, __local int *li,
+                          __global int *out)
+{
+    lv[l] = top, li[l] = arg;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = WG / 2; s > 0; s >>= 1) {
+        if (l < s && beats(lv[l + s], li[l + s], lv[l], li[l])) lv[l] = lv[l + s], li[l] = li[l + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (l == 0) *out = li[0];
+}
+
 /* One work-group per particle that takes the argmax (row q of E is particle rows[q]'s): each
  * work-item scans its variables in rising order, so that equal values keep the lowest index,
  * then a halving reduction. */
@@ -69,13 +82,7 @@ pass_argmax(__global const real *e, uint p, __global const int *idx, __global co
         const real v = fabs(row[i]);
         if (beats(v, (int)i, top, arg)) top = v, arg = (int)i;
     }
-    lv[l] = top, li[l] = arg;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint s = WG / 2; s > 0; s >>= 1) {
-        if (l < s && beats(lv[l + s], li[l + s], lv[l], li[l])) lv[l] = lv[l + s], li[l] = li[l + s];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (l == 0) best[j] = li[0];
+    best_of_group(top, arg, l, lv, li, best + j);
 }
 
 /* Column var[first + q] of x (row-major n x p) into row q of xnew (q < m, row-major m x n): the new
@@ -123,13 +130,7 @@ pass_scan(__global const real *xty, __global const real *g, uint p, __global con
         const real v = fabs(e);
         if (beats(v, (int)i, top, arg)) top = v, arg = (int)i;
     }
-    lv[l] = top, li[l] = arg;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint s = WG / 2; s > 0; s >>= 1) {
-        if (l < s && beats(lv[l + s], li[l + s], lv[l], li[l])) lv[l] = lv[l + s], li[l] = li[l + s];
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (l == 0) best[j] = li[0];
+    best_of_group(top, arg, l, lv, li, best + j);
 }
 
 /* x (row-major n x p) into xt (p x n: column i of x at xt + i n) through 16 x 16 tiles, so that
