@@ -7,7 +7,7 @@
  * Then the inner products the host's fits need for the variable each particle adds, and X's
  * standardisation and transposition. REAL is the data's dtype (-D USE_DOUBLE); WG (a power of
  * two) the work-group of the scans, CAP the largest model; PASS_GRAMS (devices with fp64) builds
- * pass_grams and pass_standardise. */
+ * pass_grams and the standardisation (pass_lane_sums, pass_lane_fold, pass_scale). */
 #if defined(USE_DOUBLE) || defined(PASS_GRAMS)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
@@ -149,44 +149,77 @@ pass_transpose(__global const real *x, uint n, uint p, __global real *xt)
 }
 
 #ifdef PASS_GRAMS
-/* raw X standardised into x as src/varsel/pass.c's standardise_x does on the host, a work-item a
- * column, its sums in row order and in double with the same operations, so that the values
- * equal the host's bit for bit: the column's first non-finite row (or -1) into first_bad; its
- * mean and the norm of the centred column into mean and scale; then, unless the column is bad
- * or constant (which the host refuses), (x - mean) / scale in the dtype. */
-__kernel void pass_standardise(__global const real *raw, __global real *x, uint n, uint p,
-                               __global double *mean, __global double *scale,
-                               __global int *first_bad)
-{
-    const uint i = get_global_id(0);
-    if (i >= p) return;
-    double m = 0;
-    int bad = -1;
-    for (uint t = 0; t < n; t++) {
-        const double v = raw[(ulong)t * p + i];
-        if (bad < 0 && !isfinite(v)) bad = (int)t;
-        m += v;
-    }
-    first_bad[i] = bad;
-    m /= (double)n;
-    double s = 0;
-    for (uint t = 0; t < n && bad < 0; t++) {
-        const double c = (double)raw[(ulong)t * p + i] - m;
-        s = fma(c, c, s);
-    }
-    s = sqrt(s);
-    mean[i] = m, scale[i] = s;
-    if (bad >= 0 || !(s > 1e-12 * sqrt((double)n) * fabs(m)) || s == 0) return;
-    for (uint t = 0; t < n; t++) {
-        const ulong at = (ulong)t * p + i;
-        x[at] = (real)(((double)raw[at] - m) / s);
-    }
-}
-
 /* src/varsel/varsel_internal.h's PASS_LANES, PASS_NONE and PASS_ARGMAX. */
 #define LANES 64
 #define NONE (-1)
 #define ARGMAX (-2)
+
+/* raw X standardised into x as src/varsel/pass.c's standardise_x does on the host, its sums in
+ * double with the same operations in the same order, so that the values equal the host's bit
+ * for bit: each column summed in LANES lanes (lane l over rows t = l, l + LANES, ... rising;
+ * work-item (i, l) here), then the lanes halved pairwise (pass_lane_fold, a work-item a column):
+ * first the values (the mean; each lane's first non-finite row), then the squares of their
+ * distances from the mean by fma (the norm); then pass_scale writes (x - mean) / norm in the
+ * dtype, unless the column is bad or constant (which the host refuses). */
+__kernel void pass_lane_sums(__global const real *raw, uint n, uint p, __global const double *mean,
+                             uint pass, __global double *lanes, __global int *lane_bad)
+{
+    const uint i = get_global_id(0), l = get_global_id(1);
+    if (i >= p) return;
+    double s = 0;
+    int bad = -1;
+    if (pass == 0) {
+        for (uint t = l; t < n; t += LANES) {
+            const double v = raw[(ulong)t * p + i];
+            if (bad < 0 && !isfinite(v)) bad = (int)t;
+            s += v;
+        }
+        lane_bad[(ulong)l * p + i] = bad;
+    } else {
+        const double m = mean[i];
+        for (uint t = l; t < n; t += LANES) {
+            const double d = (double)raw[(ulong)t * p + i] - m;
+            s = fma(d, d, s);
+        }
+    }
+    lanes[(ulong)l * p + i] = s;
+}
+
+__kernel void pass_lane_fold(__global const double *lanes, __global const int *lane_bad, uint n,
+                             uint p, uint pass, __global double *mean, __global double *scale,
+                             __global int *first_bad)
+{
+    const uint i = get_global_id(0);
+    if (i >= p) return;
+    double a[LANES];
+    for (uint l = 0; l < LANES; l++) a[l] = lanes[(ulong)l * p + i];
+    for (uint h = LANES / 2; h > 0; h >>= 1)
+        for (uint l = 0; l < h; l++) a[l] += a[l + h];
+    if (pass == 0) {
+        int bad = -1;
+        for (uint l = 0; l < LANES; l++) {
+            const int b = lane_bad[(ulong)l * p + i];
+            if (b >= 0 && (bad < 0 || b < bad)) bad = b;
+        }
+        first_bad[i] = bad;
+        mean[i] = a[0] / (double)n;
+    } else {
+        scale[i] = sqrt(a[0]);
+    }
+}
+
+__kernel void pass_scale(__global const real *raw, __global real *x, uint n, uint p,
+                         __global const double *mean, __global const double *scale,
+                         __global const int *first_bad)
+{
+    const uint i = get_global_id(0), t = get_global_id(1);
+    if (i >= p || t >= n) return;
+    const double m = mean[i], s = scale[i];
+    if (first_bad[i] >= 0 || !(s > 1e-12 * sqrt((double)n) * fabs(m)) || s == 0) return;
+    const ulong at = (ulong)t * p + i;
+    x[at] = (real)(((double)raw[at] - m) / s);
+}
+
 
 /* One work-group of LANES per particle that adds a variable and per inner product r it needs
  * (group (j, r)): the variable (want[j], or the argmax best[j]) into add[j], and in double its

@@ -31,7 +31,7 @@ struct device_state {
     cl_mem x, xt, y, y64, idx, beta, size, want, rows_dev, r, e, best, add, gram;
     cl_mem xty, cache, fresh, xnew, slot; /* the Gram cache (slots x p) and its helpers */
     cl_kernel residuals, argmax, gather, scan, transpose;
-    cl_kernel grams, standardise; /* NULL without fp64 */
+    cl_kernel grams, lane_sums, lane_fold, scale; /* NULL without fp64 */
     size_t wg, chunk;             /* chunk: new rows a GEMM makes at most */
     bool have_xty;
     struct pass_cache book;
@@ -310,39 +310,61 @@ static int transpose(struct pass_engine *e)
     return clstats__launch(e->ctx, st->transpose, 2, NULL, g, local, "pass_transpose");
 }
 
+/* One of the standardisation's two sums over the rows: in lanes, then the lanes folded. */
+static int standardise_pass(struct pass_engine *e, cl_mem raw, cl_uint pass, cl_mem lanes,
+                            cl_mem lane_bad, cl_mem m, cl_mem sc, cl_mem bad)
+{
+    clstats_ctx *ctx = e->ctx;
+    struct device_state *st = e->state;
+    const cl_uint n = (cl_uint)e->d->n, p = (cl_uint)e->d->p;
+    const size_t g[2] = {e->d->p, PASS_LANES};
+    int status;
+    if ((status = SET_ARGS(ctx, st->lane_sums, ARG(raw), ARG(n), ARG(p), ARG(m), ARG(pass),
+                           ARG(lanes), ARG(lane_bad))) ||
+        (status = clstats__launch(ctx, st->lane_sums, 2, NULL, g, NULL, "pass_lane_sums")) ||
+        (status = SET_ARGS(ctx, st->lane_fold, ARG(lanes), ARG(lane_bad), ARG(n), ARG(p),
+                           ARG(pass), ARG(m), ARG(sc), ARG(bad))))
+        return status;
+    return clstats__launch(ctx, st->lane_fold, 1, NULL, g, NULL, "pass_lane_fold");
+}
+
 int clstats__engine_device_load(struct pass_engine *e, const struct clstats_array *x,
                                 double *mean, double *scale, int32_t *first_bad)
 {
     clstats_ctx *ctx = e->ctx;
     struct device_state *st = e->state;
-    const size_t p = e->d->p;
-    if (!st->standardise)
+    const size_t n = e->d->n, p = e->d->p;
+    if (!st->scale)
         return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED,
                              "standardising on the device needs fp64");
     const size_t es = e->d->f64 ? 8 : 4;
     bool owned;
-    cl_mem raw = NULL, m = NULL, sc = NULL, bad = NULL;
+    cl_mem raw = NULL, m = NULL, sc = NULL, bad = NULL, lanes = NULL, lane_bad = NULL;
     /* raw may be the caller's own memory (CPU devices), read-only: the result goes apart. */
     int status = clstats__array_in(ctx, x, true, &raw, NULL, &owned);
     if (status) return status;
-    if ((status = buffer(ctx, e->d->n * p * es, NULL, &st->x)) ||
+    if ((status = buffer(ctx, n * p * es, NULL, &st->x)) ||
         (status = buffer(ctx, p * 8, NULL, &m)) || (status = buffer(ctx, p * 8, NULL, &sc)) ||
-        (status = buffer(ctx, p * 4, NULL, &bad)))
+        (status = buffer(ctx, p * 4, NULL, &bad)) ||
+        (status = buffer(ctx, PASS_LANES * p * 8, NULL, &lanes)) ||
+        (status = buffer(ctx, PASS_LANES * p * 4, NULL, &lane_bad)))
         goto exit;
-    const cl_uint n32 = (cl_uint)e->d->n, p32 = (cl_uint)p;
-    if ((status = SET_ARGS(ctx, st->standardise, ARG(raw), ARG(st->x), ARG(n32), ARG(p32), ARG(m),
-                           ARG(sc), ARG(bad))))
-        goto exit;
-    if ((status = clstats__launch(ctx, st->standardise, 1, NULL, &p, NULL, "pass_standardise")) ||
+    const cl_uint n32 = (cl_uint)n, p32 = (cl_uint)p;
+    const size_t g[2] = {p, n};
+    if ((status = standardise_pass(e, raw, 0, lanes, lane_bad, m, sc, bad)) ||
+        (status = standardise_pass(e, raw, 1, lanes, lane_bad, m, sc, bad)) ||
+        (status = SET_ARGS(ctx, st->scale, ARG(raw), ARG(st->x), ARG(n32), ARG(p32), ARG(m),
+                           ARG(sc), ARG(bad))) ||
+        (status = clstats__launch(ctx, st->scale, 2, NULL, g, NULL, "pass_scale")) ||
         (status = read(ctx, m, p * 8, mean, false)) ||
         (status = read(ctx, sc, p * 8, scale, false)))
         goto exit;
     if (!(status = read(ctx, bad, p * 4, first_bad, true))) status = transpose(e);
 exit:
     if (raw && owned) clReleaseMemObject(raw);
-    if (m) clReleaseMemObject(m);
-    if (sc) clReleaseMemObject(sc);
-    if (bad) clReleaseMemObject(bad);
+    cl_mem own[] = {m, sc, bad, lanes, lane_bad};
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++)
+        if (own[i]) clReleaseMemObject(own[i]);
     return status;
 }
 
@@ -392,7 +414,9 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
         (status = clstats__kernel(ctx, prog, "pass_argmax", &st->argmax)) ||
         (ctx->has_fp64 && (status = clstats__kernel(ctx, prog, "pass_grams", &st->grams))) ||
         (ctx->has_fp64 &&
-         (status = clstats__kernel(ctx, prog, "pass_standardise", &st->standardise))) ||
+         ((status = clstats__kernel(ctx, prog, "pass_lane_sums", &st->lane_sums)) ||
+          (status = clstats__kernel(ctx, prog, "pass_lane_fold", &st->lane_fold)) ||
+          (status = clstats__kernel(ctx, prog, "pass_scale", &st->scale)))) ||
         (status = clstats__kernel(ctx, prog, "pass_gather", &st->gather)) ||
         (status = clstats__kernel(ctx, prog, "pass_scan", &st->scan)) ||
         (status = clstats__kernel(ctx, prog, "pass_transpose", &st->transpose)))
