@@ -381,7 +381,7 @@ static void *y_in_dtype(const struct pass_data *d)
 /* The Gram cache's rows: all p where they take at most an eighth of the device's memory (and
  * at most 2 GiB, and one allocation), else as many as do; never more than K cap, the most that
  * an iteration's models can hold. */
-static size_t cache_rows(const clstats_ctx *ctx, const struct pass_data *d)
+static size_t cache_rows(const clstats_ctx *ctx, const struct pass_data *d, size_t most)
 {
     if (d->cache_rows) return d->cache_rows;
     cl_ulong budget = ctx->global_mem / 8;
@@ -389,6 +389,7 @@ static size_t cache_rows(const clstats_ctx *ctx, const struct pass_data *d)
     if (budget > (cl_ulong)2 << 30) budget = (cl_ulong)2 << 30;
     size_t rows = (size_t)(budget / (d->p * (d->f64 ? 8 : 4)));
     if (rows > d->p) rows = d->p;
+    if (rows > most) rows = most;
     return rows ? rows : 1;
 }
 
@@ -421,7 +422,7 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
         (status = clstats__kernel(ctx, prog, "pass_scan", &st->scan)) ||
         (status = clstats__kernel(ctx, prog, "pass_transpose", &st->transpose)))
         return status;
-    const size_t slots = cache_rows(ctx, d);
+    const size_t slots = cache_rows(ctx, d, K * cap);
     st->chunk = slots < 512 ? slots : 512;
     if ((status = clstats__cache_init(ctx, &st->book, d->p, slots))) return status;
     st->beta_host = malloc(K * cap * es);
