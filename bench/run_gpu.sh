@@ -420,9 +420,11 @@ if has pass; then
     {
         CLSTATS_DEVICE=gpu timeout 300 ./build/tests/test_pass 2>&1 | tail -3
         CLSTATS_DEVICE=gpu timeout 250 ./build/bench/bench_pass ing-lai 400 4000 256 16 f32 both
+        export PASS_LOG=1 # the library's log: setup against iterations, the steps' parts
         CLSTATS_DEVICE=gpu timeout 250 ./build/bench/bench_pass ing-lai 4000 40000 256 16 f32 device
         CLSTATS_DEVICE=gpu timeout 250 ./build/bench/bench_pass chen-chen 20000 500 256 16 f32 device
         CLSTATS_DEVICE=gpu timeout 250 ./build/bench/bench_pass ing-lai 4000 40000 256 16 f64 device
+        unset PASS_LOG
     } 2>&1 | tee "$OUT/bench_pass.txt"
 fi
 

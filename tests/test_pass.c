@@ -183,25 +183,50 @@ START_TEST(pass_without_fp64_matches_host)
 }
 END_TEST
 
-/* Runs one engine step on a device engine (its own inner products, or with fp64 switched off the
+/* Runs engine steps on a device engine (its own inner products, or with fp64 switched off the
  * host's) and on the plain C engine, and compares the chosen variables and their inner products,
- * which must be equal bit for bit. */
+ * which must be equal bit for bit. The device engine steps three times over the same models, so
+ * that the later steps take their Gram rows from its cache, and with caches of every size from
+ * one row (the residuals' GEMM for most models, the cache afresh for the rest) up. */
+static void compare_step(struct pass_engine *dev, const struct pass_data *d, size_t K, size_t cap,
+                         const int32_t *idx, const int32_t *size, const double *beta,
+                         const int32_t *want, bool fp64, const int32_t *b, const double *gb);
+
 static void check_step(const struct pass_data *d, const struct pass_data *dh, size_t K, size_t cap,
                        const int32_t *idx, const int32_t *size, const double *beta,
                        const int32_t *want, bool fp64)
 {
     clstats_ctx *ctx = test_ctx();
-    const bool had = ctx->has_fp64;
-    if (!fp64) ctx->has_fp64 = false;
-    struct pass_engine dev, host;
-    const int made = clstats__engine_device(ctx, d, K, cap, &dev);
-    ctx->has_fp64 = had;
-    ck_assert_msg(made == 0, "%s", clstats_ctx_message(ctx));
+    struct pass_engine host;
     ck_assert_int_eq(clstats__engine_host(NULL, dh, K, cap, &host), 0);
-    int32_t *a = calloc(K, 4), *b = calloc(K, 4);
-    double *ga = calloc(K * PASS_GRAM(cap), 8), *gb = calloc(K * PASS_GRAM(cap), 8);
-    ck_assert_int_eq(dev.step(&dev, idx, size, beta, want, a, ga), 0);
+    int32_t *b = calloc(K, 4);
+    double *gb = calloc(K * PASS_GRAM(cap), 8);
     ck_assert_int_eq(host.step(&host, idx, size, beta, want, b, gb), 0);
+    const size_t rows[] = {0, 1, 2, cap + 1};
+    for (size_t c = 0; c < sizeof rows / sizeof *rows; c++) {
+        struct pass_data dc = *d;
+        dc.cache_rows = rows[c];
+        const bool had = ctx->has_fp64;
+        if (!fp64) ctx->has_fp64 = false;
+        struct pass_engine dev;
+        const int made = clstats__engine_device(ctx, &dc, K, cap, &dev);
+        ctx->has_fp64 = had;
+        ck_assert_msg(made == 0, "%s", clstats_ctx_message(ctx));
+        for (int again = 0; again < 3; again++)
+            compare_step(&dev, d, K, cap, idx, size, beta, want, fp64, b, gb);
+        dev.release(&dev);
+    }
+    host.release(&host);
+    free(b), free(gb);
+}
+
+static void compare_step(struct pass_engine *dev, const struct pass_data *d, size_t K, size_t cap,
+                         const int32_t *idx, const int32_t *size, const double *beta,
+                         const int32_t *want, bool fp64, const int32_t *b, const double *gb)
+{
+    int32_t *a = calloc(K, 4);
+    double *ga = calloc(K * PASS_GRAM(cap), 8);
+    ck_assert_int_eq(dev->step(dev, idx, size, beta, want, a, ga), 0);
     for (size_t j = 0; j < K; j++) {
         if (want[j] == PASS_NONE) continue;
         ck_assert_msg(a[j] == b[j], "n %zu p %zu f64 %d fp64 %d particle %zu: %d vs %d", d->n,
@@ -211,8 +236,7 @@ static void check_step(const struct pass_data *d, const struct pass_data *dh, si
                           "particle %zu product %d: %.17g vs %.17g", j, m,
                           ga[j * PASS_GRAM(cap) + (size_t)m], gb[j * PASS_GRAM(cap) + (size_t)m]);
     }
-    dev.release(&dev), host.release(&host);
-    free(a), free(b), free(ga), free(gb);
+    free(a), free(ga);
 }
 
 /* The engines alone on coefficients that are not the LS fit, so that variables inside the models
@@ -266,6 +290,38 @@ START_TEST(pass_engines_agree)
             free(xs), free(xr), free(ys), free(beta), free(idx), free(size), free(want);
         }
     }
+}
+END_TEST
+
+/* The Gram cache's book: each model position's row holds its variable; new variables take
+ * consecutive rows after the old; the book starts afresh where they do not fit beside the old,
+ * and refuses models with more distinct variables than rows. */
+START_TEST(pass_cache_book)
+{
+    struct pass_cache c;
+    ck_assert_int_eq(clstats__cache_init(NULL, &c, 10, 4), 0);
+    const size_t cap = 3;
+    int32_t idx[] = {1, 2, 0, 2, 5, 0, 7, 8, 9}, size[] = {2, 2, 3}, slot[9];
+    const int32_t rows01[] = {0, 1}, rows1[] = {1}, rows2[] = {2}, rows02[] = {0, 2};
+    ck_assert(clstats__cache_plan(&c, idx, size, rows01, 2, cap, slot)); /* 1, 2, 5 */
+    ck_assert_uint_eq(c.n_fresh, 3);
+    ck_assert_uint_eq(c.first_fresh, 0);
+    ck_assert_int_eq(slot[0], 0); ck_assert_int_eq(slot[1], 1);
+    ck_assert_int_eq(slot[3], 1); ck_assert_int_eq(slot[4], 2);
+    ck_assert(clstats__cache_plan(&c, idx, size, rows1, 1, cap, slot)); /* nothing new */
+    ck_assert_uint_eq(c.n_fresh, 0);
+    ck_assert_int_eq(slot[3], 1); ck_assert_int_eq(slot[4], 2);
+    ck_assert(clstats__cache_plan(&c, idx, size, rows2, 1, cap, slot)); /* 7, 8, 9: afresh */
+    ck_assert_uint_eq(c.n_fresh, 3);
+    ck_assert_uint_eq(c.first_fresh, 0);
+    ck_assert_int_eq(c.slot_of[1], -1);
+    ck_assert_int_eq(slot[6], 0); ck_assert_int_eq(slot[7], 1); ck_assert_int_eq(slot[8], 2);
+    ck_assert(clstats__cache_plan(&c, idx, size, rows1, 1, cap, slot)); /* 2, 5: afresh */
+    ck_assert_uint_eq(c.used, 2);
+    ck_assert_int_eq(c.var_of[slot[3]], 2); ck_assert_int_eq(c.var_of[slot[4]], 5);
+    ck_assert(!clstats__cache_plan(&c, idx, size, rows02, 2, cap, slot)); /* 5 variables */
+    ck_assert_uint_eq(c.used, 2);
+    clstats__cache_free(&c);
 }
 END_TEST
 
@@ -376,6 +432,7 @@ int main(void)
     tcase_add_test(tc, pass_device_matches_host);
     tcase_add_test(tc, pass_without_fp64_matches_host);
     tcase_add_test(tc, pass_engines_agree);
+    tcase_add_test(tc, pass_cache_book);
     tcase_add_test(tc, pass_criterion_matches_plain_ls);
     tcase_add_test(tc, pass_finds_true_model);
     tcase_add_test(tc, pass_seed_reproducible);

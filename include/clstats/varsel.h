@@ -5,8 +5,9 @@
  *
  * Standardisation: every column of X and y are centred (the intercept, never selected and not
  * counted in k) and each column scaled to unit Euclidean norm, as the paper assumes (in double,
- * then rounded to the dtype; on a device with fp64 X goes up as given and is standardised there,
- * to the same values); coef and intercept are given back on the caller's scale.
+ * each column's sums in 64 lanes of interleaved rows, then rounded to the dtype; on a device
+ * with fp64 X goes up as given and is standardised there, to the same values); coef and
+ * intercept are given back on the caller's scale.
  * sigma^2 = RSS / n of the centred fit. A NaN or infinity in X is reported at its first place in
  * row order.
  *
@@ -28,11 +29,14 @@
  *
  * Each particle's fit is an upper-triangular U with U^T U = X_T^T X_T and c with U^T c = X_T^T y,
  * updated as variables enter (one new column) and leave (Givens rotations), never refitted:
- * RSS = y^T y - |c|^2. The device holds X, the residuals of all particles (n x K) and
- * E = X^T R (p x K, one GEMM an iteration through CLBlast), finds each particle's argmax
+ * RSS = y^T y - |c|^2. The device holds X, X^T y and a cache of Gram rows x_v^T X for the
+ * variables that have been in a model (those new to it made by one GEMM an iteration through
+ * CLBlast), forms E = X^T R for the particles that take the argmax as X^T y - sum_m (X^T x_m)
+ * beta_m (the identity X^T (y - X_T beta) holds for the standardised columns as held; the
+ * residuals' GEMM where an iteration's models outgrow the cache), finds each particle's argmax
  * outside its model and computes, in double, the inner products the fits need for the variable
  * each particle adds; the coefficients go up and only the chosen indices and those products come
- * back. Those products are summed in one fixed order on every device and in the plain C path,
+ * back. The plain C path takes E from the residuals in double. Those products are summed in one fixed order on every device and in the plain C path,
  * so both give the same fits bit for bit. Draws come from
  * the library's xoshiro256** seeded by `seed` on the host: a seed gives the same selection on
  * every run and device, up to argmaxes that differ only by rounding. */

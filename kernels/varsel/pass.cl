@@ -1,9 +1,13 @@
-/* pass.cl - PaSS's device steps (src/varsel/engine_device.c): the residuals of the m particles
- * that take the argmax as an n x m matrix, and after CLBlast's E = R^T X (m x p), each one's
- * largest |E| outside its model; then the inner products the host's fits need for the variable
- * each particle adds, and X's standardisation. REAL is the data's dtype (-D USE_DOUBLE); WG (a
- * power of two) the work-group of the argmax, CAP the largest model; PASS_GRAMS (devices with
- * fp64) builds pass_grams and pass_standardise. */
+/* pass.cl - PaSS's device steps (src/varsel/engine_device.c). The argmaxes: each particle's
+ * largest |E_i| = |x_i^T (y - X_T beta)| outside its model, formed as x_i^T y - sum_m (x_i^T x_m)
+ * beta_m from X^T y and the cached Gram rows x_m^T X of the models' variables (pass_gather
+ * gathers the new variables' columns for CLBlast's GEMM that makes their rows; pass_scan scans);
+ * or, where the cache cannot hold an iteration's variables, from the residuals of the particles
+ * that take the argmax as an n x m matrix and CLBlast's E = R^T X (pass_residuals, pass_argmax).
+ * Then the inner products the host's fits need for the variable each particle adds, and X's
+ * standardisation and transposition. REAL is the data's dtype (-D USE_DOUBLE); WG (a power of
+ * two) the work-group of the scans, CAP the largest model; PASS_GRAMS (devices with fp64) builds
+ * pass_grams and the standardisation (pass_lane_sums, pass_lane_fold, pass_scale). */
 #if defined(USE_DOUBLE) || defined(PASS_GRAMS)
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
@@ -41,6 +45,19 @@ inline bool beats(real v, int i, real w, int k)
     return i >= 0 && (k < 0 || v > w || (v == w && i < k));
 }
 
+/* The work-group's best of its work-items' (top, arg) by a halving reduction, into *out. */
+inline void best_of_group(real top, int arg, uint l, __local real *lv, __local int *li,
+                          __global int *out)
+{
+    lv[l] = top, li[l] = arg;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint s = WG / 2; s > 0; s >>= 1) {
+        if (l < s && beats(lv[l + s], li[l + s], lv[l], li[l])) lv[l] = lv[l + s], li[l] = li[l + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (l == 0) *out = li[0];
+}
+
 /* One work-group per particle that takes the argmax (row q of E is particle rows[q]'s): each
  * work-item scans its variables in rising order, so that equal values keep the lowest index,
  * then a halving reduction. */
@@ -65,88 +82,177 @@ pass_argmax(__global const real *e, uint p, __global const int *idx, __global co
         const real v = fabs(row[i]);
         if (beats(v, (int)i, top, arg)) top = v, arg = (int)i;
     }
-    lv[l] = top, li[l] = arg;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint s = WG / 2; s > 0; s >>= 1) {
-        if (l < s && beats(lv[l + s], li[l + s], lv[l], li[l])) lv[l] = lv[l + s], li[l] = li[l + s];
-        barrier(CLK_LOCAL_MEM_FENCE);
+    best_of_group(top, arg, l, lv, li, best + j);
+}
+
+/* Column var[first + q] of x (row-major n x p) into row q of xnew (q < m, row-major m x n): the new
+ * variables' columns as the left factor of the GEMM that makes their Gram rows. */
+__kernel void pass_gather(__global const real *x, uint n, uint p, __global const int *var,
+                          uint first, uint m, __global real *xnew)
+{
+    const uint t = get_global_id(0), q = get_global_id(1);
+    if (t >= n || q >= m) return;
+    xnew[(ulong)q * n + t] = x[(ulong)t * p + (uint)var[first + q]];
+}
+
+/* One work-group per particle that takes the argmax (particle rows[q]): E_i = xty_i -
+ * sum_m g[slot_m p + i] beta_m, the model's terms in the order they entered (slot_m the cache
+ * row of its m-th variable, g's rows x_v^T X), and the largest |E_i| outside the model as
+ * pass_argmax finds it. */
+__kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
+pass_scan(__global const real *xty, __global const real *g, uint p, __global const int *idx,
+          __global const int *slot, __global const real *beta, __global const int *size,
+          __global const int *rows, __global int *best)
+{
+    __local int model[CAP];
+    __local ulong row[CAP];
+    __local real b[CAP];
+    __local real lv[WG];
+    __local int li[WG];
+    const uint q = get_group_id(0), l = get_local_id(0);
+    const int j = rows[q], k = size[j];
+    for (int m = l; m < k; m += WG) {
+        model[m] = idx[j * CAP + m];
+        row[m] = (ulong)slot[j * CAP + m] * p;
+        b[m] = beta[j * CAP + m];
     }
-    if (l == 0) best[j] = li[0];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    real top = 0;
+    int arg = -1;
+    for (uint i = l; i < p; i += WG) {
+        bool in = false;
+        real e = xty[i];
+        for (int m = 0; m < k; m++) {
+            in |= model[m] == (int)i;
+            e -= g[row[m] + i] * b[m];
+        }
+        if (in) continue;
+        const real v = fabs(e);
+        if (beats(v, (int)i, top, arg)) top = v, arg = (int)i;
+    }
+    best_of_group(top, arg, l, lv, li, best + j);
+}
+
+/* x (row-major n x p) into xt (p x n: column i of x at xt + i n) through 16 x 16 tiles, so that
+ * both the reads and the writes go along memory: the layout in which pass_grams reads a column
+ * as consecutive values. */
+#define TILE 16
+__kernel __attribute__((reqd_work_group_size(TILE, TILE, 1))) void
+pass_transpose(__global const real *x, uint n, uint p, __global real *xt)
+{
+    __local real tile[TILE][TILE + 1];
+    const uint i0 = get_group_id(0) * TILE, t0 = get_group_id(1) * TILE;
+    const uint a = get_local_id(0), c = get_local_id(1);
+    if (t0 + c < n && i0 + a < p) tile[c][a] = x[(ulong)(t0 + c) * p + i0 + a];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (i0 + c < p && t0 + a < n) xt[(ulong)(i0 + c) * n + t0 + a] = tile[a][c];
 }
 
 #ifdef PASS_GRAMS
-/* raw X standardised into x as src/varsel/pass.c's standardise_x does on the host, a work-item a
- * column, its sums in row order and in double with the same operations, so that the values
- * equal the host's bit for bit: the column's first non-finite row (or -1) into first_bad; its
- * mean and the norm of the centred column into mean and scale; then, unless the column is bad
- * or constant (which the host refuses), (x - mean) / scale in the dtype. */
-__kernel void pass_standardise(__global const real *raw, __global real *x, uint n, uint p,
-                               __global double *mean, __global double *scale,
-                               __global int *first_bad)
-{
-    const uint i = get_global_id(0);
-    if (i >= p) return;
-    double m = 0;
-    int bad = -1;
-    for (uint t = 0; t < n; t++) {
-        const double v = raw[(ulong)t * p + i];
-        if (bad < 0 && !isfinite(v)) bad = (int)t;
-        m += v;
-    }
-    first_bad[i] = bad;
-    m /= (double)n;
-    double s = 0;
-    for (uint t = 0; t < n && bad < 0; t++) {
-        const double c = (double)raw[(ulong)t * p + i] - m;
-        s = fma(c, c, s);
-    }
-    s = sqrt(s);
-    mean[i] = m, scale[i] = s;
-    if (bad >= 0 || !(s > 1e-12 * sqrt((double)n) * fabs(m)) || s == 0) return;
-    for (uint t = 0; t < n; t++) {
-        const ulong at = (ulong)t * p + i;
-        x[at] = (real)(((double)raw[at] - m) / s);
-    }
-}
-
 /* src/varsel/varsel_internal.h's PASS_LANES, PASS_NONE and PASS_ARGMAX. */
 #define LANES 64
 #define NONE (-1)
 #define ARGMAX (-2)
 
-/* One work-group of LANES per particle that adds a variable: the variable (want[j], or the
- * argmax best[j]) into add[j], and in double its inner products with the model's columns in
- * their order, with itself and with y into gram[j (CAP + 2) ..], each summed in the one order of
- * src/varsel/products.c (lane l over t = l, l + LANES, ... by fma, then halved pairwise), so
- * that they equal the host's bit for bit. */
+/* raw X standardised into x as src/varsel/pass.c's standardise_x does on the host, its sums in
+ * double with the same operations in the same order, so that the values equal the host's bit
+ * for bit: each column summed in LANES lanes (lane l over rows t = l, l + LANES, ... rising;
+ * work-item (i, l) here), then the lanes halved pairwise (pass_lane_fold, a work-item a column):
+ * first the values (the mean; each lane's first non-finite row), then the squares of their
+ * distances from the mean by fma (the norm); then pass_scale writes (x - mean) / norm in the
+ * dtype, unless the column is bad or constant (which the host refuses). */
+__kernel void pass_lane_sums(__global const real *raw, uint n, uint p, __global const double *mean,
+                             uint pass, __global double *lanes, __global int *lane_bad)
+{
+    const uint i = get_global_id(0), l = get_global_id(1);
+    if (i >= p) return;
+    double s = 0;
+    int bad = -1;
+    if (pass == 0) {
+        for (uint t = l; t < n; t += LANES) {
+            const double v = raw[(ulong)t * p + i];
+            if (bad < 0 && !isfinite(v)) bad = (int)t;
+            s += v;
+        }
+        lane_bad[(ulong)l * p + i] = bad;
+    } else {
+        const double m = mean[i];
+        for (uint t = l; t < n; t += LANES) {
+            const double d = (double)raw[(ulong)t * p + i] - m;
+            s = fma(d, d, s);
+        }
+    }
+    lanes[(ulong)l * p + i] = s;
+}
+
+__kernel void pass_lane_fold(__global const double *lanes, __global const int *lane_bad, uint n,
+                             uint p, uint pass, __global double *mean, __global double *scale,
+                             __global int *first_bad)
+{
+    const uint i = get_global_id(0);
+    if (i >= p) return;
+    double a[LANES];
+    for (uint l = 0; l < LANES; l++) a[l] = lanes[(ulong)l * p + i];
+    for (uint h = LANES / 2; h > 0; h >>= 1)
+        for (uint l = 0; l < h; l++) a[l] += a[l + h];
+    if (pass == 0) {
+        int bad = -1;
+        for (uint l = 0; l < LANES; l++) {
+            const int b = lane_bad[(ulong)l * p + i];
+            if (b >= 0 && (bad < 0 || b < bad)) bad = b;
+        }
+        first_bad[i] = bad;
+        mean[i] = a[0] / (double)n;
+    } else {
+        scale[i] = sqrt(a[0]);
+    }
+}
+
+__kernel void pass_scale(__global const real *raw, __global real *x, uint n, uint p,
+                         __global const double *mean, __global const double *scale,
+                         __global const int *first_bad)
+{
+    const uint i = get_global_id(0), t = get_global_id(1);
+    if (i >= p || t >= n) return;
+    const double m = mean[i], s = scale[i];
+    if (first_bad[i] >= 0 || !(s > 1e-12 * sqrt((double)n) * fabs(m)) || s == 0) return;
+    const ulong at = (ulong)t * p + i;
+    x[at] = (real)(((double)raw[at] - m) / s);
+}
+
+
+/* One work-group of LANES per particle that adds a variable and per inner product r it needs
+ * (group (j, r)): the variable (want[j], or the argmax best[j]) into add[j], and in double its
+ * inner product with the model's r-th column (r < k), with itself (r = k) or with y (r = k + 1)
+ * into gram[j (CAP + 2) + r], summed in the one order of src/varsel/products.c (lane l over
+ * t = l, l + LANES, ... by fma, then halved pairwise), so that they equal the host's bit for
+ * bit. The columns are read from xt, where they lie along memory. */
 __kernel __attribute__((reqd_work_group_size(LANES, 1, 1))) void
-pass_grams(__global const real *x, uint n, uint p, __global const double *y,
-           __global const int *idx, __global const int *size, __global const int *want,
-           __global const int *best, __global int *add, __global double *gram)
+pass_grams(__global const real *xt, uint n, __global const double *y, __global const int *idx,
+           __global const int *size, __global const int *want, __global const int *best,
+           __global int *add, __global double *gram)
 {
     __local double part[LANES];
     const uint j = get_group_id(0), l = get_local_id(0);
-    const int w = want[j];
+    const int r = (int)get_global_id(1), w = want[j];
     if (w == NONE) return;
     const int i = w == ARGMAX ? best[j] : w;
-    if (l == 0) add[j] = i;
-    if (i < 0) return;
+    if (l == 0 && r == 0) add[j] = i;
     const int k = size[j];
-    for (int r = 0; r <= k + 1; r++) {
-        const int a = r < k ? idx[j * CAP + r] : i;
-        double s = 0;
-        for (uint t = l; t < n; t += LANES) {
-            const double xi = (double)x[(ulong)t * p + (uint)i];
-            s = fma(r <= k ? (double)x[(ulong)t * p + (uint)a] : y[t], xi, s);
-        }
-        part[l] = s;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint h = LANES / 2; h > 0; h >>= 1) {
-            if (l < h) part[l] += part[l + h];
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-        if (l == 0) gram[j * (CAP + 2) + (uint)r] = part[0];
+    if (i < 0 || r > k + 1) return;
+    const int a = r < k ? idx[j * CAP + r] : i;
+    __global const real *ci = xt + (ulong)(uint)i * n, *ca = xt + (ulong)(uint)a * n;
+    double s = 0;
+    if (r <= k)
+        for (uint t = l; t < n; t += LANES) s = fma((double)ca[t], (double)ci[t], s);
+    else
+        for (uint t = l; t < n; t += LANES) s = fma(y[t], (double)ci[t], s);
+    part[l] = s;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint h = LANES / 2; h > 0; h >>= 1) {
+        if (l < h) part[l] += part[l + h];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
+    if (l == 0) gram[j * (CAP + 2) + (uint)r] = part[0];
 }
 #endif

@@ -1,13 +1,21 @@
 /* engine_device.c - the device engine of PaSS: X (n x p, row-major, the data's dtype) goes up
  * once, as the caller gave it, and is standardised there (devices with fp64; else the host's
- * standardised copy goes up). Each iteration the particles' model indices and wishes (and, where
- * some take the argmax, their coefficients) go up; the residuals of the particles that take the
- * argmax are formed on the device (kernels/varsel/pass.cl), E = R^T X by one GEMM through
- * src/linalg (CLBlast), their argmaxes outside each model and the chosen variables' inner
- * products (in double) on the device, and only the chosen indices and those products come back,
- * in one wait. The layout E = R^T X (m x p) rather than X^T R makes each particle's scan read
- * contiguous memory. On a device without fp64 the inner products are the host's (products.c),
- * from the same values. */
+ * standardised copy goes up), and transposed (xt) for the inner products. Each iteration the
+ * particles' model indices and wishes (and, where some take the argmax, their coefficients) go
+ * up, and only the chosen indices and the inner products come back, in one wait.
+ *
+ * E = X^T R for the particles that take the argmax is not a product over the n rows: with
+ * R_j = y - X_T beta_j, X^T R_j = X^T y - sum_m (X^T x_m) beta_jm, an identity of the columns
+ * as they are held (centred and scaled, so no intercept column), whatever they are. So the
+ * device keeps X^T y and a cache of Gram rows x_v^T X for the variables that have been in a
+ * model of a particle taking the argmax (gram_cache.c books them); each iteration one GEMM
+ * through src/linalg (CLBlast) makes the rows of the variables new to the cache (X read once,
+ * for tens of variables rather than 256 residuals), and pass_scan forms each particle's E from
+ * X^T y and its k rows (k ~ 10 terms instead of n ~ 4000) while it scans for the largest |E|.
+ * Where an iteration's models hold more variables than the cache has rows, E = R^T X by one
+ * GEMM from the residuals, as the paper does. The argmaxes agree with the plain C engine's up to
+ * rounding in the dtype, either way. On a device without fp64 the inner products are the
+ * host's (products.c), from the same values. */
 #include "varsel_internal.h"
 
 #include "../linalg/linalg_internal.h"
@@ -16,12 +24,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The largest p for which the device takes the whole Gram matrix at its first argmax. */
+#define WHOLE_GRAM 2048
+
 struct device_state {
-    cl_mem x, y, y64, idx, beta, size, want, rows_dev, r, e, best, add, gram;
-    cl_kernel residuals, argmax, grams, standardise; /* the last two NULL without fp64 */
-    size_t wg;
+    cl_mem x, xt, y, y64, idx, beta, size, want, rows_dev, r, e, best, add, gram;
+    cl_mem xty, cache, fresh, xnew, slot; /* the Gram cache (slots x p) and its helpers */
+    cl_kernel residuals, argmax, gather, scan, transpose;
+    cl_kernel grams, lane_sums, lane_fold, scale; /* NULL without fp64 */
+    size_t wg, chunk;             /* chunk: new rows a GEMM makes at most */
+    bool have_xty;
+    struct pass_cache book;
+    /* Where the time goes, logged at release (clstats_ctx_set_log; bench/bench_pass prints it):
+     * the steps' wall time and their kernels' by part, the Gram rows made, the residual GEMMs. */
+    double wall_ms, fresh_ms, scan_ms, grams_ms;
+    size_t steps, fresh_rows, by_residuals, mark_scan;
     void *beta_host;     /* the coefficients in the dtype */
     int32_t *rows;       /* the particles that take the argmax */
+    int32_t *slots;      /* K x cap: each model position's cache row */
     double *columns;     /* 2 n: the host's inner products without fp64 */
 };
 
@@ -61,26 +81,15 @@ static int put(clstats_ctx *ctx, cl_mem buf, size_t bytes, const void *host)
         "clEnqueueWriteBuffer(PaSS)");
 }
 
-/* The residuals, E and the argmaxes of the particles that take one (only those: the GEMM is
- * the iteration's largest cost), into best[j]. */
-static int argmaxes(struct pass_engine *e, const double *beta, const int32_t *want)
+/* E = R^T X from the residuals of the m particles that take the argmax, and their argmaxes
+ * into best[j]. */
+static int argmaxes_by_residuals(struct pass_engine *e, size_t m)
 {
     clstats_ctx *ctx = e->ctx;
     struct device_state *st = e->state;
     const struct pass_data *d = e->d;
-    const size_t K = e->k_particles, cap = e->cap, es = d->f64 ? 8 : 4;
-    size_t m = 0;
-    for (size_t j = 0; j < K; j++)
-        if (want[j] == PASS_ARGMAX) st->rows[m++] = (int32_t)j;
     const cl_uint n = (cl_uint)d->n, p = (cl_uint)d->p, mm = (cl_uint)m;
-    for (size_t i = 0; i < K * cap; i++) {
-        if (d->f64) ((double *)st->beta_host)[i] = beta[i];
-        else ((float *)st->beta_host)[i] = (float)beta[i];
-    }
     int status;
-    if ((status = put(ctx, st->beta, K * cap * es, st->beta_host)) ||
-        (status = put(ctx, st->rows_dev, m * sizeof *st->rows, st->rows)))
-        return status;
     if ((status = SET_ARGS(ctx, st->residuals, ARG(st->x), ARG(n), ARG(p), ARG(st->y), ARG(st->idx),
                            ARG(st->beta), ARG(st->size), ARG(st->rows_dev), ARG(mm), ARG(st->r))))
         return status;
@@ -97,17 +106,109 @@ static int argmaxes(struct pass_engine *e, const double *beta, const int32_t *wa
     return clstats__launch(ctx, st->argmax, 1, NULL, &g, &st->wg, "pass_argmax");
 }
 
+/* CLBlast's GEMM and GEMV read C even where beta is 0 (0 x NaN is NaN): what they write goes
+ * to zeros. */
+static int zero(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t bytes)
+{
+    const double z = 0;
+    return clstats__cl_check(
+        ctx, clEnqueueFillBuffer(ctx->queue, buf, &z, 4, offset, bytes, 0, NULL, NULL),
+        "clEnqueueFillBuffer(PaSS)");
+}
+
+/* The Gram rows of the variables the plan made new, chunk by chunk: their columns gathered,
+ * then rows first_fresh + f = x_v^T X by one GEMM. X^T y first, once. */
+static int fresh_rows(struct pass_engine *e)
+{
+    clstats_ctx *ctx = e->ctx;
+    struct device_state *st = e->state;
+    const struct pass_data *d = e->d;
+    const struct pass_cache *c = &st->book;
+    const struct clstats__mat x = {st->x, 0, d->p};
+    const size_t es = d->f64 ? 8 : 4;
+    int status;
+    if (!st->have_xty) {
+        if ((status = zero(ctx, st->xty, 0, d->p * es)) ||
+            (status = clstats__gemv(ctx, d->f64, true, d->n, d->p, 1, x, st->y, 0, 0, st->xty, 0)))
+            return status;
+        st->have_xty = true;
+    }
+    if (!c->n_fresh) return CLSTATS_OK;
+    if ((status = put(ctx, st->fresh, c->n_fresh * sizeof *c->fresh, c->fresh))) return status;
+    const cl_uint n = (cl_uint)d->n, p = (cl_uint)d->p;
+    for (size_t f = 0; f < c->n_fresh && !status; f += st->chunk) {
+        const size_t m = c->n_fresh - f < st->chunk ? c->n_fresh - f : st->chunk;
+        const cl_uint mm = (cl_uint)m;
+        const cl_uint first = (cl_uint)f;
+        status = SET_ARGS(ctx, st->gather, ARG(st->x), ARG(n), ARG(p), ARG(st->fresh), ARG(first),
+                          ARG(mm), ARG(st->xnew));
+        const size_t global[2] = {d->n, m};
+        const struct clstats__mat a = {st->xnew, 0, d->n},
+                                  g = {st->cache, (c->first_fresh + f) * d->p, d->p};
+        if (!status) status = zero(ctx, st->cache, (c->first_fresh + f) * d->p * es, m * d->p * es);
+        if (!status) status = clstats__launch(ctx, st->gather, 2, NULL, global, NULL, "pass_gather");
+        if (!status) status = clstats__gemm(ctx, d->f64, false, false, m, d->p, d->n, 1, a, x, 0, g);
+    }
+    return status;
+}
+
+/* The argmaxes of the particles that take one (only those), into best[j]: from the Gram cache
+ * where it holds their models, else from their residuals. */
+static int argmaxes(struct pass_engine *e, const int32_t *idx, const int32_t *size,
+                    const double *beta, const int32_t *want)
+{
+    clstats_ctx *ctx = e->ctx;
+    struct device_state *st = e->state;
+    const struct pass_data *d = e->d;
+    const size_t K = e->k_particles, cap = e->cap, es = d->f64 ? 8 : 4;
+    size_t m = 0;
+    for (size_t j = 0; j < K; j++)
+        if (want[j] == PASS_ARGMAX) st->rows[m++] = (int32_t)j;
+    for (size_t i = 0; i < K * cap; i++) {
+        if (d->f64) ((double *)st->beta_host)[i] = beta[i];
+        else ((float *)st->beta_host)[i] = (float)beta[i];
+    }
+    int status;
+    if ((status = put(ctx, st->beta, K * cap * es, st->beta_host)) ||
+        (status = put(ctx, st->rows_dev, m * sizeof *st->rows, st->rows)))
+        return status;
+    /* Where p is small the whole Gram matrix X^T X is one GEMM of p rows, once: the rows a
+     * few at a time would be GEMMs over n ~ 10^4 with little to share among the threads. */
+    if (!st->book.used && st->book.slots >= d->p && d->p <= WHOLE_GRAM) {
+        clstats__cache_take_all(&st->book);
+        st->fresh_rows += d->p;
+        if ((status = fresh_rows(e))) return status;
+    }
+    if (!clstats__cache_plan(&st->book, idx, size, st->rows, m, cap, st->slots)) {
+        st->by_residuals++;
+        return argmaxes_by_residuals(e, m);
+    }
+    st->fresh_rows += st->book.n_fresh;
+    if ((status = fresh_rows(e)) ||
+        (status = put(ctx, st->slot, K * cap * sizeof *st->slots, st->slots)))
+        return status;
+    st->mark_scan = clstats__event_mark(ctx);
+    const cl_uint p = (cl_uint)d->p;
+    if ((status = SET_ARGS(ctx, st->scan, ARG(st->xty), ARG(st->cache), ARG(p), ARG(st->idx),
+                           ARG(st->slot), ARG(st->beta), ARG(st->size), ARG(st->rows_dev),
+                           ARG(st->best))))
+        return status;
+    const size_t g = m * st->wg;
+    return clstats__launch(ctx, st->scan, 1, NULL, &g, &st->wg, "pass_scan");
+}
+
 static int grams(struct pass_engine *e)
 {
     clstats_ctx *ctx = e->ctx;
     struct device_state *st = e->state;
-    const cl_uint n = (cl_uint)e->d->n, p = (cl_uint)e->d->p;
-    const int status = SET_ARGS(ctx, st->grams, ARG(st->x), ARG(n), ARG(p), ARG(st->y64),
-                                ARG(st->idx), ARG(st->size), ARG(st->want), ARG(st->best),
-                                ARG(st->add), ARG(st->gram));
+    const cl_uint n = (cl_uint)e->d->n;
+    const int status = SET_ARGS(ctx, st->grams, ARG(st->xt), ARG(n), ARG(st->y64), ARG(st->idx),
+                                ARG(st->size), ARG(st->want), ARG(st->best), ARG(st->add),
+                                ARG(st->gram));
     if (status) return status;
-    const size_t lanes = PASS_LANES, g = e->k_particles * lanes;
-    return clstats__launch(ctx, st->grams, 1, NULL, &g, &lanes, "pass_grams");
+    /* A work-group per particle and product; those past a model's k + 2 products end at once. */
+    const size_t local[2] = {PASS_LANES, 1}, g[2] = {e->k_particles * PASS_LANES, e->cap + 2};
+    return clstats__launch(ctx, st->grams, 2, NULL, g, local, "pass_grams");
 }
 
 static int read(clstats_ctx *ctx, cl_mem buf, size_t bytes, void *host, bool wait)
@@ -118,8 +219,33 @@ static int read(clstats_ctx *ctx, cl_mem buf, size_t bytes, void *host, bool wai
                              "clEnqueueReadBuffer(PaSS)");
 }
 
+static int timed_step(struct pass_engine *e, const int32_t *idx, const int32_t *size,
+                      const double *beta, const int32_t *want, int32_t *add, double *gram,
+                      size_t marks[3]);
+
+/* A step, its wall time and its kernels' by part (their events are done after its blocking
+ * read). */
 static int step(struct pass_engine *e, const int32_t *idx, const int32_t *size,
                 const double *beta, const int32_t *want, int32_t *add, double *gram)
+{
+    struct device_state *st = e->state;
+    const double t0 = clstats__pass_wall_ms();
+    size_t marks[3];
+    marks[0] = marks[1] = marks[2] = clstats__event_mark(e->ctx);
+    const int status = timed_step(e, idx, size, beta, want, add, gram, marks);
+    if (status) return status;
+    const size_t end = clstats__event_mark(e->ctx);
+    st->fresh_ms += clstats__events_ms(e->ctx, marks[0]) - clstats__events_ms(e->ctx, marks[1]);
+    st->scan_ms += clstats__events_ms(e->ctx, marks[1]) - clstats__events_ms(e->ctx, marks[2]);
+    st->grams_ms += clstats__events_ms(e->ctx, marks[2]) - clstats__events_ms(e->ctx, end);
+    st->wall_ms += clstats__pass_wall_ms() - t0;
+    st->steps++;
+    return CLSTATS_OK;
+}
+
+static int timed_step(struct pass_engine *e, const int32_t *idx, const int32_t *size,
+                      const double *beta, const int32_t *want, int32_t *add, double *gram,
+                      size_t marks[3])
 {
     clstats_ctx *ctx = e->ctx;
     struct device_state *st = e->state;
@@ -129,8 +255,10 @@ static int step(struct pass_engine *e, const int32_t *idx, const int32_t *size,
     int status;
     if ((status = put(ctx, st->idx, K * cap * sizeof *idx, idx)) ||
         (status = put(ctx, st->size, K * sizeof *size, size)) ||
-        (any_argmax && (status = argmaxes(e, beta, want))))
+        (any_argmax && (st->mark_scan = 0, status = argmaxes(e, idx, size, beta, want))))
         return status;
+    marks[1] = any_argmax && st->mark_scan >= marks[0] ? st->mark_scan : marks[0];
+    marks[2] = clstats__event_mark(ctx);
     if (!st->grams) { /* no fp64: the indices only, then the products here */
         if (any_argmax && (status = read(ctx, st->best, K * sizeof *add, add, true))) return status;
         for (size_t j = 0; j < K; j++) {
@@ -152,14 +280,52 @@ static void release(struct pass_engine *e)
 {
     struct device_state *st = e->state;
     if (!st) return;
-    cl_mem *bufs[] = {&st->x,    &st->y,        &st->y64, &st->idx, &st->beta,
-                      &st->size, &st->want,     &st->r,   &st->e,   &st->best,
-                      &st->add,  &st->rows_dev, &st->gram};
+    if (st->steps)
+        clstats__log(e->ctx,
+                     "pass device: %zu steps, %.2f ms; kernels: Gram rows %.2f ms (%zu rows), "
+                     "scans or residual GEMMs %.2f ms (%zu by residuals), inner products %.2f ms",
+                     st->steps, st->wall_ms, st->fresh_ms, st->fresh_rows, st->scan_ms,
+                     st->by_residuals, st->grams_ms);
+    cl_mem *bufs[] = {&st->x,    &st->xt,   &st->y,     &st->y64,      &st->idx,  &st->beta,
+                      &st->size, &st->want, &st->r,     &st->e,        &st->best, &st->add,
+                      &st->gram, &st->xty,  &st->cache, &st->fresh,    &st->xnew, &st->slot,
+                      &st->rows_dev};
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (*bufs[i]) clReleaseMemObject(*bufs[i]);
-    free(st->beta_host), free(st->columns), free(st->rows);
+    clstats__cache_free(&st->book);
+    free(st->beta_host), free(st->columns), free(st->rows), free(st->slots);
     free(st);
     e->state = NULL;
+}
+
+/* xt = x^T, where the inner products are taken on the device. */
+static int transpose(struct pass_engine *e)
+{
+    struct device_state *st = e->state;
+    if (!st->grams) return CLSTATS_OK;
+    const cl_uint n = (cl_uint)e->d->n, p = (cl_uint)e->d->p;
+    const int status = SET_ARGS(e->ctx, st->transpose, ARG(st->x), ARG(n), ARG(p), ARG(st->xt));
+    if (status) return status;
+    const size_t local[2] = {16, 16}, g[2] = {(e->d->p + 15) / 16 * 16, (e->d->n + 15) / 16 * 16};
+    return clstats__launch(e->ctx, st->transpose, 2, NULL, g, local, "pass_transpose");
+}
+
+/* One of the standardisation's two sums over the rows: in lanes, then the lanes folded. */
+static int standardise_pass(struct pass_engine *e, cl_mem raw, cl_uint pass, cl_mem lanes,
+                            cl_mem lane_bad, cl_mem m, cl_mem sc, cl_mem bad)
+{
+    clstats_ctx *ctx = e->ctx;
+    struct device_state *st = e->state;
+    const cl_uint n = (cl_uint)e->d->n, p = (cl_uint)e->d->p;
+    const size_t g[2] = {e->d->p, PASS_LANES};
+    int status;
+    if ((status = SET_ARGS(ctx, st->lane_sums, ARG(raw), ARG(n), ARG(p), ARG(m), ARG(pass),
+                           ARG(lanes), ARG(lane_bad))) ||
+        (status = clstats__launch(ctx, st->lane_sums, 2, NULL, g, NULL, "pass_lane_sums")) ||
+        (status = SET_ARGS(ctx, st->lane_fold, ARG(lanes), ARG(lane_bad), ARG(n), ARG(p),
+                           ARG(pass), ARG(m), ARG(sc), ARG(bad))))
+        return status;
+    return clstats__launch(ctx, st->lane_fold, 1, NULL, g, NULL, "pass_lane_fold");
 }
 
 int clstats__engine_device_load(struct pass_engine *e, const struct clstats_array *x,
@@ -167,34 +333,38 @@ int clstats__engine_device_load(struct pass_engine *e, const struct clstats_arra
 {
     clstats_ctx *ctx = e->ctx;
     struct device_state *st = e->state;
-    const size_t p = e->d->p;
-    if (!st->standardise)
+    const size_t n = e->d->n, p = e->d->p;
+    if (!st->scale)
         return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED,
                              "standardising on the device needs fp64");
     const size_t es = e->d->f64 ? 8 : 4;
     bool owned;
-    cl_mem raw = NULL, m = NULL, sc = NULL, bad = NULL;
+    cl_mem raw = NULL, m = NULL, sc = NULL, bad = NULL, lanes = NULL, lane_bad = NULL;
     /* raw may be the caller's own memory (CPU devices), read-only: the result goes apart. */
     int status = clstats__array_in(ctx, x, true, &raw, NULL, &owned);
     if (status) return status;
-    if ((status = buffer(ctx, e->d->n * p * es, NULL, &st->x)) ||
+    if ((status = buffer(ctx, n * p * es, NULL, &st->x)) ||
         (status = buffer(ctx, p * 8, NULL, &m)) || (status = buffer(ctx, p * 8, NULL, &sc)) ||
-        (status = buffer(ctx, p * 4, NULL, &bad)))
+        (status = buffer(ctx, p * 4, NULL, &bad)) ||
+        (status = buffer(ctx, PASS_LANES * p * 8, NULL, &lanes)) ||
+        (status = buffer(ctx, PASS_LANES * p * 4, NULL, &lane_bad)))
         goto exit;
-    const cl_uint n32 = (cl_uint)e->d->n, p32 = (cl_uint)p;
-    if ((status = SET_ARGS(ctx, st->standardise, ARG(raw), ARG(st->x), ARG(n32), ARG(p32), ARG(m),
-                           ARG(sc), ARG(bad))))
-        goto exit;
-    if ((status = clstats__launch(ctx, st->standardise, 1, NULL, &p, NULL, "pass_standardise")) ||
+    const cl_uint n32 = (cl_uint)n, p32 = (cl_uint)p;
+    const size_t g[2] = {p, n};
+    if ((status = standardise_pass(e, raw, 0, lanes, lane_bad, m, sc, bad)) ||
+        (status = standardise_pass(e, raw, 1, lanes, lane_bad, m, sc, bad)) ||
+        (status = SET_ARGS(ctx, st->scale, ARG(raw), ARG(st->x), ARG(n32), ARG(p32), ARG(m),
+                           ARG(sc), ARG(bad))) ||
+        (status = clstats__launch(ctx, st->scale, 2, NULL, g, NULL, "pass_scale")) ||
         (status = read(ctx, m, p * 8, mean, false)) ||
         (status = read(ctx, sc, p * 8, scale, false)))
         goto exit;
-    status = read(ctx, bad, p * 4, first_bad, true);
+    if (!(status = read(ctx, bad, p * 4, first_bad, true))) status = transpose(e);
 exit:
     if (raw && owned) clReleaseMemObject(raw);
-    if (m) clReleaseMemObject(m);
-    if (sc) clReleaseMemObject(sc);
-    if (bad) clReleaseMemObject(bad);
+    cl_mem own[] = {m, sc, bad, lanes, lane_bad};
+    for (size_t i = 0; i < sizeof own / sizeof *own; i++)
+        if (own[i]) clReleaseMemObject(own[i]);
     return status;
 }
 
@@ -206,6 +376,21 @@ static void *y_in_dtype(const struct pass_data *d)
         if (d->f64) ((double *)out)[t] = d->ys[t];
         else ((float *)out)[t] = (float)d->ys[t];
     return out;
+}
+
+/* The Gram cache's rows: all p where they take at most an eighth of the device's memory (and
+ * at most 2 GiB, and one allocation), else as many as do; never more than K cap, the most that
+ * an iteration's models can hold. */
+static size_t cache_rows(const clstats_ctx *ctx, const struct pass_data *d, size_t most)
+{
+    if (d->cache_rows) return d->cache_rows;
+    cl_ulong budget = ctx->global_mem / 8;
+    if (budget > ctx->max_alloc) budget = ctx->max_alloc;
+    if (budget > (cl_ulong)2 << 30) budget = (cl_ulong)2 << 30;
+    size_t rows = (size_t)(budget / (d->p * (d->f64 ? 8 : 4)));
+    if (rows > d->p) rows = d->p;
+    if (rows > most) rows = most;
+    return rows ? rows : 1;
 }
 
 int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k_particles,
@@ -230,17 +415,36 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
         (status = clstats__kernel(ctx, prog, "pass_argmax", &st->argmax)) ||
         (ctx->has_fp64 && (status = clstats__kernel(ctx, prog, "pass_grams", &st->grams))) ||
         (ctx->has_fp64 &&
-         (status = clstats__kernel(ctx, prog, "pass_standardise", &st->standardise))))
+         ((status = clstats__kernel(ctx, prog, "pass_lane_sums", &st->lane_sums)) ||
+          (status = clstats__kernel(ctx, prog, "pass_lane_fold", &st->lane_fold)) ||
+          (status = clstats__kernel(ctx, prog, "pass_scale", &st->scale)))) ||
+        (status = clstats__kernel(ctx, prog, "pass_gather", &st->gather)) ||
+        (status = clstats__kernel(ctx, prog, "pass_scan", &st->scan)) ||
+        (status = clstats__kernel(ctx, prog, "pass_transpose", &st->transpose)))
         return status;
+    const size_t slots = cache_rows(ctx, d, K * cap);
+    st->chunk = slots < 512 ? slots : 512;
+    if ((status = clstats__cache_init(ctx, &st->book, d->p, slots))) return status;
     st->beta_host = malloc(K * cap * es);
     st->columns = malloc(2 * d->n * sizeof *st->columns);
     st->rows = malloc(K * sizeof *st->rows);
+    st->slots = calloc(K * cap, sizeof *st->slots);
     void *yh = y_in_dtype(d);
-    if (!st->beta_host || !st->columns || !st->rows || !yh) {
+    if (!st->beta_host || !st->columns || !st->rows || !st->slots || !yh) {
         free(yh);
         return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "out of memory");
     }
+    if ((status = buffer(ctx, d->p * es, NULL, &st->xty)) ||
+        (status = buffer(ctx, slots * d->p * es, NULL, &st->cache)) ||
+        (status = buffer(ctx, slots * 4, NULL, &st->fresh)) ||
+        (status = buffer(ctx, st->chunk * d->n * es, NULL, &st->xnew)) ||
+        (status = buffer(ctx, K * cap * 4, NULL, &st->slot)) ||
+        (ctx->has_fp64 && (status = buffer(ctx, d->n * d->p * es, NULL, &st->xt)))) {
+        free(yh);
+        return status;
+    }
     status = d->xr ? buffer(ctx, d->n * d->p * es, (void *)d->xr, &st->x) : CLSTATS_OK;
+    if (!status && d->xr) status = transpose(e);
     if (!status) status = buffer(ctx, d->n * es, yh, &st->y);
     free(yh);
     if (status || (status = buffer(ctx, d->n * 8, (void *)d->ys, &st->y64)) ||

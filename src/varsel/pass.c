@@ -8,6 +8,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+double clstats__pass_wall_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
+}
 
 void clstats_pass_default_options(struct clstats_pass_options *o)
 {
@@ -98,32 +106,60 @@ static int constant_column(clstats_ctx *ctx, size_t n, size_t p, const double *m
     return CLSTATS_OK;
 }
 
+/* Columns first0 .. first0 + w of x summed in PASS_LANES lanes, in the order of
+ * clstats__pass_dot (lane l over rows t = l, l + PASS_LANES, ... rising, then halved pairwise):
+ * the values themselves into out (pass 0), or the squares of their distances from mean by fma
+ * (pass 1). lanes holds PASS_LANES w doubles. */
+static void lane_sums(const struct clstats_array *x, size_t first0, size_t w, const double *mean,
+                      int pass, double *lanes, double *out)
+{
+    for (size_t l = 0; l < PASS_LANES * w; l++) lanes[l] = 0;
+    for (size_t t = 0; t < x->ny; t++) {
+        const char *row = row_of(x, t);
+        double *lane = lanes + (t % PASS_LANES) * w;
+        for (size_t c = 0; c < w; c++) {
+            const double v = element(x, row, first0 + c);
+            if (pass == 0) lane[c] += v;
+            else {
+                const double d = v - mean[first0 + c];
+                lane[c] = fma(d, d, lane[c]);
+            }
+        }
+    }
+    for (size_t h = PASS_LANES / 2; h > 0; h /= 2)
+        for (size_t l = 0; l < h; l++)
+            for (size_t c = 0; c < w; c++) lanes[l * w + c] += lanes[(l + h) * w + c];
+    for (size_t c = 0; c < w; c++) out[first0 + c] = lanes[c];
+}
+
+/* Columns at a time, so that the lanes stay small whatever p. */
+#define STANDARDISE_BLOCK 1024
+
 /* Centres every column of x and scales it to unit norm, into xr row-major in the dtype (the
- * values the device holds), as kernels/varsel/pass.cl's pass_standardise does on the device
- * (the same sums in the same order, so the same values); mean and scale (the centred column's
- * norm) per column for the caller's coefficients. Passes go along the caller's rows. */
+ * values the device holds), as kernels/varsel/pass.cl's pass_lane_sums, pass_lane_fold and
+ * pass_scale do on the device (the same sums in the same order, so the same values); mean and
+ * scale (the centred column's norm) per column for the caller's coefficients. The sums go in
+ * lanes (clstats__pass_dot's order), which the device can spread over its work-items. */
 static int standardise_x(clstats_ctx *ctx, const struct clstats_array *x, void *xr, double *mean,
                          double *scale)
 {
     const size_t n = x->ny, p = x->nx;
-    for (size_t i = 0; i < p; i++) mean[i] = 0, scale[i] = 0;
-    for (size_t t = 0; t < n; t++) {
+    for (size_t t = 0; t < n; t++) { /* the first non-finite value in row order */
         const char *row = row_of(x, t);
-        for (size_t i = 0; i < p; i++) {
-            const double v = element(x, row, i);
-            if (!isfinite(v)) return non_finite(ctx, x, t, i);
-            mean[i] += v;
-        }
+        for (size_t i = 0; i < p; i++)
+            if (!isfinite(element(x, row, i))) return non_finite(ctx, x, t, i);
     }
-    for (size_t i = 0; i < p; i++) mean[i] /= (double)n;
-    for (size_t t = 0; t < n; t++) {
-        const char *row = row_of(x, t);
-        for (size_t i = 0; i < p; i++) {
-            const double c = element(x, row, i) - mean[i];
-            scale[i] = fma(c, c, scale[i]);
-        }
+    const size_t w = p < STANDARDISE_BLOCK ? p : STANDARDISE_BLOCK;
+    double *lanes = malloc(PASS_LANES * w * sizeof *lanes);
+    if (!lanes) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < p; i += w) {
+        const size_t wi = p - i < w ? p - i : w;
+        lane_sums(x, i, wi, NULL, 0, lanes, mean);
+        for (size_t c = i; c < i + wi; c++) mean[c] /= (double)n;
+        lane_sums(x, i, wi, mean, 1, lanes, scale);
+        for (size_t c = i; c < i + wi; c++) scale[c] = sqrt(scale[c]);
     }
-    for (size_t i = 0; i < p; i++) scale[i] = sqrt(scale[i]);
+    free(lanes);
     int status = constant_column(ctx, n, p, mean, scale);
     for (size_t t = 0; t < n && !status; t++) {
         const char *row = row_of(x, t);
@@ -136,8 +172,8 @@ static int standardise_x(clstats_ctx *ctx, const struct clstats_array *x, void *
     return status;
 }
 
-/* X standardised on the device (pass_standardise), and its errors as standardise_x gives them:
- * the first non-finite value in row order, then the first constant column. */
+/* X standardised on the device (clstats__engine_device_load), and its errors as standardise_x
+ * gives them: the first non-finite value in row order, then the first constant column. */
 static int standardise_on_device(clstats_ctx *ctx, struct pass_engine *e,
                                  const struct clstats_array *x, double *mean, double *scale)
 {
@@ -393,6 +429,7 @@ static int run(clstats_ctx *ctx, bool device, const struct clstats_array *x,
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "max_size %u is more than min(p, n - 2) = %zu",
                              o.max_size, cap);
 
+    const double t_begin = clstats__pass_wall_ms();
     const bool f64 = x->dtype == CLSTATS_FLOAT64;
     /* On a device with fp64 X goes up as it is and is standardised there; else here. */
     const bool on_device = device && ctx->has_fp64;
@@ -428,11 +465,15 @@ static int run(clstats_ctx *ctx, bool device, const struct clstats_array *x,
     clstats__rng_seed(&rng, o.seed);
     if ((status = start(ctx, &s, &e, &rng))) goto exit;
     if (res->history) res->history[0] = s.best_phi;
+    const double t_start = clstats__pass_wall_ms();
     for (unsigned it = 0; it < o.n_iter && !status; it++) {
         status = iterate(&s, &e, &rng, it == 0);
         if (res->history) res->history[it + 1] = s.best_phi;
     }
     if (status) goto exit;
+    clstats__log(ctx, "pass: %.2f ms to the start (checks, x up and standardised, the engine, the "
+                 "swarm's first models), %u iterations %.2f ms", t_start - t_begin, o.n_iter,
+                 clstats__pass_wall_ms() - t_start);
 
     /* The best model's coefficients from its fit, on the caller's scale. */
     const struct pass_fit *best = &s.best_fit;

@@ -19,6 +19,7 @@ struct pass_data {
     const double *xs;
     const double *ys;
     double yty;
+    size_t cache_rows; /* the device's Gram cache's rows; 0: its own choice (tests set a few) */
 };
 
 /* Every inner product of length n that enters a fit is summed in one order, whatever the
@@ -69,6 +70,25 @@ struct pass_engine {
     void *state;
 };
 
+/* The device engine's Gram cache, as the host books it (gram_cache.c): row s of the cache holds
+ * x_v^T X for v = var_of[s] (s < used), slot_of[v] = s or -1. */
+struct pass_cache {
+    size_t p, slots, used, first_fresh, n_fresh;
+    int32_t *slot_of, *var_of;
+    int32_t *fresh;  /* the variables the last plan added, in rows first_fresh, first_fresh + 1, ... */
+    uint32_t *stamp, epoch;
+};
+int clstats__cache_init(clstats_ctx *ctx, struct pass_cache *c, size_t p, size_t slots);
+void clstats__cache_free(struct pass_cache *c);
+/* Rows for every variable of the m models rows[q] (model j at idx + j cap, size[j] long), new
+ * ones consecutive from first_fresh (the cache afresh where they do not fit beside the old),
+ * and each model position's row into slot (same layout as idx); false, the cache unchanged,
+ * where the models hold more distinct variables than the cache has rows. */
+/* Every variable new, in rows 0 .. p - 1 (slots >= p): the whole Gram matrix at once. */
+void clstats__cache_take_all(struct pass_cache *c);
+bool clstats__cache_plan(struct pass_cache *c, const int32_t *idx, const int32_t *size,
+                         const int32_t *rows, size_t m, size_t cap, int32_t *slot);
+
 /* Where the engine holds no products: gram for variable i against the model idx[0..k). */
 void clstats__pass_gram(const struct pass_data *d, const int32_t *idx, size_t k, size_t i,
                         double *gram, double *column_work);
@@ -83,5 +103,8 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
                            size_t cap, struct pass_engine *e);
 int clstats__engine_device_load(struct pass_engine *e, const struct clstats_array *x,
                                 double *mean, double *scale, int32_t *first_bad);
+
+/* A monotonic clock in ms, for the times the log gives (clstats_ctx_set_log). */
+double clstats__pass_wall_ms(void);
 
 #endif
