@@ -444,9 +444,10 @@ static PyObject *py_quantiles(PyObject *self, PyObject *args)
 #ifdef CLSTATS_HAVE_MPI
 #include "clstats/mpi.h"
 
-/* mpi_select(ctx, comm_handle, part, what, k, q, out, even) -> (value or None, nans, bytes,
- * messages): what 'kth' or 'median' (value), or 'quantiles' (q and out float64 vectors, value
- * 0.0); None for the value where no rank holds a valid value. */
+/* mpi_select(ctx, comm_handle, part, what, k, q, out, even, method) -> (value or None, nans,
+ * bytes, messages): what 'kth' or 'median' (value), or 'quantiles' (q and out float64 vectors,
+ * value 0.0); None for the value where no rank holds a valid value; method an enum
+ * clstats_select_method. */
 static PyObject *py_mpi_select(PyObject *self, PyObject *args)
 {
     (void)self;
@@ -454,15 +455,17 @@ static PyObject *py_mpi_select(PyObject *self, PyObject *args)
     long long handle;
     const char *what, *even = "mean";
     unsigned long long k = 0;
-    if (!PyArg_ParseTuple(args, "OLOsKOO|s", &capsule, &handle, &part_obj, &what, &k, &q_obj,
-                          &out_obj, &even))
+    int method = CLSTATS_SELECT_AUTO;
+    if (!PyArg_ParseTuple(args, "OLOsKOO|si", &capsule, &handle, &part_obj, &what, &k, &q_obj,
+                          &out_obj, &even, &method))
         return NULL;
     /* A rank whose own arguments are bad still joins the call, with none, so that every rank
      * fails together (mpi.h); it raises its own error, the others the library's. */
     clstats_ctx *ctx = capsule == Py_None ? NULL : context_of(capsule);
     struct clstats_array part, q = {0}, out = {0};
     uint64_t nans = 0;
-    struct clstats_select_options o = {.nan_count = &nans};
+    struct clstats_select_options o = {.nan_count = &nans,
+                                       .method = (enum clstats_select_method)method};
     const bool quantiles = strcmp(what, "quantiles") == 0;
     bool bad = !ctx || describe(part_obj, false, "part", &part) < 0 || even_rule(even, &o.even) < 0;
     if (!bad && !quantiles && strcmp(what, "kth") != 0 && strcmp(what, "median") != 0) {
@@ -563,6 +566,81 @@ static PyObject *py_mpi_median_filter(PyObject *self, PyObject *args)
     }
     if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(ctx));
     return PyLong_FromUnsignedLongLong(t.bytes);
+}
+
+/* mpi_columns(ctx, comm_handle, part, k, out, sums, even) -> (nans, bytes, messages, empty):
+ * the column medians (k None) or k-th values (k a uint64 vector, 1-based; sums a vector of the
+ * part's dtype or None) of a matrix whose rows the ranks hold, into out (float64); empty tells
+ * that some column had too few valid values (NaN there). */
+static PyObject *py_mpi_columns(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule, *part_obj, *k_obj, *out_obj, *sums_obj;
+    long long handle;
+    const char *even = "mean";
+    if (!PyArg_ParseTuple(args, "OLOOOO|s", &capsule, &handle, &part_obj, &k_obj, &out_obj,
+                          &sums_obj, &even))
+        return NULL;
+    clstats_ctx *ctx = capsule == Py_None ? NULL : context_of(capsule);
+    struct clstats_array part, out = {0}, sums = {0};
+    uint64_t nans = 0;
+    struct clstats_select_options o = {.nan_count = &nans};
+    bool has_sums = false;
+    bool bad = !ctx || describe(part_obj, false, "part", &part) < 0 ||
+               describe(out_obj, true, "out", &out) < 0 ||
+               describe_output(sums_obj, "sums", &sums, &has_sums) < 0 ||
+               even_rule(even, &o.even) < 0;
+    const uint64_t *k = NULL;
+    if (!bad && k_obj != Py_None) {
+        PyArrayObject *ka = PyArray_Check(k_obj) ? (PyArrayObject *)k_obj : NULL;
+        if (!ka || PyArray_TYPE(ka) != NPY_UINT64 || !PyArray_IS_C_CONTIGUOUS(ka) ||
+            PyArray_SIZE(ka) != (npy_intp)part.nx) {
+            PyErr_SetString(PyExc_ValueError, "k must be a uint64 vector, one a column");
+            bad = true;
+        } else {
+            k = PyArray_DATA(ka);
+        }
+    }
+    if (!bad && (out.dtype != CLSTATS_FLOAT64 || out.ny != 1 || out.nx != part.nx ||
+                 (has_sums && (sums.ny != 1 || sums.nx != part.nx)))) {
+        PyErr_SetString(PyExc_ValueError, "out and sums must be vectors, one value a column");
+        bad = true;
+    }
+    double *sums64 = has_sums && !bad ? malloc((part.nx ? part.nx : 1) * sizeof *sums64) : NULL;
+    if (has_sums && !bad && !sums64) {
+        PyErr_NoMemory();
+        bad = true;
+    }
+    PyObject *type = NULL, *value_err = NULL, *trace = NULL;
+    if (bad) PyErr_Fetch(&type, &value_err, &trace);
+    struct clstats_mpi_traffic t = {0};
+    const MPI_Comm comm = clstats_mpi_comm_from_handle(handle);
+    int status;
+    /* A rank whose own arguments are bad joins the call without a context (py_mpi_select). */
+    Py_BEGIN_ALLOW_THREADS
+    if (k_obj == Py_None)
+        status = clstats_mpi_column_medians(bad ? NULL : ctx, comm, bad ? NULL : &part, &o,
+                                            bad ? NULL : out.host, &t);
+    else
+        status = clstats_mpi_column_smallest(bad ? NULL : ctx, comm, bad ? NULL : &part, k, &o,
+                                             bad ? NULL : out.host, sums64, &t);
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        free(sums64);
+        PyErr_Restore(type, value_err, trace);
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "bad arguments");
+        return NULL;
+    }
+    for (size_t c = 0; sums64 && c < part.nx; c++) {
+        if (sums.dtype == CLSTATS_FLOAT64) ((double *)sums.host)[c] = sums64[c];
+        else ((float *)sums.host)[c] = (float)sums64[c];
+    }
+    free(sums64);
+    if (status != CLSTATS_OK && status != CLSTATS_ERR_EMPTY)
+        return raise_status(status, clstats_ctx_message(ctx));
+    return Py_BuildValue("(KKKO)", (unsigned long long)nans, (unsigned long long)t.bytes,
+                         (unsigned long long)t.messages,
+                         status == CLSTATS_ERR_EMPTY ? Py_True : Py_False);
 }
 #endif
 
@@ -1183,9 +1261,12 @@ static PyMethodDef methods[] = {
     {"column_medians", py_column_medians, METH_VARARGS, "column_medians(ctx, m, out[, even])"},
 #ifdef CLSTATS_HAVE_MPI
     {"mpi_select", py_mpi_select, METH_VARARGS,
-     "mpi_select(ctx, comm, part, what, k, q, out[, even]) -> (value, nans, bytes, messages)"},
+     "mpi_select(ctx, comm, part, what, k, q, out[, even, method]) -> (value, nans, bytes, "
+     "messages)"},
     {"mpi_median_filter", py_mpi_median_filter, METH_VARARGS,
      "mpi_median_filter(ctx, comm, band, ny, row0, window, mode, cval, median, mad) -> bytes"},
+    {"mpi_columns", py_mpi_columns, METH_VARARGS,
+     "mpi_columns(ctx, comm, part, k, out, sums[, even]) -> (nans, bytes, messages, empty)"},
 #endif
     {"tile_medians", py_tile_medians, METH_VARARGS, "tile_medians(ctx, im, tw, th, out[, even])"},
     {"regress", py_regress, METH_VARARGS, "regress(ctx, x, y, options, coef, raw, sup, out)"},

@@ -30,6 +30,7 @@ enum {
     ST_RES1 = 15,
     ST_LO = 16,
     ST_HI = 17,
+    ST_T = 18,
     ST_L = 19,
     ST_C = 20,
     ST_ITERS = 24,
@@ -97,6 +98,7 @@ static int launch(struct run *r, cl_kernel k, size_t groups, const char *what)
 static int parts_agree(const struct select_parts *parts, int status)
 {
     if (!parts || status == CLSTATS_OK) return status;
+    if (parts->plane) return parts->gather(parts->user, NULL, SELECT_PLANE_WORDS, NULL, status);
     return parts->sum_counts(parts->user, NULL, 0, status);
 }
 
@@ -352,6 +354,108 @@ fail:
     return status;
 }
 
+/* ---- The cutting plane over parts (struct select_parts's gather) --------------------------
+ * Each pass, every part reduces its own data (cp_reduce), reduces its groups' partials on the
+ * host into one record, and every part's record is gathered to all: the counts summed, the
+ * min and max keys combined and the objective's sums added in part order, alike on every part,
+ * then handed to cp_update as one group's. Counts decide the bracket, so the answer is the
+ * one-device answer; the sums only steer. A record also carries the trial its part reduced at
+ * and its key buffer's capacity: all take the smallest capacity (so all gather at the same
+ * pass), and trials that differ (devices that round the step apart) make every part fail
+ * alike rather than go on in different brackets. */
+enum { CPR_CL, CPR_CR, CPR_MINL, CPR_MAXL, CPR_MINR, CPR_MAXR, CPR_SL, CPR_SR, CPR_T, CPR_CAP,
+       CPR_WORDS };
+_Static_assert((int)CPR_WORDS == (int)SELECT_PLANE_WORDS, "a record's words");
+
+static int cp_pass_over_parts(struct run *r, bool real64, cl_ulong cap, const cl_ulong *st,
+                              bool *stop)
+{
+    clstats_ctx *ctx = r->ctx;
+    const struct select_parts *pp = r->parts;
+    const size_t g = r->groups;
+    cl_ulong *pc = malloc(g * 6 * sizeof *pc);
+    void *ps = malloc(g * 2 * (real64 ? 8 : 4));
+    uint64_t *all = malloc((size_t)pp->parts * CPR_WORDS * sizeof *all);
+    int status = CLSTATS_OK;
+    if (!pc || !ps || !all) {
+        status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate the partials");
+        goto fail;
+    }
+    CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r->pc, CL_FALSE, 0, g * 6 * sizeof *pc, pc, 0,
+                                    NULL, NULL),
+           "clEnqueueReadBuffer(cutting-plane partials)");
+    CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r->ps, CL_TRUE, 0, g * 2 * (real64 ? 8 : 4), ps,
+                                    0, NULL, NULL),
+           "clEnqueueReadBuffer(cutting-plane sums)");
+    /* The trial word also says whether this part's passes are over (the last update's). */
+    const bool over = (st[ST_FLAGS] & FLAG_DONE) || st[ST_COMPACT] == 2;
+    uint64_t mine[CPR_WORDS] = {0, 0, ~0ull, 0, ~0ull, 0, 0, 0, over ? ~0ull : st[ST_T], cap};
+    double sl = 0, sr = 0;
+    for (size_t i = 0; i < g; i++) {
+        const cl_ulong *q = pc + 6 * i;
+        mine[CPR_CL] += q[0];
+        mine[CPR_CR] += q[1];
+        if (q[2] < mine[CPR_MINL]) mine[CPR_MINL] = q[2];
+        if (q[3] > mine[CPR_MAXL]) mine[CPR_MAXL] = q[3];
+        if (q[4] < mine[CPR_MINR]) mine[CPR_MINR] = q[4];
+        if (q[5] > mine[CPR_MAXR]) mine[CPR_MAXR] = q[5];
+        sl += real64 ? ((double *)ps)[2 * i] : ((float *)ps)[2 * i];
+        sr += real64 ? ((double *)ps)[2 * i + 1] : ((float *)ps)[2 * i + 1];
+    }
+    memcpy(&mine[CPR_SL], &sl, 8);
+    memcpy(&mine[CPR_SR], &sr, 8);
+    if ((status = pp->gather(pp->user, mine, CPR_WORDS, all, CLSTATS_OK))) goto fail;
+    *stop = over;
+    uint64_t q[6] = {0, 0, ~0ull, 0, ~0ull, 0};
+    cl_ulong agreed_cap = cap;
+    sl = sr = 0;
+    for (int p = 0; p < pp->parts; p++) {
+        const uint64_t *w = all + (size_t)p * CPR_WORDS;
+        double a, b;
+        memcpy(&a, &w[CPR_SL], 8);
+        memcpy(&b, &w[CPR_SR], 8);
+        q[0] += w[CPR_CL];
+        q[1] += w[CPR_CR];
+        q[2] = w[CPR_MINL] < q[2] ? w[CPR_MINL] : q[2];
+        q[3] = w[CPR_MAXL] > q[3] ? w[CPR_MAXL] : q[3];
+        q[4] = w[CPR_MINR] < q[4] ? w[CPR_MINR] : q[4];
+        q[5] = w[CPR_MAXR] > q[5] ? w[CPR_MAXR] : q[5];
+        sl += a;
+        sr += b;
+        if (w[CPR_CAP] < agreed_cap) agreed_cap = w[CPR_CAP];
+        if (w[CPR_T] != all[CPR_T]) { /* also where some parts' passes ended and not others' */
+            status = clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED,
+                                   "the ranks' devices stepped the cutting plane apart: use the "
+                                   "radix method across them");
+            goto fail;
+        }
+    }
+    /* The rest of the groups' partials no longer count: cp_update reads one group. */
+    for (int i = 0; i < 6; i++) pc[i] = q[i];
+    if (real64) {
+        ((double *)ps)[0] = sl;
+        ((double *)ps)[1] = sr;
+    } else {
+        ((float *)ps)[0] = (float)sl;
+        ((float *)ps)[1] = (float)sr;
+    }
+    if (over) goto fail; /* every part's passes are over (the trials agree): nothing to write */
+    CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, r->pc, CL_FALSE, 0, 6 * sizeof *pc, pc, 0, NULL,
+                                     NULL),
+           "clEnqueueWriteBuffer(cutting-plane partials)");
+    CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, r->ps, CL_FALSE, 0, 2 * (real64 ? 8 : 4), ps, 0,
+                                     NULL, NULL),
+           "clEnqueueWriteBuffer(cutting-plane sums)");
+    CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, r->st, CL_TRUE, ST_CAP * sizeof(cl_ulong),
+                                     sizeof(cl_ulong), &agreed_cap, 0, NULL, NULL),
+           "clEnqueueWriteBuffer(select capacity)");
+fail:
+    free(pc);
+    free(ps);
+    free(all);
+    return status;
+}
+
 /* Kernels of the program, each with the arguments that never change within a run. */
 static int get_kernel(struct run *r, cl_program program, const char *name, cl_kernel *k)
 {
@@ -375,7 +479,12 @@ static int select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, 
     if (method == CLSTATS_SELECT_AUTO)
         method =
             !ctx->is_cpu && n >= ((uint64_t)1 << 21) ? CLSTATS_SELECT_SAMPLE : CLSTATS_SELECT_RADIX;
-    if ((method == CLSTATS_SELECT_SAMPLE && n < 16384) || req->parts) method = CLSTATS_SELECT_RADIX;
+    if (method == CLSTATS_SELECT_SAMPLE && n < 16384) method = CLSTATS_SELECT_RADIX;
+    if (req->parts)
+        method = req->parts->plane ? CLSTATS_SELECT_CUTTING_PLANE : CLSTATS_SELECT_RADIX;
+    /* Over parts, a failure is sent in the message the others make next: a gather until the
+     * cutting plane's passes end, else a count message (struct select_parts). */
+    bool gather_next = req->parts && req->parts->plane;
 
     memset(res, 0, sizeof *res);
     if (f64 && !ctx->has_fp64)
@@ -421,10 +530,13 @@ static int select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, 
      * values; the sample bracket holds about 6% (8192 samples, 5 sd either side); the cutting
      * plane gathers its bracket once it holds at most 1/32. */
     uint64_t cap;
-    if (method == CLSTATS_SELECT_RADIX || method == CLSTATS_SELECT_SAMPLE)
+    if (method == CLSTATS_SELECT_RADIX || method == CLSTATS_SELECT_SAMPLE) {
         cap = n <= (1u << 20) ? n : (n / 4 > (1u << 20) ? n / 4 : (1u << 20));
-    else
-        cap = n / 32 > (1u << 16) ? n / 32 : (n < (1u << 16) ? n : (1u << 16));
+    } else {
+        /* Over parts, every part gathers when the whole bracket fits: the whole array's cap. */
+        const uint64_t all = req->parts ? req->parts->n_total : n;
+        cap = all / 32 > (1u << 16) ? all / 32 : (all < (1u << 16) ? all : (1u << 16));
+    }
     if (cap > UINT32_MAX) cap = UINT32_MAX;
     while (cap > 1 && cap * key_size > ctx->max_alloc)
         cap /= 2;
@@ -512,7 +624,41 @@ static int select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, 
         if ((status = data_args(ctx, r.k_cp_gather, data, off, nn, r.st))) goto fail;
         ARG(r.k_cp_gather, 4, r.ctr);
         ARG(r.k_cp_gather, 5, r.kbuf);
-        for (int done_passes = 0; !(st[ST_FLAGS] & FLAG_DONE); done_passes += CP_BATCH) {
+        if (r.parts) { /* a message a pass, its state read back each time */
+            const cl_uint one = 1;
+            ARG(r.k_cp_update, 3, one);
+            bool stop = false;
+            for (int p = 0;; p++) {
+                if (p > CP_MAX_PASSES) {
+                    status = clstats__fail(ctx, CLSTATS_ERR_OPENCL,
+                                           "cutting plane did not converge in %d passes",
+                                           CP_MAX_PASSES);
+                    goto fail;
+                }
+                /* cp_reduce skips itself once the passes are over; the gather says so */
+                if ((status = launch(&r, r.k_cp_reduce, r.groups, "cp_reduce")) ||
+                    (status = cp_pass_over_parts(&r, real_size == 8, cap, st, &stop)))
+                    goto fail;
+                if (stop) break;
+                if ((status = launch(&r, r.k_cp_update, 1, "cp_update"))) goto fail;
+                CL_TRY(ctx,
+                       clEnqueueReadBuffer(ctx->queue, r.st, CL_TRUE, 0, sizeof st, st, 0, NULL,
+                                           NULL),
+                       "clEnqueueReadBuffer(select state)");
+            }
+            gather_next = false;
+            if (!(st[ST_FLAGS] & FLAG_DONE)) {
+                if ((status = launch(&r, r.k_cp_gather, r.groups, "cp_gather"))) goto fail;
+                for (cl_int p = 0; p < r.npass; p++)
+                    if ((status = radix_pass(&r, p))) goto fail;
+                CL_TRY(ctx,
+                       clEnqueueReadBuffer(ctx->queue, r.st, CL_TRUE, 0, sizeof st, st, 0, NULL,
+                                           NULL),
+                       "clEnqueueReadBuffer(select state)");
+            }
+        }
+        for (int done_passes = 0; !r.parts && !(st[ST_FLAGS] & FLAG_DONE);
+             done_passes += CP_BATCH) {
             if (done_passes >= CP_MAX_PASSES) {
                 status =
                     clstats__fail(ctx, CLSTATS_ERR_OPENCL,
@@ -549,6 +695,10 @@ static int select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, 
     if (st[ST_FLAGS] & FLAG_RANGE) res->out_of_range = true;
 
 fail:
+    if (status != CLSTATS_OK && gather_next)
+        status = req->parts->gather(req->parts->user, NULL, SELECT_PLANE_WORDS, NULL, status);
+    else if (status != CLSTATS_OK && r.parts)
+        status = req->parts->sum_counts(req->parts->user, NULL, 0, status);
     if (status != CLSTATS_OK || r.parts) clFinish(ctx->queue); /* before the host copies go */
     free(r.part_hist);
     free(r.part_counts);
