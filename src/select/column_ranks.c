@@ -58,14 +58,17 @@ static int parts_start(clstats_ctx *ctx, const struct split_parts *sp, bool f64,
             nan[at] = g ? 0 : (cl_uint)counts[1 + c];
         }
     }
+    /* Blocking writes, each: the host arrays are freed below, and a blocking write waits only
+     * for its own data to be copied, not for the writes before it (Intel's CPU runtime returns
+     * before those ran; src/select/select.c, struct run). */
     if (status == CLSTATS_OK)
         status = clstats__cl_check(
-            ctx, clEnqueueWriteBuffer(ctx->queue, nans, CL_FALSE, 0, n * sizeof *nan, nan, 0, NULL,
+            ctx, clEnqueueWriteBuffer(ctx->queue, nans, CL_TRUE, 0, n * sizeof *nan, nan, 0, NULL,
                                       NULL),
             "writing the NaN counts");
     if (status == CLSTATS_OK)
         status = clstats__cl_check(
-            ctx, clEnqueueWriteBuffer(ctx->queue, range, CL_FALSE, 0, 2 * n * sizeof *rg, rg, 0,
+            ctx, clEnqueueWriteBuffer(ctx->queue, range, CL_TRUE, 0, 2 * n * sizeof *rg, rg, 0,
                                       NULL, NULL),
             "writing the ranges");
     if (status == CLSTATS_OK)

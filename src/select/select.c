@@ -77,9 +77,16 @@ struct run {
     int npass, bits;
     const struct select_parts *parts; /* NULL: the array is whole */
     /* The parts' host copies of the histograms (both halves) and of the counts a message
-     * carries, kept for the run: the queue writes them back while the host goes on. */
+     * carries, kept for the run: the queue writes them back while the host goes on. A host
+     * copy a write that is not waited for reads must stay as it is until a command that waits
+     * for the queue (a blocking read, clFinish): a blocking write is not one, as it returns
+     * once its own data is copied (OpenCL 1.2, clEnqueueWriteBuffer), and Intel's CPU runtime
+     * does return before the writes enqueued ahead of it have read theirs. */
     cl_uint *part_hist, nan_words[2];
     uint64_t *part_counts;
+    /* The cutting plane's combined partials over parts, kept for the run for the same reason. */
+    cl_ulong *plane_pc, plane_cap;
+    void *plane_ps;
 };
 
 static int launch_sized(struct run *r, cl_kernel k, size_t groups, size_t wg, const char *what)
@@ -337,11 +344,12 @@ static int parts_bracket(struct run *r, cl_program program, cl_mem data, size_t 
          * it fall back, a capacity of 0, else none binds; the true one comes back after. */
         lohi[0] = c[3] ? 0 : ~(cl_ulong)0;
     }
+    /* Blocking: ctr and lohi are this function's (see struct run's host copies). */
     CL_TRY(ctx,
-           clEnqueueWriteBuffer(ctx->queue, r->ctr, CL_FALSE, 0, sizeof ctr, ctr, 0, NULL, NULL),
+           clEnqueueWriteBuffer(ctx->queue, r->ctr, CL_TRUE, 0, sizeof ctr, ctr, 0, NULL, NULL),
            "clEnqueueWriteBuffer(select counters)");
     CL_TRY(ctx,
-           clEnqueueWriteBuffer(ctx->queue, r->st, CL_FALSE, ST_CAP * sizeof(cl_ulong),
+           clEnqueueWriteBuffer(ctx->queue, r->st, CL_TRUE, ST_CAP * sizeof(cl_ulong),
                                 sizeof(cl_ulong), &lohi[0], 0, NULL, NULL),
            "clEnqueueWriteBuffer(select capacity)");
     if ((status = launch_sized(r, k_update, 1, 1, "bracket_update"))) return status;
@@ -373,8 +381,12 @@ static int cp_pass_over_parts(struct run *r, bool real64, cl_ulong cap, const cl
     clstats_ctx *ctx = r->ctx;
     const struct select_parts *pp = r->parts;
     const size_t g = r->groups;
-    cl_ulong *pc = malloc(g * 6 * sizeof *pc);
-    void *ps = malloc(g * 2 * (real64 ? 8 : 4));
+    /* The run's (not freed before its last wait): the combined partials are written back from
+     * them without waiting (see the run's host copies). */
+    if (!r->plane_pc) r->plane_pc = malloc(g * 6 * sizeof *r->plane_pc);
+    if (!r->plane_ps) r->plane_ps = malloc(g * 2 * (real64 ? 8 : 4));
+    cl_ulong *pc = r->plane_pc;
+    void *ps = r->plane_ps;
     uint64_t *all = malloc((size_t)pp->parts * CPR_WORDS * sizeof *all);
     int status = CLSTATS_OK;
     if (!pc || !ps || !all) {
@@ -446,12 +458,11 @@ static int cp_pass_over_parts(struct run *r, bool real64, cl_ulong cap, const cl
     CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, r->ps, CL_FALSE, 0, 2 * (real64 ? 8 : 4), ps, 0,
                                      NULL, NULL),
            "clEnqueueWriteBuffer(cutting-plane sums)");
-    CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, r->st, CL_TRUE, ST_CAP * sizeof(cl_ulong),
-                                     sizeof(cl_ulong), &agreed_cap, 0, NULL, NULL),
+    r->plane_cap = agreed_cap;
+    CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, r->st, CL_FALSE, ST_CAP * sizeof(cl_ulong),
+                                     sizeof(cl_ulong), &r->plane_cap, 0, NULL, NULL),
            "clEnqueueWriteBuffer(select capacity)");
 fail:
-    free(pc);
-    free(ps);
     free(all);
     return status;
 }
@@ -702,6 +713,8 @@ fail:
     if (status != CLSTATS_OK || r.parts) clFinish(ctx->queue); /* before the host copies go */
     free(r.part_hist);
     free(r.part_counts);
+    free(r.plane_pc);
+    free(r.plane_ps);
     if (req->kernel_ms) {
         clFinish(ctx->queue);
         *req->kernel_ms += clstats__events_ms(ctx, first_event);
