@@ -68,7 +68,20 @@ static int distributed(clstats_ctx *ctx, MPI_Comm comm, const struct clstats_arr
     bool all_gpus = false;
     status = clstats__mpi_open(&link, ctx, comm, words, plane ? SELECT_PLANE_WORDS : 0, status, n,
                                same, ctx && !ctx->is_cpu, &n_total, &all_gpus);
-    if (status == CLSTATS_OK) {
+    if (status == CLSTATS_OK && link.size == 1 && n_total) {
+        /* One rank holds the whole array: the one-device call itself, with no histogram read
+         * back and written again around a message that would only copy it (the link still
+         * opens and closes, as on any number of ranks). An empty array takes the parts' path,
+         * which answers it as the ranks do (the one-device call refuses it outright). */
+        if (rq->what == KTH)
+            status = clstats_select_kth_array(ctx, part, rq->k, opts, out);
+        else if (rq->what == MEDIAN)
+            status = clstats_median_array(ctx, part, opts, out);
+        else if (rq->what == PERCENTILES)
+            status = clstats_percentiles_array(ctx, part, rq->q, rq->nq, opts, out);
+        else
+            status = clstats_quantiles_array(ctx, part, rq->q, rq->nq, opts, out);
+    } else if (status == CLSTATS_OK) {
         /* The sample's bracket first (one pass over the data instead of two) where asked, or
          * where the one-device call would take it: from 2^21 values, every rank on a GPU (on
          * CPU devices a pass costs little next to the bracket's). Radix alone otherwise. */

@@ -76,15 +76,18 @@ struct run {
     size_t wg, groups;
     int npass, bits;
     const struct select_parts *parts; /* NULL: the array is whole */
-    /* The parts' host copies of the histograms (both halves) and of the counts a message
-     * carries, kept for the run: the queue writes them back while the host goes on. A host
+    /* The parts' host copies of the histograms (both halves, in the context's pinned memory)
+     * and of the counts a message carries: the queue writes them back while the host goes on. A host
      * copy a write that is not waited for reads must stay as it is until a command that waits
      * for the queue (a blocking read, clFinish): a blocking write is not one, as it returns
      * once its own data is copied (OpenCL 1.2, clEnqueueWriteBuffer), and Intel's CPU runtime
      * does return before the writes enqueued ahead of it have read theirs. */
     cl_uint *part_hist, nan_words[2];
     uint64_t *part_counts;
-    /* The cutting plane's combined partials over parts, kept for the run for the same reason. */
+    /* The sample bracket's summed counters and capacities over parts, and the cutting plane's
+     * combined partials, kept for the run for the same reason. */
+    cl_uint bracket_ctr[CTR_WORDS];
+    cl_ulong bracket_cap[2];
     cl_ulong *plane_pc, plane_cap;
     void *plane_ps;
 };
@@ -142,12 +145,19 @@ static int sum_over_parts(struct run *r, cl_int pass)
            clEnqueueReadBuffer(ctx->queue, r->ctr, CL_FALSE, 0, 2 * sizeof *nan_words, nan_words,
                                0, NULL, NULL),
            "clEnqueueReadBuffer(select counters)");
+    /* The first histogram (2 nb words) with the state, the second only where the state says
+     * the pass has two (an even median's middles in different bins): one wait a pass. */
     CL_TRY(ctx,
-           clEnqueueReadBuffer(ctx->queue, r->hist, CL_TRUE, 0, 4 * nb * sizeof *hist, hist, 0,
+           clEnqueueReadBuffer(ctx->queue, r->hist, CL_TRUE, 0, 2 * nb * sizeof *hist, hist, 0,
                                NULL, NULL),
            "clEnqueueReadBuffer(select histogram)");
     if ((st[ST_FLAGS] & FLAG_DONE) || pass > r->npass - 1 - (int)st[ST_TAIL]) goto fail;
     const bool first = pass == 0 && st[ST_COMPACT] == 0, two = st[ST_PA] != st[ST_PB];
+    if (two)
+        CL_TRY(ctx,
+               clEnqueueReadBuffer(ctx->queue, r->hist, CL_TRUE, 2 * nb * sizeof *hist,
+                                   2 * nb * sizeof *hist, hist + 2 * nb, 0, NULL, NULL),
+               "clEnqueueReadBuffer(select histogram)");
     /* Counts are (low, high) pairs of 32-bit words, as the kernels' add64 keeps them. */
     for (size_t half = 0; half < (two ? 2u : 1u); half++) {
         cl_uint *h = hist + half * 2 * nb;
@@ -166,8 +176,8 @@ static int sum_over_parts(struct run *r, cl_int pass)
         }
     }
     CL_TRY(ctx,
-           clEnqueueWriteBuffer(ctx->queue, r->hist, CL_FALSE, 0, 4 * nb * sizeof *hist, hist, 0,
-                                NULL, NULL),
+           clEnqueueWriteBuffer(ctx->queue, r->hist, CL_FALSE, 0, (two ? 4 : 2) * nb * sizeof *hist,
+                                hist, 0, NULL, NULL),
            "clEnqueueWriteBuffer(select histogram)");
     /* Not waited for: the queue runs in order, and the run's last read waits for all. */
     CL_TRY(ctx,
@@ -344,19 +354,22 @@ static int parts_bracket(struct run *r, cl_program program, cl_mem data, size_t 
          * it fall back, a capacity of 0, else none binds; the true one comes back after. */
         lohi[0] = c[3] ? 0 : ~(cl_ulong)0;
     }
-    /* Blocking: ctr and lohi are this function's (see struct run's host copies). */
+    /* From the run's copies, not waited for (struct run). */
+    memcpy(r->bracket_ctr, ctr, sizeof ctr);
+    r->bracket_cap[0] = lohi[0];
+    r->bracket_cap[1] = cap;
     CL_TRY(ctx,
-           clEnqueueWriteBuffer(ctx->queue, r->ctr, CL_TRUE, 0, sizeof ctr, ctr, 0, NULL, NULL),
+           clEnqueueWriteBuffer(ctx->queue, r->ctr, CL_FALSE, 0, sizeof ctr, r->bracket_ctr, 0,
+                                NULL, NULL),
            "clEnqueueWriteBuffer(select counters)");
     CL_TRY(ctx,
-           clEnqueueWriteBuffer(ctx->queue, r->st, CL_TRUE, ST_CAP * sizeof(cl_ulong),
-                                sizeof(cl_ulong), &lohi[0], 0, NULL, NULL),
+           clEnqueueWriteBuffer(ctx->queue, r->st, CL_FALSE, ST_CAP * sizeof(cl_ulong),
+                                sizeof(cl_ulong), &r->bracket_cap[0], 0, NULL, NULL),
            "clEnqueueWriteBuffer(select capacity)");
     if ((status = launch_sized(r, k_update, 1, 1, "bracket_update"))) return status;
-    lohi[1] = cap;
     CL_TRY(ctx,
-           clEnqueueWriteBuffer(ctx->queue, r->st, CL_TRUE, ST_CAP * sizeof(cl_ulong),
-                                sizeof(cl_ulong), &lohi[1], 0, NULL, NULL),
+           clEnqueueWriteBuffer(ctx->queue, r->st, CL_FALSE, ST_CAP * sizeof(cl_ulong),
+                                sizeof(cl_ulong), &r->bracket_cap[1], 0, NULL, NULL),
            "clEnqueueWriteBuffer(select capacity)");
 fail:
     return status;
@@ -523,14 +536,15 @@ static int select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, 
     r.bits = tu.bits;
     r.parts = req->parts;
     if (r.parts) {
+        /* The histograms' host copy pinned (the context's): read and written back each pass. */
         const size_t nb = (size_t)1 << tu.bits;
-        r.part_hist = malloc(4 * nb * sizeof *r.part_hist);
+        void *pinned = NULL;
+        status = clstats__scratch_pinned(ctx, "select.parts_hist", 4 * nb * sizeof *r.part_hist,
+                                         &pinned);
+        if (status != CLSTATS_OK) return status;
+        r.part_hist = pinned;
         r.part_counts = malloc((1 + nb) * sizeof *r.part_counts);
-        if (!r.part_hist || !r.part_counts) {
-            free(r.part_hist);
-            free(r.part_counts);
-            return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate a histogram");
-        }
+        if (!r.part_counts) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate a histogram");
     }
     const uint64_t tile = (uint64_t)tu.wg * (uint64_t)tu.vpt;
     const uint64_t ntiles = (n + tile - 1) / tile;
@@ -711,7 +725,6 @@ fail:
     else if (status != CLSTATS_OK && r.parts)
         status = req->parts->sum_counts(req->parts->user, NULL, 0, status);
     if (status != CLSTATS_OK || r.parts) clFinish(ctx->queue); /* before the host copies go */
-    free(r.part_hist);
     free(r.part_counts);
     free(r.plane_pc);
     free(r.plane_ps);
