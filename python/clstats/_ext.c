@@ -439,10 +439,25 @@ static PyObject *py_quantiles(PyObject *self, PyObject *args)
 }
 
 /* ---- Over MPI ranks (include/clstats/mpi.h; clstats.mpi) -------------------------------------
- * Built where the library has its MPI module. The communicator comes as its Fortran handle
- * (mpi4py's Comm.py2f()), so that this file needs no mpi4py headers. */
+ * Built where the library has its MPI module. The calls go through the extension clstats._mpi
+ * (_mpi_api.h), imported on the first one, so that this extension links no MPI. The
+ * communicator comes as its Fortran handle (mpi4py's Comm.py2f()), so that this file needs no
+ * mpi4py headers. */
 #ifdef CLSTATS_HAVE_MPI
-#include "clstats/mpi.h"
+#include "_mpi_api.h"
+
+/* clstats._mpi's calls, imported once (NULL with the ImportError set where it cannot be). */
+static const struct clstats_py_mpi_api *mpi_api(void)
+{
+    static const struct clstats_py_mpi_api *api;
+    if (api) return api;
+    PyObject *module = PyImport_ImportModule("clstats._mpi"); /* the capsule's import finds
+                                                                 attributes, not submodules */
+    if (!module) return NULL;
+    Py_DECREF(module);
+    api = PyCapsule_Import(CLSTATS_PY_MPI_CAPSULE, 0);
+    return api;
+}
 
 /* mpi_select(ctx, comm_handle, part, what, k, q, out, even, method) -> (value or None, nans,
  * bytes, messages): what 'kth' or 'median' (value), or 'quantiles' (q and out float64 vectors,
@@ -456,8 +471,10 @@ static PyObject *py_mpi_select(PyObject *self, PyObject *args)
     const char *what, *even = "mean";
     unsigned long long k = 0;
     int method = CLSTATS_SELECT_AUTO;
+    const struct clstats_py_mpi_api *api;
     if (!PyArg_ParseTuple(args, "OLOsKOO|si", &capsule, &handle, &part_obj, &what, &k, &q_obj,
-                          &out_obj, &even, &method))
+                          &out_obj, &even, &method) ||
+        !(api = mpi_api()))
         return NULL;
     /* A rank whose own arguments are bad still joins the call, with none, so that every rank
      * fails together (mpi.h); it raises its own error, the others the library's. */
@@ -483,17 +500,13 @@ static PyObject *py_mpi_select(PyObject *self, PyObject *args)
     PyObject *type = NULL, *value_err = NULL, *trace = NULL;
     if (bad) PyErr_Fetch(&type, &value_err, &trace);
     const struct clstats_array *p = bad ? NULL : &part;
-    struct clstats_mpi_traffic t = {0};
-    const MPI_Comm comm = clstats_mpi_comm_from_handle(handle);
+    uint64_t t[2] = {0, 0}; /* bytes, messages */
     double value = NAN;
     int status;
-    Py_BEGIN_ALLOW_THREADS
-    if (quantiles)
-        status = clstats_mpi_quantiles(ctx, comm, p, q.host, q.nx, &o, out.host, &t);
-    else if (strcmp(what, "median") == 0)
-        status = clstats_mpi_median(ctx, comm, p, &o, &value, &t);
-    else
-        status = clstats_mpi_select_kth(ctx, comm, p, k, &o, &value, &t);
+    Py_BEGIN_ALLOW_THREADS if (quantiles) status =
+        api->quantiles(ctx, handle, p, q.host, q.nx, &o, out.host, t);
+    else if (strcmp(what, "median") == 0) status = api->median(ctx, handle, p, &o, &value, t);
+    else status = api->select_kth(ctx, handle, p, k, &o, &value, t);
     Py_END_ALLOW_THREADS
     if (bad) {
         PyErr_Restore(type, value_err, trace);
@@ -501,11 +514,11 @@ static PyObject *py_mpi_select(PyObject *self, PyObject *args)
         return NULL;
     }
     if (status == CLSTATS_ERR_EMPTY)
-        return Py_BuildValue("(OKKK)", Py_None, nans, (unsigned long long)t.bytes,
-                             (unsigned long long)t.messages);
+        return Py_BuildValue("(OKKK)", Py_None, nans, (unsigned long long)t[0],
+                             (unsigned long long)t[1]);
     if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(ctx));
-    return Py_BuildValue("(dKKK)", quantiles ? 0.0 : value, nans, (unsigned long long)t.bytes,
-                         (unsigned long long)t.messages);
+    return Py_BuildValue("(dKKK)", quantiles ? 0.0 : value, nans, (unsigned long long)t[0],
+                         (unsigned long long)t[1]);
 }
 
 /* mpi_median_filter(ctx, comm_handle, band, ny, row0, (width, height, origin_x, origin_y),
@@ -519,8 +532,10 @@ static PyObject *py_mpi_median_filter(PyObject *self, PyObject *args)
     int width, height, ox, oy;
     const char *mode_name;
     double cval;
-    if (!PyArg_ParseTuple(args, "OLOKK(iiii)sdOO", &capsule, &handle, &band_obj, &ny, &row0,
-                          &width, &height, &ox, &oy, &mode_name, &cval, &med_obj, &mad_obj))
+    const struct clstats_py_mpi_api *api;
+    if (!PyArg_ParseTuple(args, "OLOKK(iiii)sdOO", &capsule, &handle, &band_obj, &ny, &row0, &width,
+                          &height, &ox, &oy, &mode_name, &cval, &med_obj, &mad_obj) ||
+        !(api = mpi_api()))
         return NULL;
     /* A rank whose own arguments are bad joins the call without a context (py_mpi_select). */
     enum clstats_boundary mode = CLSTATS_BOUNDARY_REFLECT;
@@ -550,14 +565,11 @@ static PyObject *py_mpi_median_filter(PyObject *self, PyObject *args)
     struct clstats_filter_params p = {.width = width, .height = height, .origin_x = ox,
                                       .origin_y = oy, .boundary = mode,
                                       .cval = (float)cval};
-    struct clstats_mpi_traffic t = {0};
-    const MPI_Comm comm = clstats_mpi_comm_from_handle(handle);
+    uint64_t t[2] = {0, 0};
     int status;
-    Py_BEGIN_ALLOW_THREADS
-    status = clstats_mpi_median_filter_rows(bad ? NULL : ctx, comm, band.host, band.nx, (size_t)ny,
-                                            (size_t)row0, rows, &p,
-                                            has_med ? med.host : NULL, has_mad ? mad.host : NULL,
-                                            &t);
+    Py_BEGIN_ALLOW_THREADS status = api->median_filter_rows(
+        bad ? NULL : ctx, handle, band.host, band.nx, (size_t)ny, (size_t)row0, rows, &p,
+        has_med ? med.host : NULL, has_mad ? mad.host : NULL, t);
     Py_END_ALLOW_THREADS
     if (bad) {
         PyErr_Restore(type, value_err, trace);
@@ -565,7 +577,7 @@ static PyObject *py_mpi_median_filter(PyObject *self, PyObject *args)
         return NULL;
     }
     if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(ctx));
-    return PyLong_FromUnsignedLongLong(t.bytes);
+    return PyLong_FromUnsignedLongLong(t[0]);
 }
 
 /* mpi_columns(ctx, comm_handle, part, k, out, sums, even) -> (nans, bytes, messages, empty):
@@ -578,8 +590,10 @@ static PyObject *py_mpi_columns(PyObject *self, PyObject *args)
     PyObject *capsule, *part_obj, *k_obj, *out_obj, *sums_obj;
     long long handle;
     const char *even = "mean";
+    const struct clstats_py_mpi_api *api;
     if (!PyArg_ParseTuple(args, "OLOOOO|s", &capsule, &handle, &part_obj, &k_obj, &out_obj,
-                          &sums_obj, &even))
+                          &sums_obj, &even) ||
+        !(api = mpi_api()))
         return NULL;
     clstats_ctx *ctx = capsule == Py_None ? NULL : context_of(capsule);
     struct clstats_array part, out = {0}, sums = {0};
@@ -613,17 +627,13 @@ static PyObject *py_mpi_columns(PyObject *self, PyObject *args)
     }
     PyObject *type = NULL, *value_err = NULL, *trace = NULL;
     if (bad) PyErr_Fetch(&type, &value_err, &trace);
-    struct clstats_mpi_traffic t = {0};
-    const MPI_Comm comm = clstats_mpi_comm_from_handle(handle);
+    uint64_t t[2] = {0, 0};
     int status;
     /* A rank whose own arguments are bad joins the call without a context (py_mpi_select). */
-    Py_BEGIN_ALLOW_THREADS
-    if (k_obj == Py_None)
-        status = clstats_mpi_column_medians(bad ? NULL : ctx, comm, bad ? NULL : &part, &o,
-                                            bad ? NULL : out.host, &t);
-    else
-        status = clstats_mpi_column_smallest(bad ? NULL : ctx, comm, bad ? NULL : &part, k, &o,
-                                             bad ? NULL : out.host, sums64, &t);
+    Py_BEGIN_ALLOW_THREADS if (k_obj == Py_None) status = api->column_medians(
+        bad ? NULL : ctx, handle, bad ? NULL : &part, &o, bad ? NULL : out.host, t);
+    else status = api->column_smallest(bad ? NULL : ctx, handle, bad ? NULL : &part, k, &o,
+                                       bad ? NULL : out.host, sums64, t);
     Py_END_ALLOW_THREADS
     if (bad) {
         free(sums64);
@@ -638,8 +648,8 @@ static PyObject *py_mpi_columns(PyObject *self, PyObject *args)
     free(sums64);
     if (status != CLSTATS_OK && status != CLSTATS_ERR_EMPTY)
         return raise_status(status, clstats_ctx_message(ctx));
-    return Py_BuildValue("(KKKO)", (unsigned long long)nans, (unsigned long long)t.bytes,
-                         (unsigned long long)t.messages,
+    return Py_BuildValue("(KKKO)", (unsigned long long)nans, (unsigned long long)t[0],
+                         (unsigned long long)t[1],
                          status == CLSTATS_ERR_EMPTY ? Py_True : Py_False);
 }
 #endif

@@ -162,3 +162,15 @@ def test_mpi_ranks(tmp_path, ranks):
     p = subprocess.run(["mpirun", "-np", str(ranks), "--oversubscribe", sys.executable,
                         str(script)], env=env, capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stdout[-3000:] + p.stderr[-3000:]
+
+
+def test_import_loads_no_mpi():
+    """`import clstats` (and clstats.mpi before its first call) loads no libmpi: the MPI
+    module's calls live in the extension clstats._mpi, imported on the first one."""
+    if not os.path.exists("/proc/self/maps"):
+        pytest.skip("no /proc/self/maps to read the loaded libraries from")
+    code = ("import clstats, clstats.mpi\n"
+            "print(any('libmpi' in line for line in open('/proc/self/maps')))\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() == "False"

@@ -85,8 +85,8 @@ void clstats_ctx_destroy(clstats_ctx *ctx)
     /* Pinned scratch unmapped, and the unmaps done, before the buffers go. */
     for (size_t i = 0; i < ctx->n_scratch; i++)
         if (ctx->scratch[i].host)
-            clEnqueueUnmapMemObject(ctx->queue, ctx->scratch[i].mem, ctx->scratch[i].host, 0,
-                                    NULL, NULL);
+            clEnqueueUnmapMemObject(ctx->queue, ctx->scratch[i].mem, ctx->scratch[i].host, 0, NULL,
+                                    NULL);
     if (ctx->n_scratch) clFinish(ctx->queue);
     for (size_t i = 0; i < ctx->n_scratch; i++)
         if (ctx->scratch[i].mem) clReleaseMemObject(ctx->scratch[i].mem);

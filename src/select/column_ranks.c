@@ -63,14 +63,14 @@ static int parts_start(clstats_ctx *ctx, const struct split_parts *sp, bool f64,
      * before those ran; src/select/select.c, struct run). */
     if (status == CLSTATS_OK)
         status = clstats__cl_check(
-            ctx, clEnqueueWriteBuffer(ctx->queue, nans, CL_TRUE, 0, n * sizeof *nan, nan, 0, NULL,
-                                      NULL),
+            ctx,
+            clEnqueueWriteBuffer(ctx->queue, nans, CL_TRUE, 0, n * sizeof *nan, nan, 0, NULL, NULL),
             "writing the NaN counts");
     if (status == CLSTATS_OK)
-        status = clstats__cl_check(
-            ctx, clEnqueueWriteBuffer(ctx->queue, range, CL_TRUE, 0, 2 * n * sizeof *rg, rg, 0,
-                                      NULL, NULL),
-            "writing the ranges");
+        status = clstats__cl_check(ctx,
+                                   clEnqueueWriteBuffer(ctx->queue, range, CL_TRUE, 0,
+                                                        2 * n * sizeof *rg, rg, 0, NULL, NULL),
+                                   "writing the ranges");
     if (status == CLSTATS_OK)
         status = clstats__cl_check(
             ctx, clEnqueueWriteBuffer(ctx->queue, ranks, CL_TRUE, 0, cols * sizeof *rk, rk, 0,

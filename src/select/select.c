@@ -77,8 +77,8 @@ struct run {
     int npass, bits;
     const struct select_parts *parts; /* NULL: the array is whole */
     /* The parts' host copies of the histograms (both halves, in the context's pinned memory)
-     * and of the counts a message carries: the queue writes them back while the host goes on. A host
-     * copy a write that is not waited for reads must stay as it is until a command that waits
+     * and of the counts a message carries: the queue writes them back while the host goes on. A
+     * host copy a write that is not waited for reads must stay as it is until a command that waits
      * for the queue (a blocking read, clFinish): a blocking write is not one, as it returns
      * once its own data is copied (OpenCL 1.2, clEnqueueWriteBuffer), and Intel's CPU runtime
      * does return before the writes enqueued ahead of it have read theirs. */
@@ -472,8 +472,9 @@ static int cp_pass_over_parts(struct run *r, bool real64, cl_ulong cap, const cl
                                      NULL, NULL),
            "clEnqueueWriteBuffer(cutting-plane sums)");
     r->plane_cap = agreed_cap;
-    CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, r->st, CL_FALSE, ST_CAP * sizeof(cl_ulong),
-                                     sizeof(cl_ulong), &r->plane_cap, 0, NULL, NULL),
+    CL_TRY(ctx,
+           clEnqueueWriteBuffer(ctx->queue, r->st, CL_FALSE, ST_CAP * sizeof(cl_ulong),
+                                sizeof(cl_ulong), &r->plane_cap, 0, NULL, NULL),
            "clEnqueueWriteBuffer(select capacity)");
 fail:
     free(all);
@@ -544,7 +545,8 @@ static int select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, 
         if (status != CLSTATS_OK) return status;
         r.part_hist = pinned;
         r.part_counts = malloc((1 + nb) * sizeof *r.part_counts);
-        if (!r.part_counts) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate a histogram");
+        if (!r.part_counts)
+            return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate a histogram");
     }
     const uint64_t tile = (uint64_t)tu.wg * (uint64_t)tu.vpt;
     const uint64_t ntiles = (n + tile - 1) / tile;
