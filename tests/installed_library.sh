@@ -19,14 +19,22 @@ for header in clstats.h clstats/core.h clstats/filter.h clstats/select.h; do
     [ -n "$(find "$work/root" -path "*/include/$header")" ] || { echo "$header not installed"; exit 1; }
 done
 
+# The names LIBRARY exports (defined functions and data), failing (said on stderr, since the
+# names are the output) where one does not start with PREFIX and a lower-case letter.
+exports_only() {
+    local names stray
+    names=$(nm -D --defined-only "$1" | awk '$2 ~ /[TDBR]/ {print $3}')
+    stray=$(echo "$names" | grep -v "^$2[a-z]" || true)
+    if [ -n "$stray" ]; then
+        echo "$(basename "$1") exports names that are not its public ones ($2):" >&2
+        echo "$stray" >&2
+        exit 1
+    fi
+    echo "$names"
+}
+
 # Exported: functions named clstats_ (not clstats__, the library's internal names), nothing else.
-exports=$(nm -D --defined-only "$libdir/libclstats.so" | awk '$2 ~ /[TDBR]/ {print $3}')
-stray=$(echo "$exports" | grep -v '^clstats_[a-z]' || true)
-if [ -n "$stray" ]; then
-    echo "libclstats.so exports names that are not public:"
-    echo "$stray"
-    exit 1
-fi
+exports=$(exports_only "$libdir/libclstats.so" clstats_)
 echo "exports: $(echo "$exports" | wc -l) public clstats_ functions"
 
 cat >"$work/user.c" <<'C'
@@ -78,13 +86,7 @@ if objdump -p "$libdir/libclstats.so" | awk '/NEEDED/ {print $2}' | grep -q mpi;
     exit 1
 fi
 [ -n "$(find "$work/root" -path '*/include/clstats/mpi.h')" ] || { echo "clstats/mpi.h not installed"; exit 1; }
-mpi_exports=$(nm -D --defined-only "$mpi_lib" | awk '$2 ~ /[TDBR]/ {print $3}')
-stray=$(echo "$mpi_exports" | grep -v '^clstats_mpi_[a-z]' || true)
-if [ -n "$stray" ]; then
-    echo "libclstats_mpi.so exports names that are not its own:"
-    echo "$stray"
-    exit 1
-fi
+mpi_exports=$(exports_only "$mpi_lib" clstats_mpi_)
 echo "MPI module: $(echo "$mpi_exports" | wc -l) clstats_mpi_ functions; libclstats needs no MPI"
 cat >"$work/user_mpi.c" <<'C'
 #include <clstats.h>

@@ -8,10 +8,12 @@
 #include "_mpi_api.h"
 #include "clstats/mpi.h"
 
-static void hand_back(const struct clstats_mpi_traffic *t, uint64_t *traffic)
+/* A call's status, its traffic handed back as two words. */
+static int done(int status, const struct clstats_mpi_traffic *t, uint64_t *traffic)
 {
     traffic[0] = t->bytes;
     traffic[1] = t->messages;
+    return status;
 }
 
 static int select_kth(clstats_ctx *ctx, long long comm, const struct clstats_array *part,
@@ -19,20 +21,17 @@ static int select_kth(clstats_ctx *ctx, long long comm, const struct clstats_arr
                       uint64_t *traffic)
 {
     struct clstats_mpi_traffic t = {0};
-    const int status =
-        clstats_mpi_select_kth(ctx, clstats_mpi_comm_from_handle(comm), part, k, opts, out, &t);
-    hand_back(&t, traffic);
-    return status;
+    return done(
+        clstats_mpi_select_kth(ctx, clstats_mpi_comm_from_handle(comm), part, k, opts, out, &t), &t,
+        traffic);
 }
 
 static int median(clstats_ctx *ctx, long long comm, const struct clstats_array *part,
                   const struct clstats_select_options *opts, double *out, uint64_t *traffic)
 {
     struct clstats_mpi_traffic t = {0};
-    const int status =
-        clstats_mpi_median(ctx, clstats_mpi_comm_from_handle(comm), part, opts, out, &t);
-    hand_back(&t, traffic);
-    return status;
+    return done(clstats_mpi_median(ctx, clstats_mpi_comm_from_handle(comm), part, opts, out, &t),
+                &t, traffic);
 }
 
 static int quantiles(clstats_ctx *ctx, long long comm, const struct clstats_array *part,
@@ -40,10 +39,9 @@ static int quantiles(clstats_ctx *ctx, long long comm, const struct clstats_arra
                      double *out, uint64_t *traffic)
 {
     struct clstats_mpi_traffic t = {0};
-    const int status =
-        clstats_mpi_quantiles(ctx, clstats_mpi_comm_from_handle(comm), part, q, nq, opts, out, &t);
-    hand_back(&t, traffic);
-    return status;
+    return done(
+        clstats_mpi_quantiles(ctx, clstats_mpi_comm_from_handle(comm), part, q, nq, opts, out, &t),
+        &t, traffic);
 }
 
 static int median_filter_rows(clstats_ctx *ctx, long long comm, const float *band, size_t nx,
@@ -52,21 +50,18 @@ static int median_filter_rows(clstats_ctx *ctx, long long comm, const float *ban
                               float *mad_out, uint64_t *traffic)
 {
     struct clstats_mpi_traffic t = {0};
-    const int status =
-        clstats_mpi_median_filter_rows(ctx, clstats_mpi_comm_from_handle(comm), band, nx, ny, row0,
-                                       rows, params, median_out, mad_out, &t);
-    hand_back(&t, traffic);
-    return status;
+    return done(clstats_mpi_median_filter_rows(ctx, clstats_mpi_comm_from_handle(comm), band, nx,
+                                               ny, row0, rows, params, median_out, mad_out, &t),
+                &t, traffic);
 }
 
 static int column_medians(clstats_ctx *ctx, long long comm, const struct clstats_array *part,
                           const struct clstats_select_options *opts, double *out, uint64_t *traffic)
 {
     struct clstats_mpi_traffic t = {0};
-    const int status =
-        clstats_mpi_column_medians(ctx, clstats_mpi_comm_from_handle(comm), part, opts, out, &t);
-    hand_back(&t, traffic);
-    return status;
+    return done(
+        clstats_mpi_column_medians(ctx, clstats_mpi_comm_from_handle(comm), part, opts, out, &t),
+        &t, traffic);
 }
 
 static int column_smallest(clstats_ctx *ctx, long long comm, const struct clstats_array *part,
@@ -74,10 +69,9 @@ static int column_smallest(clstats_ctx *ctx, long long comm, const struct clstat
                            double *kth, double *sum, uint64_t *traffic)
 {
     struct clstats_mpi_traffic t = {0};
-    const int status = clstats_mpi_column_smallest(ctx, clstats_mpi_comm_from_handle(comm), part, k,
-                                                   opts, kth, sum, &t);
-    hand_back(&t, traffic);
-    return status;
+    return done(clstats_mpi_column_smallest(ctx, clstats_mpi_comm_from_handle(comm), part, k, opts,
+                                            kth, sum, &t),
+                &t, traffic);
 }
 
 static const struct clstats_py_mpi_api api = {select_kth,         median,         quantiles,
