@@ -7,8 +7,14 @@
  * the distributed call is held to. Prints lines "RESULT ranks=... n_rank=... op=... ms=...
  * bytes=... messages=...".
  *
- * Usage: mpirun -np N bench_mpi [--device SPEC] [--log2n 28] [--reps 10]
- *                               [--method auto|radix|sample] (the distributed calls')
+ * With --cols C the rank's values are also a matrix of 2^log2n / C rows and C columns, the
+ * ranks' rows stacked, and the column medians and the batched selection (the k-th value of
+ * every column, k half the rows, and the sums of the k smallest) are timed alike (with one
+ * rank, against the one-device calls).
+ *
+ * Usage: mpirun -np N bench_mpi [--device SPEC] [--log2n 28] [--reps 10] [--cols C]
+ *                               [--method auto|radix|sample|cutting_plane] (the distributed
+ *                               k-th value's and median's)
  * SPEC may contain %local_rank%, this rank's index among the ranks of its machine (one GPU a
  * rank: "gpu:%local_rank%"); CLSTATS_TUNE applies to every rank (bench_context.h). */
 #include "bench_context.h"
@@ -60,13 +66,14 @@ int main(int argc, char **argv)
     MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &local);
     MPI_Comm_rank(local, &local_rank);
     const char *device = getenv("CLSTATS_DEVICE") ? getenv("CLSTATS_DEVICE") : "auto";
-    int log2n = 20, reps = 10;
+    int log2n = 20, reps = 10, cols = 0;
     const char *method_name = "auto";
     for (int i = 1; i + 1 < argc; i += 2) {
         if (!strcmp(argv[i], "--device")) device = argv[i + 1];
         else if (!strcmp(argv[i], "--log2n")) log2n = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--reps")) reps = atoi(argv[i + 1]);
         else if (!strcmp(argv[i], "--method")) method_name = argv[i + 1];
+        else if (!strcmp(argv[i], "--cols")) cols = atoi(argv[i + 1]);
     }
     if (reps < 1) reps = 1;
     char spec[200];
@@ -90,12 +97,24 @@ int main(int argc, char **argv)
                device, clstats_ctx_device_name(ctx));
     const struct clstats_array part = {.buffer = buf, .dtype = CLSTATS_FLOAT32, .nx = n, .ny = 1};
     const struct clstats_select_options dist = {
-        .method = !strcmp(method_name, "radix")    ? CLSTATS_SELECT_RADIX
-                  : !strcmp(method_name, "sample") ? CLSTATS_SELECT_SAMPLE
-                                                   : CLSTATS_SELECT_AUTO};
-    const char *ops[] = {"kth", "median", "one_device_auto_kth", "one_device_radix_kth"};
-    double *ms = malloc((size_t)reps * sizeof *ms);
-    for (int op = 0; op < (size == 1 ? 4 : 2); op++) {
+        .method = !strcmp(method_name, "radix")           ? CLSTATS_SELECT_RADIX
+                  : !strcmp(method_name, "sample")        ? CLSTATS_SELECT_SAMPLE
+                  : !strcmp(method_name, "cutting_plane") ? CLSTATS_SELECT_CUTTING_PLANE
+                                                          : CLSTATS_SELECT_AUTO};
+    const char *ops[] = {"kth",           "median",           "one_device_auto_kth",
+                         "one_device_radix_kth", "column_median", "column_smallest",
+                         "one_device_column_median", "one_device_column_smallest"};
+    const size_t mrows = cols > 0 ? n / (size_t)cols : 0;
+    const struct clstats_array matrix = {.buffer = buf, .dtype = CLSTATS_FLOAT32,
+                                         .nx = (size_t)(cols > 0 ? cols : 0), .ny = mrows};
+    double *ms = malloc((size_t)reps * sizeof *ms), *kth = malloc((size_t)(cols + 1) * 8),
+           *sums = malloc((size_t)(cols + 1) * 8);
+    float *medians = malloc((size_t)(cols + 1) * 4);
+    uint64_t *ks = malloc((size_t)(cols + 1) * 8);
+    for (int c = 0; c < cols; c++) ks[c] = (uint64_t)size * mrows / 2 + 1;
+    for (int op = 0; op < 8; op++) {
+        if ((op == 2 || op == 3 || op >= 6) && size > 1) continue; /* one-device references */
+        if (op >= 4 && cols <= 0) continue;
         struct clstats_mpi_traffic t = {0};
         double value = 0;
         int status = CLSTATS_OK;
@@ -107,11 +126,22 @@ int main(int argc, char **argv)
                 status = clstats_mpi_select_kth(ctx, MPI_COMM_WORLD, &part, k, &dist, &value, &t);
             else if (op == 1)
                 status = clstats_mpi_median(ctx, MPI_COMM_WORLD, &part, &dist, &value, &t);
+            else if (op == 4)
+                status = clstats_mpi_column_medians(ctx, MPI_COMM_WORLD, &matrix, NULL, kth, &t);
+            else if (op == 5)
+                status = clstats_mpi_column_smallest(ctx, MPI_COMM_WORLD, &matrix, ks, NULL, kth,
+                                                     sums, &t);
+            else if (op == 6)
+                status = clstats_column_medians_buffer(ctx, buf, 0, mrows, (size_t)cols,
+                                                       (size_t)cols, NULL, medians);
+            else if (op == 7)
+                status = clstats_column_smallest(ctx, &matrix, ks, NULL, kth, sums);
             else {
                 struct clstats_select_options o = {
                     .method = op == 2 ? CLSTATS_SELECT_AUTO : CLSTATS_SELECT_RADIX};
                 status = clstats_select_kth_buffer(ctx, buf, 0, n, CLSTATS_FLOAT32, k, &o, &value);
             }
+            if (op >= 4) value = op == 6 ? medians[0] : kth[0];
             double dt = (MPI_Wtime() - t0) * 1e3, slowest;
             MPI_Allreduce(&dt, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
             if (r >= 0) ms[r] = slowest;
@@ -129,7 +159,7 @@ int main(int argc, char **argv)
                    ms[0],
                    (unsigned long long)t.bytes, (unsigned long long)t.messages, value);
     }
-    free(ms);
+    free(ms), free(kth), free(sums), free(medians), free(ks);
     clReleaseMemObject(buf);
     clstats_ctx_destroy(ctx);
     MPI_Comm_free(&local);

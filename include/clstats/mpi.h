@@ -42,8 +42,13 @@ struct clstats_mpi_traffic {
  * CLSTATS_SELECT_RADIX the radix passes over the data; CLSTATS_SELECT_SAMPLE first a bracket
  * from one sample of all parts (2048 keys gathered in one message), one pass counting and
  * gathering inside it, the radix passes on what it gathered (where the bracket missed, on the
- * data); CLSTATS_SELECT_AUTO (and the cutting plane, not distributed) the sample from 2^21
- * values when every rank is on a GPU, else radix.
+ * data); CLSTATS_SELECT_CUTTING_PLANE Kelley's cutting plane (seed 000 section V): each pass
+ * every rank reduces its part to the counts, key ranges and objective sums on either side of
+ * the trial, one MPI_Allgather of 88 bytes a rank gives every rank all of them, combined alike
+ * (the objective's sums in rank order, so every rank steers the same; the counts decide the
+ * bracket, so the answer is the one-device answer whatever the steps), and once the bracket
+ * holds few values the radix passes finish on them; CLSTATS_SELECT_AUTO the sample from 2^21
+ * values when every rank is on a GPU, else radix. Every rank must ask for the same method.
  * opts->nan_count receives the NaNs of all parts; opts->mask, when given, is the rank's part's
  * mask; opts->kernel_ms the rank's own device time. traffic may be NULL. */
 CLSTATS_API int clstats_mpi_select_kth(clstats_ctx *ctx, MPI_Comm comm,
@@ -63,6 +68,36 @@ CLSTATS_API int clstats_mpi_quantiles(clstats_ctx *ctx, MPI_Comm comm,
                                       const struct clstats_array *part, const double *q, size_t nq,
                                       const struct clstats_select_options *opts, double *out,
                                       struct clstats_mpi_traffic *traffic);
+
+/* Column medians and batched selections of a matrix whose rows are spread over the ranks: each
+ * rank's part a struct clstats_array of part->nx columns (the same on every rank) and its
+ * part->ny rows (possibly 0), float32 or float64, host memory or a buffer of its context.
+ * All columns are selected at once (the batched selection's split design on every rank's
+ * rows): one MPI_Allreduce of a count a column (the NaNs), then one a radix pass of a histogram
+ * of 256 counts a column (4 passes for float32, 8 for float64; the median's two middles take
+ * two such walks where the even rule needs both), so the bytes grow with the columns, never
+ * with the rows: about 1 KB a column a pass.
+ *
+ * clstats_mpi_column_medians: the median of every column into out[0..nx), the same bits as
+ * clstats_column_medians (float32; as double) or as clstats_median_f64 column by column
+ * (float64): NaNs left out (opts->nan_policy), NaN where a column has no valid value,
+ * opts->even applied; the rows in any order over the ranks. */
+CLSTATS_API int clstats_mpi_column_medians(clstats_ctx *ctx, MPI_Comm comm,
+                                           const struct clstats_array *part,
+                                           const struct clstats_select_options *opts, double *out,
+                                           struct clstats_mpi_traffic *traffic);
+/* clstats_mpi_column_smallest: clstats_column_smallest of the whole matrix (k[c] from 1 to all
+ * ranks' rows, the same k on every rank), bit for bit: the k[c]-th smallest valid value of
+ * column c into kth[c] and, where sum is not NULL (on every rank alike), the sum of the k[c]
+ * smallest into sum[c]. The sums are added in the one-device call's order, which runs along
+ * the rows: the rows must follow each other in rank order (rank 0's first), and the ranks add
+ * theirs in turn, each sending the next 8 x 259 nx bytes (a column's rows so far, running sum,
+ * count below and 256 lanes), the last broadcasting 16 nx. */
+CLSTATS_API int clstats_mpi_column_smallest(clstats_ctx *ctx, MPI_Comm comm,
+                                            const struct clstats_array *part, const uint64_t *k,
+                                            const struct clstats_select_options *opts,
+                                            double *kth, double *sum,
+                                            struct clstats_mpi_traffic *traffic);
 
 /* The median and MAD filter (clstats_median_filter) of a float32 image of nx x ny pixels whose
  * rows are spread over the ranks in bands: rank r holds rows row0 .. row0 + rows - 1 (rows may

@@ -439,14 +439,30 @@ static PyObject *py_quantiles(PyObject *self, PyObject *args)
 }
 
 /* ---- Over MPI ranks (include/clstats/mpi.h; clstats.mpi) -------------------------------------
- * Built where the library has its MPI module. The communicator comes as its Fortran handle
- * (mpi4py's Comm.py2f()), so that this file needs no mpi4py headers. */
+ * Built where the library has its MPI module. The calls go through the extension clstats._mpi
+ * (_mpi_api.h), imported on the first one, so that this extension links no MPI. The
+ * communicator comes as its Fortran handle (mpi4py's Comm.py2f()), so that this file needs no
+ * mpi4py headers. */
 #ifdef CLSTATS_HAVE_MPI
-#include "clstats/mpi.h"
+#include "_mpi_api.h"
 
-/* mpi_select(ctx, comm_handle, part, what, k, q, out, even) -> (value or None, nans, bytes,
- * messages): what 'kth' or 'median' (value), or 'quantiles' (q and out float64 vectors, value
- * 0.0); None for the value where no rank holds a valid value. */
+/* clstats._mpi's calls, imported once (NULL with the ImportError set where it cannot be). */
+static const struct clstats_py_mpi_api *mpi_api(void)
+{
+    static const struct clstats_py_mpi_api *api;
+    if (api) return api;
+    PyObject *module = PyImport_ImportModule("clstats._mpi"); /* the capsule's import finds
+                                                                 attributes, not submodules */
+    if (!module) return NULL;
+    Py_DECREF(module);
+    api = PyCapsule_Import(CLSTATS_PY_MPI_CAPSULE, 0);
+    return api;
+}
+
+/* mpi_select(ctx, comm_handle, part, what, k, q, out, even, method) -> (value or None, nans,
+ * bytes, messages): what 'kth' or 'median' (value), or 'quantiles' (q and out float64 vectors,
+ * value 0.0); None for the value where no rank holds a valid value; method an enum
+ * clstats_select_method. */
 static PyObject *py_mpi_select(PyObject *self, PyObject *args)
 {
     (void)self;
@@ -454,15 +470,19 @@ static PyObject *py_mpi_select(PyObject *self, PyObject *args)
     long long handle;
     const char *what, *even = "mean";
     unsigned long long k = 0;
-    if (!PyArg_ParseTuple(args, "OLOsKOO|s", &capsule, &handle, &part_obj, &what, &k, &q_obj,
-                          &out_obj, &even))
+    int method = CLSTATS_SELECT_AUTO;
+    const struct clstats_py_mpi_api *api;
+    if (!PyArg_ParseTuple(args, "OLOsKOO|si", &capsule, &handle, &part_obj, &what, &k, &q_obj,
+                          &out_obj, &even, &method) ||
+        !(api = mpi_api()))
         return NULL;
     /* A rank whose own arguments are bad still joins the call, with none, so that every rank
      * fails together (mpi.h); it raises its own error, the others the library's. */
     clstats_ctx *ctx = capsule == Py_None ? NULL : context_of(capsule);
     struct clstats_array part, q = {0}, out = {0};
     uint64_t nans = 0;
-    struct clstats_select_options o = {.nan_count = &nans};
+    struct clstats_select_options o = {.nan_count = &nans,
+                                       .method = (enum clstats_select_method)method};
     const bool quantiles = strcmp(what, "quantiles") == 0;
     bool bad = !ctx || describe(part_obj, false, "part", &part) < 0 || even_rule(even, &o.even) < 0;
     if (!bad && !quantiles && strcmp(what, "kth") != 0 && strcmp(what, "median") != 0) {
@@ -480,17 +500,13 @@ static PyObject *py_mpi_select(PyObject *self, PyObject *args)
     PyObject *type = NULL, *value_err = NULL, *trace = NULL;
     if (bad) PyErr_Fetch(&type, &value_err, &trace);
     const struct clstats_array *p = bad ? NULL : &part;
-    struct clstats_mpi_traffic t = {0};
-    const MPI_Comm comm = clstats_mpi_comm_from_handle(handle);
+    uint64_t t[2] = {0, 0}; /* bytes, messages */
     double value = NAN;
     int status;
-    Py_BEGIN_ALLOW_THREADS
-    if (quantiles)
-        status = clstats_mpi_quantiles(ctx, comm, p, q.host, q.nx, &o, out.host, &t);
-    else if (strcmp(what, "median") == 0)
-        status = clstats_mpi_median(ctx, comm, p, &o, &value, &t);
-    else
-        status = clstats_mpi_select_kth(ctx, comm, p, k, &o, &value, &t);
+    Py_BEGIN_ALLOW_THREADS if (quantiles) status =
+        api->quantiles(ctx, handle, p, q.host, q.nx, &o, out.host, t);
+    else if (strcmp(what, "median") == 0) status = api->median(ctx, handle, p, &o, &value, t);
+    else status = api->select_kth(ctx, handle, p, k, &o, &value, t);
     Py_END_ALLOW_THREADS
     if (bad) {
         PyErr_Restore(type, value_err, trace);
@@ -498,11 +514,11 @@ static PyObject *py_mpi_select(PyObject *self, PyObject *args)
         return NULL;
     }
     if (status == CLSTATS_ERR_EMPTY)
-        return Py_BuildValue("(OKKK)", Py_None, nans, (unsigned long long)t.bytes,
-                             (unsigned long long)t.messages);
+        return Py_BuildValue("(OKKK)", Py_None, nans, (unsigned long long)t[0],
+                             (unsigned long long)t[1]);
     if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(ctx));
-    return Py_BuildValue("(dKKK)", quantiles ? 0.0 : value, nans, (unsigned long long)t.bytes,
-                         (unsigned long long)t.messages);
+    return Py_BuildValue("(dKKK)", quantiles ? 0.0 : value, nans, (unsigned long long)t[0],
+                         (unsigned long long)t[1]);
 }
 
 /* mpi_median_filter(ctx, comm_handle, band, ny, row0, (width, height, origin_x, origin_y),
@@ -516,8 +532,10 @@ static PyObject *py_mpi_median_filter(PyObject *self, PyObject *args)
     int width, height, ox, oy;
     const char *mode_name;
     double cval;
-    if (!PyArg_ParseTuple(args, "OLOKK(iiii)sdOO", &capsule, &handle, &band_obj, &ny, &row0,
-                          &width, &height, &ox, &oy, &mode_name, &cval, &med_obj, &mad_obj))
+    const struct clstats_py_mpi_api *api;
+    if (!PyArg_ParseTuple(args, "OLOKK(iiii)sdOO", &capsule, &handle, &band_obj, &ny, &row0, &width,
+                          &height, &ox, &oy, &mode_name, &cval, &med_obj, &mad_obj) ||
+        !(api = mpi_api()))
         return NULL;
     /* A rank whose own arguments are bad joins the call without a context (py_mpi_select). */
     enum clstats_boundary mode = CLSTATS_BOUNDARY_REFLECT;
@@ -547,14 +565,11 @@ static PyObject *py_mpi_median_filter(PyObject *self, PyObject *args)
     struct clstats_filter_params p = {.width = width, .height = height, .origin_x = ox,
                                       .origin_y = oy, .boundary = mode,
                                       .cval = (float)cval};
-    struct clstats_mpi_traffic t = {0};
-    const MPI_Comm comm = clstats_mpi_comm_from_handle(handle);
+    uint64_t t[2] = {0, 0};
     int status;
-    Py_BEGIN_ALLOW_THREADS
-    status = clstats_mpi_median_filter_rows(bad ? NULL : ctx, comm, band.host, band.nx, (size_t)ny,
-                                            (size_t)row0, rows, &p,
-                                            has_med ? med.host : NULL, has_mad ? mad.host : NULL,
-                                            &t);
+    Py_BEGIN_ALLOW_THREADS status = api->median_filter_rows(
+        bad ? NULL : ctx, handle, band.host, band.nx, (size_t)ny, (size_t)row0, rows, &p,
+        has_med ? med.host : NULL, has_mad ? mad.host : NULL, t);
     Py_END_ALLOW_THREADS
     if (bad) {
         PyErr_Restore(type, value_err, trace);
@@ -562,7 +577,80 @@ static PyObject *py_mpi_median_filter(PyObject *self, PyObject *args)
         return NULL;
     }
     if (status != CLSTATS_OK) return raise_status(status, clstats_ctx_message(ctx));
-    return PyLong_FromUnsignedLongLong(t.bytes);
+    return PyLong_FromUnsignedLongLong(t[0]);
+}
+
+/* mpi_columns(ctx, comm_handle, part, k, out, sums, even) -> (nans, bytes, messages, empty):
+ * the column medians (k None) or k-th values (k a uint64 vector, 1-based; sums a vector of the
+ * part's dtype or None) of a matrix whose rows the ranks hold, into out (float64); empty tells
+ * that some column had too few valid values (NaN there). */
+static PyObject *py_mpi_columns(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule, *part_obj, *k_obj, *out_obj, *sums_obj;
+    long long handle;
+    const char *even = "mean";
+    const struct clstats_py_mpi_api *api;
+    if (!PyArg_ParseTuple(args, "OLOOOO|s", &capsule, &handle, &part_obj, &k_obj, &out_obj,
+                          &sums_obj, &even) ||
+        !(api = mpi_api()))
+        return NULL;
+    clstats_ctx *ctx = capsule == Py_None ? NULL : context_of(capsule);
+    struct clstats_array part, out = {0}, sums = {0};
+    uint64_t nans = 0;
+    struct clstats_select_options o = {.nan_count = &nans};
+    bool has_sums = false;
+    bool bad = !ctx || describe(part_obj, false, "part", &part) < 0 ||
+               describe(out_obj, true, "out", &out) < 0 ||
+               describe_output(sums_obj, "sums", &sums, &has_sums) < 0 ||
+               even_rule(even, &o.even) < 0;
+    const uint64_t *k = NULL;
+    if (!bad && k_obj != Py_None) {
+        PyArrayObject *ka = PyArray_Check(k_obj) ? (PyArrayObject *)k_obj : NULL;
+        if (!ka || PyArray_TYPE(ka) != NPY_UINT64 || !PyArray_IS_C_CONTIGUOUS(ka) ||
+            PyArray_SIZE(ka) != (npy_intp)part.nx) {
+            PyErr_SetString(PyExc_ValueError, "k must be a uint64 vector, one a column");
+            bad = true;
+        } else {
+            k = PyArray_DATA(ka);
+        }
+    }
+    if (!bad && (out.dtype != CLSTATS_FLOAT64 || out.ny != 1 || out.nx != part.nx ||
+                 (has_sums && (sums.ny != 1 || sums.nx != part.nx)))) {
+        PyErr_SetString(PyExc_ValueError, "out and sums must be vectors, one value a column");
+        bad = true;
+    }
+    double *sums64 = has_sums && !bad ? malloc((part.nx ? part.nx : 1) * sizeof *sums64) : NULL;
+    if (has_sums && !bad && !sums64) {
+        PyErr_NoMemory();
+        bad = true;
+    }
+    PyObject *type = NULL, *value_err = NULL, *trace = NULL;
+    if (bad) PyErr_Fetch(&type, &value_err, &trace);
+    uint64_t t[2] = {0, 0};
+    int status;
+    /* A rank whose own arguments are bad joins the call without a context (py_mpi_select). */
+    Py_BEGIN_ALLOW_THREADS if (k_obj == Py_None) status = api->column_medians(
+        bad ? NULL : ctx, handle, bad ? NULL : &part, &o, bad ? NULL : out.host, t);
+    else status = api->column_smallest(bad ? NULL : ctx, handle, bad ? NULL : &part, k, &o,
+                                       bad ? NULL : out.host, sums64, t);
+    Py_END_ALLOW_THREADS
+    if (bad) {
+        free(sums64);
+        PyErr_Restore(type, value_err, trace);
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "bad arguments");
+        return NULL;
+    }
+    for (size_t c = 0; sums64 && c < part.nx; c++) {
+        if (sums.dtype == CLSTATS_FLOAT64) ((double *)sums.host)[c] = sums64[c];
+        else ((float *)sums.host)[c] = (float)sums64[c];
+    }
+    free(sums64);
+    if (status != CLSTATS_OK && status != CLSTATS_ERR_EMPTY)
+        return raise_status(status, clstats_ctx_message(ctx));
+    return Py_BuildValue("(KKKO)", (unsigned long long)nans, (unsigned long long)t[0],
+                         (unsigned long long)t[1],
+                         status == CLSTATS_ERR_EMPTY ? Py_True : Py_False);
 }
 #endif
 
@@ -1183,9 +1271,12 @@ static PyMethodDef methods[] = {
     {"column_medians", py_column_medians, METH_VARARGS, "column_medians(ctx, m, out[, even])"},
 #ifdef CLSTATS_HAVE_MPI
     {"mpi_select", py_mpi_select, METH_VARARGS,
-     "mpi_select(ctx, comm, part, what, k, q, out[, even]) -> (value, nans, bytes, messages)"},
+     "mpi_select(ctx, comm, part, what, k, q, out[, even, method]) -> (value, nans, bytes, "
+     "messages)"},
     {"mpi_median_filter", py_mpi_median_filter, METH_VARARGS,
      "mpi_median_filter(ctx, comm, band, ny, row0, window, mode, cval, median, mad) -> bytes"},
+    {"mpi_columns", py_mpi_columns, METH_VARARGS,
+     "mpi_columns(ctx, comm, part, k, out, sums[, even]) -> (nans, bytes, messages, empty)"},
 #endif
     {"tile_medians", py_tile_medians, METH_VARARGS, "tile_medians(ctx, im, tw, th, out[, even])"},
     {"regress", py_regress, METH_VARARGS, "regress(ctx, x, y, options, coef, raw, sup, out)"},

@@ -20,10 +20,12 @@ from . import _ext
 from ._arrays import as_array, rows_contiguous, work_dtype
 from ._context import get_context
 
-__all__ = ["median", "select_kth", "percentile", "quantile", "median_filter_rows",
-           "last_traffic"]
+__all__ = ["median", "select_kth", "percentile", "quantile", "column_median", "column_smallest",
+           "median_filter_rows", "last_traffic"]
 
 _MODES = ("reflect", "mirror", "nearest", "constant", "wrap")
+# enum clstats_select_method
+_METHODS = {"auto": 0, "radix": 1, "cutting_plane": 2, "sample": 3}
 _traffic = [0, 0]
 
 
@@ -57,16 +59,23 @@ def _join_failed(handle, what):
         pass
 
 
-def _select(where, part, what, k, comm, even, device):
+def _method(where, method):
+    if method not in _METHODS:
+        raise ValueError(f"{where}: method={method!r}: give one of " + ", ".join(_METHODS))
+    return _METHODS[method]
+
+
+def _select(where, part, what, k, comm, even, device, method="auto"):
     handle = _comm_handle(comm)
     try:
         vec, dtype = _part(where, part)
+        code = _method(where, method)
         ctx = get_context(device)
     except Exception:
         _join_failed(handle, what)
         raise
     value, nans, nbytes, messages = ctx.call(_ext.mpi_select, handle, vec, what, k, None, None,
-                                             even)
+                                             even, code)
     _traffic[:] = [nbytes, messages]
     if value is None:
         warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
@@ -75,19 +84,90 @@ def _select(where, part, what, k, comm, even, device):
     return out(value)
 
 
-def median(part, comm=None, *, even="mean", device=None):
+def median(part, comm=None, *, even="mean", method="auto", device=None):
     """Median of the valid values of all ranks' parts (numpy's ``nanmedian`` of their
     concatenation): float32 for float32 parts, else float64. ``even``: 'mean', 'lower' or
-    'upper', the rule for an even count."""
-    return _select("clstats.mpi.median", part, "median", 0, comm, even, device)
+    'upper', the rule for an even count. ``method`` (the same on every rank): 'radix'
+    (histograms a pass), 'sample' (a sample's bracket first), 'cutting_plane' (Kelley's
+    cutting plane, its counts and objective gathered a pass, 88 bytes a rank), or 'auto'; every
+    method gives the same bits."""
+    return _select("clstats.mpi.median", part, "median", 0, comm, even, device, method)
 
 
-def select_kth(part, k, comm=None, *, device=None):
-    """The k-th smallest valid value (0-based) of all ranks' parts."""
+def select_kth(part, k, comm=None, *, method="auto", device=None):
+    """The k-th smallest valid value (0-based) of all ranks' parts; ``method`` as for
+    :func:`median`."""
     k = int(k)
     if k < 0:
         raise ValueError("clstats.mpi.select_kth: k must be >= 0")
-    return _select("clstats.mpi.select_kth", part, "kth", k, comm, "mean", device)
+    return _select("clstats.mpi.select_kth", part, "kth", k, comm, "mean", device, method)
+
+
+def _matrix(where, part):
+    arr = as_array(part, where)
+    if arr.ndim != 2:
+        raise ValueError(f"{where}: part must be 2-D (this rank's rows, columns)")
+    return rows_contiguous(arr, work_dtype(arr))
+
+
+def _join_failed_columns(handle, k):
+    try:  # join the call without arguments, so that every rank raises (see _join_failed)
+        _ext.mpi_columns(None, handle, None, k, None, None)
+    except Exception:
+        pass
+
+
+def column_median(part, comm=None, *, even="mean", device=None):
+    """Median of every column of a matrix whose rows the ranks hold (numpy's
+    ``nanmedian(axis=0)`` of the ranks' parts stacked): ``part`` this rank's rows (rows,
+    columns), possibly none, the same columns on every rank. Only counts cross, a radix pass a
+    column, however many rows. float32 for float32 parts, else float64; NaN (with numpy's
+    warning) where a column has no valid value."""
+    where = "clstats.mpi.column_median"
+    handle = _comm_handle(comm)
+    try:
+        m = _matrix(where, part)
+        out = np.empty(m.shape[1])
+        ctx = get_context(device)
+    except Exception:
+        _join_failed_columns(handle, None)
+        raise
+    nans, nbytes, messages, empty = ctx.call(_ext.mpi_columns, handle, m, None, out, None, even)
+    _traffic[:] = [nbytes, messages]
+    if np.isnan(out).any():
+        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=2)
+    return out.astype(m.dtype)
+
+
+def column_smallest(part, k, comm=None, *, sums=True, device=None):
+    """For every column c of a matrix whose rows the ranks hold, in rank order (rank 0's
+    first): its k[c]-th smallest valid value (k from 1 to all ranks' rows; an int for every
+    column) and, with ``sums``, the sum of its k[c] smallest valid values, the same bits as
+    the one-device batched selection of the whole matrix (section VI's multiplicity rule, the
+    sums in the part's precision in one fixed order). Returns ``kth`` or ``(kth, sums)``,
+    arrays of the part's dtype; NaN (with a warning) where a column has fewer than k[c] valid
+    values."""
+    where = "clstats.mpi.column_smallest"
+    handle = _comm_handle(comm)
+    try:
+        m = _matrix(where, part)
+        ks = np.broadcast_to(np.asarray(k), (m.shape[1],))
+        if ks.size and (not np.issubdtype(ks.dtype, np.integer) or (ks < 1).any()):
+            raise ValueError(f"{where}: k must be integers >= 1")
+        ks = np.ascontiguousarray(ks, dtype=np.uint64)
+        out = np.empty(m.shape[1])
+        sum_out = np.empty(m.shape[1], m.dtype) if sums else None
+        ctx = get_context(device)
+    except Exception:
+        _join_failed_columns(handle, np.ones(1, np.uint64))
+        raise
+    nans, nbytes, messages, empty = ctx.call(_ext.mpi_columns, handle, m, ks, out, sum_out)
+    _traffic[:] = [nbytes, messages]
+    if empty:
+        warnings.warn("some columns have fewer valid values than their k (NaN there)",
+                      RuntimeWarning, stacklevel=2)
+    kth = out.astype(m.dtype)
+    return (kth, sum_out) if sums else kth
 
 
 def quantile(part, q, comm=None, *, device=None, _scale=1.0):

@@ -82,6 +82,12 @@ void clstats_ctx_destroy(clstats_ctx *ctx)
     if (!ctx) return;
     clstats__release_programs(ctx);
     clstats__stage_free(ctx);
+    /* Pinned scratch unmapped, and the unmaps done, before the buffers go. */
+    for (size_t i = 0; i < ctx->n_scratch; i++)
+        if (ctx->scratch[i].host)
+            clEnqueueUnmapMemObject(ctx->queue, ctx->scratch[i].mem, ctx->scratch[i].host, 0, NULL,
+                                    NULL);
+    if (ctx->n_scratch) clFinish(ctx->queue);
     for (size_t i = 0; i < ctx->n_scratch; i++)
         if (ctx->scratch[i].mem) clReleaseMemObject(ctx->scratch[i].mem);
     free(ctx->scratch);

@@ -33,6 +33,7 @@ struct scratch_buffer {
     const char *name; /* the module's literal, e.g. "select.hist" */
     cl_mem mem;
     size_t bytes;
+    void *host; /* clstats__scratch_pinned's: the buffer mapped, for as long as it is kept */
 };
 
 struct clstats_ctx {
@@ -153,6 +154,11 @@ int clstats__kernel(clstats_ctx *ctx, cl_program program, const char *name, cl_k
  * allocate device memory each time; its contents are whatever was left (src/core/scratch.c).
  * Names are the modules' own literals ("select.hist"); two users of one name share it. */
 int clstats__scratch(clstats_ctx *ctx, const char *name, size_t bytes, cl_mem *out);
+
+/* Pinned host memory of at least `bytes` kept under `name` alike (a CL_MEM_ALLOC_HOST_PTR
+ * buffer mapped once, when made or grown): transfers to and from it skip the bounce through
+ * pinned memory that pageable memory costs on GPUs. Names apart from clstats__scratch's. */
+int clstats__scratch_pinned(clstats_ctx *ctx, const char *name, size_t bytes, void **host);
 
 /* Launches and their timing (src/core/launch.c), one path for every module, so that
  * clstats_ctx_last_kernel_ms is true after every call: a public entry calls clstats__begin

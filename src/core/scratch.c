@@ -1,11 +1,13 @@
 /* scratch.c - device buffers a context keeps between calls under the names modules give them
- * ("select.hist"), grown on demand, so that hot paths do not allocate device memory each time. */
+ * ("select.hist"), grown on demand, so that hot paths do not allocate device memory each time;
+ * and pinned host memory kept alike, mapped for as long as the context keeps it. */
 #include "internal.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-int clstats__scratch(clstats_ctx *ctx, const char *name, size_t bytes, cl_mem *out)
+/* The entry kept under `name`, made empty where there is none. */
+static int entry(clstats_ctx *ctx, const char *name, struct scratch_buffer **out)
 {
     struct scratch_buffer *b = NULL;
     for (size_t i = 0; i < ctx->n_scratch && !b; i++)
@@ -19,6 +21,15 @@ int clstats__scratch(clstats_ctx *ctx, const char *name, size_t bytes, cl_mem *o
         b = &ctx->scratch[ctx->n_scratch++];
         *b = (struct scratch_buffer){.name = name};
     }
+    *out = b;
+    return CLSTATS_OK;
+}
+
+int clstats__scratch(clstats_ctx *ctx, const char *name, size_t bytes, cl_mem *out)
+{
+    struct scratch_buffer *b;
+    const int found = entry(ctx, name, &b);
+    if (found != CLSTATS_OK) return found;
     if (bytes == 0) bytes = 1;
     if (b->mem && b->bytes >= bytes) {
         *out = b->mem;
@@ -34,5 +45,35 @@ int clstats__scratch(clstats_ctx *ctx, const char *name, size_t bytes, cl_mem *o
     b->mem = mem;
     b->bytes = bytes;
     *out = mem;
+    return CLSTATS_OK;
+}
+
+int clstats__scratch_pinned(clstats_ctx *ctx, const char *name, size_t bytes, void **host)
+{
+    struct scratch_buffer *b;
+    int status = entry(ctx, name, &b);
+    if (status != CLSTATS_OK) return status;
+    if (bytes == 0) bytes = 1;
+    if (b->host && b->bytes >= bytes) {
+        *host = b->host;
+        return CLSTATS_OK;
+    }
+    if (b->host) clEnqueueUnmapMemObject(ctx->queue, b->mem, b->host, 0, NULL, NULL);
+    if (b->mem) clReleaseMemObject(b->mem);
+    *b = (struct scratch_buffer){.name = b->name};
+    cl_int err;
+    cl_mem mem =
+        clCreateBuffer(ctx->context, CL_MEM_ALLOC_HOST_PTR | CL_MEM_READ_WRITE, bytes, NULL, &err);
+    if ((status = clstats__cl_check(ctx, err, name)) != CLSTATS_OK) return status;
+    void *mapped = clEnqueueMapBuffer(ctx->queue, mem, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0,
+                                      bytes, 0, NULL, NULL, &err);
+    if ((status = clstats__cl_check(ctx, err, name)) != CLSTATS_OK) {
+        clReleaseMemObject(mem);
+        return status;
+    }
+    b->mem = mem;
+    b->bytes = bytes;
+    b->host = mapped;
+    *host = mapped;
     return CLSTATS_OK;
 }

@@ -86,7 +86,7 @@ int clstats_mpi_median_filter_rows(clstats_ctx *ctx, MPI_Comm comm, const float 
     struct mpi_link link;
     uint64_t total_rows = 0;
     /* Every rank must name the same image width (below 2^26 here; wider ones go unchecked). */
-    status = clstats__mpi_open(&link, ctx, comm, 0, status, status == CLSTATS_OK ? rows : 0,
+    status = clstats__mpi_open(&link, ctx, comm, 0, 0, status, status == CLSTATS_OK ? rows : 0,
                                (uint32_t)(nx & ((1u << 26) - 1)), false, &total_rows, NULL);
     if (status != CLSTATS_OK) return clstats__mpi_close(&link, status, traffic);
     const int size = link.size, me = link.rank;

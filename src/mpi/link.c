@@ -36,8 +36,8 @@ int clstats__mpi_agree_failure(struct mpi_link *link, int status)
 }
 
 int clstats__mpi_open(struct mpi_link *link, clstats_ctx *ctx, MPI_Comm comm, size_t words,
-                      int status, uint64_t value, uint32_t same, bool gpu, uint64_t *total,
-                      bool *all_gpus)
+                      size_t gather_words, int status, uint64_t value, uint32_t same, bool gpu,
+                      uint64_t *total, bool *all_gpus)
 {
     memset(link, 0, sizeof *link);
     link->ctx = ctx;
@@ -46,6 +46,12 @@ int clstats__mpi_open(struct mpi_link *link, clstats_ctx *ctx, MPI_Comm comm, si
     MPI_Comm_rank(comm, &link->rank);
     MPI_Comm_size(comm, &link->size);
     if (words && !(link->message = calloc(1 + words, sizeof(uint64_t))) && status == CLSTATS_OK)
+        status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate a message");
+    /* The gathers' buffer now, where a failure can still be told in the first message. */
+    link->gather_words = gather_words <= MPI_GATHER_MAX ? gather_words : MPI_GATHER_MAX;
+    if (gather_words &&
+        !(link->gathered = calloc((1 + gather_words) * (size_t)link->size, sizeof(uint64_t))) &&
+        status == CLSTATS_OK)
         status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate a message");
     /* `same` is the same on every rank exactly when the sum of its squares is size times
      * (sum / size)^2: equality in Cauchy-Schwarz (sums below 2^64 for values below 2^26). */
@@ -59,8 +65,9 @@ int clstats__mpi_open(struct mpi_link *link, clstats_ctx *ctx, MPI_Comm comm, si
     if (w[3] * (uint64_t)link->size != w[2] * w[2]) {
         /* Every rank sees the same sums: all fail alike, with no message more. */
         link->agreed = clstats__fail(ctx, CLSTATS_ERR_ARG,
-                                     "the ranks disagree on the data's type, its width or the "
-                                     "select.bits tuning: every rank must pass the same");
+                                     "the ranks disagree on the data's type, its width, the "
+                                     "method or the select.bits tuning: every rank must pass "
+                                     "the same");
         return link->agreed;
     }
     return CLSTATS_OK;
@@ -100,6 +107,27 @@ int clstats__mpi_sum_counts(void *user, uint64_t *counts, size_t n, int status)
     return CLSTATS_OK;
 }
 
+int clstats__mpi_gather(void *user, const uint64_t *mine, size_t words, uint64_t *all, int status)
+{
+    struct mpi_link *link = user;
+    if (link->agreed != CLSTATS_OK) return link->agreed;
+    const size_t len = 1 + link->gather_words;
+    uint64_t record[1 + MPI_GATHER_MAX] = {status != CLSTATS_OK};
+    for (size_t i = 0; status == CLSTATS_OK && mine && i < words && i < link->gather_words; i++)
+        record[1 + i] = mine[i];
+    MPI_Allgather(record, (int)len, MPI_UINT64_T, link->gathered, (int)len, MPI_UINT64_T,
+                  link->comm);
+    clstats__mpi_count(link, len * sizeof *record);
+    uint64_t failed = 0;
+    for (int q = 0; q < link->size; q++)
+        failed += link->gathered[(size_t)q * len];
+    if (failed) return clstats__mpi_agree_failure(link, status);
+    for (int q = 0; all && q < link->size; q++)
+        for (size_t i = 0; i < words && i < link->gather_words; i++)
+            all[(size_t)q * words + i] = link->gathered[(size_t)q * len + 1 + i];
+    return CLSTATS_OK;
+}
+
 int clstats__mpi_close(struct mpi_link *link, int status, struct clstats_mpi_traffic *traffic)
 {
     if (link->agreed != CLSTATS_OK)
@@ -109,7 +137,9 @@ int clstats__mpi_close(struct mpi_link *link, int status, struct clstats_mpi_tra
     else
         status = clstats__mpi_check(link, status);
     free(link->message);
+    free(link->gathered);
     link->message = NULL;
+    link->gathered = NULL;
     if (traffic) *traffic = link->traffic;
     return status;
 }

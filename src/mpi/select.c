@@ -18,14 +18,9 @@ struct request {
     size_t nq;
 };
 
-/* A rank's own checks, before any message: what would make the one-device call refuse. */
-static int check_part(clstats_ctx *ctx, const struct clstats_array *part,
-                      const struct clstats_select_options *opts, const struct request *rq,
-                      const double *out)
+int clstats__mpi_check_part(clstats_ctx *ctx, const struct clstats_array *part,
+                            const struct clstats_select_options *opts)
 {
-    if (!ctx) return CLSTATS_ERR_ARG;
-    if (!part || !out || (rq->nq && !rq->q))
-        return clstats__fail(ctx, CLSTATS_ERR_ARG, "part, q or out is NULL");
     if (part->dtype != CLSTATS_FLOAT32 && part->dtype != CLSTATS_FLOAT64)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "the data must be float32 or float64");
     if (part->nx && part->ny && !part->host && !part->buffer)
@@ -40,6 +35,17 @@ static int check_part(clstats_ctx *ctx, const struct clstats_array *part,
     return CLSTATS_OK;
 }
 
+/* A rank's own checks, before any message: what would make the one-device call refuse. */
+static int check_part(clstats_ctx *ctx, const struct clstats_array *part,
+                      const struct clstats_select_options *opts, const struct request *rq,
+                      const double *out)
+{
+    if (!ctx) return CLSTATS_ERR_ARG;
+    if (!part || !out || (rq->nq && !rq->q))
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "part, q or out is NULL");
+    return clstats__mpi_check_part(ctx, part, opts);
+}
+
 static int distributed(clstats_ctx *ctx, MPI_Comm comm, const struct clstats_array *part,
                        const struct request *rq, const struct clstats_select_options *opts,
                        double *out, struct clstats_mpi_traffic *traffic)
@@ -52,23 +58,39 @@ static int distributed(clstats_ctx *ctx, MPI_Comm comm, const struct clstats_arr
     const long bits = ctx ? clstats__tuned(ctx, P_SELECT_BITS) : 11;
     const int b = bits >= 4 && bits <= 16 ? (int)bits : 11;
     const size_t words = 1 + ((size_t)1 << b);
-    const uint32_t same = (uint32_t)b << 1 | (part && part->dtype == CLSTATS_FLOAT64);
+    /* Every rank must ask for the same method: the method decides the messages. */
+    const enum clstats_select_method m = opts ? opts->method : CLSTATS_SELECT_AUTO;
+    const bool plane = m == CLSTATS_SELECT_CUTTING_PLANE;
+    const uint32_t same = ((uint32_t)(m & 3) << 5 | (uint32_t)b) << 1 |
+                          (part && part->dtype == CLSTATS_FLOAT64);
     struct mpi_link link;
     uint64_t n_total = 0;
     bool all_gpus = false;
-    status = clstats__mpi_open(&link, ctx, comm, words, status, n, same, ctx && !ctx->is_cpu,
-                               &n_total, &all_gpus);
-    if (status == CLSTATS_OK) {
+    status = clstats__mpi_open(&link, ctx, comm, words, plane ? SELECT_PLANE_WORDS : 0, status, n,
+                               same, ctx && !ctx->is_cpu, &n_total, &all_gpus);
+    if (status == CLSTATS_OK && link.size == 1 && n_total) {
+        /* One rank holds the whole array: the one-device call itself, with no histogram read
+         * back and written again around a message that would only copy it (the link still
+         * opens and closes, as on any number of ranks). An empty array takes the parts' path,
+         * which answers it as the ranks do (the one-device call refuses it outright). */
+        if (rq->what == KTH)
+            status = clstats_select_kth_array(ctx, part, rq->k, opts, out);
+        else if (rq->what == MEDIAN)
+            status = clstats_median_array(ctx, part, opts, out);
+        else if (rq->what == PERCENTILES)
+            status = clstats_percentiles_array(ctx, part, rq->q, rq->nq, opts, out);
+        else
+            status = clstats_quantiles_array(ctx, part, rq->q, rq->nq, opts, out);
+    } else if (status == CLSTATS_OK) {
         /* The sample's bracket first (one pass over the data instead of two) where asked, or
          * where the one-device call would take it: from 2^21 values, every rank on a GPU (on
          * CPU devices a pass costs little next to the bracket's). Radix alone otherwise. */
-        const enum clstats_select_method m = opts ? opts->method : CLSTATS_SELECT_AUTO;
         const bool bracket = link.size <= (1 << b) &&
                              (m == CLSTATS_SELECT_SAMPLE ||
-                              (m != CLSTATS_SELECT_RADIX && all_gpus &&
+                              (m == CLSTATS_SELECT_AUTO && all_gpus &&
                                n_total >= ((uint64_t)1 << 21)));
         const struct select_parts parts = {clstats__mpi_sum_counts, &link, n_total, bracket,
-                                           link.rank, link.size};
+                                           link.rank, link.size, plane, clstats__mpi_gather};
         if (rq->what == KTH)
             status = clstats__select_kth_parts(ctx, part, rq->k, opts, &parts, out);
         else if (rq->what == MEDIAN)

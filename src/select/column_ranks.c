@@ -15,13 +15,107 @@
 
 #define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
 
+/* The split design over parts (clstats__column_ranks_parts): the parts, every part's rows, the
+ * ranks (host, or NULL: the median's, 1 its lower, 2 its upper middle), and the results. */
+struct split_parts {
+    const struct select_parts *parts;
+    uint64_t rows_total;
+    const uint64_t *ranks;
+    int median;
+    uint64_t *keys, *nans;
+};
+
+/* Over parts, after split_range: every column's NaNs summed over the parts (one message of a
+ * count a column), the walk started from the whole key width on every part alike (group 0's
+ * range all keys, the others' none), and the ranks, the median's from the valid values. */
+static int parts_start(clstats_ctx *ctx, const struct split_parts *sp, bool f64, size_t groups,
+                       size_t cols, cl_mem range, cl_mem nans, cl_mem ranks)
+{
+    const size_t n = groups * cols;
+    cl_uint *nan = malloc(n * sizeof *nan);
+    cl_ulong *rg = malloc(2 * n * sizeof *rg), *rk = malloc(cols * sizeof *rk);
+    uint64_t *counts = calloc(1 + cols, sizeof *counts);
+    int status = nan && rg && rk && counts ? CLSTATS_OK
+                                           : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "the columns");
+    if (status == CLSTATS_OK)
+        status = clstats__cl_check(ctx,
+                                   clEnqueueReadBuffer(ctx->queue, nans, CL_TRUE, 0,
+                                                       n * sizeof *nan, nan, 0, NULL, NULL),
+                                   "reading the NaN counts");
+    for (size_t c = 0; status == CLSTATS_OK && c < cols; c++)
+        for (size_t g = 0; g < groups; g++) counts[1 + c] += nan[c * groups + g];
+    /* a part that failed says so here: every part's next message is this one */
+    status = sp->parts->sum_counts(sp->parts->user, status == CLSTATS_OK ? counts : NULL, 1 + cols,
+                                   status);
+    const cl_ulong all = f64 ? ~(cl_ulong)0 : 0xffffffffu;
+    for (size_t c = 0; status == CLSTATS_OK && c < cols; c++) {
+        sp->nans[c] = counts[1 + c];
+        const uint64_t nv = sp->rows_total - counts[1 + c];
+        rk[c] = sp->ranks ? sp->ranks[c] : sp->median == 1 ? (nv ? (nv - 1) / 2 : 0) : nv / 2;
+        for (size_t g = 0; g < groups; g++) {
+            const size_t at = c * groups + g;
+            rg[2 * at] = g ? all : 0, rg[2 * at + 1] = g ? 0 : all;
+            nan[at] = g ? 0 : (cl_uint)counts[1 + c];
+        }
+    }
+    /* Blocking writes, each: the host arrays are freed below, and a blocking write waits only
+     * for its own data to be copied, not for the writes before it (Intel's CPU runtime returns
+     * before those ran; src/select/select.c, struct run). */
+    if (status == CLSTATS_OK)
+        status = clstats__cl_check(
+            ctx,
+            clEnqueueWriteBuffer(ctx->queue, nans, CL_TRUE, 0, n * sizeof *nan, nan, 0, NULL, NULL),
+            "writing the NaN counts");
+    if (status == CLSTATS_OK)
+        status = clstats__cl_check(ctx,
+                                   clEnqueueWriteBuffer(ctx->queue, range, CL_TRUE, 0,
+                                                        2 * n * sizeof *rg, rg, 0, NULL, NULL),
+                                   "writing the ranges");
+    if (status == CLSTATS_OK)
+        status = clstats__cl_check(
+            ctx, clEnqueueWriteBuffer(ctx->queue, ranks, CL_TRUE, 0, cols * sizeof *rk, rk, 0,
+                                      NULL, NULL),
+            "writing the ranks");
+    free(nan), free(rg), free(rk), free(counts);
+    return status;
+}
+
+/* Over parts, after a pass's split_hist: every column's histogram summed over the parts (one
+ * message of 256 counts a column). */
+static int parts_hist(clstats_ctx *ctx, const struct split_parts *sp, size_t cols, cl_mem hist)
+{
+    const size_t n = cols * 256;
+    cl_uint *h = malloc(n * sizeof *h);
+    uint64_t *counts = calloc(1 + n, sizeof *counts);
+    int status = h && counts ? CLSTATS_OK : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "a histogram");
+    if (status == CLSTATS_OK)
+        status = clstats__cl_check(ctx,
+                                   clEnqueueReadBuffer(ctx->queue, hist, CL_TRUE, 0, n * sizeof *h,
+                                                       h, 0, NULL, NULL),
+                                   "reading the histograms");
+    for (size_t i = 0; status == CLSTATS_OK && i < n; i++) counts[1 + i] = h[i];
+    status = sp->parts->sum_counts(sp->parts->user, status == CLSTATS_OK ? counts : NULL, 1 + n,
+                                   status);
+    for (size_t i = 0; status == CLSTATS_OK && i < n; i++) h[i] = (cl_uint)counts[1 + i];
+    if (status == CLSTATS_OK)
+        status = clstats__cl_check(ctx,
+                                   clEnqueueWriteBuffer(ctx->queue, hist, CL_TRUE, 0,
+                                                        n * sizeof *h, h, 0, NULL, NULL),
+                                   "writing the histograms");
+    free(h), free(counts);
+    return status;
+}
+
 /* The split design (kernels/select/column_ranks_split.cl), with the one-group design's
- * arguments: its passes run on the device, the walk's state between them kept there. */
+ * arguments: its passes run on the device, the walk's state between them kept there. Over
+ * parts (sp), the NaN counts and every pass's histograms are summed over the parts, and the
+ * k-th keys and NaN counts come back to the host (sp->keys, sp->nans); the counts and sums
+ * below them are the caller's. */
 static int split_columns(clstats_ctx *ctx, cl_program program, bool f64, long wg, cl_mem buf,
                          size_t off, size_t cstep, size_t rstep, size_t rows, size_t cols,
-                         cl_mem ranks, cl_mem stats, cl_mem sums)
+                         cl_mem ranks, cl_mem stats, cl_mem sums, const struct split_parts *sp)
 {
-    const size_t blocks = (rows + COLUMN_BLOCK - 1) / COLUMN_BLOCK;
+    const size_t blocks = rows ? (rows + COLUMN_BLOCK - 1) / COLUMN_BLOCK : 1;
     /* Blocks a work-group takes: enough groups for 8 a compute unit over all the columns, as
      * a group's start costs more than its few thousand rows on CPU devices. */
     size_t per = blocks * cols / (8 * (size_t)ctx->compute_units);
@@ -47,6 +141,8 @@ static int split_columns(clstats_ctx *ctx, cl_program program, bool f64, long wg
     const cl_ulong o = off, cs = cstep, rs = rstep;
     const cl_uint nrows = (cl_uint)rows, ncols = (cl_uint)cols, nblocks = (cl_uint)blocks;
     const cl_uint ngroups = (cl_uint)groups, nper = (cl_uint)per;
+    /* the walk's `done` counts all parts' rows */
+    const cl_uint start_rows = sp ? (cl_uint)sp->rows_total : nrows;
     cl_kernel with_rows[] = {kr, kh, kb};
     for (int i = 0; i < 3; i++) {
         ARG(with_rows[i], 0, buf);
@@ -61,7 +157,7 @@ static int split_columns(clstats_ctx *ctx, cl_program program, bool f64, long wg
     ARG(ks, 0, range);
     ARG(ks, 1, nans);
     ARG(ks, 2, ngroups);
-    ARG(ks, 3, nrows);
+    ARG(ks, 3, start_rows);
     ARG(ks, 4, ncols);
     ARG(ks, 5, ranks);
     ARG(ks, 6, state);
@@ -85,6 +181,7 @@ static int split_columns(clstats_ctx *ctx, cl_program program, bool f64, long wg
     const size_t local[2] = {(size_t)wg, 1}, global[2] = {groups * (size_t)wg, cols};
     const size_t one = 64, per_col = (cols + 63) / 64 * 64, bins = 256, pick = cols * 256;
     if ((status = clstats__launch(ctx, kr, 2, NULL, global, local, "split_range")) ||
+        (sp && (status = parts_start(ctx, sp, f64, groups, cols, range, nans, ranks))) ||
         (status = clstats__launch(ctx, ks, 1, NULL, &per_col, &one, "split_start")))
         return status;
     /* Every pass a key may need; a column's walk ends earlier where its keys share high bits,
@@ -93,14 +190,53 @@ static int split_columns(clstats_ctx *ctx, cl_program program, bool f64, long wg
         ARG(kh, 7, pass);
         ARG(kp, 1, pass);
         if ((status = clstats__launch(ctx, kh, 2, NULL, global, local, "split_hist")) ||
+            (sp && (status = parts_hist(ctx, sp, cols, hist))) ||
             (status = clstats__launch(ctx, kp, 1, NULL, &pick, &bins, "split_pick")))
             return status;
+    }
+    if (sp) {
+        cl_ulong *st = malloc(cols * 4 * sizeof *st);
+        if (!st) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "the columns' state");
+        status = clstats__cl_check(ctx,
+                                   clEnqueueReadBuffer(ctx->queue, state, CL_TRUE, 0,
+                                                       cols * 4 * sizeof *st, st, 0, NULL, NULL),
+                                   "reading the columns' state");
+        const uint64_t none = f64 ? ~0ull : 0xffffffffu;
+        for (size_t c = 0; status == CLSTATS_OK && c < cols; c++)
+            sp->keys[c] = (st[4 * c + 3] >> 8) ? none : st[4 * c];
+        free(st);
+        return status;
     }
     if ((status = clstats__launch(ctx, kb, 2, NULL, global, local, "split_below")) ||
         (status = clstats__launch(ctx, kf, 1, NULL, &per_col, &one, "split_finish")))
         return status;
 fail:
     return status;
+}
+
+/* columns.wg: one work-item a column on CPU devices, several on GPUs (src/core/tuning.c);
+ * at most 256, as the kernel's local arrays hold one entry per item and its sum lanes (256)
+ * must be a multiple of the work-group size. */
+static int column_wg(clstats_ctx *ctx, long *out)
+{
+    long wg = clstats__tuned(ctx, P_COLUMNS_WG);
+    if (wg > 256) wg = 256;
+    if ((size_t)wg > ctx->max_work_group) wg = (long)ctx->max_work_group;
+    if (wg < 1 || (wg & (wg - 1))) return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad columns.wg");
+    *out = wg;
+    return CLSTATS_OK;
+}
+
+/* The program of one design, split or not, for the dtype and work-group size. */
+static int column_program(clstats_ctx *ctx, bool f64, bool split, long wg, cl_program *program)
+{
+    char options[128];
+    /* -D ORDERED_SUMS on CPU devices: see block_below in kernels/select/rank_keys.cl. */
+    snprintf(options, sizeof options, "-D REAL=%s%s -D WG=%ld -D BLOCK=%d%s",
+             f64 ? "double" : "float", f64 ? " -D CLSTATS_FP64" : "", wg, COLUMN_BLOCK,
+             ctx->is_cpu ? " -D ORDERED_SUMS" : "");
+    return clstats__program(ctx, split ? "column_ranks_split.cl" : "column_ranks.cl", options,
+                            program);
 }
 
 int clstats__column_ranks(clstats_ctx *ctx, bool f64, cl_mem buf, size_t off, size_t cstep,
@@ -111,13 +247,9 @@ int clstats__column_ranks(clstats_ctx *ctx, bool f64, cl_mem buf, size_t off, si
         return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED, "the device has no float64");
     if (rows > UINT32_MAX)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "columns of %zu rows are too long", rows);
-    /* columns.wg: one work-item a column on CPU devices, several on GPUs (src/core/tuning.c);
-     * at most 256, as the kernel's local arrays hold one entry per item and its sum lanes
-     * (256) must be a multiple of the work-group size. */
-    long wg = clstats__tuned(ctx, P_COLUMNS_WG);
-    if (wg > 256) wg = 256;
-    if ((size_t)wg > ctx->max_work_group) wg = (long)ctx->max_work_group;
-    if (wg < 1 || (wg & (wg - 1))) return clstats__fail(ctx, CLSTATS_ERR_ARG, "bad columns.wg");
+    long wg = 1;
+    int wst = column_wg(ctx, &wg);
+    if (wst != CLSTATS_OK) return wst;
     /* columns.split: auto splits columns of several blocks on GPUs when there are too few of
      * them to give every compute unit a few work-groups; not on CPU devices, where its twenty
      * launches a selection cost more than the one work-item a column loses (RESULTS "LTS
@@ -126,18 +258,12 @@ int clstats__column_ranks(clstats_ctx *ctx, bool f64, cl_mem buf, size_t off, si
     const bool split_them = split == SWITCH_ON ||
                             (split == AUTO && !ctx->is_cpu && rows >= 2 * COLUMN_BLOCK &&
                              cols < 4 * (size_t)ctx->compute_units);
-    char options[128];
-    /* -D ORDERED_SUMS on CPU devices: see block_below in kernels/select/rank_keys.cl. */
-    snprintf(options, sizeof options, "-D REAL=%s%s -D WG=%ld -D BLOCK=%d%s",
-             f64 ? "double" : "float", f64 ? " -D CLSTATS_FP64" : "", wg, COLUMN_BLOCK,
-             ctx->is_cpu ? " -D ORDERED_SUMS" : "");
     cl_program program;
     cl_kernel k;
-    int status = clstats__program(
-        ctx, split_them ? "column_ranks_split.cl" : "column_ranks.cl", options, &program);
+    int status = column_program(ctx, f64, split_them, wg, &program);
     if (status == CLSTATS_OK && split_them)
         return split_columns(ctx, program, f64, wg, buf, off, cstep, rstep, rows, cols, ranks,
-                             stats, sums);
+                             stats, sums, NULL);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, program, "column_ranks", &k);
     if (status != CLSTATS_OK) return status;
     const cl_ulong o = off, cs = cstep, rs = rstep;
@@ -153,6 +279,57 @@ int clstats__column_ranks(clstats_ctx *ctx, bool f64, cl_mem buf, size_t off, si
     const size_t local = (size_t)wg, global = cols * local;
     status = clstats__launch(ctx, k, 1, NULL, &global, &local, "column_ranks");
 fail:
+    return status;
+}
+
+int clstats__columns_status(clstats_ctx *ctx, uint64_t nan, enum clstats_nan_policy policy,
+                            uint64_t short_cols)
+{
+    if (nan && policy == CLSTATS_NAN_ERROR)
+        return clstats__fail(ctx, CLSTATS_ERR_NAN, "%llu NaN values in the matrix",
+                             (unsigned long long)nan);
+    if (short_cols)
+        return clstats__fail(ctx, CLSTATS_ERR_EMPTY,
+                             "%llu columns have fewer valid values than their k (NaN there)",
+                             (unsigned long long)short_cols);
+    return CLSTATS_OK;
+}
+
+int clstats__column_ranks_parts(clstats_ctx *ctx, const struct clstats_array *part,
+                                const struct select_parts *parts, const uint64_t *ranks,
+                                int median, uint64_t *keys, uint64_t *nans)
+{
+    const bool f64 = part->dtype == CLSTATS_FLOAT64;
+    const size_t cols = part->nx, rows = part->nx ? part->ny : 0;
+    const struct split_parts sp = {parts, parts->n_total, ranks, median, keys, nans};
+    if (f64 && !ctx->has_fp64)
+        return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED, "the device has no float64");
+    if (parts->n_total > UINT32_MAX)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "columns of %llu rows are too long",
+                             (unsigned long long)parts->n_total);
+    long wg = 1;
+    cl_program program;
+    cl_mem buf = NULL, rbuf, sbuf, ubuf;
+    size_t off = 0;
+    bool owned = false;
+    clstats__begin(ctx);
+    int status = column_wg(ctx, &wg);
+    if (status == CLSTATS_OK) status = column_program(ctx, f64, true, wg, &program);
+    if (status == CLSTATS_OK)
+        status = rows ? clstats__array_in(ctx, part, false, &buf, &off, &owned)
+                      : clstats__scratch(ctx, "columns.no_rows", 8, &buf);
+    if (status == CLSTATS_OK)
+        status = clstats__scratch(ctx, "columns.ranks", cols * sizeof(cl_ulong), &rbuf);
+    /* the split design's counts and sums below, which parts leave to the caller */
+    if (status == CLSTATS_OK)
+        status = clstats__scratch(ctx, "columns.rank_stats", cols * 4 * sizeof(cl_ulong), &sbuf);
+    if (status == CLSTATS_OK)
+        status = clstats__scratch(ctx, "columns.rank_sums", cols * (f64 ? 8 : 4), &ubuf);
+    if (status == CLSTATS_OK)
+        status = split_columns(ctx, program, f64, wg, buf, off, 1, clstats__array_stride(part),
+                               rows, cols, rbuf, sbuf, ubuf, &sp);
+    status = clstats__end(ctx, status);
+    if (owned) clReleaseMemObject(buf);
     return status;
 }
 
@@ -235,13 +412,7 @@ int clstats_column_smallest(clstats_ctx *ctx, const struct clstats_array *m, con
                                            f64);
     }
     if (o.nan_count) *o.nan_count = nan;
-    if (status == CLSTATS_OK && nan && o.nan_policy == CLSTATS_NAN_ERROR)
-        status = clstats__fail(ctx, CLSTATS_ERR_NAN, "%llu NaN values in the matrix",
-                               (unsigned long long)nan);
-    else if (status == CLSTATS_OK && short_cols)
-        status = clstats__fail(ctx, CLSTATS_ERR_EMPTY,
-                               "%llu columns have fewer valid values than their k (NaN there)",
-                               (unsigned long long)short_cols);
+    if (status == CLSTATS_OK) status = clstats__columns_status(ctx, nan, o.nan_policy, short_cols);
     free(stats), free(ranks), free(sums);
     return status;
 }

@@ -30,6 +30,7 @@ enum {
     ST_RES1 = 15,
     ST_LO = 16,
     ST_HI = 17,
+    ST_T = 18,
     ST_L = 19,
     ST_C = 20,
     ST_ITERS = 24,
@@ -75,10 +76,20 @@ struct run {
     size_t wg, groups;
     int npass, bits;
     const struct select_parts *parts; /* NULL: the array is whole */
-    /* The parts' host copies of the histograms (both halves) and of the counts a message
-     * carries, kept for the run: the queue writes them back while the host goes on. */
+    /* The parts' host copies of the histograms (both halves, in the context's pinned memory)
+     * and of the counts a message carries: the queue writes them back while the host goes on. A
+     * host copy a write that is not waited for reads must stay as it is until a command that waits
+     * for the queue (a blocking read, clFinish): a blocking write is not one, as it returns
+     * once its own data is copied (OpenCL 1.2, clEnqueueWriteBuffer), and Intel's CPU runtime
+     * does return before the writes enqueued ahead of it have read theirs. */
     cl_uint *part_hist, nan_words[2];
     uint64_t *part_counts;
+    /* The sample bracket's summed counters and capacities over parts, and the cutting plane's
+     * combined partials, kept for the run for the same reason. */
+    cl_uint bracket_ctr[CTR_WORDS];
+    cl_ulong bracket_cap[2];
+    cl_ulong *plane_pc, plane_cap;
+    void *plane_ps;
 };
 
 static int launch_sized(struct run *r, cl_kernel k, size_t groups, size_t wg, const char *what)
@@ -97,6 +108,7 @@ static int launch(struct run *r, cl_kernel k, size_t groups, const char *what)
 static int parts_agree(const struct select_parts *parts, int status)
 {
     if (!parts || status == CLSTATS_OK) return status;
+    if (parts->plane) return parts->gather(parts->user, NULL, SELECT_PLANE_WORDS, NULL, status);
     return parts->sum_counts(parts->user, NULL, 0, status);
 }
 
@@ -133,12 +145,19 @@ static int sum_over_parts(struct run *r, cl_int pass)
            clEnqueueReadBuffer(ctx->queue, r->ctr, CL_FALSE, 0, 2 * sizeof *nan_words, nan_words,
                                0, NULL, NULL),
            "clEnqueueReadBuffer(select counters)");
+    /* The first histogram (2 nb words) with the state, the second only where the state says
+     * the pass has two (an even median's middles in different bins): one wait a pass. */
     CL_TRY(ctx,
-           clEnqueueReadBuffer(ctx->queue, r->hist, CL_TRUE, 0, 4 * nb * sizeof *hist, hist, 0,
+           clEnqueueReadBuffer(ctx->queue, r->hist, CL_TRUE, 0, 2 * nb * sizeof *hist, hist, 0,
                                NULL, NULL),
            "clEnqueueReadBuffer(select histogram)");
     if ((st[ST_FLAGS] & FLAG_DONE) || pass > r->npass - 1 - (int)st[ST_TAIL]) goto fail;
     const bool first = pass == 0 && st[ST_COMPACT] == 0, two = st[ST_PA] != st[ST_PB];
+    if (two)
+        CL_TRY(ctx,
+               clEnqueueReadBuffer(ctx->queue, r->hist, CL_TRUE, 2 * nb * sizeof *hist,
+                                   2 * nb * sizeof *hist, hist + 2 * nb, 0, NULL, NULL),
+               "clEnqueueReadBuffer(select histogram)");
     /* Counts are (low, high) pairs of 32-bit words, as the kernels' add64 keeps them. */
     for (size_t half = 0; half < (two ? 2u : 1u); half++) {
         cl_uint *h = hist + half * 2 * nb;
@@ -157,8 +176,8 @@ static int sum_over_parts(struct run *r, cl_int pass)
         }
     }
     CL_TRY(ctx,
-           clEnqueueWriteBuffer(ctx->queue, r->hist, CL_FALSE, 0, 4 * nb * sizeof *hist, hist, 0,
-                                NULL, NULL),
+           clEnqueueWriteBuffer(ctx->queue, r->hist, CL_FALSE, 0, (two ? 4 : 2) * nb * sizeof *hist,
+                                hist, 0, NULL, NULL),
            "clEnqueueWriteBuffer(select histogram)");
     /* Not waited for: the queue runs in order, and the run's last read waits for all. */
     CL_TRY(ctx,
@@ -335,20 +354,130 @@ static int parts_bracket(struct run *r, cl_program program, cl_mem data, size_t 
          * it fall back, a capacity of 0, else none binds; the true one comes back after. */
         lohi[0] = c[3] ? 0 : ~(cl_ulong)0;
     }
+    /* From the run's copies, not waited for (struct run). */
+    memcpy(r->bracket_ctr, ctr, sizeof ctr);
+    r->bracket_cap[0] = lohi[0];
+    r->bracket_cap[1] = cap;
     CL_TRY(ctx,
-           clEnqueueWriteBuffer(ctx->queue, r->ctr, CL_FALSE, 0, sizeof ctr, ctr, 0, NULL, NULL),
+           clEnqueueWriteBuffer(ctx->queue, r->ctr, CL_FALSE, 0, sizeof ctr, r->bracket_ctr, 0,
+                                NULL, NULL),
            "clEnqueueWriteBuffer(select counters)");
     CL_TRY(ctx,
            clEnqueueWriteBuffer(ctx->queue, r->st, CL_FALSE, ST_CAP * sizeof(cl_ulong),
-                                sizeof(cl_ulong), &lohi[0], 0, NULL, NULL),
+                                sizeof(cl_ulong), &r->bracket_cap[0], 0, NULL, NULL),
            "clEnqueueWriteBuffer(select capacity)");
     if ((status = launch_sized(r, k_update, 1, 1, "bracket_update"))) return status;
-    lohi[1] = cap;
     CL_TRY(ctx,
-           clEnqueueWriteBuffer(ctx->queue, r->st, CL_TRUE, ST_CAP * sizeof(cl_ulong),
-                                sizeof(cl_ulong), &lohi[1], 0, NULL, NULL),
+           clEnqueueWriteBuffer(ctx->queue, r->st, CL_FALSE, ST_CAP * sizeof(cl_ulong),
+                                sizeof(cl_ulong), &r->bracket_cap[1], 0, NULL, NULL),
            "clEnqueueWriteBuffer(select capacity)");
 fail:
+    return status;
+}
+
+/* ---- The cutting plane over parts (struct select_parts's gather) --------------------------
+ * Each pass, every part reduces its own data (cp_reduce), reduces its groups' partials on the
+ * host into one record, and every part's record is gathered to all: the counts summed, the
+ * min and max keys combined and the objective's sums added in part order, alike on every part,
+ * then handed to cp_update as one group's. Counts decide the bracket, so the answer is the
+ * one-device answer; the sums only steer. A record also carries the trial its part reduced at
+ * and its key buffer's capacity: all take the smallest capacity (so all gather at the same
+ * pass), and trials that differ (devices that round the step apart) make every part fail
+ * alike rather than go on in different brackets. */
+enum { CPR_CL, CPR_CR, CPR_MINL, CPR_MAXL, CPR_MINR, CPR_MAXR, CPR_SL, CPR_SR, CPR_T, CPR_CAP,
+       CPR_WORDS };
+_Static_assert((int)CPR_WORDS == (int)SELECT_PLANE_WORDS, "a record's words");
+
+static int cp_pass_over_parts(struct run *r, bool real64, cl_ulong cap, const cl_ulong *st,
+                              bool *stop)
+{
+    clstats_ctx *ctx = r->ctx;
+    const struct select_parts *pp = r->parts;
+    const size_t g = r->groups;
+    /* The run's (not freed before its last wait): the combined partials are written back from
+     * them without waiting (see the run's host copies). */
+    if (!r->plane_pc) r->plane_pc = malloc(g * 6 * sizeof *r->plane_pc);
+    if (!r->plane_ps) r->plane_ps = malloc(g * 2 * (real64 ? 8 : 4));
+    cl_ulong *pc = r->plane_pc;
+    void *ps = r->plane_ps;
+    uint64_t *all = malloc((size_t)pp->parts * CPR_WORDS * sizeof *all);
+    int status = CLSTATS_OK;
+    if (!pc || !ps || !all) {
+        status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate the partials");
+        goto fail;
+    }
+    CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r->pc, CL_FALSE, 0, g * 6 * sizeof *pc, pc, 0,
+                                    NULL, NULL),
+           "clEnqueueReadBuffer(cutting-plane partials)");
+    CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, r->ps, CL_TRUE, 0, g * 2 * (real64 ? 8 : 4), ps,
+                                    0, NULL, NULL),
+           "clEnqueueReadBuffer(cutting-plane sums)");
+    /* The trial word also says whether this part's passes are over (the last update's). */
+    const bool over = (st[ST_FLAGS] & FLAG_DONE) || st[ST_COMPACT] == 2;
+    uint64_t mine[CPR_WORDS] = {0, 0, ~0ull, 0, ~0ull, 0, 0, 0, over ? ~0ull : st[ST_T], cap};
+    double sl = 0, sr = 0;
+    for (size_t i = 0; i < g; i++) {
+        const cl_ulong *q = pc + 6 * i;
+        mine[CPR_CL] += q[0];
+        mine[CPR_CR] += q[1];
+        if (q[2] < mine[CPR_MINL]) mine[CPR_MINL] = q[2];
+        if (q[3] > mine[CPR_MAXL]) mine[CPR_MAXL] = q[3];
+        if (q[4] < mine[CPR_MINR]) mine[CPR_MINR] = q[4];
+        if (q[5] > mine[CPR_MAXR]) mine[CPR_MAXR] = q[5];
+        sl += real64 ? ((double *)ps)[2 * i] : ((float *)ps)[2 * i];
+        sr += real64 ? ((double *)ps)[2 * i + 1] : ((float *)ps)[2 * i + 1];
+    }
+    memcpy(&mine[CPR_SL], &sl, 8);
+    memcpy(&mine[CPR_SR], &sr, 8);
+    if ((status = pp->gather(pp->user, mine, CPR_WORDS, all, CLSTATS_OK))) goto fail;
+    *stop = over;
+    uint64_t q[6] = {0, 0, ~0ull, 0, ~0ull, 0};
+    cl_ulong agreed_cap = cap;
+    sl = sr = 0;
+    for (int p = 0; p < pp->parts; p++) {
+        const uint64_t *w = all + (size_t)p * CPR_WORDS;
+        double a, b;
+        memcpy(&a, &w[CPR_SL], 8);
+        memcpy(&b, &w[CPR_SR], 8);
+        q[0] += w[CPR_CL];
+        q[1] += w[CPR_CR];
+        q[2] = w[CPR_MINL] < q[2] ? w[CPR_MINL] : q[2];
+        q[3] = w[CPR_MAXL] > q[3] ? w[CPR_MAXL] : q[3];
+        q[4] = w[CPR_MINR] < q[4] ? w[CPR_MINR] : q[4];
+        q[5] = w[CPR_MAXR] > q[5] ? w[CPR_MAXR] : q[5];
+        sl += a;
+        sr += b;
+        if (w[CPR_CAP] < agreed_cap) agreed_cap = w[CPR_CAP];
+        if (w[CPR_T] != all[CPR_T]) { /* also where some parts' passes ended and not others' */
+            status = clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED,
+                                   "the ranks' devices stepped the cutting plane apart: use the "
+                                   "radix method across them");
+            goto fail;
+        }
+    }
+    /* The rest of the groups' partials no longer count: cp_update reads one group. */
+    for (int i = 0; i < 6; i++) pc[i] = q[i];
+    if (real64) {
+        ((double *)ps)[0] = sl;
+        ((double *)ps)[1] = sr;
+    } else {
+        ((float *)ps)[0] = (float)sl;
+        ((float *)ps)[1] = (float)sr;
+    }
+    if (over) goto fail; /* every part's passes are over (the trials agree): nothing to write */
+    CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, r->pc, CL_FALSE, 0, 6 * sizeof *pc, pc, 0, NULL,
+                                     NULL),
+           "clEnqueueWriteBuffer(cutting-plane partials)");
+    CL_TRY(ctx, clEnqueueWriteBuffer(ctx->queue, r->ps, CL_FALSE, 0, 2 * (real64 ? 8 : 4), ps, 0,
+                                     NULL, NULL),
+           "clEnqueueWriteBuffer(cutting-plane sums)");
+    r->plane_cap = agreed_cap;
+    CL_TRY(ctx,
+           clEnqueueWriteBuffer(ctx->queue, r->st, CL_FALSE, ST_CAP * sizeof(cl_ulong),
+                                sizeof(cl_ulong), &r->plane_cap, 0, NULL, NULL),
+           "clEnqueueWriteBuffer(select capacity)");
+fail:
+    free(all);
     return status;
 }
 
@@ -375,7 +504,12 @@ static int select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, 
     if (method == CLSTATS_SELECT_AUTO)
         method =
             !ctx->is_cpu && n >= ((uint64_t)1 << 21) ? CLSTATS_SELECT_SAMPLE : CLSTATS_SELECT_RADIX;
-    if ((method == CLSTATS_SELECT_SAMPLE && n < 16384) || req->parts) method = CLSTATS_SELECT_RADIX;
+    if (method == CLSTATS_SELECT_SAMPLE && n < 16384) method = CLSTATS_SELECT_RADIX;
+    if (req->parts)
+        method = req->parts->plane ? CLSTATS_SELECT_CUTTING_PLANE : CLSTATS_SELECT_RADIX;
+    /* Over parts, a failure is sent in the message the others make next: a gather until the
+     * cutting plane's passes end, else a count message (struct select_parts). */
+    bool gather_next = req->parts && req->parts->plane;
 
     memset(res, 0, sizeof *res);
     if (f64 && !ctx->has_fp64)
@@ -403,14 +537,16 @@ static int select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, 
     r.bits = tu.bits;
     r.parts = req->parts;
     if (r.parts) {
+        /* The histograms' host copy pinned (the context's): read and written back each pass. */
         const size_t nb = (size_t)1 << tu.bits;
-        r.part_hist = malloc(4 * nb * sizeof *r.part_hist);
+        void *pinned = NULL;
+        status = clstats__scratch_pinned(ctx, "select.parts_hist", 4 * nb * sizeof *r.part_hist,
+                                         &pinned);
+        if (status != CLSTATS_OK) return status;
+        r.part_hist = pinned;
         r.part_counts = malloc((1 + nb) * sizeof *r.part_counts);
-        if (!r.part_hist || !r.part_counts) {
-            free(r.part_hist);
-            free(r.part_counts);
+        if (!r.part_counts)
             return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate a histogram");
-        }
     }
     const uint64_t tile = (uint64_t)tu.wg * (uint64_t)tu.vpt;
     const uint64_t ntiles = (n + tile - 1) / tile;
@@ -421,10 +557,13 @@ static int select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, 
      * values; the sample bracket holds about 6% (8192 samples, 5 sd either side); the cutting
      * plane gathers its bracket once it holds at most 1/32. */
     uint64_t cap;
-    if (method == CLSTATS_SELECT_RADIX || method == CLSTATS_SELECT_SAMPLE)
+    if (method == CLSTATS_SELECT_RADIX || method == CLSTATS_SELECT_SAMPLE) {
         cap = n <= (1u << 20) ? n : (n / 4 > (1u << 20) ? n / 4 : (1u << 20));
-    else
-        cap = n / 32 > (1u << 16) ? n / 32 : (n < (1u << 16) ? n : (1u << 16));
+    } else {
+        /* Over parts, every part gathers when the whole bracket fits: the whole array's cap. */
+        const uint64_t all = req->parts ? req->parts->n_total : n;
+        cap = all / 32 > (1u << 16) ? all / 32 : (all < (1u << 16) ? all : (1u << 16));
+    }
     if (cap > UINT32_MAX) cap = UINT32_MAX;
     while (cap > 1 && cap * key_size > ctx->max_alloc)
         cap /= 2;
@@ -512,7 +651,41 @@ static int select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, 
         if ((status = data_args(ctx, r.k_cp_gather, data, off, nn, r.st))) goto fail;
         ARG(r.k_cp_gather, 4, r.ctr);
         ARG(r.k_cp_gather, 5, r.kbuf);
-        for (int done_passes = 0; !(st[ST_FLAGS] & FLAG_DONE); done_passes += CP_BATCH) {
+        if (r.parts) { /* a message a pass, its state read back each time */
+            const cl_uint one = 1;
+            ARG(r.k_cp_update, 3, one);
+            bool stop = false;
+            for (int p = 0;; p++) {
+                if (p > CP_MAX_PASSES) {
+                    status = clstats__fail(ctx, CLSTATS_ERR_OPENCL,
+                                           "cutting plane did not converge in %d passes",
+                                           CP_MAX_PASSES);
+                    goto fail;
+                }
+                /* cp_reduce skips itself once the passes are over; the gather says so */
+                if ((status = launch(&r, r.k_cp_reduce, r.groups, "cp_reduce")) ||
+                    (status = cp_pass_over_parts(&r, real_size == 8, cap, st, &stop)))
+                    goto fail;
+                if (stop) break;
+                if ((status = launch(&r, r.k_cp_update, 1, "cp_update"))) goto fail;
+                CL_TRY(ctx,
+                       clEnqueueReadBuffer(ctx->queue, r.st, CL_TRUE, 0, sizeof st, st, 0, NULL,
+                                           NULL),
+                       "clEnqueueReadBuffer(select state)");
+            }
+            gather_next = false;
+            if (!(st[ST_FLAGS] & FLAG_DONE)) {
+                if ((status = launch(&r, r.k_cp_gather, r.groups, "cp_gather"))) goto fail;
+                for (cl_int p = 0; p < r.npass; p++)
+                    if ((status = radix_pass(&r, p))) goto fail;
+                CL_TRY(ctx,
+                       clEnqueueReadBuffer(ctx->queue, r.st, CL_TRUE, 0, sizeof st, st, 0, NULL,
+                                           NULL),
+                       "clEnqueueReadBuffer(select state)");
+            }
+        }
+        for (int done_passes = 0; !r.parts && !(st[ST_FLAGS] & FLAG_DONE);
+             done_passes += CP_BATCH) {
             if (done_passes >= CP_MAX_PASSES) {
                 status =
                     clstats__fail(ctx, CLSTATS_ERR_OPENCL,
@@ -549,9 +722,14 @@ static int select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, 
     if (st[ST_FLAGS] & FLAG_RANGE) res->out_of_range = true;
 
 fail:
+    if (status != CLSTATS_OK && gather_next)
+        status = req->parts->gather(req->parts->user, NULL, SELECT_PLANE_WORDS, NULL, status);
+    else if (status != CLSTATS_OK && r.parts)
+        status = req->parts->sum_counts(req->parts->user, NULL, 0, status);
     if (status != CLSTATS_OK || r.parts) clFinish(ctx->queue); /* before the host copies go */
-    free(r.part_hist);
     free(r.part_counts);
+    free(r.plane_pc);
+    free(r.plane_ps);
     if (req->kernel_ms) {
         clFinish(ctx->queue);
         *req->kernel_ms += clstats__events_ms(ctx, first_event);

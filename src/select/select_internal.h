@@ -11,7 +11,8 @@
  * over all parts, so that every run finds the same digits and the same answer. status is the
  * part's own: a part that failed calls with it (counts NULL) instead, and every part then
  * returns the status sum_counts answers, which is that of every part. The runs take the radix
- * path whatever the method asks: its messages are a histogram, whatever n. */
+ * path whatever the method asks (its messages are a histogram, whatever n), except where
+ * plane asks for the cutting plane (its messages a few words a pass). */
 struct select_parts {
     int (*sum_counts)(void *user, uint64_t *counts, size_t n, int status);
     void *user;
@@ -23,7 +24,16 @@ struct select_parts {
      * bracket missed, on the data). part is this part's index of `parts` (at most 2^bits). */
     bool bracket;
     int part, parts;
+    /* The cutting plane over the parts (plane: every part asked for it): each pass gathers
+     * SELECT_PLANE_WORDS words from every part into all[q * words ..] for part q, in part
+     * order; status as sum_counts's (a part that fails while a gather is the others' next
+     * message sends its failure in one, mine and all unused). */
+    bool plane;
+    int (*gather)(void *user, const uint64_t *mine, size_t words, uint64_t *all, int status);
 };
+
+/* Words a part's record holds in a cutting-plane pass over parts (src/select/select.c). */
+enum { SELECT_PLANE_WORDS = 10 };
 
 struct select_request {
     enum clstats_select_method method;
@@ -118,6 +128,23 @@ int clstats__column_streamed(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t
 int clstats__column_ranks(clstats_ctx *ctx, bool f64, cl_mem buf, size_t off, size_t cstep,
                           size_t rstep, size_t rows, size_t cols, cl_mem ranks, cl_mem stats,
                           cl_mem sums);
+
+/* The batched selection over parts (src/mpi/): every part's rows of the same columns (part:
+ * part->nx columns, part->ny rows, float32 or float64, host or device), the NaN counts and each
+ * pass's histograms (256 counts a column) summed over the parts through parts->sum_counts, so
+ * that every part walks to the same key: keys[c] that of rank ranks[c] (0-based among column
+ * c's valid values of all parts; ranks NULL: the median's, median 1 its lower and 2 its upper
+ * middle), all ones where the column has too few; nans[c] its NaNs in all parts. A part that
+ * fails before the first message returns without one (the caller sends its failure). */
+int clstats__column_ranks_parts(clstats_ctx *ctx, const struct clstats_array *part,
+                                const struct select_parts *parts, const uint64_t *ranks,
+                                int median, uint64_t *keys, uint64_t *nans);
+
+/* The batched selection's status once its columns are done: CLSTATS_ERR_NAN where NaNs were
+ * found and the policy refuses them, else CLSTATS_ERR_EMPTY where short_cols columns had too few
+ * valid values (NaN there). */
+int clstats__columns_status(clstats_ctx *ctx, uint64_t nan, enum clstats_nan_policy policy,
+                            uint64_t short_cols);
 
 /* The sum of the k smallest values of a column from its stats (of rank k - 1) and its sum below:
  * section VI's multiplicity rule. */
