@@ -127,16 +127,23 @@ START_TEST(background_equals_reference_on_random_skies)
     const size_t shapes[][2] = {{256, 256}, {301, 177}, {64, 64}, {65, 1}, {1, 90}, {7, 5},
                                 {130, 66}, {33, 400}};
     const size_t boxes[][4] = {{64, 64, 3, 3}, {32, 16, 5, 3}, {10, 13, 1, 1}, {3, 3, 3, 5}};
+    /* the maps a work-item a pixel (GPUs' design) and a row (CPU devices', into the caller's
+     * arrays in place), on every device */
+    const char *designs[] = {"off", "on"};
     char what[160];
-    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
-        for (size_t k = 0; k < sizeof boxes / sizeof *boxes; k++) {
-            struct sky s = make_sky(shapes[i][0], shapes[i][1], test_seed() + i * 7 + k, (int)(k % 2),
-                                    i % 3 ? 0.01 : 0.0, i % 2);
-            snprintf(what, sizeof what, "%zux%zu box %zux%zu filter %zux%zu", s.nx, s.ny,
-                     boxes[k][0], boxes[k][1], boxes[k][2], boxes[k][3]);
-            check_sky(&s, opts(boxes[k][0], boxes[k][1], boxes[k][2], boxes[k][3]), what);
-            free_sky(&s);
-        }
+    for (int d = 0; d < 2; d++) {
+        test_tune("background.rows", designs[d]);
+        for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
+            for (size_t k = 0; k < sizeof boxes / sizeof *boxes; k++) {
+                struct sky s = make_sky(shapes[i][0], shapes[i][1], test_seed() + i * 7 + k,
+                                        (int)(k % 2), i % 3 ? 0.01 : 0.0, i % 2);
+                snprintf(what, sizeof what, "%zux%zu box %zux%zu filter %zux%zu rows %s", s.nx,
+                         s.ny, boxes[k][0], boxes[k][1], boxes[k][2], boxes[k][3], designs[d]);
+                check_sky(&s, opts(boxes[k][0], boxes[k][1], boxes[k][2], boxes[k][3]), what);
+                free_sky(&s);
+            }
+    }
+    test_tune("background.rows", NULL);
 }
 END_TEST
 
