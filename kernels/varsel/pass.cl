@@ -43,14 +43,15 @@ inline bool beats(real v, int i, real w, int k)
 
 /* One work-group per particle that takes the argmax (row q of E is particle rows[q]'s): each
  * work-item scans its variables in rising order, so that equal values keep the lowest index,
- * then a halving reduction. */
+ * then a halving reduction. The local arrays (model CAP, lv and li WG each) are arguments:
+ * PoCL 3.1's pthread device has let the work-groups its threads run at once share kernel-scope
+ * local arrays (kernels/background/box_stats.cl says more), and this kernel runs 256 work-items
+ * a group there too; local memory set by clSetKernelArg is each work-group's own. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 pass_argmax(__global const real *e, uint p, __global const int *idx, __global const int *size,
-            __global const int *rows, __global int *best)
+            __global const int *rows, __global int *best, __local int *model, __local real *lv,
+            __local int *li)
 {
-    __local int model[CAP];
-    __local real lv[WG];
-    __local int li[WG];
     const uint q = get_group_id(0), l = get_local_id(0);
     const int j = rows[q], k = size[j];
     for (int m = l; m < k; m += WG) model[m] = idx[j * CAP + m];
@@ -118,13 +119,14 @@ __kernel void pass_standardise(__global const real *raw, __global real *x, uint 
  * argmax best[j]) into add[j], and in double its inner products with the model's columns in
  * their order, with itself and with y into gram[j (CAP + 2) ..], each summed in the one order of
  * src/varsel/products.c (lane l over t = l, l + LANES, ... by fma, then halved pairwise), so
- * that they equal the host's bit for bit. */
+ * that they equal the host's bit for bit. part (LANES doubles) is an argument, as pass_argmax's
+ * arrays are. */
 __kernel __attribute__((reqd_work_group_size(LANES, 1, 1))) void
 pass_grams(__global const real *x, uint n, uint p, __global const double *y,
            __global const int *idx, __global const int *size, __global const int *want,
-           __global const int *best, __global int *add, __global double *gram)
+           __global const int *best, __global int *add, __global double *gram,
+           __local double *part)
 {
-    __local double part[LANES];
     const uint j = get_group_id(0), l = get_local_id(0);
     const int w = want[j];
     if (w == NONE) return;

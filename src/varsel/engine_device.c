@@ -31,6 +31,7 @@ struct arg {
     const void *value;
 };
 #define ARG(v) {sizeof(v), &(v)}
+#define LOCAL_ARG(bytes) {(bytes), NULL} /* a work-group's own local memory */
 
 static int set_args(clstats_ctx *ctx, cl_kernel k, const struct arg *args, size_t count)
 {
@@ -91,7 +92,8 @@ static int argmaxes(struct pass_engine *e, const double *beta, const int32_t *wa
     if ((status = clstats__gemm(ctx, d->f64, true, false, m, d->p, d->n, 1, r, x, 0, ee)))
         return status;
     if ((status = SET_ARGS(ctx, st->argmax, ARG(st->e), ARG(p), ARG(st->idx), ARG(st->size),
-                           ARG(st->rows_dev), ARG(st->best))))
+                           ARG(st->rows_dev), ARG(st->best), LOCAL_ARG(cap * sizeof(cl_int)),
+                           LOCAL_ARG(st->wg * es), LOCAL_ARG(st->wg * sizeof(cl_int)))))
         return status;
     const size_t g = m * st->wg;
     return clstats__launch(ctx, st->argmax, 1, NULL, &g, &st->wg, "pass_argmax");
@@ -104,7 +106,8 @@ static int grams(struct pass_engine *e)
     const cl_uint n = (cl_uint)e->d->n, p = (cl_uint)e->d->p;
     const int status = SET_ARGS(ctx, st->grams, ARG(st->x), ARG(n), ARG(p), ARG(st->y64),
                                 ARG(st->idx), ARG(st->size), ARG(st->want), ARG(st->best),
-                                ARG(st->add), ARG(st->gram));
+                                ARG(st->add), ARG(st->gram),
+                                LOCAL_ARG(PASS_LANES * sizeof(cl_double)));
     if (status) return status;
     const size_t lanes = PASS_LANES, g = e->k_particles * lanes;
     return clstats__launch(ctx, st->grams, 1, NULL, &g, &lanes, "pass_grams");
