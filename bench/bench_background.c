@@ -4,14 +4,26 @@
  *
  *     bench_background [--size 4096] [--mesh 64] [--filter 3] [--device gpu] [--repeat 5]
  *                      [--clipping histogram|sigma]
- * Prints "RESULT background ..." lines (best of --repeat, ms). */
+ * Prints "RESULT background ..." lines (best of --repeat, ms; cpu_ms the least CPU time of the
+ * process, all threads, over the repeats). */
 #include "bench_context.h"
 
 #include <math.h>
 #include <stdio.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* CPU time of the whole process, every thread (PoCL's workers too), in ms: on a machine other
+ * work loads, the figure that wall time hides. */
+static double cpu_ms(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return 1e3 * ((double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec) +
+           1e-3 * ((double)ru.ru_utime.tv_usec + (double)ru.ru_stime.tv_usec);
+}
 
 static double now_ms(void)
 {
@@ -57,20 +69,21 @@ int main(int argc, char **argv)
                                            .filter_h = filter, .clip_sigma = 3.0,
                                            .clipping = sigma ? CLSTATS_CLIP_SIGMA
                                                              : CLSTATS_CLIP_HISTOGRAM};
-    double best = INFINITY, best_mesh_k = 0, best_maps_k = 0;
+    double best = INFINITY, best_mesh_k = 0, best_maps_k = 0, best_cpu = INFINITY;
     for (int r = 0; r <= repeat; r++) { /* the first run builds the kernels */
         struct clstats_background *b = NULL;
-        const double t0 = now_ms();
+        const double t0 = now_ms(), c0 = cpu_ms();
         int st = clstats_background(ctx, &im, NULL, &o, &b);
         const double mk = clstats_ctx_last_kernel_ms(ctx);
         if (st == CLSTATS_OK) st = clstats_background_maps(ctx, b, &ob, &orr);
-        const double t1 = now_ms(), pk = clstats_ctx_last_kernel_ms(ctx);
+        const double t1 = now_ms(), c1 = cpu_ms(), pk = clstats_ctx_last_kernel_ms(ctx);
         if (st != CLSTATS_OK) {
             fprintf(stderr, "bench_background: %s\n", clstats_ctx_message(ctx));
             return 1;
         }
         clstats_background_free(b);
         if (r > 0 && t1 - t0 < best) best = t1 - t0, best_mesh_k = mk, best_maps_k = pk;
+        if (r > 0 && c1 - c0 < best_cpu) best_cpu = c1 - c0;
     }
     /* the copies alone: the image up, two maps down */
     cl_int err;
@@ -87,9 +100,10 @@ int main(int argc, char **argv)
         if (t1 - t0 < copies) copies = t1 - t0;
     }
     if (err == CL_SUCCESS) clReleaseMemObject(buf);
-    printf("RESULT background clipping=%s size=%zu mesh=%zu filter=%zu total_ms=%.2f box_kernels_ms=%.3f "
-           "map_kernels_ms=%.3f copies_ms=%.2f\n",
-           sigma ? "sigma" : "histogram", n, mesh, filter, best, best_mesh_k, best_maps_k, copies);
+    printf("RESULT background clipping=%s size=%zu mesh=%zu filter=%zu total_ms=%.2f cpu_ms=%.1f "
+           "box_kernels_ms=%.3f map_kernels_ms=%.3f copies_ms=%.2f\n",
+           sigma ? "sigma" : "histogram", n, mesh, filter, best, best_cpu, best_mesh_k,
+           best_maps_k, copies);
     clstats_ctx_destroy(ctx);
     free(img), free(back), free(rms);
     return 0;

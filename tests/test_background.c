@@ -4,6 +4,7 @@
  * strided rows and device buffers; photutils' sigma clipping with every estimator against
  * reference_clipped.c, bit for bit too; and the arguments refused. SEP and photutils themselves
  * are the judges in python/tests/test_background.py. */
+#include "../src/background/idw.h"
 #include "reference_background.h"
 #include "reference_clipped.h"
 #include "test_util.h"
@@ -126,16 +127,23 @@ START_TEST(background_equals_reference_on_random_skies)
     const size_t shapes[][2] = {{256, 256}, {301, 177}, {64, 64}, {65, 1}, {1, 90}, {7, 5},
                                 {130, 66}, {33, 400}};
     const size_t boxes[][4] = {{64, 64, 3, 3}, {32, 16, 5, 3}, {10, 13, 1, 1}, {3, 3, 3, 5}};
+    /* the maps a work-item a pixel (GPUs' design) and a row (CPU devices', into the caller's
+     * arrays in place), on every device */
+    const char *designs[] = {"off", "on"};
     char what[160];
-    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
-        for (size_t k = 0; k < sizeof boxes / sizeof *boxes; k++) {
-            struct sky s = make_sky(shapes[i][0], shapes[i][1], test_seed() + i * 7 + k, (int)(k % 2),
-                                    i % 3 ? 0.01 : 0.0, i % 2);
-            snprintf(what, sizeof what, "%zux%zu box %zux%zu filter %zux%zu", s.nx, s.ny,
-                     boxes[k][0], boxes[k][1], boxes[k][2], boxes[k][3]);
-            check_sky(&s, opts(boxes[k][0], boxes[k][1], boxes[k][2], boxes[k][3]), what);
-            free_sky(&s);
-        }
+    for (int d = 0; d < 2; d++) {
+        test_tune("background.rows", designs[d]);
+        for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++)
+            for (size_t k = 0; k < sizeof boxes / sizeof *boxes; k++) {
+                struct sky s = make_sky(shapes[i][0], shapes[i][1], test_seed() + i * 7 + k,
+                                        (int)(k % 2), i % 3 ? 0.01 : 0.0, i % 2);
+                snprintf(what, sizeof what, "%zux%zu box %zux%zu filter %zux%zu rows %s", s.nx,
+                         s.ny, boxes[k][0], boxes[k][1], boxes[k][2], boxes[k][3], designs[d]);
+                check_sky(&s, opts(boxes[k][0], boxes[k][1], boxes[k][2], boxes[k][3]), what);
+                free_sky(&s);
+            }
+    }
+    test_tune("background.rows", NULL);
 }
 END_TEST
 
@@ -341,6 +349,96 @@ START_TEST(clipped_float64_is_used_as_is)
 }
 END_TEST
 
+/* NaN blocks that empty whole boxes at the corners, along the edges and inside: SEP's rule
+ * (the mean of the nearest good boxes) and photutils' (inverse-distance weighting) fill them. */
+static void nan_blocks(struct sky *s, size_t bw, size_t bh)
+{
+    const size_t nx = s->nx, ny = s->ny;
+    for (size_t y = 0; y < ny; y++)
+        for (size_t x = 0; x < nx; x++) {
+            const bool corner = (x < bw && y < bh) || (x >= nx - 2 * bw && y >= ny - bh);
+            const bool edge = y < bh && x >= 3 * bw && x < 4 * bw;
+            const bool inner = x >= 2 * bw && x < 4 * bw && y >= 2 * bh && y < 3 * bh;
+            if (corner || edge || inner) s->img[y * nx + x] = NAN;
+        }
+}
+
+START_TEST(excluded_boxes_at_edges_and_corners)
+{
+    struct sky s = make_sky(330, 250, test_seed() + 600, 0, 0.01, 0);
+    nan_blocks(&s, 32, 32);
+    check_sky(&s, opts(32, 32, 3, 3), "SEP, NaN blocks");
+    struct clstats_background_options o = clipped_opts(32, 32, 3, 0, 0);
+    check_clipped(&s, o, "photutils, NaN blocks");
+    s.mask = calloc(s.nx * s.ny, 1);
+    for (size_t y = 0; y < s.ny; y++) /* a masked band down the right edge, a third of a box */
+        for (size_t x = s.nx - 11; x < s.nx; x++)
+            s.mask[y * s.nx + x] = 1;
+    o.exclude_percentile = 5;
+    check_clipped(&s, o, "photutils, mask and exclude 5");
+    check_sky(&s, opts(32, 32, 5, 3), "SEP, mask");
+    free_sky(&s);
+}
+END_TEST
+
+/* The inverse-distance fill against the plain sum where no tie at the tenth distance decides:
+ * meshes with at most ten good boxes (all of them count), and a lone bad corner box (its ten
+ * nearest are at distances 1, 1, sqrt 2, 2, 2, sqrt 5, sqrt 5, sqrt 8, 3, 3; then sqrt 10). */
+START_TEST(idw_fill_without_ties)
+{
+    struct test_rng r;
+    test_rng_seed(&r, test_seed() + 700);
+    for (int trial = 0; trial < 60; trial++) {
+        const size_t nx = 2 + trial % 9, ny = 1 + trial % 7, n = nx * ny;
+        float *b = malloc(n * 4), *s = malloc(n * 4), *b0 = malloc(n * 4), *s0 = malloc(n * 4);
+        unsigned char *good = calloc(n, 1);
+        const bool corner = trial % 2 && nx >= 4 && ny >= 4;
+        size_t ngood = 0;
+        for (size_t i = 0; i < n; i++) {
+            b[i] = b0[i] = (float)(100 + 10 * test_rng_normal(&r));
+            s[i] = s0[i] = (float)(5 + test_rng_uniform(&r));
+            good[i] = corner ? i != (trial % 4 ? n - 1 : 0)
+                             : ngood < 10 && test_rng_uniform(&r) < 0.5;
+            ngood += good[i];
+        }
+        if (!ngood || ngood == n) goto next;
+        ck_assert(clstats__mesh_idw_fill(b, s, good, nx, ny));
+        for (size_t i = 0; i < n; i++) {
+            if (good[i]) {
+                ck_assert(b[i] == b0[i] && s[i] == s0[i]);
+                continue;
+            }
+            double d[256], wb[256], ws[256];
+            size_t m = 0;
+            for (size_t j = 0; j < n; j++)
+                if (good[j]) {
+                    const double dx = (double)(j % nx) - (double)(i % nx),
+                                 dy = (double)(j / nx) - (double)(i / nx);
+                    d[m] = sqrt(dx * dx + dy * dy), wb[m] = b0[j], ws[m++] = s0[j];
+                }
+            /* the ten nearest: none tied across the tenth in these meshes */
+            double tw = 0, tb = 0, ts = 0;
+            for (size_t k = 0; k < m && k < 10; k++) {
+                size_t best = k;
+                for (size_t j = k + 1; j < m; j++)
+                    if (d[j] < d[best]) best = j;
+                double t = d[k]; d[k] = d[best]; d[best] = t;
+                t = wb[k]; wb[k] = wb[best]; wb[best] = t;
+                t = ws[k]; ws[k] = ws[best]; ws[best] = t;
+                tw += 1 / d[k], tb += wb[k] / d[k], ts += ws[k] / d[k];
+            }
+            ck_assert_msg(m <= 10 || d[9] < d[10], "trial %d: a tie decides", trial);
+            ck_assert_msg(fabs(b[i] - tb / tw) <= 1e-5 * fabs(tb / tw) &&
+                              fabs(s[i] - ts / tw) <= 1e-5 * fabs(ts / tw),
+                          "trial %d box %zu: %g %g, want %g %g", trial, i, b[i], s[i], tb / tw,
+                          ts / tw);
+        }
+    next:
+        free(b), free(s), free(b0), free(s0), free(good);
+    }
+}
+END_TEST
+
 START_TEST(background_refuses_bad_arguments)
 {
     float img[64] = {0};
@@ -387,6 +485,8 @@ int main(void)
     tcase_add_test(tc, clipped_every_estimator_equals_reference);
     tcase_add_test(tc, clipped_exclusion_filter_and_iterations);
     tcase_add_test(tc, clipped_float64_is_used_as_is);
+    tcase_add_test(tc, excluded_boxes_at_edges_and_corners);
+    tcase_add_test(tc, idw_fill_without_ties);
     tcase_add_test(tc, background_refuses_bad_arguments);
     suite_add_tcase(s, tc);
     return test_run_suite(s);

@@ -466,7 +466,8 @@ static void tiny_sky_check(const float *img, const uint8_t *mask,
 }
 
 /* The mesh background's two kernel files on a sky of 3 x 2 boxes, a work-group of 8 items
- * sharing each box (reductions, the histogram's local atomics) and one item a box. */
+ * sharing each box (reductions, the histogram's local atomics) and one item a box; the maps a
+ * work-item a pixel (GPUs') with 8 items a box, a work-item a row (CPU devices') with one. */
 START_TEST(background_matches_the_reference)
 {
     enum { NX = TINY_SKY_NX, NY = TINY_SKY_NY, N = TINY_SKY_N };
@@ -479,11 +480,13 @@ START_TEST(background_matches_the_reference)
         reference_background(img, NX, NY, NX, mask, 16, 16, 3, 3, 0.0, 3.0, 0, g ? 8 : 1, rb, rr,
                              &gb, &gr);
         test_tune("background.wg", groups[g]);
+        test_tune("background.rows", g ? "off" : "on");
         struct clstats_background_options o = {.box_w = 16, .box_h = 16, .filter_w = 3,
                                                .filter_h = 3, .clip_sigma = 3.0};
         tiny_sky_check(img, mask, &o, rb, rr, gb, gr);
     }
     test_tune("background.wg", NULL);
+    test_tune("background.rows", NULL);
 }
 END_TEST
 

@@ -14,11 +14,12 @@ packages=(meson ninja-build pkg-config gcc python3 ocl-icd-opencl-dev opencl-c-h
 # Python package's suite (tools/test_python.sh), R's robustbase, the peer of the regression tests
 # (tests/compare_robustbase.R; skipped without it), scikit-learn, k-means's peer
 # (python/tests/test_kmeans.py), SEP and SExtractor, the mesh background's peers
-# (python/tests/test_background.py, tests/compare_skymap.py, examples/detection/), and Open MPI
+# (python/tests/test_background.py, tests/compare_skymap.py, examples/detection/), matplotlib
+# for the detection example's completeness plot (examples/detection/pipeline.py), and Open MPI
 # with mpi4py: the library's optional MPI module is built where MPI is found, and its suites
 # (tests/test_mpi.c, tests/compare_madfilter_mpi.py, python/tests/test_mpi.py) run under mpirun.
 test_packages=(oclgrind python3-pytest r-cran-robustbase python3-sklearn python3-sep
-               source-extractor libopenmpi-dev openmpi-bin python3-mpi4py)
+               source-extractor python3-matplotlib libopenmpi-dev openmpi-bin python3-mpi4py)
 if [ "${1:-}" = --tests ]; then packages+=("${test_packages[@]}"); fi
 missing=()
 for p in "${packages[@]}"; do

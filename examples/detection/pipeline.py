@@ -10,7 +10,8 @@ three ways and through SEP, each judged against the truth.
 
 Every method detects at 3 sigma over 5 pixels with a 3x3 Gaussian filter and measures FLUX_AUTO.
 Usage: python3 pipeline.py [--size 1024] [--out DIR] [--plot completeness.png]
-Needs source-extractor, numpy, astropy; SEP and matplotlib where installed; skymap and madfilter
+Writes the catalogues and the completeness plot (OUT/completeness.png unless --plot says where)
+into --out. Needs source-extractor, numpy, astropy; SEP and matplotlib where installed; skymap and madfilter
 from the build (--bin, default ../../build/apps)."""
 import argparse
 import os
@@ -75,6 +76,39 @@ def judge(cat, truth, radius=2.0):
     return found, used, ferr
 
 
+def draw_completeness(path, results, logf, bins, size):
+    """Completeness against log10(true flux), a line a method, with binomial error bars."""
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print("pipeline: matplotlib is not installed (Debian: python3-matplotlib); no plot")
+        return
+    mids = 0.5 * (bins[:-1] + bins[1:])
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for k, (name, found) in enumerate(results.items()):
+        comp, err = [], []
+        for lo, hi in zip(bins[:-1], bins[1:]):
+            inside = (logf >= lo) & (logf < hi)
+            c = found[inside].mean() if inside.any() else np.nan
+            comp.append(c)
+            err.append(np.sqrt(c * (1 - c) / inside.sum()) if inside.any() else np.nan)
+        # methods nudged apart along x so that their error bars do not hide each other
+        ax.errorbar(mids + (k - 1.5) * 0.015, comp, yerr=err, marker="o", ms=4, capsize=2,
+                    label=name)
+    ax.set_xlabel("log10 true flux (counts)")
+    ax.set_ylabel("completeness")
+    ax.set_ylim(-0.03, 1.05)
+    ax.grid(alpha=0.3)
+    ax.set_title(f"{size}x{size} synthetic field, 3 sigma over 5 pixels")
+    ax.legend(loc="lower right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+    print("pipeline: plot written to", path)
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--size", type=int, default=1024)
@@ -82,7 +116,8 @@ def main():
     p.add_argument("--galaxies", type=int, default=150)
     p.add_argument("--out", default=os.path.join(HERE, "out"))
     p.add_argument("--bin", default=os.path.join(HERE, "..", "..", "build", "apps"))
-    p.add_argument("--plot", default=None)
+    p.add_argument("--plot", default=None,
+                   help="the completeness plot's PNG (default OUT/completeness.png; '' for none)")
     p.add_argument("--device", default=None)
     p.add_argument("--check", action="store_true",
                    help="exit 1 unless every method finds most bright sources, and truly")
@@ -152,23 +187,9 @@ def main():
         comp = [found[(logf >= lo) & (logf < hi)].mean() if np.any((logf >= lo) & (logf < hi))
                 else np.nan for lo, hi in zip(bins[:-1], bins[1:])]
         print(f"  {name:22s}", " ".join(f"{c:4.2f}" for c in comp))
-    if a.plot:
-        try:
-            import matplotlib
-            matplotlib.use("Agg")
-            import matplotlib.pyplot as plt
-        except ImportError:
-            print("pipeline: matplotlib is not installed; no plot")
-        else:
-            mids = 0.5 * (bins[:-1] + bins[1:])
-            for name, found in results.items():
-                comp = [found[(logf >= lo) & (logf < hi)].mean() for lo, hi in
-                        zip(bins[:-1], bins[1:])]
-                plt.plot(mids, comp, marker="o", label=name)
-            plt.xlabel("log10 true flux")
-            plt.ylabel("completeness")
-            plt.legend()
-            plt.savefig(a.plot, dpi=100)
+    plot = a.plot if a.plot is not None else os.path.join(a.out, "completeness.png")
+    if plot:
+        draw_completeness(plot, results, logf, bins, a.size)
     if failed:
         print("pipeline: FAILED for", ", ".join(failed))
         return 1

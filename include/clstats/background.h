@@ -13,8 +13,8 @@
  *      clipped on the histogram at median +- clip_sigma sd until the sd settles;
  *   4. background: SExtractor's mode 2.5 median - 1.5 mean, or the median where
  *      |mean - median| >= 0.3 sd (a skewed, crowded box); RMS: the clipped sd.
- * Then the mesh: bad boxes take the mean of their nearest good boxes; a fw x fh median filter
- * (shrunk symmetrically at the edges) replaces a box's value by its neighbours' median where
+ * Then the mesh: bad boxes take the mean of their nearest good boxes (SEP's filterback); a
+ * fw x fh median filter (shrunk symmetrically at the edges) replaces a box's value by its neighbours' median where
  * they differ by at least filter_threshold; the global background and RMS are the medians of the
  * mesh. The maps are the natural bicubic spline through the mesh (SEP's makeback/backline).
  *
@@ -30,8 +30,10 @@
  * photutils' window, cut at the mesh's edges rather than shrunk, and filters every box, or with
  * filter_threshold > 0 only the boxes whose background is above it (photutils'
  * filter_threshold). The maps are photutils' BkgZoomInterpolator: scipy's cubic zoom of the
- * mesh (mode 'reflect', grid_mode), clipped to the mesh's range. One step of photutils' is not
- * taken: bad boxes are filled as above, not by its inverse-distance weighting.
+ * mesh (mode 'reflect', grid_mode), clipped to the mesh's range. Bad boxes are filled, before
+ * the filter, as photutils fills them: the inverse-distance weighted mean (weights 1 / distance)
+ * of the 10 nearest good boxes, those tied at the tenth distance chosen as scipy's cKDTree
+ * (which photutils searches) chooses them.
  *
  * Box statistics and the maps are computed on the device, which needs fp64
  * (CLSTATS_ERR_UNSUPPORTED otherwise); the mesh steps, small, on the host. Results are the same

@@ -61,9 +61,15 @@ static int hist_at(__local const int *h, int i, int nlevels)
 
 /* SExtractor's histogram clipping (backguess): the median found by walking in from both ends,
  * the mean and sd of the bins within median +- clip sd, repeated until the sd settles. Counts
- * and moments are integers held exactly in double, as in SEP. */
+ * and moments are integers; SEP sums the moments in double, bin by bin, which is exact (so in
+ * any order) while they stay below 2^53: for boxes of fewer than 2^29 pixels (n * 4095^2 <
+ * 2^53) they are summed here as integers, in a loop the compiler vectorises, and give SEP's
+ * doubles; bigger boxes take SEP's loop. SEP's walk (the lower end takes the next bin while its
+ * count is below the upper end's, else the upper end does) is a merge of the two ends' running
+ * counts, so the lower end takes exactly the bins j, in order, with 2 below(j) + h[j] < total;
+ * that scan stops where the walk's ends meet, with the walk's counts and positions. */
 static void histogram_guess(__local const int *histo, int nlevels, float bmean, float bsigma,
-                            float qzero, float qscale, double clip, int estimator,
+                            float qzero, float qscale, double clip, int estimator, bool exact_sums,
                             float *back_out, float *sigma_out)
 {
     const int top = nlevels - 1;
@@ -71,19 +77,35 @@ static void histogram_guess(__local const int *histo, int nlevels, float bmean, 
     double sig = 10.0 * top, sig1 = 1.0, mea = bmean, med = bmean;
     for (int n = 100; n-- && sig >= 0.1 && fabs(sig / sig1 - 1.0) > 1e-4;) {
         sig1 = sig;
-        ulong sum = 0, lowsum = 0, highsum = 0;
-        mea = sig = 0.0;
+        ulong sum = 0;
+        if (exact_sums) {
+            ulong m1 = 0, m2 = 0;
+            for (int i = lcut; i <= hcut; i++) {
+                const ulong pix = (uint)histo[i], ui = (uint)i;
+                sum += pix;
+                m1 += pix * ui;
+                m2 += pix * ui * ui;
+            }
+            mea = (double)m1;
+            sig = (double)m2;
+        } else {
+            mea = sig = 0.0;
+            for (int i = lcut; i <= hcut; i++) {
+                const int pix = histo[i];
+                sum += pix;
+                const double dpix = (double)pix * i;
+                mea += dpix;
+                sig += dpix * i;
+            }
+        }
+        ulong lowsum = 0, highsum = 0;
         int lo = lcut, hi = hcut;
-        for (int i = lcut; i <= hcut; i++) {
-            if (lowsum < highsum)
-                lowsum += histo[lo++];
-            else
-                highsum += histo[hi--];
-            const int pix = histo[i];
-            sum += pix;
-            const double dpix = (double)pix * i;
-            mea += dpix;
-            sig += dpix * i;
+        if (hcut >= lcut) {
+            ulong below = 0;
+            int j = lcut;
+            while (j <= hcut && 2 * below + (uint)histo[j] < sum)
+                below += (uint)histo[j++];
+            lo = j, hi = j - 1, lowsum = below, highsum = sum - below;
         }
         if (hi >= 0) {
             const int a = hist_at(histo, lo, nlevels), b = hist_at(histo, hi, nlevels);
@@ -204,7 +226,8 @@ box_stats(__global const in_t *img, ulong offset, ulong stride, int width, int h
         back[box] = sigma[box] = BAD_BOX;
     } else if (lid == 0) {
         float b, sg;
-        histogram_guess(histo, nlevels, bmean, bsigma, qzero, qscale, clip, estimator, &b, &sg);
+        histogram_guess(histo, nlevels, bmean, bsigma, qzero, qscale, clip, estimator,
+                        (long)w * h < (1L << 29), &b, &sg);
         back[box] = b;
         sigma[box] = sg;
     }

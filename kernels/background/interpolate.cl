@@ -1,7 +1,8 @@
 /* interpolate.cl - the mesh back to every pixel by SEP's bicubic spline: for each image row the
  * mesh's columns interpolated along y (with the y second derivatives the host computed), a
  * natural spline through that row of nodes along x (spline_rows, one work-item per row, since a
- * tridiagonal solve is sequential), then each pixel between its two nodes (interpolate_pixels).
+ * tridiagonal solve is sequential), then each pixel between its two nodes (interpolate_pixels);
+ * on CPU devices both steps in one work-item a row (interpolate_rows).
  * Float arithmetic in SEP's order, no contraction, float divisions through double (exact); the
  * one double division of SEP's spline (by 6.0) is kept. */
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
@@ -12,15 +13,13 @@ static float fdiv(float a, float b)
     return (float)((double)a / (double)b);
 }
 
-/* Row y's nodes (nbx values) and their second derivatives along x, of both maps (m = 0 the
- * background, 1 the RMS): node[(m * height + y) * nbx + i], likewise dnode; u is scratch of the
- * same shape. With one mesh row SEP interpolates nothing along y and keeps zero derivatives. */
-__kernel void spline_rows(__global const float *values, __global const float *dvalues, int nbx,
-                          int nby, int bh, int height, __global float *node,
-                          __global float *dnode, __global float *u)
+/* Row y's nodes (nbx values) and their second derivatives along x, of map m (0 the background,
+ * 1 the RMS): node[(m * height + y) * nbx + i], likewise dnode; u is scratch of the same shape.
+ * With one mesh row SEP interpolates nothing along y and keeps zero derivatives. */
+static void row_nodes(__global const float *values, __global const float *dvalues, int nbx,
+                      int nby, int bh, int height, int y, int m, __global float *node,
+                      __global float *dnode, __global float *u)
 {
-    const int y = get_global_id(0), m = get_global_id(1);
-    if (y >= height) return;
     __global const float *val = values + m * nbx * nby, *dval = dvalues + m * nbx * nby;
     const long row = ((long)m * height + y) * nbx;
     __global float *nd = node + row, *dn = dnode + row, *uu = u + row;
@@ -62,6 +61,16 @@ __kernel void spline_rows(__global const float *values, __global const float *dv
         dn[i] = (float)((double)(dn[i] * dn[i + 1] + uu[i]) / 6.0);
 }
 
+/* Every row's nodes of both maps (global size height x 2), for interpolate_pixels. */
+__kernel void spline_rows(__global const float *values, __global const float *dvalues, int nbx,
+                          int nby, int bh, int height, __global float *node,
+                          __global float *dnode, __global float *u)
+{
+    const int y = get_global_id(0), m = get_global_id(1);
+    if (y < height)
+        row_nodes(values, dvalues, nbx, nby, bh, height, y, m, node, dnode, u);
+}
+
 /* Pixel (x, y) of both maps from its row's nodes: column x lies after node col_node[x] at
  * col_dx[x] (the host walks SEP's column steps once, as they accumulate in float). */
 __kernel void interpolate_pixels(__global const float *node, __global const float *dnode,
@@ -85,5 +94,39 @@ __kernel void interpolate_pixels(__global const float *node, __global const floa
             v = cdx * (blo + (cdx * cdx - 1) * dblo) + dx * (bhi + (dx * dx - 1) * dbhi);
         }
         (m == 0 ? back : rms)[(long)y * width + x] = v;
+    }
+}
+
+/* CPU devices: a work-item a row of one map (global size height x 2; map 1 only where the RMS
+ * is wanted, map 0 only where the background is), its nodes made then its pixels walked node
+ * interval by node interval: columns first[k] to first[k + 1] - 1 lie after node k, and each
+ * column's weights come from the host (cdx, cdx^2 - 1, dx, dx^2 - 1: the same float operations
+ * as interpolate_pixels, so the same bits), so that the walk is one contiguous loop the compiler
+ * vectorises, where interpolate_pixels gathers a pixel's nodes one by one. out0 and out1 are the
+ * two maps' rows (out1 the RMS; for one map only, out0 is it). */
+__kernel void interpolate_rows(__global const float *values, __global const float *dvalues,
+                               int nbx, int nby, int bh, int width, int height, int first_map,
+                               __global float *node, __global float *dnode, __global float *u,
+                               __global const int *first, __global const float *weights,
+                               __global float *out0, __global float *out1)
+{
+    const int y = get_global_id(0), m = first_map + (int)get_global_id(1);
+    if (y >= height) return;
+    row_nodes(values, dvalues, nbx, nby, bh, height, y, m, node, dnode, u);
+    const long row = ((long)m * height + y) * nbx;
+    __global const float *nd = node + row, *dn = dnode + row;
+    __global float *out = (m == first_map ? out0 : out1) + (long)y * width;
+    if (nbx < 2) {
+        const float v = nd[0];
+        for (int x = 0; x < width; x++)
+            out[x] = v;
+        return;
+    }
+    __global const float *cdx = weights, *wc = weights + width, *dx = weights + 2 * width,
+                         *wd = weights + 3 * width;
+    for (int k = 0; k < nbx - 1; k++) {
+        const float blo = nd[k], bhi = nd[k + 1], dblo = dn[k], dbhi = dn[k + 1];
+        for (int x = first[k]; x < first[k + 1]; x++)
+            out[x] = cdx[x] * (blo + wc[x] * dblo) + dx[x] * (bhi + wd[x] * dbhi);
     }
 }

@@ -92,9 +92,8 @@ __kernel void scan_clusters(__global const int *chunk_total, int chunks,
 __kernel void scan_runs(__global const int *in, int rows, int per_group, __global int *prefix,
                         __global int *totals, int whole, __global int *start, __global int *seg0,
                         __global int *seg1, __global int *seg2, __global int *seg3, int levels,
-                        __global const int *state)
+                        __global const int *state, __local int *run)
 {
-    __local int run[WG];
     const int stop = state[S_STOP];
     const int i = get_local_id(0), items = get_local_size(0), g = get_group_id(0);
     const int parts = max(1, items / K), width = items / parts; /* clusters a pass */
@@ -130,9 +129,8 @@ __kernel void scan_runs(__global const int *in, int rows, int per_group, __globa
  * cluster in row order. One group per block. */
 __kernel void scatter(__global const int *labels, int n, __global const int *within,
                       __global const int *chunk_offset, __global const int *start,
-                      __global int *order, __global const int *state)
+                      __global int *order, __global const int *state, __local int *lab)
 {
-    __local int lab[WG];
     const int p = get_global_id(0), i = get_local_id(0), b = get_group_id(0);
     const int j = p < n && !state[S_STOP] ? labels[p] : -1;
     lab[i] = j;
@@ -180,9 +178,9 @@ inline int cluster_of(__global const int *segs, int g)
  * of w (c = DIM) by halving. */
 __kernel void member_sums(__global const real *x, __global const real *weight,
                           __global const int *order, __global const int *start,
-                          __global const int *segs, __global acc *out, __global const int *state)
+                          __global const int *segs, __global acc *out, __global const int *state,
+                          __local acc *l)
 {
-    __local acc l[WG];
     const int g = get_group_id(0), i = get_local_id(0);
     const int columns = state[S_STOP] || g >= segs[K] ? 0 : DIM + 1;
     const int j = columns ? cluster_of(segs, g) : 0;
@@ -199,9 +197,9 @@ __kernel void member_sums(__global const real *x, __global const real *weight,
 
 /* A later level: one group per segment of 256 rows of the level below. */
 __kernel void row_sums(__global const acc *in, __global const int *segs,
-                       __global const int *next, __global acc *out, __global const int *state)
+                       __global const int *next, __global acc *out, __global const int *state,
+                       __local acc *l)
 {
-    __local acc l[WG];
     const int g = get_group_id(0), i = get_local_id(0);
     const int columns = state[S_STOP] || g >= next[K] ? 0 : DIM + 1;
     const int j = columns ? cluster_of(next, g) : 0;
@@ -383,9 +381,8 @@ __kernel void finish(__global acc *sums0, __global acc *sums1, __global int *seg
 /* part[g]: the group's sum of w_p |x_p - centre(label_p)|^2 by halving. */
 __kernel void inertia(__global const real *x, __global const real *weight, int n,
                       __global const real *centres, __global const int *labels,
-                      __global acc *part)
+                      __global acc *part, __local acc *l)
 {
-    __local acc l[WG];
     const int p = get_global_id(0), i = get_local_id(0);
     acc v = 0;
     if (p < n && labels[p] >= 0)

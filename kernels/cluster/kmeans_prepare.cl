@@ -7,9 +7,9 @@
 /* part[g][0..DIM): column sums of the group's valid rows; [DIM]: valid rows; [DIM+1]: rows with
  * a NaN or infinity; [DIM+2]: valid rows whose weight is negative or not finite. */
 __kernel void prepare(__global const real *x, __global const real *w, int has_w, int n,
-                      __global uchar *valid, __global real *weight, __global acc *part)
+                      __global uchar *valid, __global real *weight, __global acc *part,
+                      __local acc *l)
 {
-    __local acc l[WG];
     const int p = get_global_id(0);
     const uint i = get_local_id(0);
     const int inside = p < n;
@@ -32,9 +32,8 @@ __kernel void prepare(__global const real *x, __global const real *w, int has_w,
 
 /* part[g][c]: the group's sum of (x_c - mean_c)^2 over valid rows. */
 __kernel void deviations(__global const real *x, __global const uchar *valid, int n,
-                         __global const acc *mean, __global acc *part)
+                         __global const acc *mean, __global acc *part, __local acc *l)
 {
-    __local acc l[WG];
     const int p = get_global_id(0);
     const uint i = get_local_id(0);
     const int ok = p < n && valid[p];
@@ -50,9 +49,8 @@ __kernel void deviations(__global const real *x, __global const uchar *valid, in
  * sum_p w_p min(closest_p, |x_p - cand_t|^2), as group sums part[g][t]. */
 __kernel void trial_potentials(__global const real *x, __global const real *weight, int n,
                                __global const acc *closest, __global const real *cand, int trials,
-                               __global acc *part)
+                               __global acc *part, __local acc *l)
 {
-    __local acc l[WG];
     const int p = get_global_id(0);
     const uint i = get_local_id(0);
     const int inside = p < n;
@@ -73,9 +71,8 @@ __kernel void trial_potentials(__global const real *x, __global const real *weig
  * sum of w_p closest_p (or of w_p). */
 __kernel void closest_update(__global const real *x, __global const real *weight, int n,
                              __global acc *closest, __global const real *centre, int mode,
-                             __global acc *part)
+                             __global acc *part, __local acc *l)
 {
-    __local acc l[WG];
     const int p = get_global_id(0);
     const uint i = get_local_id(0);
     acc v = 0;

@@ -47,16 +47,18 @@ static double group_sum(double x, __local double *part)
 /* Matrix g (n x n, full, row-major at src + src_off + g src_step) copied to work (n^2 + 2 n
  * doubles a matrix: the copy, then v and p), reduced there; out[2 n g ..] gets the diagonal (n)
  * then the subdiagonal (n - 1). The reduction keeps the trailing block symmetric, so A v is
- * read by columns: consecutive items read consecutive addresses. */
+ * read by columns: consecutive items read consecutive addresses. part (WG doubles, group_sum's)
+ * is an argument like v and p, not a kernel-scope array: PoCL 3.1's pthread device has let
+ * work-groups run at once share kernel-scope arrays that a helper with barriers, called from
+ * several places, works on (kernels/background/box_stats.cl met it). */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 tridiagonalise(__global const double *src, ulong src_off, ulong src_step, uint n,
                __global double *restrict work, __global double *restrict out,
-               __local double *restrict v, __local double *restrict p)
+               __local double *restrict v, __local double *restrict p, __local double *part)
 {
     const uint l = get_local_id(0), g = get_group_id(0);
     __global const double *from = src + src_off + (ulong)g * src_step;
     __global double *restrict a = work + (ulong)g * (ulong)n * n;
-    __local double part[WG];
     for (ulong i = l; i < (ulong)n * n; i += WG) a[i] = from[i];
     SYNC();
     for (uint k = 0; k + 2 < n; k++) {

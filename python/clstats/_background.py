@@ -28,12 +28,13 @@ def _pair(value, name):
 class Background:
     """The background and its RMS over a mesh of boxes, interpolated to every pixel.
 
-    Each box of the mesh is clipped and gives a background and an RMS; bad boxes take their
-    nearest neighbours' values; the mesh is median-filtered and interpolated by bicubic spline.
+    Each box of the mesh is clipped and gives a background and an RMS; bad boxes are filled
+    from the good ones (SEP's way or photutils', as the clipping); the mesh is median-filtered and interpolated by bicubic spline.
 
     With ``clipping='histogram'`` (the default) a box is clipped SExtractor's way (its mean +- 2
     sd, then a histogram clipped at median +- ``sigma_clip`` sd until the sd settles) and is bad
-    with fewer than half its pixels valid. With the defaults this is SExtractor's and SEP's
+    with fewer than half its pixels valid; a bad box takes the mean of its nearest good boxes,
+    as SEP's. With the defaults this is SExtractor's and SEP's
     background: ``Background(data).background`` equals ``sep.Background(data, bw=64, bh=64,
     fw=3, fh=3).back()`` on float32 images, and so do the RMS map and the global values.
 
@@ -41,14 +42,15 @@ class Background:
     (photutils 1.10): astropy's ``SigmaClip(sigma=sigma_clip, maxiters=maxiters)`` (median
     centre, std), then the estimators over what is kept, in double; a box is bad where more than
     ``exclude_percentile`` percent of its pixels are missing or clipped, and the mesh filter cuts
-    its window at the mesh's edges as photutils does, and the maps are photutils' cubic zoom of
+    its window at the mesh's edges as photutils does, bad boxes take the inverse-distance
+    weighted mean of their 10 nearest good boxes (photutils' ``ShepardIDWInterpolator``, with
+    the neighbours scipy's ``cKDTree`` picks where several lie at the same distance), and the maps are photutils' cubic zoom of
     the mesh (``BkgZoomInterpolator``). ``background``, ``rms``, the meshes and the global
     values then equal those of ``Background2D(data, box_size, filter_size=filter_size,
     sigma_clip=SigmaClip(sigma=sigma_clip, maxiters=maxiters), bkg_estimator=...,
     bkgrms_estimator=..., exclude_percentile=...)`` (``background``, ``background_rms``,
     ``background_mesh``, ``background_rms_mesh``, ``background_median``,
-    ``background_rms_median``) wherever photutils keeps every box: bad boxes are filled from
-    their nearest good boxes, not by photutils' inverse-distance weighting.
+    ``background_rms_median``), excluded boxes included.
 
     Parameters
     ----------

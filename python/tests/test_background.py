@@ -1,7 +1,9 @@
 """clstats.Background against SEP (sep.Background, SExtractor's background) and photutils'
 Background2D: the maps and global values of float32 images, with gradients, sources, NaN,
-masks, sizes not multiples of the box; with clipping='sigma' the maps, meshes and global values
-against photutils' (every estimator) and the estimators against astropy's functions; skipped,
+masks, sizes not multiples of the box, boxes left out (NaN blocks, masks) at corners, edges and
+inside; with clipping='sigma' the maps, meshes and global values against photutils' (every
+estimator, excluded boxes filled by its inverse-distance weighting) and the estimators against
+astropy's functions; skipped,
 saying so, where a peer is missing."""
 import numpy as np
 import pytest
@@ -141,7 +143,7 @@ PHOTUTILS_RMS = {"std": "StdBackgroundRMS", "mad_std": "MADStdBackgroundRMS",
                  "biweight": "BiweightScaleBackgroundRMS"}
 
 
-def photutils_background(img, box, estimator, rms_estimator, **kwargs):
+def photutils_background(img, box, estimator, rms_estimator, excluded=False, **kwargs):
     import warnings
     from astropy.stats import SigmaClip
     pb = need_photutils()
@@ -152,8 +154,8 @@ def photutils_background(img, box, estimator, rms_estimator, **kwargs):
                             bkgrms_estimator=getattr(pb, PHOTUTILS_RMS[rms_estimator])(),
                             **kwargs)
         b.background_mesh, b.background_rms_mesh  # computed inside the filter
-    # the comparison holds where photutils fills no box (its inverse-distance weighting)
-    assert not np.isnan(b.background_mesh_masked).any(), "photutils excluded a box"
+    # the tests say whether they mean boxes to be excluded (and filled by inverse distance)
+    assert np.isnan(b.background_mesh_masked).any() == excluded, "boxes excluded or not"
     return b
 
 
@@ -228,3 +230,63 @@ def test_sigma_refuses_bad_arguments(rng):
                    {"clipping": "kappa"}):
         with pytest.raises(ValueError):
             clstats.Background(img, **kwargs)
+
+
+def nan_blocks(img, box):
+    """NaN blocks that empty whole boxes at two corners, on an edge and inside."""
+    by, bx = box
+    img[:by, :bx] = np.nan
+    img[-by:, -2 * bx:] = np.nan
+    img[:by, 3 * bx: 4 * bx] = np.nan
+    img[2 * by: 3 * by, 2 * bx: 4 * bx] = np.nan
+
+
+@pytest.mark.parametrize("estimator,rms_estimator,exclude", [("sextractor", "std", 10.0),
+                                                             ("median", "mad_std", 0.0),
+                                                             ("biweight", "biweight", 3.0)])
+def test_sigma_excluded_boxes_equal_photutils(rng, estimator, rms_estimator, exclude):
+    """Boxes photutils excludes (NaN blocks, a mask, a small exclude_percentile) are filled by
+    its inverse-distance weighting of the good boxes, ties broken as its cKDTree breaks them."""
+    img = field(rng, (330, 390), sources=20)
+    nan_blocks(img, (32, 32))
+    img[rng.random(img.shape) < 0.003] = np.nan
+    mask = np.zeros(img.shape, bool)
+    mask[:, -11:] = True  # a third of each box of the right edge
+    mask[100:140, 150:160] = True
+    theirs = photutils_background(img, 32, estimator, rms_estimator, excluded=True, mask=mask,
+                                  filter_size=3, exclude_percentile=exclude)
+    ours = clstats.Background(img, 32, filter_size=3, mask=mask, clipping="sigma",
+                              estimator=estimator, rms_estimator=rms_estimator,
+                              exclude_percentile=exclude)
+    close_meshes(ours, theirs)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_sigma_random_exclusions_equal_photutils(seed):
+    """Many boxes excluded at random (most of the mesh for some seeds), small boxes, a 5x3
+    filter: every tie at the tenth-nearest distance decided as photutils' cKDTree decides it."""
+    rng = np.random.default_rng(1000 + seed)
+    img = field(rng, (200, 264), sources=5)
+    boxes = rng.random((200 // 8, 264 // 8)) < 0.2 + 0.2 * seed
+    boxes[rng.integers(0, 25), rng.integers(0, 33)] = False  # at least one good box
+    img[np.kron(boxes, np.ones((8, 8), bool))] = np.nan
+    theirs = photutils_background(img, 8, "mmm", "std", excluded=True, filter_size=(5, 3))
+    ours = clstats.Background(img, 8, filter_size=(5, 3), clipping="sigma", estimator="mmm")
+    close_meshes(ours, theirs)
+
+
+@pytest.mark.parametrize("shape", [(256, 320), (250, 301)])
+def test_sep_excluded_boxes_at_edges_and_corners(rng, shape):
+    """SEP's rule for bad boxes (the mean of the nearest good ones), NaN blocks at corners,
+    on an edge and inside, and a mask."""
+    need_sep()
+    img = field(rng, shape)
+    nan_blocks(img, (64, 64))
+    mask = np.zeros(img.shape, bool)
+    mask[:, -40:] = True
+    ours = clstats.Background(img, mask=mask)
+    theirs = sep.Background(img, mask=mask)
+    close(ours.background, theirs.back())
+    close(ours.rms, theirs.rms())
+    close(ours.global_background, theirs.globalback)
+    close(ours.global_rms, theirs.globalrms)

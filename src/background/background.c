@@ -5,6 +5,7 @@
 #include "clipped.h"
 #include "internal.h"
 #include "mesh.h"
+#include "rows.h"
 #include "zoom.h"
 
 #include <math.h>
@@ -212,31 +213,35 @@ static int set_args(clstats_ctx *ctx, cl_kernel k, const void *const *args, cons
     return status;
 }
 
-static int interpolate(clstats_ctx *ctx, const struct clstats_background *b,
-                       const struct clstats_array *back, const struct clstats_array *rms)
+/* The mesh's values and y derivatives on the device: both maps' values, then both maps'
+ * derivatives. */
+static int upload_mesh(clstats_ctx *ctx, const struct clstats_background *b, float *host,
+                       cl_mem *values, cl_mem *dvalues)
 {
-    const size_t nbx = b->nx, nb = b->nx * b->ny, w = b->width, h = b->height;
-    cl_mem values = NULL, dvalues = NULL, cnode = NULL, cdx = NULL;
-    cl_mem node, dnode, u, map_back, map_rms;
-    int *col_node = calloc(w, sizeof *col_node);
-    float *col_dx = calloc(w, sizeof *col_dx), *host = malloc(4 * nb * sizeof(float));
-    int status = CLSTATS_OK;
-    if (!col_node || !col_dx || !host) {
-        status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "no memory for the map's columns");
-        goto fail;
-    }
-    if (nbx > 1) clstats__mesh_columns(w, b->box_w, nbx, col_node, col_dx);
-    /* both maps' values, then both maps' derivatives */
+    const size_t nb = b->nx * b->ny;
     memcpy(host, b->back, nb * sizeof(float));
     memcpy(host + nb, b->rms, nb * sizeof(float));
     memcpy(host + 2 * nb, b->dback, nb * sizeof(float));
     memcpy(host + 3 * nb, b->drms, nb * sizeof(float));
+    int status = clstats__upload(ctx, host, 2 * nb * sizeof(float), "uploading the mesh", values);
+    if (status == CLSTATS_OK)
+        status = clstats__upload(ctx, host + 2 * nb, 2 * nb * sizeof(float), "uploading the mesh",
+                                 dvalues);
+    return status;
+}
+
+/* GPUs: the rows' nodes (spline_rows), then a work-item a pixel (interpolate_pixels). */
+static int interpolate_pixels(clstats_ctx *ctx, const struct clstats_background *b,
+                              cl_mem values, cl_mem dvalues, const int *col_node,
+                              const float *col_dx, const struct clstats_array *back,
+                              const struct clstats_array *rms)
+{
+    const size_t nbx = b->nx, w = b->width, h = b->height;
+    cl_mem cnode = NULL, cdx = NULL;
+    cl_mem node, dnode, u, map_back, map_rms;
     const size_t row_floats = 2 * h * nbx;
-    if ((status = clstats__upload(ctx, host, 2 * nb * sizeof(float), "uploading the mesh",
-                                  &values)) ||
-        (status = clstats__upload(ctx, host + 2 * nb, 2 * nb * sizeof(float),
-                                  "uploading the mesh", &dvalues)) ||
-        (status = clstats__upload(ctx, col_node, w * sizeof(int), "uploading the columns",
+    int status;
+    if ((status = clstats__upload(ctx, col_node, w * sizeof(int), "uploading the columns",
                                   &cnode)) ||
         (status = clstats__upload(ctx, col_dx, w * sizeof(float), "uploading the columns", &cdx)) ||
         (status = clstats__scratch(ctx, "background.node", row_floats * sizeof(float), &node)) ||
@@ -269,11 +274,33 @@ static int interpolate(clstats_ctx *ctx, const struct clstats_background *b,
     if (rms && (status = clstats__array_out(ctx, map_rms, rms))) goto fail;
     status = clstats__cl_check(ctx, clFinish(ctx->queue), "clFinish(background maps)");
 fail:
+    clFinish(ctx->queue); /* the uploads read host memory freed by the caller */
+    if (cnode) clReleaseMemObject(cnode);
+    if (cdx) clReleaseMemObject(cdx);
+    return status;
+}
+
+static int interpolate(clstats_ctx *ctx, const struct clstats_background *b,
+                       const struct clstats_array *back, const struct clstats_array *rms)
+{
+    const size_t nb = b->nx * b->ny, w = b->width;
+    cl_mem values = NULL, dvalues = NULL;
+    int *col_node = calloc(w, sizeof *col_node);
+    float *col_dx = calloc(w, sizeof *col_dx), *host = malloc(4 * nb * sizeof(float));
+    int status = CLSTATS_OK;
+    if (!col_node || !col_dx || !host) {
+        status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "no memory for the map's columns");
+        goto fail;
+    }
+    if (b->nx > 1) clstats__mesh_columns(w, b->box_w, b->nx, col_node, col_dx);
+    if ((status = upload_mesh(ctx, b, host, &values, &dvalues))) goto fail;
+    status = clstats__tuned(ctx, P_BACKGROUND_ROWS) == 2
+                 ? clstats__interpolate_rows(ctx, b, values, dvalues, col_node, col_dx, back, rms)
+                 : interpolate_pixels(ctx, b, values, dvalues, col_node, col_dx, back, rms);
+fail:
     clFinish(ctx->queue); /* the uploads read host memory freed below */
     if (values) clReleaseMemObject(values);
     if (dvalues) clReleaseMemObject(dvalues);
-    if (cnode) clReleaseMemObject(cnode);
-    if (cdx) clReleaseMemObject(cdx);
     free(col_node), free(col_dx), free(host);
     return status;
 }

@@ -1,9 +1,12 @@
 /* mesh.c - the background mesh's steps on the host, after the device has measured every box:
- * bad boxes filled from their nearest good ones, the median filter, the global values (SEP's
+ * bad boxes filled from their nearest good ones (SEP's rule; photutils' inverse-distance
+ * weighting, idw.c, with its clipping), the median filter, the global values (SEP's
  * filterback), the splines' y second derivatives (makebackspline), and the column steps of the
  * interpolation (backline). Each follows SEP's arithmetic: float where SEP has float, double
  * where its expressions promote, so that the maps come out with SEP's bits. */
 #include "mesh.h"
+
+#include "idw.h"
 
 #include <math.h>
 #include <stdbool.h>
@@ -69,6 +72,18 @@ int clstats__mesh_filter(float *back, float *rms, size_t nx, size_t ny, size_t f
     if (!back2 || !rms2 || !bwin || !swin) {
         free(back2), free(rms2), free(bwin), free(swin);
         return 0;
+    }
+    if (photutils) {
+        /* photutils' inverse-distance fill; with no good box (photutils refuses the image) the
+         * nearest-box rule below leaves 0 and 1 */
+        unsigned char *good = (unsigned char *)back2; /* n bytes, free until the filter */
+        size_t ngood = 0;
+        for (size_t i = 0; i < n; i++)
+            ngood += (good[i] = back[i] > CLSTATS__BAD_BOX);
+        if (ngood && !clstats__mesh_idw_fill(back, rms, good, nx, ny)) {
+            free(back2), free(rms2), free(bwin), free(swin);
+            return 0;
+        }
     }
     fill_bad(back, back2, rms, nx, ny);
     memcpy(back, back2, n * sizeof *back);

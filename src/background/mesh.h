@@ -8,7 +8,8 @@
 #define CLSTATS__BAD_BOX (-1e30f)
 
 /* Bad boxes filled, the mesh median-filtered, the global background and RMS (SEP's
- * filterback); with `photutils` the filter takes photutils' windows (cut at the edges, not
+ * filterback); with `photutils` bad boxes take photutils' inverse-distance weighting of the good
+ * ones (idw.h) and the filter takes photutils' windows (cut at the edges, not
  * shrunk) and its threshold rule (filter where the background is above a threshold > 0);
  * false when out of memory. */
 int clstats__mesh_filter(float *back, float *rms, size_t nx, size_t ny, size_t fw, size_t fh,

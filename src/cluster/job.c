@@ -145,6 +145,36 @@ static int kernels(struct kmeans_job *job)
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
         if ((status = clstats__kernel(ctx, list[i].program, list[i].name, list[i].out)))
             return status;
+    /* The group's local array, each kernel's last argument (a group's halving sums, scan_runs'
+     * runs, scatter's labels; KMEANS_WG items each), is set here, not declared in the kernels:
+     * PoCL 3.1's pthread device has let work-groups run at once share kernel-scope local arrays
+     * that a helper with barriers works on (kernels/background/box_stats.cl met it), and these
+     * kernels run 256 items a group there too; local memory set by clSetKernelArg is each
+     * work-group's own. */
+    const size_t acc_bytes = ctx->has_fp64 ? sizeof(cl_double) : sizeof(cl_float);
+    const struct {
+        cl_kernel kernel;
+        size_t bytes;
+    } locals[] = {
+        {job->prepare, acc_bytes},       {job->deviations, acc_bytes}, {job->trials, acc_bytes},
+        {job->closest_update, acc_bytes}, {job->inertia, acc_bytes},
+        {job->scan_runs, sizeof(cl_int)},
+        {job->serial_sums ? NULL : job->member_sums, acc_bytes},
+        {job->serial_sums ? NULL : job->row_sums, acc_bytes},
+        {job->serial_sums && job->k <= KMEANS_SERIAL_MAX_K ? NULL : job->scatter, sizeof(cl_int)},
+    };
+    for (size_t i = 0; i < sizeof locals / sizeof locals[0] && !status; i++) {
+        cl_uint nargs = 0;
+        if (!locals[i].kernel) continue;
+        status = clstats__cl_check(ctx, clGetKernelInfo(locals[i].kernel, CL_KERNEL_NUM_ARGS,
+                                                        sizeof nargs, &nargs, NULL),
+                                   "clGetKernelInfo(k-means)");
+        if (!status)
+            status = clstats__cl_check(ctx, clSetKernelArg(locals[i].kernel, nargs - 1,
+                                                           KMEANS_WG * locals[i].bytes, NULL),
+                                       "clSetKernelArg(k-means local array)");
+    }
+    if (status) return status;
     job->scan_wg = ctx->max_work_group < 256 ? ctx->max_work_group : 256;
     return clstats__kmeans_assign_setup(job, options);
 }

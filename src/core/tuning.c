@@ -125,6 +125,10 @@ static const struct param params[PARAMS] = {
     /* photutils' boxes sort their pixels in a scratch buffer a band of box rows at a time: auto
      * holds at most 256 MiB or half the device's largest buffer (tests take small bands). */
     [P_BACKGROUND_BAND_KIB] = {"background.band_kib", ALL(0), 1 << 22, NULL},
+    /* SEP's maps: a work-item a pixel on GPUs; on CPU devices a work-item a row, walking its
+     * columns in one contiguous loop and writing into the caller's arrays in place (RESULTS
+     * "mesh background on 2 CPU cores (issue 27d)"); both give the same bits. */
+    [P_BACKGROUND_ROWS] = {"background.rows", GPUS_CPU(1, 2), 2, switches},
     /* k-means' nearest centres: auto takes the GEMM screen from 32 features and 32 clusters,
      * else the one-item serial kernel where the sums are serial (below), else the tiled kernel
      * where the centres fit in local memory (src/cluster/assign.c); every path gives the same

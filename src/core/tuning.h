@@ -68,6 +68,7 @@ enum clstats__param_id {
     /* mesh background (src/background/) */
     P_BACKGROUND_WG,       /* work-items a box */
     P_BACKGROUND_BAND_KIB, /* photutils' boxes: sorted pixels a launch holds (0: auto) */
+    P_BACKGROUND_ROWS,     /* SEP's maps a work-item a row: auto, off (a pixel), on */
     /* k-means (src/cluster/assign.c) */
     P_KMEANS_ASSIGN, /* auto, direct, tiled, gemm, serial */
     P_KMEANS_SUMS,   /* auto, groups, serial */

@@ -161,6 +161,7 @@ int clstats__eig_extremes_many(clstats_ctx *ctx, struct clstats__mat a, size_t s
     ARG(k, 5, out);
     CL_TRY(ctx, clSetKernelArg(k, 6, n * sizeof(double), NULL), "clSetKernelArg");
     CL_TRY(ctx, clSetKernelArg(k, 7, n * sizeof(double), NULL), "clSetKernelArg");
+    CL_TRY(ctx, clSetKernelArg(k, 8, wg * sizeof(double), NULL), "clSetKernelArg");
     const size_t global = count * wg;
     status = clstats__launch(ctx, k, 1, NULL, &global, &wg, "tridiagonalise");
     if (status == CLSTATS_OK)
