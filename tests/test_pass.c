@@ -242,54 +242,70 @@ static void compare_step(struct pass_engine *dev, const struct pass_data *d, siz
 /* The engines alone on coefficients that are not the LS fit, so that variables inside the models
  * have large |X_i^T R| and must be passed over; columns repeated make exact ties (lowest index);
  * particles that take the argmax, that name their variable, and that take nothing. */
+static void engines_agree_on(struct test_rng *rng, size_t n, size_t p, size_t K)
+{
+    const size_t cap = p < 6 ? p : 6;
+    for (int f64 = 0; f64 <= 1; f64++) {
+        double *xs = malloc(n * p * 8), *ys = malloc(n * 8), *beta = calloc(K * cap, 8);
+        void *xr = malloc(n * p * (f64 ? 8 : 4));
+        for (size_t i = 0; i < n * p; i++)
+            xs[i] = i >= 2 * n && i < 3 * n ? xs[i - n] : test_rng_normal(rng);
+        if (!f64) /* the values the device holds */
+            for (size_t i = 0; i < n * p; i++) xs[i] = (double)(float)xs[i];
+        for (size_t i = 0; i < p; i++)
+            for (size_t t = 0; t < n; t++)
+                if (f64) ((double *)xr)[t * p + i] = xs[i * n + t];
+                else ((float *)xr)[t * p + i] = (float)xs[i * n + t];
+        for (size_t t = 0; t < n; t++) ys[t] = test_rng_normal(rng); /* double on both */
+        if (p >= 3) /* y along column 1 = column 2: empty models tie between them */
+            for (size_t t = 0; t < n; t++) ys[t] = xs[n + t];
+        int32_t *idx = calloc(K * cap, 4), *size = calloc(K, 4), *want = calloc(K, 4);
+        for (size_t j = 0; j < K; j++) {
+            size[j] = (int32_t)(test_rng_next(rng) % (cap + 1));
+            if (j == 0) size[j] = (int32_t)cap; /* all variables, where p <= 6 */
+            if (j % 2) size[j] = 0;
+            for (int32_t m = 0; m < size[j]; m++) {
+                idx[j * cap + m] = (int32_t)((j + (size_t)m * 7) % p);
+                for (int32_t l = 0; l < m; l++)
+                    if (idx[j * cap + l] == idx[j * cap + m]) idx[j * cap + m] = -1;
+                beta[j * cap + m] = (double)(float)(5 * test_rng_normal(rng));
+            }
+            int32_t kept = 0; /* drop the repeats */
+            for (int32_t m = 0; m < size[j]; m++)
+                if (idx[j * cap + m] >= 0)
+                    idx[j * cap + kept] = idx[j * cap + m], beta[j * cap + kept++] = beta[j * cap + m];
+            size[j] = kept;
+            want[j] = j % 3 == 2 ? (int32_t)(test_rng_next(rng) % p)
+                                 : j % 5 == 4 ? PASS_NONE : PASS_ARGMAX;
+        }
+        struct pass_data d = {.n = n, .p = p, .f64 = f64, .xr = xr, .ys = ys};
+        struct pass_data dh = d;
+        dh.xs = xs;
+        check_step(&d, &dh, K, cap, idx, size, beta, want, true);
+        if (!f64) check_step(&d, &dh, K, cap, idx, size, beta, want, false);
+        free(xs), free(xr), free(ys), free(beta), free(idx), free(size), free(want);
+    }
+}
+
 START_TEST(pass_engines_agree)
 {
     struct test_rng rng;
     test_rng_seed(&rng, test_seed() + 40);
     const size_t shapes[][3] = {{7, 5, 3}, {33, 260, 9}, {4, 1, 1}, {50, 700, 17}, {200, 30, 5}};
-    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++) {
-        const size_t n = shapes[s][0], p = shapes[s][1], K = shapes[s][2], cap = p < 6 ? p : 6;
-        for (int f64 = 0; f64 <= 1; f64++) {
-            double *xs = malloc(n * p * 8), *ys = malloc(n * 8), *beta = calloc(K * cap, 8);
-            void *xr = malloc(n * p * (f64 ? 8 : 4));
-            for (size_t i = 0; i < n * p; i++)
-                xs[i] = i >= 2 * n && i < 3 * n ? xs[i - n] : test_rng_normal(&rng);
-            if (!f64) /* the values the device holds */
-                for (size_t i = 0; i < n * p; i++) xs[i] = (double)(float)xs[i];
-            for (size_t i = 0; i < p; i++)
-                for (size_t t = 0; t < n; t++)
-                    if (f64) ((double *)xr)[t * p + i] = xs[i * n + t];
-                    else ((float *)xr)[t * p + i] = (float)xs[i * n + t];
-            for (size_t t = 0; t < n; t++) ys[t] = test_rng_normal(&rng); /* double on both */
-            if (p >= 3) /* y along column 1 = column 2: empty models tie between them */
-                for (size_t t = 0; t < n; t++) ys[t] = xs[n + t];
-            int32_t *idx = calloc(K * cap, 4), *size = calloc(K, 4), *want = calloc(K, 4);
-            for (size_t j = 0; j < K; j++) {
-                size[j] = (int32_t)(test_rng_next(&rng) % (cap + 1));
-                if (j == 0) size[j] = (int32_t)cap; /* all variables, where p <= 6 */
-                if (j % 2) size[j] = 0;
-                for (int32_t m = 0; m < size[j]; m++) {
-                    idx[j * cap + m] = (int32_t)((j + (size_t)m * 7) % p);
-                    for (int32_t l = 0; l < m; l++)
-                        if (idx[j * cap + l] == idx[j * cap + m]) idx[j * cap + m] = -1;
-                    beta[j * cap + m] = (double)(float)(5 * test_rng_normal(&rng));
-                }
-                int32_t kept = 0; /* drop the repeats */
-                for (int32_t m = 0; m < size[j]; m++)
-                    if (idx[j * cap + m] >= 0)
-                        idx[j * cap + kept] = idx[j * cap + m], beta[j * cap + kept++] = beta[j * cap + m];
-                size[j] = kept;
-                want[j] = j % 3 == 2 ? (int32_t)(test_rng_next(&rng) % p)
-                                     : j % 5 == 4 ? PASS_NONE : PASS_ARGMAX;
-            }
-            struct pass_data d = {.n = n, .p = p, .f64 = f64, .xr = xr, .ys = ys};
-            struct pass_data dh = d;
-            dh.xs = xs;
-            check_step(&d, &dh, K, cap, idx, size, beta, want, true);
-            if (!f64) check_step(&d, &dh, K, cap, idx, size, beta, want, false);
-            free(xs), free(xr), free(ys), free(beta), free(idx), free(size), free(want);
-        }
-    }
+    for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
+        engines_agree_on(&rng, shapes[s][0], shapes[s][1], shapes[s][2]);
+}
+END_TEST
+
+/* Many particles, so that many of pass.cl's work-groups (256 work-items, on PoCL's threads too)
+ * run at once, each step repeated: PoCL 3.1's pthread device has let work-groups run at once
+ * share kernel-scope local arrays (kernels/background/box_stats.cl met it), a fault that shows
+ * as a wrong argmax or product now and then, so only repetition can catch it. */
+START_TEST(pass_engines_agree_with_many_groups_at_once)
+{
+    struct test_rng rng;
+    test_rng_seed(&rng, test_seed() + 41);
+    engines_agree_on(&rng, 300, 900, 96);
 }
 END_TEST
 
@@ -432,6 +448,7 @@ int main(void)
     tcase_add_test(tc, pass_device_matches_host);
     tcase_add_test(tc, pass_without_fp64_matches_host);
     tcase_add_test(tc, pass_engines_agree);
+    tcase_add_test(tc, pass_engines_agree_with_many_groups_at_once);
     tcase_add_test(tc, pass_cache_book);
     tcase_add_test(tc, pass_criterion_matches_plain_ls);
     tcase_add_test(tc, pass_finds_true_model);

@@ -60,14 +60,16 @@ inline void best_of_group(real top, int arg, uint l, __local real *lv, __local i
 
 /* One work-group per particle that takes the argmax (row q of E is particle rows[q]'s): each
  * work-item scans its variables in rising order, so that equal values keep the lowest index,
- * then a halving reduction. */
+ * then a halving reduction. The local arrays (model CAP, lv and li WG each) are arguments, here
+ * and in pass_scan and pass_grams: PoCL 3.1's pthread device has let the work-groups its threads
+ * run at once share kernel-scope local arrays that a helper with barriers works on
+ * (kernels/background/box_stats.cl says more); local memory set by clSetKernelArg is each
+ * work-group's own. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 pass_argmax(__global const real *e, uint p, __global const int *idx, __global const int *size,
-            __global const int *rows, __global int *best)
+            __global const int *rows, __global int *best, __local int *model, __local real *lv,
+            __local int *li)
 {
-    __local int model[CAP];
-    __local real lv[WG];
-    __local int li[WG];
     const uint q = get_group_id(0), l = get_local_id(0);
     const int j = rows[q], k = size[j];
     for (int m = l; m < k; m += WG) model[m] = idx[j * CAP + m];
@@ -102,13 +104,9 @@ __kernel void pass_gather(__global const real *x, uint n, uint p, __global const
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 pass_scan(__global const real *xty, __global const real *g, uint p, __global const int *idx,
           __global const int *slot, __global const real *beta, __global const int *size,
-          __global const int *rows, __global int *best)
+          __global const int *rows, __global int *best, __local int *model, __local ulong *row,
+          __local real *b, __local real *lv, __local int *li)
 {
-    __local int model[CAP];
-    __local ulong row[CAP];
-    __local real b[CAP];
-    __local real lv[WG];
-    __local int li[WG];
     const uint q = get_group_id(0), l = get_local_id(0);
     const int j = rows[q], k = size[j];
     for (int m = l; m < k; m += WG) {
@@ -230,9 +228,8 @@ __kernel void pass_scale(__global const real *raw, __global real *x, uint n, uin
 __kernel __attribute__((reqd_work_group_size(LANES, 1, 1))) void
 pass_grams(__global const real *xt, uint n, __global const double *y, __global const int *idx,
            __global const int *size, __global const int *want, __global const int *best,
-           __global int *add, __global double *gram)
+           __global int *add, __global double *gram, __local double *part)
 {
-    __local double part[LANES];
     const uint j = get_group_id(0), l = get_local_id(0);
     const int r = (int)get_global_id(1), w = want[j];
     if (w == NONE) return;

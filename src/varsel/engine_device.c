@@ -51,6 +51,7 @@ struct arg {
     const void *value;
 };
 #define ARG(v) {sizeof(v), &(v)}
+#define LOCAL_ARG(bytes) {(bytes), NULL} /* a work-group's own local memory */
 
 static int set_args(clstats_ctx *ctx, cl_kernel k, const struct arg *args, size_t count)
 {
@@ -100,7 +101,8 @@ static int argmaxes_by_residuals(struct pass_engine *e, size_t m)
     if ((status = clstats__gemm(ctx, d->f64, true, false, m, d->p, d->n, 1, r, x, 0, ee)))
         return status;
     if ((status = SET_ARGS(ctx, st->argmax, ARG(st->e), ARG(p), ARG(st->idx), ARG(st->size),
-                           ARG(st->rows_dev), ARG(st->best))))
+                           ARG(st->rows_dev), ARG(st->best), LOCAL_ARG(e->cap * sizeof(cl_int)),
+                           LOCAL_ARG(st->wg * (d->f64 ? 8 : 4)), LOCAL_ARG(st->wg * sizeof(cl_int)))))
         return status;
     const size_t g = m * st->wg;
     return clstats__launch(ctx, st->argmax, 1, NULL, &g, &st->wg, "pass_argmax");
@@ -191,7 +193,9 @@ static int argmaxes(struct pass_engine *e, const int32_t *idx, const int32_t *si
     const cl_uint p = (cl_uint)d->p;
     if ((status = SET_ARGS(ctx, st->scan, ARG(st->xty), ARG(st->cache), ARG(p), ARG(st->idx),
                            ARG(st->slot), ARG(st->beta), ARG(st->size), ARG(st->rows_dev),
-                           ARG(st->best))))
+                           ARG(st->best), LOCAL_ARG(cap * sizeof(cl_int)),
+                           LOCAL_ARG(cap * sizeof(cl_ulong)), LOCAL_ARG(cap * es),
+                           LOCAL_ARG(st->wg * es), LOCAL_ARG(st->wg * sizeof(cl_int)))))
         return status;
     const size_t g = m * st->wg;
     return clstats__launch(ctx, st->scan, 1, NULL, &g, &st->wg, "pass_scan");
@@ -204,7 +208,7 @@ static int grams(struct pass_engine *e)
     const cl_uint n = (cl_uint)e->d->n;
     const int status = SET_ARGS(ctx, st->grams, ARG(st->xt), ARG(n), ARG(st->y64), ARG(st->idx),
                                 ARG(st->size), ARG(st->want), ARG(st->best), ARG(st->add),
-                                ARG(st->gram));
+                                ARG(st->gram), LOCAL_ARG(PASS_LANES * sizeof(cl_double)));
     if (status) return status;
     /* A work-group per particle and product; those past a model's k + 2 products end at once. */
     const size_t local[2] = {PASS_LANES, 1}, g[2] = {e->k_particles * PASS_LANES, e->cap + 2};
