@@ -22,7 +22,8 @@ static const char *const filter_paths[] = {"auto", "sorted", "bisect", "binned",
 static const char *const regress_products[] = {"auto", "pairs", "rows", NULL};
 static const char *const kmeans_assign[] = {"auto", "direct", "tiled", "gemm", "serial", NULL};
 static const char *const kmeans_sums[] = {"auto", "groups", "serial", NULL};
-static const char *const potrf_updates[] = {"auto", "tiles", "rows", NULL};
+static const char *const potrf_updates[] = {"auto", "tiles", "rows", "wide", NULL};
+static const char *const potrf_solves[] = {"auto", "local", "registers", NULL};
 static const char *const eigen_places[] = {"auto", "device", "host", NULL};
 static const char *const column_methods[] = {"auto",     "radix",   "registers",
                                              "streamed", "bracket", NULL};
@@ -145,11 +146,14 @@ static const struct param params[PARAMS] = {
     /* ... and how many (row, column) trees of those levels at most (auto 1024, four a
      * work-item; tests force small values to split the levels between the two kernels). */
     [P_KMEANS_FINISH_TREES] = {"kmeans.finish_trees", ALL(0), 1 << 20, NULL},
-    /* The blocked Cholesky's trailing update (src/linalg/cholesky.c), auto: 64 x 64 tiles a
-     * work-group in local memory and registers on GPUs (not yet measured), a work-item a
-     * piece of row over the transposed panel on CPU devices, where the tiles ran about 5 times
-     * slower (RESULTS "Gaussian processes (issue 23): our own blocked Cholesky"). */
-    [P_LINALG_POTRF_UPDATE] = {"linalg.potrf_update", ALL(0), 2, potrf_updates},
+    /* The blocked Cholesky's trailing update (src/linalg/cholesky.c), auto: 128 x 128 tiles a
+     * work-group, 8 x 8 elements an item, on GPUs, a work-item a piece of row over the
+     * transposed panel on CPU devices, where the 64 x 64 tiles ran about 5 times slower
+     * (RESULTS "Gaussian processes (issue 23): our own blocked Cholesky"); its diagonal block
+     * and panel a row an item in registers on GPUs, in local memory on CPU devices (RESULTS
+     * "(twelfth session) — Gaussian processes (issue 23): the large deviance on the H100"). */
+    [P_LINALG_POTRF_UPDATE] = {"linalg.potrf_update", ALL(0), 3, potrf_updates},
+    [P_LINALG_POTRF_SOLVE] = {"linalg.potrf_solve", ALL(0), 2, potrf_solves},
     /* Where the extreme eigenvalues' tridiagonal reduction runs (src/linalg/extremes.c), auto:
      * on the host for CPU devices, where PoCL's build of the kernel ran about 3 times slower
      * than the host's loop (RESULTS "the nugget rule's eigenvalues"), on the device elsewhere. */

@@ -11,8 +11,10 @@
 
 #define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
 
-/* Bytes of correlation matrices held at once by a population's pass. */
-#define BATCH_BYTES ((size_t)256 << 20)
+/* Bytes of correlation matrices held at once by a population's pass (at most the device's
+ * largest buffer): at n = 4064 eight matrices a pass, whose diagonal blocks and panels then
+ * share the launches and the steps' latency. */
+#define BATCH_BYTES ((size_t)1 << 30)
 /* The largest distance table kept (n = 4064, d = 6 takes 396 MB). */
 #define TABLE_BYTES ((size_t)1 << 30)
 
@@ -376,7 +378,8 @@ int clstats__gp_eval(struct gp_job *job, const double *beta, size_t count,
                              count);
     job->evaluations += count;
     if (out->gradient) return eval_one(job, beta, out, lenient);
-    size_t chunk = BATCH_BYTES / ((n + 2) * n * 8);
+    const size_t bytes = BATCH_BYTES < ctx->max_alloc ? BATCH_BYTES : (size_t)ctx->max_alloc;
+    size_t chunk = bytes / ((n + 2) * n * 8);
     if (chunk < 1) chunk = 1;
     int status = CLSTATS_OK;
     for (size_t at = 0; at < count && status == CLSTATS_OK; at += chunk) {
