@@ -5,7 +5,9 @@
  * only the lower triangle (j <= i) is read and written, the strict upper is left as it was.
  *
  * Build options: -D REAL=float or double (double needs fp64), -D NB=rows of the diagonal block
- * (a work-group of NB work-items, the block in local memory).
+ * (a work-group of NB work-items, the block in local memory), -D POTRF_REGISTERS for the
+ * block and panel kernels that hold a row in registers (linalg.potrf_solve=registers),
+ * -D POTRF_WIDE for the 128 x 128 tiles' update, -D LAUUM for lauum_upper.
  */
 #ifndef REAL
 #define REAL float
@@ -278,6 +280,9 @@ __kernel void potrf_update_rows(__global REAL *a, ulong off, ulong step, uint ld
  * Each element still sees its subtractions in increasing k and then its division, as in
  * potrf_block and potrf_panel. */
 
+/* Built with -D POTRF_REGISTERS only (as the wide tiles with -D POTRF_WIDE and lauum with
+ * -D LAUUM): PoCL takes a minute or more to compile their unrolled loops. */
+#ifdef POTRF_REGISTERS
 /* potrf_block's diagonal block: item i row i; pivot j and column j pass through local memory
  * (the column in two buffers by turns, so that writing column j waits only for the reads of
  * column j - 2, two barriers back): two barriers a column. */
@@ -371,6 +376,9 @@ potrf_panel_regs(__global REAL *a, ulong off, ulong step, uint lda, uint at, uin
         }
 }
 
+#endif
+
+#if defined(POTRF_WIDE) || defined(LAUUM)
 /* potrf_update's work in 128 x 128 tiles, each of the 16 x 16 items 8 x 8 elements in
  * registers (linalg.potrf_update=wide): 16 local reads a 64 multiply-adds, where the 64 x 64
  * tiles take 8 a 16, and a quarter as many tiles reading the panel. The panel's columns staged
@@ -380,6 +388,7 @@ potrf_panel_regs(__global REAL *a, ulong off, ulong step, uint lda, uint at, uin
 #define WIDE_K 16
 #define WIDE_R (WIDE_TILE / 16)
 
+#ifdef POTRF_WIDE
 __kernel __attribute__((reqd_work_group_size(16, 16, 1))) void
 potrf_update_wide(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb, uint rows,
                   uint cols)
@@ -429,3 +438,60 @@ potrf_update_wide(__global REAL *a, ulong off, ulong step, uint lda, uint at, ui
             if (i < rows && j < cols && j <= i) M[(ulong)i * lda + j] -= acc[p][q];
         }
 }
+#endif
+
+#ifdef LAUUM
+/* C = U U^T on C's lower triangle (LAPACK's lauum), U upper triangular n x n at u + uoff
+ * (row-major, leading dimension ldu; row i zero left of column i, not read there), C n x n at
+ * c + coff, leading dimension ldc: a Cholesky factor's inverse times its transpose. The wide
+ * tiles' work-group and registers; tile (i0, j0) sums over columns from i0 only, left of which
+ * its rows of U vanish. */
+__kernel __attribute__((reqd_work_group_size(16, 16, 1))) void
+lauum_upper(__global const REAL *u, ulong uoff, uint ldu, uint n, __global REAL *c, ulong coff,
+            uint ldc)
+{
+    const uint tj = get_group_id(0), ti = get_group_id(1);
+    if (tj > ti) return; /* the whole group: no barrier is left waiting */
+    const uint i0 = ti * WIDE_TILE, j0 = tj * WIDE_TILE;
+    const uint lx = get_local_id(0), ly = get_local_id(1), lid = ly * 16 + lx;
+    __global const REAL *U = u + uoff;
+    __local REAL pi[WIDE_K][WIDE_TILE + 1], pj[WIDE_K][WIDE_TILE + 1];
+    REAL acc[WIDE_R][WIDE_R];
+#pragma unroll
+    for (int p = 0; p < WIDE_R; p++)
+#pragma unroll
+        for (int q = 0; q < WIDE_R; q++) acc[p][q] = 0;
+    for (uint k0 = i0; k0 < n; k0 += WIDE_K) {
+#pragma unroll
+        for (uint e = lid; e < WIDE_TILE * WIDE_K; e += 256) {
+            const uint r = e / WIDE_K, cc = e % WIDE_K, gi = i0 + r, gj = j0 + r, k = k0 + cc;
+            pi[cc][r] = k < n && gi < n && k >= gi ? U[(ulong)gi * ldu + k] : 0;
+            pj[cc][r] = k < n && gj < n && k >= gj ? U[(ulong)gj * ldu + k] : 0;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+        for (uint cc = 0; cc < WIDE_K; cc++) {
+            REAL bi[WIDE_R], bj[WIDE_R];
+#pragma unroll
+            for (int p = 0; p < WIDE_R; p++) {
+                bi[p] = pi[cc][ly + 16 * p];
+                bj[p] = pj[cc][lx + 16 * p];
+            }
+#pragma unroll
+            for (int p = 0; p < WIDE_R; p++)
+#pragma unroll
+                for (int q = 0; q < WIDE_R; q++) acc[p][q] += bi[p] * bj[q];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    __global REAL *C = c + coff;
+#pragma unroll
+    for (int p = 0; p < WIDE_R; p++)
+#pragma unroll
+        for (int q = 0; q < WIDE_R; q++) {
+            const uint i = i0 + ly + 16 * p, j = j0 + lx + 16 * q;
+            if (i < n && j <= i) C[(ulong)i * ldc + j] = acc[p][q];
+        }
+}
+#endif
+#endif

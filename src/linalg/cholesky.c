@@ -30,14 +30,25 @@
  * equations stay below it, a Gaussian process's n x n correlations are above. */
 #define GROUP_P 32
 
-static int program(clstats_ctx *ctx, bool f64, cl_program *out)
+/* The kernels a program holds beyond the plain ones (kernels/linalg/cholesky.cl's options),
+ * each set a program apart: PoCL takes a minute or more to build their unrolled loops. */
+enum { WITH_REGISTERS = 1, WITH_WIDE = 2, WITH_LAUUM = 4 };
+
+static int program_with(clstats_ctx *ctx, bool f64, int with, cl_program *out)
 {
     if (f64 && !ctx->has_fp64)
         return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED, "the device has no float64");
-    char options[96];
-    snprintf(options, sizeof options, "-D REAL=%s%s -D NB=%d", f64 ? "double" : "float",
-             f64 ? " -D CLSTATS_FP64" : "", BLOCK);
+    char options[160];
+    snprintf(options, sizeof options, "-D REAL=%s%s -D NB=%d%s%s%s", f64 ? "double" : "float",
+             f64 ? " -D CLSTATS_FP64" : "", BLOCK,
+             with & WITH_REGISTERS ? " -D POTRF_REGISTERS" : "",
+             with & WITH_WIDE ? " -D POTRF_WIDE" : "", with & WITH_LAUUM ? " -D LAUUM" : "");
     return clstats__program(ctx, "cholesky.cl", options, out);
+}
+
+static int program(clstats_ctx *ctx, bool f64, cl_program *out)
+{
+    return program_with(ctx, f64, 0, out);
 }
 
 #define ARG(k, i, v)                                                                               \
@@ -124,7 +135,8 @@ int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_
                               : update == UPDATE_WIDE ? "potrf_update_wide"
                                                       : "potrf_update";
     const size_t tile = update == UPDATE_WIDE ? WIDE_TILE : UPDATE_TILE;
-    int status = program(ctx, f64, &prog);
+    int status = program_with(
+        ctx, f64, (regs ? WITH_REGISTERS : 0) | (update == UPDATE_WIDE ? WITH_WIDE : 0), &prog);
     if (status == CLSTATS_OK)
         status = clstats__kernel(ctx, prog, regs ? "potrf_block_regs" : "potrf_block", &kb);
     if (status == CLSTATS_OK)
@@ -213,5 +225,29 @@ int clstats__potrf(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t n, 
     *logdet = first_bad ? NAN : sum;
 fail:
     free(part);
+    return status;
+}
+
+int clstats__lauum(clstats_ctx *ctx, bool f64, struct clstats__mat u, size_t n,
+                   struct clstats__mat c)
+{
+    cl_program prog;
+    cl_kernel k;
+    int status = program_with(ctx, f64, WITH_LAUUM, &prog);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "lauum_upper", &k);
+    if (status != CLSTATS_OK) return status;
+    const cl_ulong uoff = u.off, coff = c.off;
+    const cl_uint ldu = (cl_uint)u.ld, n32 = (cl_uint)n, ldc = (cl_uint)c.ld;
+    ARG(k, 0, u.buf);
+    ARG(k, 1, uoff);
+    ARG(k, 2, ldu);
+    ARG(k, 3, n32);
+    ARG(k, 4, c.buf);
+    ARG(k, 5, coff);
+    ARG(k, 6, ldc);
+    const size_t tiles = (n + WIDE_TILE - 1) / WIDE_TILE;
+    const size_t global[2] = {tiles * 16, tiles * 16}, local[2] = {16, 16};
+    status = clstats__launch(ctx, k, 2, NULL, global, local, "lauum_upper");
+fail:
     return status;
 }
