@@ -136,8 +136,9 @@ potrf_block(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb,
     const uint i = get_local_id(0), m = get_group_id(1);
     __global REAL *A = a + off + m * step + (ulong)at * lda + at;
     if (i == 0) bad = 0;
-    for (uint j = 0; j < nb; j++)
-        if (i < nb && j <= i) t[i][j] = A[(ulong)i * lda + j];
+    /* Item i copies column i of each row: the group's reads and writes of a row consecutive. */
+    for (uint r = 0; r < nb; r++)
+        if (i <= r) t[r][i] = A[(ulong)r * lda + i];
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint j = 0; j < nb; j++) {
         /* Every item reads the pivot after the barrier, so all agree on stopping. */
@@ -156,8 +157,8 @@ potrf_block(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb,
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint j = 0; j < nb; j++)
-        if (i < nb && j <= i) A[(ulong)i * lda + j] = t[i][j];
+    for (uint r = 0; r < nb; r++)
+        if (i <= r) A[(ulong)r * lda + i] = t[r][i];
     if (i == 0) {
         REAL ld = 0;
         for (uint j = 0; j < nb; j++) ld += log(t[j][j]);
@@ -178,8 +179,8 @@ potrf_panel(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb,
     const uint li = get_local_id(0), m = get_group_id(1);
     __global REAL *M = a + off + m * step;
     __global const REAL *D = M + (ulong)at * lda + at;
-    for (uint j = 0; j < nb; j++)
-        if (li < nb && j <= li) t[li][j] = D[(ulong)li * lda + j];
+    for (uint r = 0; r < nb; r++) /* column li of each row, as potrf_block copies */
+        if (li <= r) t[r][li] = D[(ulong)r * lda + li];
     barrier(CLK_LOCAL_MEM_FENCE);
     const ulong i = (ulong)at + nb + get_global_id(0);
     if (i >= rows) return;

@@ -146,12 +146,14 @@ static const struct param params[PARAMS] = {
     /* ... and how many (row, column) trees of those levels at most (auto 1024, four a
      * work-item; tests force small values to split the levels between the two kernels). */
     [P_KMEANS_FINISH_TREES] = {"kmeans.finish_trees", ALL(0), 1 << 20, NULL},
-    /* The blocked Cholesky's trailing update (src/linalg/cholesky.c), auto: 128 x 128 tiles a
-     * work-group, 8 x 8 elements an item, on GPUs, a work-item a piece of row over the
-     * transposed panel on CPU devices, where the 64 x 64 tiles ran about 5 times slower
-     * (RESULTS "Gaussian processes (issue 23): our own blocked Cholesky"); its diagonal block
-     * and panel a row an item in registers on GPUs, in local memory on CPU devices (RESULTS
-     * "(twelfth session) — Gaussian processes (issue 23): the large deviance on the H100"). */
+    /* The blocked Cholesky's trailing update (src/linalg/cholesky.c), auto: 64 x 64 tiles a
+     * work-group on GPUs (the H100 ran them in 2.7 ms at n = 4064, the 128 x 128 tiles of
+     * 8 x 8 an item, "wide", in 5.0), a work-item a piece of row over the transposed panel on
+     * CPU devices, where the tiles ran about 5 times slower (RESULTS "Gaussian processes
+     * (issue 23): our own blocked Cholesky"); its diagonal block and panel in local memory
+     * (auto) everywhere: a row an item in registers ran 1.4 and 1.9 times slower on the H100
+     * (RESULTS "(twelfth session) — Gaussian processes (issue 23): where the large deviance's
+     * time goes"). */
     [P_LINALG_POTRF_UPDATE] = {"linalg.potrf_update", ALL(0), 3, potrf_updates},
     [P_LINALG_POTRF_SOLVE] = {"linalg.potrf_solve", ALL(0), 2, potrf_solves},
     /* Where the extreme eigenvalues' tridiagonal reduction runs (src/linalg/extremes.c), auto:

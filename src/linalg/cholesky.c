@@ -18,6 +18,7 @@
 #define UPDATE_TILE 64
 /* linalg.potrf_update's values for a work-item a piece of row over the transposed panel (and
  * its columns: kernels/linalg/cholesky.cl ROW_CHUNK) and for 128 x 128 tiles (WIDE_TILE). */
+#define UPDATE_TILES 1
 #define UPDATE_ROWS 2
 #define UPDATE_WIDE 3
 #define ROW_CHUNK 64
@@ -128,8 +129,8 @@ int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_
     const bool cpu = ctx->device_class == CLASS_CPU;
     long update = clstats__tuned(ctx, P_LINALG_POTRF_UPDATE);
     long solve = clstats__tuned(ctx, P_LINALG_POTRF_SOLVE);
-    if (update == AUTO) update = cpu ? UPDATE_ROWS : UPDATE_WIDE;
-    if (solve == AUTO) solve = cpu ? SOLVE_LOCAL : SOLVE_REGISTERS;
+    if (update == AUTO) update = cpu ? UPDATE_ROWS : UPDATE_TILES;
+    if (solve == AUTO) solve = SOLVE_LOCAL;
     const bool by_rows = update == UPDATE_ROWS, regs = solve == SOLVE_REGISTERS;
     const char *update_name = by_rows                 ? "potrf_update_rows"
                               : update == UPDATE_WIDE ? "potrf_update_wide"
