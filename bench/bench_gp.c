@@ -7,9 +7,9 @@
  * deviances) of Hartman-6 (d = 6; other d the smooth response). Uniform designs, a
  * Hartman-like smooth response, a given nugget (1e-8, or NUGGET=value; NUGGET=rule: GPfit's
  * rule, its eigenvalues timed too). Host wall time per call and the kernels' share
- * (clstats_ctx_last_kernel_ms); CLSTATS_TUNE=linalg.potrf_update=tiles|rows|wide and
- * linalg.potrf_solve=local|registers pick the factorisation's designs; CLSTATS_LOG=1 adds the
- * kernels' times by name. Peers: bench/peers_gp.py. */
+ * (clstats_ctx_last_kernel_ms); CLSTATS_TUNE=linalg.potrf_update=tiles|rows picks the
+ * factorisation's trailing update; CLSTATS_LOG=1 adds the kernels' times by name. Peers:
+ * bench/peers_gp.py. */
 #include "bench_context.h"
 #include "clstats.h"
 

@@ -1,7 +1,7 @@
 /* test_gp.c - Gaussian-process deviances on the device (src/gp/) against the plain loops of
  * tests/reference_gp.c: every correlation, both trailing updates of the factorisation (tiles
  * and rows, a population of four and one across 64-row blocks), the gradient also
- * against finite differences, GPfit's nugget on duplicates and near-singular R, prediction at
+ * against finite differences (at n = 300 across blocks and lauum's tiles too), GPfit's nugget on duplicates and near-singular R, prediction at
  * the design, a fit no worse than its starts, and the errors of bad input. */
 #include "reference_gp.h"
 #include "test_util.h"
@@ -37,7 +37,7 @@ static void assert_close(double got, double want, double scale, double tol, cons
 }
 
 static void check_deviances(enum clstats_gp_corr corr, size_t n, size_t d, double nugget,
-                            uint64_t seed, const char *const *path)
+                            uint64_t seed, const char *update)
 {
     clstats_ctx *ctx = test_ctx();
     struct test_rng rng;
@@ -50,12 +50,10 @@ static void check_deviances(enum clstats_gp_corr corr, size_t n, size_t d, doubl
     clstats_gp_model_init(&m);
     m.corr = corr;
     m.nugget = nugget;
-    test_tune("linalg.potrf_update", path[0]);
-    test_tune("linalg.potrf_solve", path[1]);
+    test_tune("linalg.potrf_update", update);
     const struct clstats_gp_eval out = {.deviance = dev, .mu = mu, .sigma2 = s2, .nugget = nug};
     const int status = clstats_gp_deviance(ctx, &m, x, y, n, d, beta, COUNT, &out);
     test_tune("linalg.potrf_update", NULL);
-    test_tune("linalg.potrf_solve", NULL);
     ck_assert_msg(status == CLSTATS_OK, "%s", clstats_ctx_message(ctx));
     /* The last vector alone: its correlations computed directly, not from the population's
      * distance table; the same sums, so the same deviance to R's rounding (times cond(S)). */
@@ -95,18 +93,14 @@ static void check_deviances(enum clstats_gp_corr corr, size_t n, size_t d, doubl
 
 START_TEST(deviances_match_the_reference)
 {
-    /* 150: the blocked path across its 64-row blocks; 300: across 128-row tiles too. */
-    static const size_t shapes[][2] = {{2, 1},  {3, 2},   {7, 3},   {17, 1},
-                                       {33, 5}, {40, 10}, {150, 4}, {300, 2}};
-    /* The factorisation's trailing update (64 x 64 tiles, CPU devices' rows, GPUs' 128 x 128
-     * tiles) and its diagonal block and panel (local memory or registers), as the devices'
-     * tuning pairs them and one pair across. */
-    static const char *const paths[][2] = {
-        {"tiles", "local"}, {"rows", "local"}, {"wide", "registers"}, {"tiles", "registers"}};
+    /* 150: the blocked path across its 64-row blocks. */
+    static const size_t shapes[][2] = {{2, 1},  {3, 2},   {7, 3},  {17, 1},
+                                       {33, 5}, {40, 10}, {150, 4}};
+    /* The factorisation's trailing update by GPUs' tiles and by CPU devices' rows. */
+    const char *paths[] = {"tiles", "rows"};
     for (int corr = 0; corr < 3; corr++)
         for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
-            for (int p = 0; p < 4; p++) {
-                if (shapes[s][0] == 300 && p != 2) continue; /* the wide tiles' case */
+            for (int p = 0; p < 2; p++) {
                 check_deviances((enum clstats_gp_corr)corr, shapes[s][0], shapes[s][1], NAN,
                                 test_seed() + 31 * s + corr, paths[p]);
                 check_deviances((enum clstats_gp_corr)corr, shapes[s][0], shapes[s][1], 1e-6,

@@ -5,9 +5,8 @@
  * only the lower triangle (j <= i) is read and written, the strict upper is left as it was.
  *
  * Build options: -D REAL=float or double (double needs fp64), -D NB=rows of the diagonal block
- * (a work-group of NB work-items, the block in local memory), -D POTRF_REGISTERS for the
- * block and panel kernels that hold a row in registers (linalg.potrf_solve=registers),
- * -D POTRF_WIDE for the 128 x 128 tiles' update, -D LAUUM for lauum_upper.
+ * (a work-group of NB work-items, the block in local memory), -D LAUUM for lauum_upper (a
+ * program apart: PoCL takes most of a minute to compile its unrolled loops).
  */
 #ifndef REAL
 #define REAL float
@@ -274,179 +273,19 @@ __kernel void potrf_update_rows(__global REAL *a, ulong off, ulong step, uint ld
     for (uint c = 0; c < len; c++) ci[c] -= acc[c];
 }
 
-/* The GPU design of the same three steps (linalg.potrf_solve=registers, src/linalg/cholesky.c):
- * a row a work-item held in registers (loops over it unrolled, so that its index is a
- * constant), updated right-looking: column j's effect on every later element of the row at
- * once, independent multiply-adds instead of potrf_panel's dependent chain of global loads.
- * Each element still sees its subtractions in increasing k and then its division, as in
- * potrf_block and potrf_panel. */
-
-/* Built with -D POTRF_REGISTERS only (as the wide tiles with -D POTRF_WIDE and lauum with
- * -D LAUUM): PoCL takes a minute or more to compile their unrolled loops. */
-#ifdef POTRF_REGISTERS
-/* potrf_block's diagonal block: item i row i; pivot j and column j pass through local memory
- * (the column in two buffers by turns, so that writing column j waits only for the reads of
- * column j - 2, two barriers back): two barriers a column. */
-__kernel __attribute__((reqd_work_group_size(NB, 1, 1))) void
-potrf_block_regs(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb, uint block,
-                 uint blocks, __global int *status, __global REAL *logdet_part)
-{
-    __local REAL col[2][NB], piv[NB];
-    __local int bad;
-    const uint i = get_local_id(0), m = get_group_id(1);
-    __global REAL *A = a + off + m * step + (ulong)at * lda + at;
-    REAL r[NB];
-#pragma unroll
-    for (uint j = 0; j < NB; j++) r[j] = i < nb && j <= i ? A[(ulong)i * lda + j] : 0;
-    if (i == 0) bad = 0;
-#pragma unroll
-    for (uint j = 0; j < NB; j++) {
-        if (j >= nb) break;
-        if (i == j) piv[j] = r[j];
-        barrier(CLK_LOCAL_MEM_FENCE);
-        /* Every item reads the pivot after the barrier, so all agree on stopping. */
-        const REAL d = piv[j];
-        if (!(d > 0)) {
-            if (i == 0) bad = (int)j + 1;
-            break;
-        }
-        const REAL l = sqrt(d);
-        if (i == j) r[j] = l;
-        if (i > j && i < nb) {
-            r[j] /= l;
-            col[j & 1][i] = r[j];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (i > j && i < nb) {
-            const REAL lij = r[j];
-#pragma unroll
-            for (uint k = j + 1; k < NB; k++)
-                if (k <= i) r[k] -= lij * col[j & 1][k];
-        }
-    }
-#pragma unroll
-    for (uint j = 0; j < NB; j++)
-        if (i < nb && j <= i) A[(ulong)i * lda + j] = r[j];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    /* The diagonal, gathered for item 0's sum in order. */
-#pragma unroll
-    for (uint j = 0; j < NB; j++)
-        if (i == j) piv[j] = r[j];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (i == 0) {
-        REAL ld = 0;
-        for (uint j = 0; j < nb; j++) ld += log(piv[j]);
-        logdet_part[(ulong)m * blocks + block] = bad ? (REAL)NAN : 2 * ld;
-        if (bad && status[m] == 0) status[m] = (int)(at + bad);
-    }
-}
-
-/* potrf_panel's rows: item i row i of the panel (the block's factor in local memory, read by
- * all items alike), divided and subtracted right-looking; also to pt transposed. */
-__kernel __attribute__((reqd_work_group_size(NB, 1, 1))) void
-potrf_panel_regs(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb, uint rows,
-                 __global REAL *pt)
-{
-    __local REAL t[NB][NB + 1];
-    const uint li = get_local_id(0), m = get_group_id(1);
-    __global REAL *M = a + off + m * step;
-    __global const REAL *D = M + (ulong)at * lda + at;
-    for (uint j = 0; j < nb; j++)
-        if (li < nb && j <= li) t[li][j] = D[(ulong)li * lda + j];
-    barrier(CLK_LOCAL_MEM_FENCE);
-    const ulong i = (ulong)at + nb + get_global_id(0);
-    if (i >= rows) return;
-    __global REAL *row = M + i * lda + at;
-    REAL r[NB];
-#pragma unroll
-    for (uint j = 0; j < NB; j++) r[j] = j < nb ? row[j] : 0;
-#pragma unroll
-    for (uint j = 0; j < NB; j++) {
-        if (j >= nb) break;
-        r[j] /= t[j][j];
-#pragma unroll
-        for (uint k = j + 1; k < NB; k++)
-            if (k < nb) r[k] -= r[j] * t[k][j];
-    }
-    __global REAL *p = pt + (ulong)m * NB * rows + i;
-#pragma unroll
-    for (uint j = 0; j < NB; j++)
-        if (j < nb) {
-            row[j] = r[j];
-            p[(ulong)j * rows] = r[j];
-        }
-}
-
-#endif
-
-#if defined(POTRF_WIDE) || defined(LAUUM)
-/* potrf_update's work in 128 x 128 tiles, each of the 16 x 16 items 8 x 8 elements in
- * registers (linalg.potrf_update=wide): 16 local reads a 64 multiply-adds, where the 64 x 64
- * tiles take 8 a 16, and a quarter as many tiles reading the panel. The panel's columns staged
+#ifdef LAUUM
+/* lauum's tiles: 128 x 128 elements a work-group, each of its 16 x 16 items 8 x 8 of them in
+ * registers (16 local reads a 64 multiply-adds), U's columns staged WIDE_K at a time and
  * transposed (element (row r, column c) at [c][r]), so that the items of a row of the group
  * read consecutive doubles. */
 #define WIDE_TILE 128
 #define WIDE_K 16
 #define WIDE_R (WIDE_TILE / 16)
 
-#ifdef POTRF_WIDE
-__kernel __attribute__((reqd_work_group_size(16, 16, 1))) void
-potrf_update_wide(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb, uint rows,
-                  uint cols)
-{
-    const uint tj = get_group_id(0), ti = get_group_id(1);
-    if (tj > ti) return; /* the whole group: no barrier is left waiting */
-    const uint start = at + nb, i0 = start + ti * WIDE_TILE, j0 = start + tj * WIDE_TILE;
-    if (j0 >= cols) return;
-    const uint lx = get_local_id(0), ly = get_local_id(1), lid = ly * 16 + lx;
-    __global REAL *M = a + off + get_group_id(2) * step;
-    __local REAL pi[WIDE_K][WIDE_TILE + 1], pj[WIDE_K][WIDE_TILE + 1];
-    REAL acc[WIDE_R][WIDE_R];
-#pragma unroll
-    for (int p = 0; p < WIDE_R; p++)
-#pragma unroll
-        for (int q = 0; q < WIDE_R; q++) acc[p][q] = 0;
-    for (uint k0 = 0; k0 < nb; k0 += WIDE_K) {
-#pragma unroll
-        for (uint e = lid; e < WIDE_TILE * WIDE_K; e += 256) {
-            const uint r = e / WIDE_K, c = e % WIDE_K, gi = i0 + r, gj = j0 + r;
-            const bool kin = k0 + c < nb;
-            const ulong col = at + k0 + c;
-            pi[c][r] = kin && gi < rows ? M[(ulong)gi * lda + col] : 0;
-            pj[c][r] = kin && gj < rows ? M[(ulong)gj * lda + col] : 0;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-#pragma unroll
-        for (uint c = 0; c < WIDE_K; c++) {
-            REAL bi[WIDE_R], bj[WIDE_R];
-#pragma unroll
-            for (int p = 0; p < WIDE_R; p++) {
-                bi[p] = pi[c][ly + 16 * p];
-                bj[p] = pj[c][lx + 16 * p];
-            }
-#pragma unroll
-            for (int p = 0; p < WIDE_R; p++)
-#pragma unroll
-                for (int q = 0; q < WIDE_R; q++) acc[p][q] += bi[p] * bj[q];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-#pragma unroll
-    for (int p = 0; p < WIDE_R; p++)
-#pragma unroll
-        for (int q = 0; q < WIDE_R; q++) {
-            const uint i = i0 + ly + 16 * p, j = j0 + lx + 16 * q;
-            if (i < rows && j < cols && j <= i) M[(ulong)i * lda + j] -= acc[p][q];
-        }
-}
-#endif
-
-#ifdef LAUUM
 /* C = U U^T on C's lower triangle (LAPACK's lauum), U upper triangular n x n at u + uoff
  * (row-major, leading dimension ldu; row i zero left of column i, not read there), C n x n at
- * c + coff, leading dimension ldc: a Cholesky factor's inverse times its transpose. The wide
- * tiles' work-group and registers; tile (i0, j0) sums over columns from i0 only, left of which
- * its rows of U vanish. */
+ * c + coff, leading dimension ldc: a Cholesky factor's inverse times its transpose. Tile
+ * (i0, j0) sums over columns from i0 only, left of which its rows of U vanish. */
 __kernel __attribute__((reqd_work_group_size(16, 16, 1))) void
 lauum_upper(__global const REAL *u, ulong uoff, uint ldu, uint n, __global REAL *c, ulong coff,
             uint ldc)
@@ -494,5 +333,4 @@ lauum_upper(__global const REAL *u, ulong uoff, uint ldu, uint n, __global REAL 
             if (i < n && j <= i) C[(ulong)i * ldc + j] = acc[p][q];
         }
 }
-#endif
 #endif

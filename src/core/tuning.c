@@ -22,8 +22,7 @@ static const char *const filter_paths[] = {"auto", "sorted", "bisect", "binned",
 static const char *const regress_products[] = {"auto", "pairs", "rows", NULL};
 static const char *const kmeans_assign[] = {"auto", "direct", "tiled", "gemm", "serial", NULL};
 static const char *const kmeans_sums[] = {"auto", "groups", "serial", NULL};
-static const char *const potrf_updates[] = {"auto", "tiles", "rows", "wide", NULL};
-static const char *const potrf_solves[] = {"auto", "local", "registers", NULL};
+static const char *const potrf_updates[] = {"auto", "tiles", "rows", NULL};
 static const char *const eigen_places[] = {"auto", "device", "host", NULL};
 static const char *const column_methods[] = {"auto",     "radix",   "registers",
                                              "streamed", "bracket", NULL};
@@ -147,15 +146,12 @@ static const struct param params[PARAMS] = {
      * work-item; tests force small values to split the levels between the two kernels). */
     [P_KMEANS_FINISH_TREES] = {"kmeans.finish_trees", ALL(0), 1 << 20, NULL},
     /* The blocked Cholesky's trailing update (src/linalg/cholesky.c), auto: 64 x 64 tiles a
-     * work-group on GPUs (the H100 ran them in 2.7 ms at n = 4064, the 128 x 128 tiles of
-     * 8 x 8 an item, "wide", in 5.0), a work-item a piece of row over the transposed panel on
-     * CPU devices, where the tiles ran about 5 times slower (RESULTS "Gaussian processes
-     * (issue 23): our own blocked Cholesky"); its diagonal block and panel in local memory
-     * (auto) everywhere: a row an item in registers ran 1.4 and 1.9 times slower on the H100
-     * (RESULTS "(twelfth session) — Gaussian processes (issue 23): where the large deviance's
-     * time goes"). */
-    [P_LINALG_POTRF_UPDATE] = {"linalg.potrf_update", ALL(0), 3, potrf_updates},
-    [P_LINALG_POTRF_SOLVE] = {"linalg.potrf_solve", ALL(0), 2, potrf_solves},
+     * work-group in local memory and registers on GPUs (2.7 ms of 17 at n = 4064 on the
+     * H100, where 128 x 128 tiles of 8 x 8 an item took 5.0: RESULTS "(twelfth session) —
+     * Gaussian processes (issue 23): where the large deviance's time goes"), a work-item a
+     * piece of row over the transposed panel on CPU devices, where the tiles ran about 5 times
+     * slower (RESULTS "Gaussian processes (issue 23): our own blocked Cholesky"). */
+    [P_LINALG_POTRF_UPDATE] = {"linalg.potrf_update", ALL(0), 2, potrf_updates},
     /* Where the extreme eigenvalues' tridiagonal reduction runs (src/linalg/extremes.c), auto:
      * on the host for CPU devices, where PoCL's build of the kernel ran about 3 times slower
      * than the host's loop (RESULTS "the nugget rule's eigenvalues"), on the device elsewhere. */

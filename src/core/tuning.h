@@ -74,8 +74,7 @@ enum clstats__param_id {
     P_KMEANS_FUSE,   /* auto, off, on: the fewer-launch scans and sums (src/cluster/lloyd.c) */
     P_KMEANS_FINISH_TREES, /* upper levels' trees the finishing kernel makes at most (0: auto) */
     /* the blocked Cholesky (src/linalg/cholesky.c) */
-    P_LINALG_POTRF_UPDATE, /* the blocked Cholesky's trailing update: 1 tiles, 2 rows, 3 wide */
-    P_LINALG_POTRF_SOLVE,  /* its diagonal block and panel: 1 local memory, 2 registers */
+    P_LINALG_POTRF_UPDATE, /* the blocked Cholesky's trailing update: 1 tiles, 2 columns */
     P_LINALG_EIGEN,        /* eigenvalues' reduction (src/linalg/extremes.c): 1 device, 2 host */
     PARAMS
 };

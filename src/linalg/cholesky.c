@@ -16,40 +16,31 @@
 #define BLOCK 64
 /* The trailing update's tile (kernels/linalg/cholesky.cl SYRK_TILE). */
 #define UPDATE_TILE 64
-/* linalg.potrf_update's values for a work-item a piece of row over the transposed panel (and
- * its columns: kernels/linalg/cholesky.cl ROW_CHUNK) and for 128 x 128 tiles (WIDE_TILE). */
-#define UPDATE_TILES 1
+/* linalg.potrf_update's value for a work-item a piece of row over the transposed panel, and
+ * its columns (kernels/linalg/cholesky.cl ROW_CHUNK). */
 #define UPDATE_ROWS 2
-#define UPDATE_WIDE 3
 #define ROW_CHUNK 64
+/* lauum's tile (kernels/linalg/cholesky.cl WIDE_TILE). */
 #define WIDE_TILE 128
-/* linalg.potrf_solve's values: the diagonal block and panel in local memory, or a row an item
- * in registers. */
-#define SOLVE_LOCAL 1
-#define SOLVE_REGISTERS 2
 /* The batched factorisation's switch to a work-group per matrix: the regression's p x p normal
  * equations stay below it, a Gaussian process's n x n correlations are above. */
 #define GROUP_P 32
 
-/* The kernels a program holds beyond the plain ones (kernels/linalg/cholesky.cl's options),
- * each set a program apart: PoCL takes a minute or more to build their unrolled loops. */
-enum { WITH_REGISTERS = 1, WITH_WIDE = 2, WITH_LAUUM = 4 };
-
-static int program_with(clstats_ctx *ctx, bool f64, int with, cl_program *out)
+/* `lauum`: the program with lauum_upper, apart from the others (PoCL takes most of a minute to
+ * build it). */
+static int program_with(clstats_ctx *ctx, bool f64, bool lauum, cl_program *out)
 {
     if (f64 && !ctx->has_fp64)
         return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED, "the device has no float64");
-    char options[160];
-    snprintf(options, sizeof options, "-D REAL=%s%s -D NB=%d%s%s%s", f64 ? "double" : "float",
-             f64 ? " -D CLSTATS_FP64" : "", BLOCK,
-             with & WITH_REGISTERS ? " -D POTRF_REGISTERS" : "",
-             with & WITH_WIDE ? " -D POTRF_WIDE" : "", with & WITH_LAUUM ? " -D LAUUM" : "");
+    char options[112];
+    snprintf(options, sizeof options, "-D REAL=%s%s -D NB=%d%s", f64 ? "double" : "float",
+             f64 ? " -D CLSTATS_FP64" : "", BLOCK, lauum ? " -D LAUUM" : "");
     return clstats__program(ctx, "cholesky.cl", options, out);
 }
 
 static int program(clstats_ctx *ctx, bool f64, cl_program *out)
 {
-    return program_with(ctx, f64, 0, out);
+    return program_with(ctx, f64, false, out);
 }
 
 #define ARG(k, i, v)                                                                               \
@@ -126,22 +117,13 @@ int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_
     cl_kernel kb, kp, ku;
     cl_mem pt;
     const size_t blocks = clstats__potrf_blocks(n), es = f64 ? 8 : 4, rows = n + extra;
-    const bool cpu = ctx->device_class == CLASS_CPU;
-    long update = clstats__tuned(ctx, P_LINALG_POTRF_UPDATE);
-    long solve = clstats__tuned(ctx, P_LINALG_POTRF_SOLVE);
-    if (update == AUTO) update = cpu ? UPDATE_ROWS : UPDATE_TILES;
-    if (solve == AUTO) solve = SOLVE_LOCAL;
-    const bool by_rows = update == UPDATE_ROWS, regs = solve == SOLVE_REGISTERS;
-    const char *update_name = by_rows                 ? "potrf_update_rows"
-                              : update == UPDATE_WIDE ? "potrf_update_wide"
-                                                      : "potrf_update";
-    const size_t tile = update == UPDATE_WIDE ? WIDE_TILE : UPDATE_TILE;
-    int status = program_with(
-        ctx, f64, (regs ? WITH_REGISTERS : 0) | (update == UPDATE_WIDE ? WITH_WIDE : 0), &prog);
-    if (status == CLSTATS_OK)
-        status = clstats__kernel(ctx, prog, regs ? "potrf_block_regs" : "potrf_block", &kb);
-    if (status == CLSTATS_OK)
-        status = clstats__kernel(ctx, prog, regs ? "potrf_panel_regs" : "potrf_panel", &kp);
+    const long update = clstats__tuned(ctx, P_LINALG_POTRF_UPDATE);
+    const bool by_rows =
+        update == UPDATE_ROWS || (update == AUTO && ctx->device_class == CLASS_CPU);
+    const char *update_name = by_rows ? "potrf_update_rows" : "potrf_update";
+    int status = program(ctx, f64, &prog);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_block", &kb);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_panel", &kp);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, update_name, &ku);
     if (status == CLSTATS_OK)
         status = clstats__scratch(ctx, "linalg.panel", count * BLOCK * rows * es, &pt);
@@ -176,18 +158,16 @@ int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_
         ARG(kb, 5, nb32);
         ARG(kb, 6, b32);
         const size_t gb[2] = {BLOCK, count}, lb[2] = {BLOCK, 1};
-        status = clstats__launch(ctx, kb, 2, NULL, gb, lb,
-                                 regs ? "potrf_block_regs" : "potrf_block");
+        status = clstats__launch(ctx, kb, 2, NULL, gb, lb, "potrf_block");
         if (status != CLSTATS_OK || below == 0) continue;
         ARG(kp, 4, at32);
         ARG(kp, 5, nb32);
         const size_t gp[2] = {(below + BLOCK - 1) / BLOCK * BLOCK, count};
-        status = clstats__launch(ctx, kp, 2, NULL, gp, lb,
-                                 regs ? "potrf_panel_regs" : "potrf_panel");
+        status = clstats__launch(ctx, kp, 2, NULL, gp, lb, "potrf_panel");
         if (status != CLSTATS_OK || at + nb >= n) continue;
         ARG(ku, 4, at32);
         ARG(ku, 5, nb32);
-        const size_t tiles = (below + tile - 1) / tile;
+        const size_t tiles = (below + UPDATE_TILE - 1) / UPDATE_TILE;
         const size_t gt[3] = {tiles * 16, tiles * 16, count}, lt[3] = {16, 16, 1};
         const size_t gr[3] = {(n - at - nb + ROW_CHUNK - 1) / ROW_CHUNK, below, count};
         status = clstats__launch(ctx, ku, 3, NULL, by_rows ? gr : gt, by_rows ? NULL : lt,
@@ -234,7 +214,7 @@ int clstats__lauum(clstats_ctx *ctx, bool f64, struct clstats__mat u, size_t n,
 {
     cl_program prog;
     cl_kernel k;
-    int status = program_with(ctx, f64, WITH_LAUUM, &prog);
+    int status = program_with(ctx, f64, true, &prog);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "lauum_upper", &k);
     if (status != CLSTATS_OK) return status;
     const cl_ulong uoff = u.off, coff = c.off;
