@@ -1,8 +1,8 @@
 /* gp.cl - the Gaussian process's own kernels (src/gp/), in float64: correlation matrices of a
  * design for a population of parameter vectors, the nugget on their diagonals, the rows 1' and
  * y' below them, each factored matrix's deviance from those rows, the identity's rows that the
- * factorisation turns into L^-T and the gradient's products and sums with it, and the cross-correlations and column sums of prediction. Matrices are
- * row-major.
+ * factorisation turns into L^-T and the gradient's products and sums with it, and the
+ * cross-correlations and column sums of prediction. Matrices are row-major.
  *
  * Build options: -D CORR=0 power exponential (-D POWER=p), 1 Matern 3/2, 2 Matern 5/2 (GPfit's
  * scaling, include/clstats/gp.h); -D D=the design's columns.
