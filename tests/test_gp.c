@@ -1,8 +1,9 @@
 /* test_gp.c - Gaussian-process deviances on the device (src/gp/) against the plain loops of
  * tests/reference_gp.c: every correlation, both trailing updates of the factorisation (tiles
- * and rows, a population of four and one across 64-row blocks), the gradient also
- * against finite differences (at n = 300 across blocks and lauum's tiles too), GPfit's nugget on duplicates and near-singular R, prediction at
- * the design, a fit no worse than its starts, and the errors of bad input. */
+ * and rows, a population of four and one across 64-row blocks), the gradient also against
+ * finite differences (at n = 300 across blocks and lauum's tiles too), GPfit's nugget on
+ * duplicates and near-singular R, prediction at the design, a fit no worse than its starts,
+ * and the errors of bad input. */
 #include "reference_gp.h"
 #include "test_util.h"
 
