@@ -463,20 +463,24 @@ if has gp; then
     # GPfit's deviance (bench/bench_gp.c), issue 23's targets on the GPU: one evaluation at
     # n = 4064, d = 6 (<= 7.4 ms), a batch of 100 at n = 256 (<= 5 ms); each also with the
     # blocked Cholesky's other trailing update (linalg.potrf_update=rows, the CPU devices'), to
-    # set that tuning value; the peers beside it; then the seed's Hartman-6 fits by the genetic
-    # algorithm (2 000 deviances, target <= 30 s at n = 4064) when the Python package is there.
+    # set that tuning value, with the log's kernel breakdown; the gradient; the seed's
+    # Hartman-6 fit by its genetic algorithm at n = 4064 with a given nugget (2 000 deviances,
+    # target <= 30 s); the peers beside it; then the seed's examples when the Python package
+    # is there.
     for dev in gpu cpu; do
         echo "== bench_gp on $dev"
         for upd in auto tiles rows; do
             [ $dev = cpu ] && [ $upd = tiles ] && continue # minutes at n = 4064 on PoCL
             echo "-- linalg.potrf_update=$upd"
-            CLSTATS_DEVICE=$dev CLSTATS_TUNE=linalg.potrf_update=$upd timeout 250 \
-                ./build/bench/bench_gp one 4064 6 "${GP_REPS:-5}"
+            CLSTATS_LOG=1 CLSTATS_DEVICE=$dev CLSTATS_TUNE=linalg.potrf_update=$upd timeout 250 \
+                ./build/bench/bench_gp one 4064 6 "${GP_REPS:-5}" 2>&1 | grep -v "^clstats: built"
             CLSTATS_DEVICE=$dev CLSTATS_TUNE=linalg.potrf_update=$upd timeout 250 \
                 ./build/bench/bench_gp batch 256 100 6 "${GP_REPS:-5}"
         done
-        CLSTATS_DEVICE=$dev timeout 250 ./build/bench/bench_gp grad 4064 6 "${GP_REPS:-5}"
+        CLSTATS_LOG=1 CLSTATS_DEVICE=$dev timeout 250 ./build/bench/bench_gp grad 4064 6 \
+            "${GP_REPS:-5}" 2>&1 | grep -v "^clstats: built"
         CLSTATS_DEVICE=$dev timeout 250 ./build/bench/bench_gp batch 64 1000 6 "${GP_REPS:-5}"
+        [ $dev = gpu ] && CLSTATS_DEVICE=$dev timeout 250 ./build/bench/bench_gp fit 4064 6 0
     done 2>&1 | tee "$OUT/bench_gp.txt"
     timeout 400 python3 bench/peers_gp.py --reps 3 2>&1 | tee "$OUT/peers_gp.txt"
     if [ -n "${GP_PYTHONPATH:-}" ]; then

@@ -1,12 +1,14 @@
 /* gp.cl - the Gaussian process's own kernels (src/gp/), in float64: correlation matrices of a
  * design for a population of parameter vectors, the nugget on their diagonals, the rows 1' and
- * y' below them, each factored matrix's deviance from those rows, the gradient's sums over the
- * factor's inverse, and the cross-correlations and column sums of prediction. Matrices are
- * row-major.
+ * y' below them, each factored matrix's deviance from those rows, the identity's rows that the
+ * factorisation turns into L^-T and the gradient's products and sums with it, and the
+ * cross-correlations and column sums of prediction. Matrices are row-major.
  *
  * Build options: -D CORR=0 power exponential (-D POWER=p), 1 Matern 3/2, 2 Matern 5/2 (GPfit's
  * scaling, include/clstats/gp.h); -D D=the design's columns.
  */
+/* Work-items a row of the gradient's sums (a power of two). */
+#define GRAD_ITEMS 64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
 #ifndef CORR
@@ -127,6 +129,34 @@ __kernel void add_diagonal(__global double *r, uint n, ulong mat_step,
     r[(ulong)m * mat_step + (ulong)i * n + i] += delta[m];
 }
 
+/* Rows first .. first + n - 1 of r (n columns) set to the identity: right-hand sides that the
+ * factorisation carries along into L^-T (src/gp/deviance.c, the gradient). */
+__kernel void identity_rows(__global double *r, uint n, uint first)
+{
+    const uint j = get_global_id(0), i = get_global_id(1);
+    if (i >= n || j >= n) return;
+    r[((ulong)first + i) * n + j] = i == j ? 1.0 : 0.0;
+}
+
+/* out = U w for U upper triangular (n x n at u + uoff, row i zero left of column i): a
+ * work-group a row, its items every GRAD_ITEMS-th column, their sums added in a fixed tree. */
+__kernel __attribute__((reqd_work_group_size(GRAD_ITEMS, 1, 1))) void
+upper_times(__global const double *u, ulong uoff, uint n, __global const double *w,
+            __global double *out)
+{
+    __local double part[GRAD_ITEMS];
+    const uint i = get_group_id(0), t = get_local_id(0);
+    __global const double *row = u + uoff + (ulong)i * n;
+    double s = 0;
+    for (uint j = i + t; j < n; j += GRAD_ITEMS) s += row[j] * w[j];
+    part[t] = s;
+    for (uint width = GRAD_ITEMS / 2; width > 0; width /= 2) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (t < width) part[t] += part[t + width];
+    }
+    if (t == 0) out[i] = part[0];
+}
+
 /* One work-item per factored matrix (clstats__potrf_many's, with its two extra rows u' =
  * (L^-1 1)' and v' = (L^-1 y)' below it): mu = u'v / u'u and the quadratic form Q = |v - mu
  * u|^2, both stable where R is nearly singular (no difference of large terms), log|S| the sum
@@ -165,20 +195,32 @@ __kernel void deviance_sums(__global const double *l, uint n, ulong mat_step, ui
  * W = S^-1 - scale alpha alpha' (scale = n / Q, alpha = S^-1 (y - 1 mu)), S^-1 in the lower
  * triangle of sinv; the diagonal's dR is 0. partial[i D + k] = 2 sum_{j < i} (row i's share),
  * summed on the host in row order. */
-__kernel void gradient_rows(__global const double *x, uint n, __global const double *theta,
-                            __global const double *sinv, __global const double *alpha,
-                            double scale, __global double *partial)
+__kernel __attribute__((reqd_work_group_size(GRAD_ITEMS, 1, 1))) void
+gradient_rows(__global const double *x, uint n, __global const double *theta,
+              __global const double *sinv, __global const double *alpha, double scale,
+              __global double *partial)
 {
-    const uint i = get_global_id(0);
-    if (i >= n) return;
+    /* A work-group a row: its items take every GRAD_ITEMS-th column, so that a row of sinv is
+     * read in consecutive pieces, and the rows' unequal lengths are split evenly; the items'
+     * sums then added in a fixed tree, the same on every run. */
+    __local double part[D][GRAD_ITEMS];
+    const uint i = get_group_id(0), t = get_local_id(0);
     double acc[D], ratio[D];
     for (int k = 0; k < D; k++) acc[k] = 0;
-    for (uint j = 0; j < i; j++) {
+    const double ai = scale * alpha[i];
+    for (uint j = t; j < i; j += GRAD_ITEMS) {
         const double r = correlation(x + (ulong)i * D, x + (ulong)j * D, theta, ratio);
-        const double w = (sinv[(ulong)i * n + j] - scale * alpha[i] * alpha[j]) * r;
+        const double w = (sinv[(ulong)i * n + j] - ai * alpha[j]) * r;
         for (int k = 0; k < D; k++) acc[k] += w * ratio[k];
     }
-    for (int k = 0; k < D; k++) partial[(ulong)i * D + k] = 2 * acc[k];
+    for (int k = 0; k < D; k++) part[k][t] = acc[k];
+    for (uint width = GRAD_ITEMS / 2; width > 0; width /= 2) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (t < width)
+            for (int k = 0; k < D; k++) part[k][t] += part[k][t + width];
+    }
+    if (t == 0)
+        for (int k = 0; k < D; k++) partial[(ulong)i * D + k] = 2 * part[k][0];
 }
 
 /* out[j m_cols + c] = correlation of new point c with design row j (n x m, one column a new

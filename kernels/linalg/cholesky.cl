@@ -5,7 +5,8 @@
  * only the lower triangle (j <= i) is read and written, the strict upper is left as it was.
  *
  * Build options: -D REAL=float or double (double needs fp64), -D NB=rows of the diagonal block
- * (a work-group of NB work-items, the block in local memory).
+ * (a work-group of NB work-items, the block in local memory), -D LAUUM for lauum_upper (a
+ * program apart: PoCL takes most of a minute to compile its unrolled loops).
  */
 #ifndef REAL
 #define REAL float
@@ -134,8 +135,9 @@ potrf_block(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb,
     const uint i = get_local_id(0), m = get_group_id(1);
     __global REAL *A = a + off + m * step + (ulong)at * lda + at;
     if (i == 0) bad = 0;
-    for (uint j = 0; j < nb; j++)
-        if (i < nb && j <= i) t[i][j] = A[(ulong)i * lda + j];
+    /* Item i copies column i of each row: the group's reads and writes of a row consecutive. */
+    for (uint r = 0; r < nb; r++)
+        if (i <= r) t[r][i] = A[(ulong)r * lda + i];
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint j = 0; j < nb; j++) {
         /* Every item reads the pivot after the barrier, so all agree on stopping. */
@@ -154,8 +156,8 @@ potrf_block(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb,
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint j = 0; j < nb; j++)
-        if (i < nb && j <= i) A[(ulong)i * lda + j] = t[i][j];
+    for (uint r = 0; r < nb; r++)
+        if (i <= r) A[(ulong)r * lda + i] = t[r][i];
     if (i == 0) {
         REAL ld = 0;
         for (uint j = 0; j < nb; j++) ld += log(t[j][j]);
@@ -176,8 +178,8 @@ potrf_panel(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb,
     const uint li = get_local_id(0), m = get_group_id(1);
     __global REAL *M = a + off + m * step;
     __global const REAL *D = M + (ulong)at * lda + at;
-    for (uint j = 0; j < nb; j++)
-        if (li < nb && j <= li) t[li][j] = D[(ulong)li * lda + j];
+    for (uint r = 0; r < nb; r++) /* column li of each row, as potrf_block copies */
+        if (li <= r) t[r][li] = D[(ulong)r * lda + li];
     barrier(CLK_LOCAL_MEM_FENCE);
     const ulong i = (ulong)at + nb + get_global_id(0);
     if (i >= rows) return;
@@ -270,3 +272,65 @@ __kernel void potrf_update_rows(__global REAL *a, ulong off, ulong step, uint ld
     __global REAL *ci = M + (ulong)i * lda + j0;
     for (uint c = 0; c < len; c++) ci[c] -= acc[c];
 }
+
+#ifdef LAUUM
+/* lauum's tiles: 128 x 128 elements a work-group, each of its 16 x 16 items 8 x 8 of them in
+ * registers (16 local reads a 64 multiply-adds), U's columns staged WIDE_K at a time and
+ * transposed (element (row r, column c) at [c][r]), so that the items of a row of the group
+ * read consecutive doubles. */
+#define WIDE_TILE 128
+#define WIDE_K 16
+#define WIDE_R (WIDE_TILE / 16)
+
+/* C = U U^T on C's lower triangle (LAPACK's lauum), U upper triangular n x n at u + uoff
+ * (row-major, leading dimension ldu; row i zero left of column i, not read there), C n x n at
+ * c + coff, leading dimension ldc: a Cholesky factor's inverse times its transpose. Tile
+ * (i0, j0) sums over columns from i0 only, left of which its rows of U vanish. */
+__kernel __attribute__((reqd_work_group_size(16, 16, 1))) void
+lauum_upper(__global const REAL *u, ulong uoff, uint ldu, uint n, __global REAL *c, ulong coff,
+            uint ldc)
+{
+    const uint tj = get_group_id(0), ti = get_group_id(1);
+    if (tj > ti) return; /* the whole group: no barrier is left waiting */
+    const uint i0 = ti * WIDE_TILE, j0 = tj * WIDE_TILE;
+    const uint lx = get_local_id(0), ly = get_local_id(1), lid = ly * 16 + lx;
+    __global const REAL *U = u + uoff;
+    __local REAL pi[WIDE_K][WIDE_TILE + 1], pj[WIDE_K][WIDE_TILE + 1];
+    REAL acc[WIDE_R][WIDE_R];
+#pragma unroll
+    for (int p = 0; p < WIDE_R; p++)
+#pragma unroll
+        for (int q = 0; q < WIDE_R; q++) acc[p][q] = 0;
+    for (uint k0 = i0; k0 < n; k0 += WIDE_K) {
+#pragma unroll
+        for (uint e = lid; e < WIDE_TILE * WIDE_K; e += 256) {
+            const uint r = e / WIDE_K, cc = e % WIDE_K, gi = i0 + r, gj = j0 + r, k = k0 + cc;
+            pi[cc][r] = k < n && gi < n && k >= gi ? U[(ulong)gi * ldu + k] : 0;
+            pj[cc][r] = k < n && gj < n && k >= gj ? U[(ulong)gj * ldu + k] : 0;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+#pragma unroll
+        for (uint cc = 0; cc < WIDE_K; cc++) {
+            REAL bi[WIDE_R], bj[WIDE_R];
+#pragma unroll
+            for (int p = 0; p < WIDE_R; p++) {
+                bi[p] = pi[cc][ly + 16 * p];
+                bj[p] = pj[cc][lx + 16 * p];
+            }
+#pragma unroll
+            for (int p = 0; p < WIDE_R; p++)
+#pragma unroll
+                for (int q = 0; q < WIDE_R; q++) acc[p][q] += bi[p] * bj[q];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    __global REAL *C = c + coff;
+#pragma unroll
+    for (int p = 0; p < WIDE_R; p++)
+#pragma unroll
+        for (int q = 0; q < WIDE_R; q++) {
+            const uint i = i0 + ly + 16 * p, j = j0 + lx + 16 * q;
+            if (i < n && j <= i) C[(ulong)i * ldc + j] = acc[p][q];
+        }
+}
+#endif

@@ -93,6 +93,7 @@ void clstats_ctx_destroy(clstats_ctx *ctx)
     free(ctx->scratch);
     clstats__end(ctx, CLSTATS_OK);
     free(ctx->events);
+    free(ctx->event_what);
     free(ctx->build_options);
     if (ctx->queue) clReleaseCommandQueue(ctx->queue);
     if (ctx->context) clReleaseContext(ctx->context);

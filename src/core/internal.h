@@ -67,6 +67,7 @@ struct clstats_ctx {
     double last_kernel_ms; /* kernels of the last call, from profiling events */
     cl_event *events;      /* launched since the call began (clstats__launch) */
     size_t n_events, events_cap;
+    char (*event_what)[32]; /* each event's kernel, for the log's breakdown (clstats__end) */
     struct cached_program *programs;
     size_t n_programs, programs_cap;
     struct scratch_buffer *scratch;

@@ -3,7 +3,9 @@
  * clstats_ctx_last_kernel_ms, so that the figure is true after every call, whatever the module. */
 #include "internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void clstats__begin(clstats_ctx *ctx)
 {
@@ -19,6 +21,9 @@ static int reserve_event(clstats_ctx *ctx)
     cl_event *grown = realloc(ctx->events, cap * sizeof *grown);
     if (!grown) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot keep the events");
     ctx->events = grown;
+    char(*what)[32] = realloc(ctx->event_what, cap * sizeof *what);
+    if (!what) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot keep the events");
+    ctx->event_what = what;
     ctx->events_cap = cap;
     return CLSTATS_OK;
 }
@@ -32,7 +37,9 @@ int clstats__launch(clstats_ctx *ctx, cl_kernel kernel, cl_uint dims, const size
     status = clstats__cl_check(
         ctx, clEnqueueNDRangeKernel(ctx->queue, kernel, dims, offset, global, local, 0, NULL, &ev),
         what);
-    if (status == CLSTATS_OK) ctx->events[ctx->n_events++] = ev;
+    if (status != CLSTATS_OK) return status;
+    snprintf(ctx->event_what[ctx->n_events], sizeof *ctx->event_what, "%s", what ? what : "");
+    ctx->events[ctx->n_events++] = ev;
     return status;
 }
 
@@ -67,6 +74,7 @@ int clstats__keep_event(clstats_ctx *ctx, cl_event ev)
         clReleaseEvent(ev);
         return status;
     }
+    snprintf(ctx->event_what[ctx->n_events], sizeof *ctx->event_what, "%s", "");
     ctx->events[ctx->n_events++] = ev;
     return CLSTATS_OK;
 }
@@ -96,12 +104,40 @@ double clstats__events_ms(const clstats_ctx *ctx, size_t first)
     return ms;
 }
 
+/* With a log set, the call's kernel time by kernel (launches of one name summed, in the order
+ * first launched): where a call's time goes, without a profiler. */
+static void log_kernels(clstats_ctx *ctx)
+{
+    enum { KINDS = 24 };
+    size_t first[KINDS], count[KINDS], kinds = 0;
+    double ms[KINDS];
+    for (size_t i = 0; i < ctx->n_events; i++) {
+        size_t k = 0;
+        while (k < kinds && strcmp(ctx->event_what[first[k]], ctx->event_what[i]) != 0)
+            k++;
+        if (k == kinds) {
+            if (kinds == KINDS) continue;
+            first[k] = i;
+            count[k] = 0;
+            ms[k] = 0;
+            kinds++;
+        }
+        count[k]++;
+        ms[k] += clstats__event_ms(ctx->events[i]);
+    }
+    for (size_t k = 0; k < kinds; k++)
+        clstats__log(ctx, "kernel %s: %zu launches, %.3f ms",
+                     ctx->event_what[first[k]][0] ? ctx->event_what[first[k]] : "(other)", count[k],
+                     ms[k]);
+}
+
 int clstats__end(clstats_ctx *ctx, int status)
 {
     if (!ctx->n_events) return status;
     /* The events are those of finished commands only once the queue is done with them. */
     if (ctx->queue) clFinish(ctx->queue);
     ctx->last_kernel_ms += clstats__events_ms(ctx, 0);
+    if (ctx->log) log_kernels(ctx);
     for (size_t i = 0; i < ctx->n_events; i++)
         clReleaseEvent(ctx->events[i]);
     ctx->n_events = 0;

@@ -2,7 +2,7 @@
  * 1 mu), mu = 1'S^-1 y / 1'S^-1 1; the seed's eq. 3-4) on the device: a population of
  * parameter vectors (or one) in one pass of the blocked Cholesky for all its matrices, 1' and
  * y' carried below each so that the factor ends with L^-1 1 and L^-1 y; the gradient from one
- * factor through CLBlast's TRSM and SYRK. */
+ * factor that also carries the identity into L^-T, and its lauum. */
 #include "gp_internal.h"
 
 #include <math.h>
@@ -11,8 +11,12 @@
 
 #define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
 
-/* Bytes of correlation matrices held at once by a population's pass. */
-#define BATCH_BYTES ((size_t)256 << 20)
+/* Bytes of correlation matrices held at once by a population's pass (at most the device's
+ * largest buffer): on GPUs at n = 4064 eight matrices a pass, whose diagonal blocks and panels
+ * then share the launches and the steps' latency; CPU devices, whose cores one matrix's
+ * update already fills, hold a quarter of that in their host memory. */
+#define BATCH_BYTES ((size_t)1 << 30)
+#define BATCH_BYTES_CPU ((size_t)256 << 20)
 /* The largest distance table kept (n = 4064, d = 6 takes 396 MB). */
 #define TABLE_BYTES ((size_t)1 << 30)
 
@@ -210,11 +214,28 @@ fail:
     return status;
 }
 
-int clstats__gp_factor(struct gp_job *job, const double *beta, double nugget, double *u,
-                       double *w, double *mu, double *q, double *delta, cl_mem *l)
+/* Rows n + 2 .. 2 n + 1 below the matrix at l (n columns) set to the identity. */
+static int identity_rows(struct gp_job *job, cl_mem l)
 {
     clstats_ctx *ctx = job->ctx;
-    const size_t n = job->n;
+    cl_kernel k;
+    int status = clstats__kernel(ctx, job->prog, "identity_rows", &k);
+    if (status != CLSTATS_OK) return status;
+    const cl_uint n32 = (cl_uint)job->n, first = (cl_uint)job->n + 2;
+    ARG(k, 0, l);
+    ARG(k, 1, n32);
+    ARG(k, 2, first);
+    const size_t global[2] = {job->n, job->n};
+    status = clstats__launch(ctx, k, 2, NULL, global, NULL, "gp identity_rows");
+fail:
+    return status;
+}
+
+int clstats__gp_factor(struct gp_job *job, const double *beta, double nugget, bool inverse,
+                       double *u, double *w, double *mu, double *q, double *delta, cl_mem *l)
+{
+    clstats_ctx *ctx = job->ctx;
+    const size_t n = job->n, extra = inverse ? n + 2 : 2;
     cl_mem thetas;
     double *pair = malloc(2 * n * sizeof *pair), logdet = NAN;
     int bad = 0;
@@ -223,12 +244,14 @@ int clstats__gp_factor(struct gp_job *job, const double *beta, double nugget, do
     int status = pair ? upload_thetas(job, beta, 1, &thetas)
                       : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "gp: right-hand sides");
     /* R, then 1' and y' as two more rows: the factorisation carries them along as u' = (L^-1 1)'
-     * and v' = (L^-1 y)' (clstats__potrf's extra rows), so no solve follows it. */
-    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.r", (n + 2) * n * 8, l);
-    if (status == CLSTATS_OK) status = build(job, thetas, 1, (n + 2) * n, *l, delta);
-    if (status == CLSTATS_OK) status = augment(job, *l, (n + 2) * n, 1);
+     * and v' = (L^-1 y)' (clstats__potrf's extra rows), so no solve follows it; with `inverse`
+     * the identity's n rows too, which end as L^-T. */
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.r", (n + extra) * n * 8, l);
+    if (status == CLSTATS_OK) status = build(job, thetas, 1, (n + extra) * n, *l, delta);
+    if (status == CLSTATS_OK) status = augment(job, *l, (n + extra) * n, 1);
+    if (status == CLSTATS_OK && inverse) status = identity_rows(job, *l);
     const struct clstats__mat a = {*l, 0, n};
-    if (status == CLSTATS_OK) status = clstats__potrf(ctx, true, a, n, 2, &bad, &logdet);
+    if (status == CLSTATS_OK) status = clstats__potrf(ctx, true, a, n, extra, &bad, &logdet);
     if (status == CLSTATS_OK && bad)
         status = clstats__fail(ctx, CLSTATS_ERR_SINGULAR,
                                "gp: R + %g I is not positive definite at row %d (duplicate "
@@ -292,30 +315,40 @@ fail:
     return status;
 }
 
-/* d deviance / d beta at the factor in "gp.r" (clstats__gp_factor's): alpha = L^-T w, S^-1 =
- * L^-T L^-1 from L^-1 by SYRK, then the kernel's row sums. */
+/* d deviance / d beta at the factor in "gp.r" (clstats__gp_factor's with `inverse`: L^-T in the
+ * rows below u' and v'): alpha = L^-T w, S^-1 = L^-T L^-1 (lauum), then the kernel's row
+ * sums. No CLBlast: its TRSM of the identity cost tens of launches and the host's work a call. */
 static int gradient(struct gp_job *job, const double *beta, const double *w, double q, cl_mem l,
                     double *grad)
 {
     clstats_ctx *ctx = job->ctx;
-    const size_t n = job->n, d = job->d;
-    cl_mem alpha, inv, sinv, thetas, part;
+    const size_t n = job->n, d = job->d, inv_off = (n + 2) * n;
+    cl_mem wbuf, alpha, sinv, thetas, part;
     cl_kernel k;
     double *partial = malloc(n * d * sizeof *partial);
     int status = partial ? upload_thetas(job, beta, 1, &thetas)
                          : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "gp: gradient");
+    if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.w", n * 8, &wbuf);
+    if (status == CLSTATS_OK) status = write(ctx, wbuf, w, n * 8);
     if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.alpha", n * 8, &alpha);
-    if (status == CLSTATS_OK) status = write(ctx, alpha, w, n * 8);
-    const struct clstats__mat lm = {l, 0, n}, am = {alpha, 0, 1};
-    if (status == CLSTATS_OK) status = clstats__trsm(ctx, true, false, true, n, 1, 1.0, lm, am);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "upper_times", &k);
+    if (status != CLSTATS_OK) goto fail;
+    const cl_ulong off64 = inv_off;
+    const cl_uint n32 = (cl_uint)n;
+    ARG(k, 0, l);
+    ARG(k, 1, off64);
+    ARG(k, 2, n32);
+    ARG(k, 3, wbuf);
+    ARG(k, 4, alpha);
+    /* A work-group of 64 a row (kernels/gp/gp.cl GRAD_ITEMS), here and in gradient_rows. */
+    const size_t local = 64, global = n * local;
+    status = clstats__launch(ctx, k, 1, NULL, &global, &local, "gp upper_times");
     if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.sinv", n * n * 8, &sinv);
-    if (status == CLSTATS_OK) status = clstats__gp_factor_inverse(job, l, &inv);
-    const struct clstats__mat im = {inv, 0, n}, sm = {sinv, 0, n};
-    if (status == CLSTATS_OK) status = clstats__syrk(ctx, true, true, n, n, 1.0, im, 0.0, sm);
+    const struct clstats__mat um = {l, inv_off, n}, sm = {sinv, 0, n};
+    if (status == CLSTATS_OK) status = clstats__lauum(ctx, true, um, n, sm);
     if (status == CLSTATS_OK) status = clstats__scratch(ctx, "gp.partial", n * d * 8, &part);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "gradient_rows", &k);
     if (status != CLSTATS_OK) goto fail;
-    const cl_uint n32 = (cl_uint)n;
     const double scale = (double)n / q;
     ARG(k, 0, job->xbuf);
     ARG(k, 1, n32);
@@ -324,7 +357,7 @@ static int gradient(struct gp_job *job, const double *beta, const double *w, dou
     ARG(k, 4, alpha);
     ARG(k, 5, scale);
     ARG(k, 6, part);
-    status = clstats__launch(ctx, k, 1, NULL, &n, NULL, "gp gradient_rows");
+    status = clstats__launch(ctx, k, 1, NULL, &global, &local, "gp gradient_rows");
     if (status == CLSTATS_OK) status = read(ctx, part, partial, n * d * 8);
     if (status != CLSTATS_OK) goto fail;
     for (size_t c = 0; c < d; c++) grad[c] = 0;
@@ -341,8 +374,8 @@ static int eval_one(struct gp_job *job, const double *beta, const struct clstats
     const size_t n = job->n;
     double *u = malloc((n + 1) * sizeof *u), *w = malloc(n * sizeof *w), mu, q, delta;
     cl_mem l;
-    int status = u && w ? clstats__gp_factor(job, beta, job->model.nugget, u, w, &mu, &q, &delta,
-                                             &l)
+    int status = u && w ? clstats__gp_factor(job, beta, job->model.nugget, out->gradient != NULL,
+                                             u, w, &mu, &q, &delta, &l)
                         : clstats__fail(job->ctx, CLSTATS_ERR_NOMEM, "gp: solves");
     if (status == CLSTATS_ERR_SINGULAR && lenient) {
         if (out->deviance) out->deviance[0] = NAN;
@@ -376,7 +409,9 @@ int clstats__gp_eval(struct gp_job *job, const double *beta, size_t count,
                              count);
     job->evaluations += count;
     if (out->gradient) return eval_one(job, beta, out, lenient);
-    size_t chunk = BATCH_BYTES / ((n + 2) * n * 8);
+    const size_t most = ctx->device_class == CLASS_CPU ? BATCH_BYTES_CPU : BATCH_BYTES;
+    const size_t bytes = most < ctx->max_alloc ? most : (size_t)ctx->max_alloc;
+    size_t chunk = bytes / ((n + 2) * n * 8);
     if (chunk < 1) chunk = 1;
     int status = CLSTATS_OK;
     for (size_t at = 0; at < count && status == CLSTATS_OK; at += chunk) {

@@ -32,9 +32,11 @@ int clstats__gp_eval(struct gp_job *job, const double *beta, size_t count,
 
 /* One matrix factored blocked, the factor kept (*l, the scratch "gp.r") for the gradient and
  * prediction: u = L^-1 1 (n + 1 values: u[n] gets log|S|) and w = L^-1 (y - 1 mu) (n) on the
- * host, mu, Q = |w|^2 and the nugget used (NaN asks for GPfit's rule). */
-int clstats__gp_factor(struct gp_job *job, const double *beta, double nugget, double *u,
-                       double *w, double *mu, double *q, double *delta, cl_mem *l);
+ * host, mu, Q = |w|^2 and the nugget used (NaN asks for GPfit's rule). With `inverse`, L^-T
+ * (n x n, upper triangular) follows in *l from row n + 2, carried along by the factorisation
+ * as the identity's rows. */
+int clstats__gp_factor(struct gp_job *job, const double *beta, double nugget, bool inverse,
+                       double *u, double *w, double *mu, double *q, double *delta, cl_mem *l);
 
 /* L^-1 (the scratch "gp.inv", n x n, zeros above the diagonal) from the factor l of
  * clstats__gp_factor, by a TRSM on the identity: the gradient's S^-1 and prediction's

@@ -75,7 +75,7 @@ int clstats_gp_predict(clstats_ctx *ctx, const struct clstats_gp_model *model, c
         status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "gp: prediction");
         goto fail;
     }
-    status = clstats__gp_factor(&job, beta, nugget, u, w, &mu, &q, &delta, &l);
+    status = clstats__gp_factor(&job, beta, nugget, false, u, w, &mu, &q, &delta, &l);
     clstats__gp_theta(beta, d, theta);
     if (status == CLSTATS_OK) status = clstats__gp_factor_inverse(&job, l, &linv);
     if (status == CLSTATS_OK) status = clstats__upload(ctx, u, n * 8, "gp u", &ubuf);

@@ -20,18 +20,27 @@
  * its columns (kernels/linalg/cholesky.cl ROW_CHUNK). */
 #define UPDATE_ROWS 2
 #define ROW_CHUNK 64
+/* lauum's tile (kernels/linalg/cholesky.cl WIDE_TILE). */
+#define WIDE_TILE 128
 /* The batched factorisation's switch to a work-group per matrix: the regression's p x p normal
  * equations stay below it, a Gaussian process's n x n correlations are above. */
 #define GROUP_P 32
 
-static int program(clstats_ctx *ctx, bool f64, cl_program *out)
+/* `lauum`: the program with lauum_upper, apart from the others (PoCL takes most of a minute to
+ * build it). */
+static int program_with(clstats_ctx *ctx, bool f64, bool lauum, cl_program *out)
 {
     if (f64 && !ctx->has_fp64)
         return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED, "the device has no float64");
-    char options[96];
-    snprintf(options, sizeof options, "-D REAL=%s%s -D NB=%d", f64 ? "double" : "float",
-             f64 ? " -D CLSTATS_FP64" : "", BLOCK);
+    char options[112];
+    snprintf(options, sizeof options, "-D REAL=%s%s -D NB=%d%s", f64 ? "double" : "float",
+             f64 ? " -D CLSTATS_FP64" : "", BLOCK, lauum ? " -D LAUUM" : "");
     return clstats__program(ctx, "cholesky.cl", options, out);
+}
+
+static int program(clstats_ctx *ctx, bool f64, cl_program *out)
+{
+    return program_with(ctx, f64, false, out);
 }
 
 #define ARG(k, i, v)                                                                               \
@@ -111,11 +120,11 @@ int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_
     const long update = clstats__tuned(ctx, P_LINALG_POTRF_UPDATE);
     const bool by_rows =
         update == UPDATE_ROWS || (update == AUTO && ctx->device_class == CLASS_CPU);
+    const char *update_name = by_rows ? "potrf_update_rows" : "potrf_update";
     int status = program(ctx, f64, &prog);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_block", &kb);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_panel", &kp);
-    if (status == CLSTATS_OK)
-        status = clstats__kernel(ctx, prog, by_rows ? "potrf_update_rows" : "potrf_update", &ku);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, update_name, &ku);
     if (status == CLSTATS_OK)
         status = clstats__scratch(ctx, "linalg.panel", count * BLOCK * rows * es, &pt);
     if (status != CLSTATS_OK) return status;
@@ -161,8 +170,8 @@ int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_
         const size_t tiles = (below + UPDATE_TILE - 1) / UPDATE_TILE;
         const size_t gt[3] = {tiles * 16, tiles * 16, count}, lt[3] = {16, 16, 1};
         const size_t gr[3] = {(n - at - nb + ROW_CHUNK - 1) / ROW_CHUNK, below, count};
-        status = by_rows ? clstats__launch(ctx, ku, 3, NULL, gr, NULL, "potrf_update_rows")
-                     : clstats__launch(ctx, ku, 3, NULL, gt, lt, "potrf_update");
+        status = clstats__launch(ctx, ku, 3, NULL, by_rows ? gr : gt, by_rows ? NULL : lt,
+                                 update_name);
     }
 fail:
     return status;
@@ -197,5 +206,29 @@ int clstats__potrf(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t n, 
     *logdet = first_bad ? NAN : sum;
 fail:
     free(part);
+    return status;
+}
+
+int clstats__lauum(clstats_ctx *ctx, bool f64, struct clstats__mat u, size_t n,
+                   struct clstats__mat c)
+{
+    cl_program prog;
+    cl_kernel k;
+    int status = program_with(ctx, f64, true, &prog);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "lauum_upper", &k);
+    if (status != CLSTATS_OK) return status;
+    const cl_ulong uoff = u.off, coff = c.off;
+    const cl_uint ldu = (cl_uint)u.ld, n32 = (cl_uint)n, ldc = (cl_uint)c.ld;
+    ARG(k, 0, u.buf);
+    ARG(k, 1, uoff);
+    ARG(k, 2, ldu);
+    ARG(k, 3, n32);
+    ARG(k, 4, c.buf);
+    ARG(k, 5, coff);
+    ARG(k, 6, ldc);
+    const size_t tiles = (n + WIDE_TILE - 1) / WIDE_TILE;
+    const size_t global[2] = {tiles * 16, tiles * 16}, local[2] = {16, 16};
+    status = clstats__launch(ctx, k, 2, NULL, global, local, "lauum_upper");
+fail:
     return status;
 }

@@ -67,6 +67,12 @@ int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_
                         size_t n, size_t extra, size_t count, cl_mem info, cl_mem parts);
 size_t clstats__potrf_blocks(size_t n);
 
+/* The lower triangle of C = U U^T (n x n) for U upper triangular, read on and right of its
+ * diagonal only (LAPACK's lauum): with U = L^-T, the factored matrix's inverse. One launch,
+ * 128 x 128 tiles (kernels/linalg/cholesky.cl lauum_upper). */
+int clstats__lauum(clstats_ctx *ctx, bool f64, struct clstats__mat u, size_t n,
+                   struct clstats__mat c);
+
 /* The smallest (lo[m]) and largest (hi[m]) eigenvalues of `count` symmetric n x n float64
  * matrices, matrix m full at a.off + m step (a.ld = n), left unchanged: Householder's
  * tridiagonal reduction on the device, a work-group a matrix, Sturm bisection on the host
