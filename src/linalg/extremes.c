@@ -130,8 +130,12 @@ int clstats__eig_extremes_many(clstats_ctx *ctx, struct clstats__mat a, size_t s
     if (!ctx->has_fp64)
         return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED, "the device has no float64");
     const long place = clstats__tuned(ctx, P_LINALG_EIGEN);
-    const bool host_side = place == 2 || (place == AUTO && ctx->is_cpu);
     const size_t wg = group_size(ctx);
+    /* The device's kernel keeps two vectors of n doubles and a work-group's partial sums in
+     * local memory; a matrix too large for that (n = 4064 needs 65 KB, NVIDIA's OpenCL gives
+     * 48 KB) is reduced on the host. */
+    const bool fits = (2 * n + wg) * sizeof(double) <= ctx->local_mem;
+    const bool host_side = place == 2 || (place == AUTO && ctx->is_cpu) || !fits;
     char options[64];
     snprintf(options, sizeof options, "-D WG=%zu -D BY_ROWS=%d", wg, ctx->is_cpu ? 1 : 0);
     cl_program prog;
