@@ -28,4 +28,6 @@ ninja -C "$dir"
 export ASAN_OPTIONS=detect_leaks=1:verify_asan_link_order=0:use_sigaltstack=0:intercept_tls_get_addr=0:fast_unwind_on_malloc=0:allocator_may_return_null=1
 export LSAN_OPTIONS="suppressions=$PWD/tools/lsan.supp:print_suppressions=0"
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
-meson test -C "$dir" --print-errorlogs "$@"
+# The instrumented suites run two to four times slower than plain ones (slower still on a loaded
+# machine): the suites' own time limits are scaled to match.
+meson test -C "$dir" --print-errorlogs --timeout-multiplier 3 "$@"
