@@ -5,7 +5,8 @@
  * `chen-chen 20000 500`. Times are whole fits from the host call (data standardised and sent
  * up included) over the iterations, and the device kernels' share; the device's second fit is
  * timed again stopped after one iteration, which parts the setup from the iterations. With
- * PASS_LOG set the library's log lines say where the time goes. */
+ * PASS_LOG set the library's log lines say where the time goes; PASS_TUNE="name=value,..." sets
+ * the library's tuning first (clstats_ctx_tune). */
 #include "clstats.h"
 
 #include <math.h>
@@ -83,6 +84,19 @@ int main(int argc, char **argv)
         return 1;
     }
     if (getenv("PASS_LOG")) clstats_ctx_set_log(ctx, print_line, NULL);
+    /* PASS_TUNE="name=value,...": the library's tuning (e.g. transfer.stream=off,
+     * pass.gram_rows=off for the paths before pinned uploads and pass_gram_rows). */
+    char tune[256];
+    snprintf(tune, sizeof tune, "%s", getenv("PASS_TUNE") ? getenv("PASS_TUNE") : "");
+    for (char *item = strtok(tune, ","); item; item = strtok(NULL, ",")) {
+        char *eq = strchr(item, '=');
+        if (!eq) continue;
+        *eq = 0;
+        if (clstats_ctx_tune(ctx, item, eq + 1) != CLSTATS_OK) {
+            fprintf(stderr, "%s\n", clstats_ctx_message(ctx));
+            return 1;
+        }
+    }
     printf("device: %s\n%s n %zu p %zu K %u iterations %u %s\n", clstats_ctx_device_name(ctx),
            ing_lai ? "ing-lai HDBIC" : "chen-chen EBIC(1)", n, p, o.n_particles, o.n_iter,
            f64 ? "float64" : "float32");

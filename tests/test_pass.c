@@ -216,6 +216,19 @@ static void check_step(const struct pass_data *d, const struct pass_data *dh, si
             compare_step(&dev, d, K, cap, idx, size, beta, want, fp64, b, gb);
         dev.release(&dev);
     }
+    /* The new Gram rows by pass_gram_rows instead of CLBlast's GEMM (tuning pass.gram_rows),
+     * with a cache of two rows (afresh each step) and one that holds every model. */
+    ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_rows", "on"), 0);
+    for (size_t c = 2; c < sizeof rows / sizeof *rows; c++) {
+        struct pass_data dc = *d;
+        dc.cache_rows = rows[c];
+        struct pass_engine dev;
+        ck_assert_int_eq(clstats__engine_device(ctx, &dc, K, cap, &dev), 0);
+        for (int again = 0; again < 2; again++)
+            compare_step(&dev, d, K, cap, idx, size, beta, want, fp64 && ctx->has_fp64, b, gb);
+        dev.release(&dev);
+    }
+    ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_rows", "auto"), 0);
     host.release(&host);
     free(b), free(gb);
 }

@@ -1,7 +1,8 @@
 /* pass.cl - PaSS's device steps (src/varsel/engine_device.c). The argmaxes: each particle's
  * largest |E_i| = |x_i^T (y - X_T beta)| outside its model, formed as x_i^T y - sum_m (x_i^T x_m)
  * beta_m from X^T y and the cached Gram rows x_m^T X of the models' variables (pass_gather
- * gathers the new variables' columns for CLBlast's GEMM that makes their rows; pass_scan scans);
+ * gathers the new variables' columns for CLBlast's GEMM or pass_gram_rows that makes their
+ * rows; pass_scan scans);
  * or, where the cache cannot hold an iteration's variables, from the residuals of the particles
  * that take the argmax as an n x m matrix and CLBlast's E = R^T X (pass_residuals, pass_argmax).
  * Then the inner products the host's fits need for the variable each particle adds, and X's
@@ -13,8 +14,10 @@
 #endif
 #ifdef USE_DOUBLE
 typedef double real;
+typedef double4 real4;
 #else
 typedef float real;
+typedef float4 real4;
 #endif
 #ifndef WG
 #define WG 256
@@ -95,6 +98,51 @@ __kernel void pass_gather(__global const real *x, uint n, uint p, __global const
     const uint t = get_global_id(0), q = get_global_id(1);
     if (t >= n || q >= m) return;
     xnew[(ulong)q * n + t] = x[(ulong)t * p + (uint)var[first + q]];
+}
+
+/* Rows q < m of g (row q at g0 + q p, p values) = xnew's row q (n values) times x (row-major
+ * n x p): the Gram rows of the variables new to the cache, a 64 x 64 tile of them a work-group
+ * of 16 x 16, each work-item rows 4 ly .. 4 ly + 3 and columns 4 lx .. 4 lx + 3 of the tile in
+ * registers; x and xnew pass through local memory GR_T rows of x at a time (xs GR_T x 64, ns
+ * GR_T x GR_NS, xnew's tile transposed; arguments as pass_argmax's), so that x is read once for
+ * up to 64 rows and each work-item's four values of each come in one vector load. Each sum runs
+ * over t rising. */
+#define GR_T 32
+#define GR_NS 68 /* 64 and a pad, a multiple of 4 for the vector loads */
+__kernel __attribute__((reqd_work_group_size(16, 16, 1))) void
+pass_gram_rows(__global const real *x, uint n, uint p, __global const real *xnew, uint m,
+               __global real *g, ulong g0, __local real *xs, __local real *ns)
+{
+    const uint lx = get_local_id(0), ly = get_local_id(1), flat = ly * 16 + lx;
+    const uint i0 = get_group_id(0) * 64, q0 = get_group_id(1) * 64;
+    real4 acc[4];
+    for (uint a = 0; a < 4; a++) acc[a] = (real4)(0);
+    for (uint t0 = 0; t0 < n; t0 += GR_T) {
+        for (uint r = 0; r < GR_T * 64 / 256; r++) {
+            const uint at = r * 256 + flat, tt = at / 64, c = at % 64; /* x along its rows */
+            const uint t = t0 + tt, i = i0 + c;
+            xs[tt * 64 + c] = t < n && i < p ? x[(ulong)t * p + i] : 0;
+            const uint q = at / GR_T, u = at % GR_T; /* xnew along its rows */
+            ns[u * GR_NS + q] = q0 + q < m && t0 + u < n ? xnew[(ulong)(q0 + q) * n + t0 + u] : 0;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint tt = 0; tt < GR_T; tt++) {
+            const real4 xv = vload4(lx, xs + tt * 64), nv = vload4(ly, ns + tt * GR_NS);
+            acc[0] += nv.x * xv;
+            acc[1] += nv.y * xv;
+            acc[2] += nv.z * xv;
+            acc[3] += nv.w * xv;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (uint a = 0; a < 4; a++) {
+        const uint q = q0 + 4 * ly + a, i = i0 + 4 * lx;
+        if (q >= m) continue;
+        __global real *row = g + g0 + (ulong)q * p;
+        const real v[4] = {acc[a].x, acc[a].y, acc[a].z, acc[a].w};
+        for (uint b = 0; b < 4; b++)
+            if (i + b < p) row[i + b] = v[b];
+    }
 }
 
 /* One work-group per particle that takes the argmax (particle rows[q]): E_i = xty_i -

@@ -160,6 +160,11 @@ static const struct param params[PARAMS] = {
      * on the host for CPU devices, where PoCL's build of the kernel ran about 3 times slower
      * than the host's loop (RESULTS "the nugget rule's eigenvalues"), on the device elsewhere. */
     [P_LINALG_EIGEN] = {"linalg.eigen", ALL(0), 2, eigen_places},
+    /* PaSS's Gram rows for the few variables new to its cache an iteration (tens of rows of
+     * X^T X over p columns), auto and off: CLBlast's GEMM; on: pass_gram_rows, a tiled product
+     * that reads X once for up to 64 rows, about 1.3 times slower than CLBlast on the H100 at
+     * n 4000, p 40000 (RESULTS "PaSS (issue 24h)"). */
+    [P_PASS_GRAM_ROWS] = {"pass.gram_rows", ALL(0), 2, switches},
 };
 
 void clstats__tuning_init(clstats_ctx *ctx)

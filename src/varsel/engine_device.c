@@ -1,5 +1,6 @@
 /* engine_device.c - the device engine of PaSS: X (n x p, row-major, the data's dtype) goes up
- * once, as the caller gave it, and is standardised there (devices with fp64; else the host's
+ * once, as the caller gave it (on GPUs through the context's pinned slots), and is standardised
+ * there (devices with fp64; else the host's
  * standardised copy goes up), and transposed (xt) for the inner products. Each iteration the
  * particles' model indices and wishes (and, where some take the argmax, their coefficients) go
  * up, and only the chosen indices and the inner products come back, in one wait.
@@ -9,7 +10,8 @@
  * as they are held (centred and scaled, so no intercept column), whatever they are. So the
  * device keeps X^T y and a cache of Gram rows x_v^T X for the variables that have been in a
  * model of a particle taking the argmax (gram_cache.c books them); each iteration one GEMM
- * through src/linalg (CLBlast) makes the rows of the variables new to the cache (X read once,
+ * through src/linalg (CLBlast; or pass_gram_rows, tuning pass.gram_rows) makes the rows of the
+ * variables new to the cache (X read once,
  * for tens of variables rather than 256 residuals), and pass_scan forms each particle's E from
  * X^T y and its k rows (k ~ 10 terms instead of n ~ 4000) while it scans for the largest |E|.
  * Where an iteration's models hold more variables than the cache has rows, E = R^T X by one
@@ -30,10 +32,10 @@
 struct device_state {
     cl_mem x, xt, y, y64, idx, beta, size, want, rows_dev, r, e, best, add, gram;
     cl_mem xty, cache, fresh, xnew, slot; /* the Gram cache (slots x p) and its helpers */
-    cl_kernel residuals, argmax, gather, scan, transpose;
+    cl_kernel residuals, argmax, gather, scan, transpose, gram_rows;
     cl_kernel grams, lane_sums, lane_fold, scale; /* NULL without fp64 */
     size_t wg, chunk;             /* chunk: new rows a GEMM makes at most */
-    bool have_xty;
+    bool have_xty, own_rows; /* own_rows: pass_gram_rows makes the new rows (tuning), else CLBlast */
     struct pass_cache book;
     /* Where the time goes, logged at release (clstats_ctx_set_log; bench/bench_pass prints it):
      * the steps' wall time and their kernels' by part, the Gram rows made, the residual GEMMs. */
@@ -118,6 +120,33 @@ static int zero(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t bytes)
         "clEnqueueFillBuffer(PaSS)");
 }
 
+/* The m rows of xnew times X into the cache from element at: CLBlast's GEMM. */
+static int gemm_rows(struct pass_engine *e, size_t m, size_t at)
+{
+    struct device_state *st = e->state;
+    const struct pass_data *d = e->d;
+    const struct clstats__mat a = {st->xnew, 0, d->n}, x = {st->x, 0, d->p},
+                              g = {st->cache, at, d->p};
+    const int status = zero(e->ctx, st->cache, at * (d->f64 ? 8 : 4), m * d->p * (d->f64 ? 8 : 4));
+    return status ? status : clstats__gemm(e->ctx, d->f64, false, false, m, d->p, d->n, 1, a, x, 0, g);
+}
+
+/* The same by pass_gram_rows: 64 x 64 tiles of the rows, X read once for up to 64 rows. */
+static int own_rows(struct pass_engine *e, size_t m, size_t at)
+{
+    struct device_state *st = e->state;
+    const struct pass_data *d = e->d;
+    const cl_uint n = (cl_uint)d->n, p = (cl_uint)d->p, mm = (cl_uint)m;
+    const cl_ulong g0 = (cl_ulong)at;
+    const size_t es = d->f64 ? 8 : 4;
+    const int status = SET_ARGS(e->ctx, st->gram_rows, ARG(st->x), ARG(n), ARG(p), ARG(st->xnew),
+                                ARG(mm), ARG(st->cache), ARG(g0), LOCAL_ARG(32 * 64 * es),
+                                LOCAL_ARG(32 * 68 * es));
+    if (status) return status;
+    const size_t local[2] = {16, 16}, g[2] = {(d->p + 63) / 64 * 16, (m + 63) / 64 * 16};
+    return clstats__launch(e->ctx, st->gram_rows, 2, NULL, g, local, "pass_gram_rows");
+}
+
 /* The Gram rows of the variables the plan made new, chunk by chunk: their columns gathered,
  * then rows first_fresh + f = x_v^T X by one GEMM. X^T y first, once. */
 static int fresh_rows(struct pass_engine *e)
@@ -145,11 +174,11 @@ static int fresh_rows(struct pass_engine *e)
         status = SET_ARGS(ctx, st->gather, ARG(st->x), ARG(n), ARG(p), ARG(st->fresh), ARG(first),
                           ARG(mm), ARG(st->xnew));
         const size_t global[2] = {d->n, m};
-        const struct clstats__mat a = {st->xnew, 0, d->n},
-                                  g = {st->cache, (c->first_fresh + f) * d->p, d->p};
-        if (!status) status = zero(ctx, st->cache, (c->first_fresh + f) * d->p * es, m * d->p * es);
         if (!status) status = clstats__launch(ctx, st->gather, 2, NULL, global, NULL, "pass_gather");
-        if (!status) status = clstats__gemm(ctx, d->f64, false, false, m, d->p, d->n, 1, a, x, 0, g);
+        /* The whole Gram matrix (hundreds of rows) is a GEMM CLBlast does well. */
+        const bool own = st->own_rows && c->n_fresh < d->p;
+        if (!status) status = own ? own_rows(e, m, (c->first_fresh + f) * d->p)
+                                  : gemm_rows(e, m, (c->first_fresh + f) * d->p);
     }
     return status;
 }
@@ -332,6 +361,30 @@ static int standardise_pass(struct pass_engine *e, cl_mem raw, cl_uint pass, cl_
     return clstats__launch(ctx, st->lane_fold, 1, NULL, g, NULL, "pass_lane_fold");
 }
 
+/* X as the caller gave it into a device buffer *raw: on GPUs through the context's pinned slots
+ * (src/core/staging.c: copy threads fill them while earlier slots cross the bus at the pinned
+ * rate), the kernels after it ordered by a barrier; else as clstats__array_in makes it (the
+ * caller's memory itself on CPU devices). *staged says whether clstats__stage_finish is due. */
+static int x_up(struct pass_engine *e, const struct clstats_array *x, cl_mem *raw, bool *owned,
+                bool *staged)
+{
+    clstats_ctx *ctx = e->ctx;
+    size_t span = 0;
+    int status = clstats__array_check(ctx, x, "x", &span);
+    if (status) return status;
+    *staged = false;
+    if (!clstats__stage_wanted(ctx) || clstats__array_stride(x) != x->nx ||
+        clstats__stage_begin(ctx) != CLSTATS_OK)
+        return clstats__array_in(ctx, x, true, raw, NULL, owned);
+    cl_int err;
+    *raw = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY, span ? span : 1, NULL, &err);
+    if ((status = clstats__cl_check(ctx, err, "clCreateBuffer(PaSS's x)"))) return status;
+    *owned = *staged = true;
+    if (!(status = clstats__stage_upload(ctx, *raw, 0, x->host, span)))
+        status = clstats__stage_uploaded(ctx);
+    return status;
+}
+
 int clstats__engine_device_load(struct pass_engine *e, const struct clstats_array *x,
                                 double *mean, double *scale, int32_t *first_bad)
 {
@@ -342,12 +395,18 @@ int clstats__engine_device_load(struct pass_engine *e, const struct clstats_arra
         return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED,
                              "standardising on the device needs fp64");
     const size_t es = e->d->f64 ? 8 : 4;
-    bool owned;
+    bool owned = false, staged = false;
     cl_mem raw = NULL, m = NULL, sc = NULL, bad = NULL, lanes = NULL, lane_bad = NULL;
+    const double t0 = clstats__pass_wall_ms();
     /* raw may be the caller's own memory (CPU devices), read-only: the result goes apart. */
-    int status = clstats__array_in(ctx, x, true, &raw, NULL, &owned);
-    if (status) return status;
-    if ((status = buffer(ctx, n * p * es, NULL, &st->x)) ||
+    int status = x_up(e, x, &raw, &owned, &staged);
+    double t_up = 0;
+    if (!status && ctx->log) { /* the upload apart from the kernels, for the log only */
+        status = clstats__cl_check(ctx, clFinish(ctx->queue), "clFinish(PaSS's x)");
+        t_up = clstats__pass_wall_ms();
+    }
+    const size_t mark = clstats__event_mark(ctx);
+    if (status || (status = buffer(ctx, n * p * es, NULL, &st->x)) ||
         (status = buffer(ctx, p * 8, NULL, &m)) || (status = buffer(ctx, p * 8, NULL, &sc)) ||
         (status = buffer(ctx, p * 4, NULL, &bad)) ||
         (status = buffer(ctx, PASS_LANES * p * 8, NULL, &lanes)) ||
@@ -355,16 +414,29 @@ int clstats__engine_device_load(struct pass_engine *e, const struct clstats_arra
         goto exit;
     const cl_uint n32 = (cl_uint)n, p32 = (cl_uint)p;
     const size_t g[2] = {p, n};
+    /* The transposition goes before the blocking read: a bad column makes a wasted copy, not
+     * a wait. */
     if ((status = standardise_pass(e, raw, 0, lanes, lane_bad, m, sc, bad)) ||
         (status = standardise_pass(e, raw, 1, lanes, lane_bad, m, sc, bad)) ||
         (status = SET_ARGS(ctx, st->scale, ARG(raw), ARG(st->x), ARG(n32), ARG(p32), ARG(m),
                            ARG(sc), ARG(bad))) ||
         (status = clstats__launch(ctx, st->scale, 2, NULL, g, NULL, "pass_scale")) ||
-        (status = read(ctx, m, p * 8, mean, false)) ||
+        (status = transpose(e)) || (status = read(ctx, m, p * 8, mean, false)) ||
         (status = read(ctx, sc, p * 8, scale, false)))
         goto exit;
-    if (!(status = read(ctx, bad, p * 4, first_bad, true))) status = transpose(e);
+    status = read(ctx, bad, p * 4, first_bad, true);
+    if (!status && ctx->log) {
+        const double t1 = clstats__pass_wall_ms();
+        clstats__log(ctx, "pass x: %.2f ms (%zu MB up %s: %.2f ms; standardised and transposed: "
+                     "%.2f ms, kernels %.2f ms)", t1 - t0, n * p * es >> 20,
+                     staged ? "through pinned slots" : "as clstats__array_in", t_up - t0, t1 - t_up,
+                     clstats__events_ms(ctx, mark));
+    }
 exit:
+    if (staged) {
+        const int finished = clstats__stage_finish(ctx);
+        if (!status) status = finished;
+    }
     if (raw && owned) clReleaseMemObject(raw);
     cl_mem own[] = {m, sc, bad, lanes, lane_bad};
     for (size_t i = 0; i < sizeof own / sizeof *own; i++)
@@ -424,8 +496,10 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
           (status = clstats__kernel(ctx, prog, "pass_scale", &st->scale)))) ||
         (status = clstats__kernel(ctx, prog, "pass_gather", &st->gather)) ||
         (status = clstats__kernel(ctx, prog, "pass_scan", &st->scan)) ||
-        (status = clstats__kernel(ctx, prog, "pass_transpose", &st->transpose)))
+        (status = clstats__kernel(ctx, prog, "pass_transpose", &st->transpose)) ||
+        (status = clstats__kernel(ctx, prog, "pass_gram_rows", &st->gram_rows)))
         return status;
+    st->own_rows = clstats__tuned(ctx, P_PASS_GRAM_ROWS) == SWITCH_ON;
     const size_t slots = cache_rows(ctx, d, K * cap);
     st->chunk = slots < 512 ? slots : 512;
     if ((status = clstats__cache_init(ctx, &st->book, d->p, slots))) return status;

@@ -363,9 +363,11 @@ static int make_swarm(clstats_ctx *ctx, struct swarm *s)
     for (size_t j = 0; ok && j <= K; j++) {
         struct pass_fit *f = j < K ? &s->fit[j] : &s->best_fit;
         f->cap = cap;
-        f->u = calloc(cap * cap, sizeof *f->u);
-        f->c = calloc(cap, sizeof *f->c);
-        f->idx = calloc(cap, sizeof *f->idx);
+        /* Not cleared (cap^2 doubles a particle, tens of MB a swarm): a fit reads only the
+         * entries it wrote (fit.c). */
+        f->u = malloc(cap * cap * sizeof *f->u);
+        f->c = malloc(cap * sizeof *f->c);
+        f->idx = malloc(cap * sizeof *f->idx);
         ok = f->u && f->c && f->idx;
     }
     return ok ? CLSTATS_OK : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "out of memory for the swarm");
@@ -456,10 +458,13 @@ static int run(clstats_ctx *ctx, bool device, const struct clstats_array *x,
         goto exit;
     }
     if ((status = make_swarm(ctx, &s))) goto exit;
+    const double t_engine = clstats__pass_wall_ms();
     status = device ? clstats__engine_device(ctx, &d, s.K, cap, &e)
                     : clstats__engine_host(ctx, &d, s.K, cap, &e);
+    const double t_made = clstats__pass_wall_ms();
     if (status || (on_device && (status = standardise_on_device(ctx, &e, x, mean, scale))))
         goto exit;
+    const double t_loaded = clstats__pass_wall_ms();
 
     struct clstats__rng rng;
     clstats__rng_seed(&rng, o.seed);
@@ -471,9 +476,10 @@ static int run(clstats_ctx *ctx, bool device, const struct clstats_array *x,
         if (res->history) res->history[it + 1] = s.best_phi;
     }
     if (status) goto exit;
-    clstats__log(ctx, "pass: %.2f ms to the start (checks, x up and standardised, the engine, the "
-                 "swarm's first models), %u iterations %.2f ms", t_start - t_begin, o.n_iter,
-                 clstats__pass_wall_ms() - t_start);
+    clstats__log(ctx, "pass: %.2f ms to the start (checks and y %.2f, the engine %.2f, x up and "
+                 "standardised %.2f, the swarm's first models %.2f), %u iterations %.2f ms",
+                 t_start - t_begin, t_engine - t_begin, t_made - t_engine, t_loaded - t_made,
+                 t_start - t_loaded, o.n_iter, clstats__pass_wall_ms() - t_start);
 
     /* The best model's coefficients from its fit, on the caller's scale. */
     const struct pass_fit *best = &s.best_fit;
