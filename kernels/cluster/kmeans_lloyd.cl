@@ -319,6 +319,9 @@ __kernel void row_sums_serial(__global const acc *in, __global const int *segs,
  * additions in the same order, so the same bits. */
 inline acc tree_sum(__global const acc *in, size_t stride, int count)
 {
+    /* One leaf (a cluster's top level, most often): the tree adds only zeros to it, which
+     * leaves it as it is but for a -0, made +0 by the first: in[0] + 0 is its bits. */
+    if (count <= 1) return count ? in[0] + (acc)0 : (acc)0;
     acc stack[9];
     for (int q = 0; q < WG; q++) {
         int i = 0; /* q's 8 bits reversed */

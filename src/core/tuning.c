@@ -138,9 +138,9 @@ static const struct param params[PARAMS] = {
     /* k-means' iteration in fewer launches (src/cluster/lloyd.c): the counts' scan by runs of
      * blocks for up to 64 clusters (one launch where the runs are short), and the upper levels
      * of the sums inside the finishing kernel where they are few (on GPUs the top level alone).
-     * On (auto) everywhere: on the H100 the seed case's kernels took 2.8-3.4 ms against 4.0-4.2
-     * off, 10^7 x 3 0.87 against 0.98 ms an iteration (RESULTS "k-means on the H100 (issue 22),
-     * twelfth session"); off is the launch a step. */
+     * On (auto) everywhere: on the H100 the seed case took 4.9-5.1 ms (kernels 3.1-3.2) against
+     * 6.0-6.2 (4.4-4.5) off, 10^7 x 3 0.88 against 0.98 ms of kernels an iteration (RESULTS
+     * "k-means on the H100 (issue 22), twelfth session"); off is the launch a step. */
     [P_KMEANS_FUSE] = {"kmeans.fuse", ALL(0), 2, switches},
     /* ... and how many (row, column) trees of those levels at most (auto 1024, four a
      * work-item; tests force small values to split the levels between the two kernels). */
