@@ -47,6 +47,26 @@ inline void layout(__global int *start, __global int *seg0, __global int *seg1,
                    __global int *seg2, __global int *seg3, int levels, __local int *sc)
 {
     const int i = get_local_id(0), items = get_local_size(0);
+#ifdef SERIAL_HALVE
+    /* CPU devices: item 0 walks the clusters alone (each barrier is a pass over the items). */
+    if (i == 0) {
+        start[0] = 0;
+        seg0[0] = 0;
+        for (int j = 0; j < K; j++) {
+            const int count = start[j + 1];
+            start[j + 1] = start[j] + count;
+            seg0[j + 1] = seg0[j] + (count + WG - 1) / WG;
+        }
+        __global int *segs[4] = {seg0, seg1, seg2, seg3};
+        for (int level = 1; level < levels; level++) {
+            __global const int *below = segs[level - 1];
+            __global int *next = segs[level];
+            next[0] = 0;
+            for (int j = 0; j < K; j++)
+                next[j + 1] = next[j] + (below[j + 1] - below[j] + WG - 1) / WG;
+        }
+    }
+#else
     __global int *out[5] = {start, seg0, seg1, seg2, seg3};
     int carry[5] = {0, 0, 0, 0, 0};
     for (int l = 0; i == 0 && l <= levels; l++)
@@ -74,6 +94,7 @@ inline void layout(__global int *start, __global int *seg0, __global int *seg1,
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
+#endif
 }
 
 /* One group: chunk_offset[c][j] = rows labelled j in chunks before c; start and the levels'
