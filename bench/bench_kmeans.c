@@ -2,9 +2,12 @@
  * tol 0, timed from the host call to its return, beside the call's kernel_ms (device time):
  * `seed` the seed's whole run (n = 10^5, d = 2, k = 5, 300 iterations), `big` and `wide` per
  * iteration as the difference of two runs (LO and HI iterations) over their difference, so that
- * uploads and setup cancel. Peers: scikit-learn
+ * uploads and setup cancel. With `buffer` the data is uploaded once, before the runs, and the
+ * fits read it from the device buffer (as torch's Lloyd loop in bench/peers_kmeans.py does), so
+ * that a whole fit over its iterations is also a fair figure. Peers: scikit-learn
  * and torch in bench/peers_kmeans.py, run beside it (bench/RESULTS.md).
- * Usage: bench_kmeans [seed|big|wide|N:D:K] [REPS] [LO] [HI]; CLSTATS_DEVICE picks the device. */
+ * Usage: bench_kmeans [seed|big|wide|N:D:K] [REPS] [LO] [HI] [buffer]; CLSTATS_DEVICE picks the
+ * device. */
 #include "bench_context.h"
 
 #include <math.h>
@@ -40,11 +43,12 @@ static float *blobs(size_t n, size_t d, size_t k)
     return x;
 }
 
-static int fit(clstats_ctx *ctx, const float *x, size_t n, size_t d, size_t k, int iters,
-               double *seconds, int *n_iter, double *inertia, double *kernel_ms)
+static int fit(clstats_ctx *ctx, const float *x, cl_mem xbuf, size_t n, size_t d, size_t k,
+               int iters, double *seconds, int *n_iter, double *inertia, double *kernel_ms)
 {
     float *c = malloc(k * d * sizeof *c);
-    struct clstats_array xa = {.host = (void *)x, .dtype = CLSTATS_FLOAT32, .nx = d, .ny = n},
+    struct clstats_array xa = {.host = xbuf ? NULL : (void *)x, .buffer = xbuf,
+                               .dtype = CLSTATS_FLOAT32, .nx = d, .ny = n},
                          ia = {.host = (void *)x, .dtype = CLSTATS_FLOAT32, .nx = d, .ny = k},
                          ca = {.host = c, .dtype = CLSTATS_FLOAT32, .nx = d, .ny = k};
     struct clstats_kmeans_options o;
@@ -80,23 +84,36 @@ int main(int argc, char **argv)
     clstats_ctx *ctx = bench_context(getenv("CLSTATS_DEVICE"));
     if (!ctx) return 1;
     float *x = blobs(n, d, k);
-    printf("device: %s\nn %zu d %zu k %zu\n", clstats_ctx_device_name(ctx), n, d, k);
+    cl_mem xbuf = NULL;
+    if (argc > 5 && strcmp(argv[5], "buffer") == 0) {
+        cl_int err;
+        xbuf = clCreateBuffer(clstats_ctx_cl_context(ctx), CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                              n * d * sizeof *x, x, &err);
+        if (err != CL_SUCCESS) {
+            fprintf(stderr, "clCreateBuffer: %d\n", err);
+            return 1;
+        }
+    }
+    printf("device: %s\nn %zu d %zu k %zu%s\n", clstats_ctx_device_name(ctx), n, d, k,
+           xbuf ? ", data in a device buffer" : "");
     for (int r = 0; r <= reps; r++) {
         double t_lo = 0, t_hi, in_lo = 0, in_hi, k_lo = 0, k_hi;
         int it_lo = 0, it_hi;
-        if ((!whole && fit(ctx, x, n, d, k, lo, &t_lo, &it_lo, &in_lo, &k_lo)) ||
-            fit(ctx, x, n, d, k, whole ? 300 : hi, &t_hi, &it_hi, &in_hi, &k_hi))
+        if ((!whole && fit(ctx, x, xbuf, n, d, k, lo, &t_lo, &it_lo, &in_lo, &k_lo)) ||
+            fit(ctx, x, xbuf, n, d, k, whole ? 300 : hi, &t_hi, &it_hi, &in_hi, &k_hi))
             return 1;
         if (whole)
             printf("%s: %.1f ms for %d iterations (kernels %.1f ms), inertia %.6g\n",
                    r ? "run" : "warm-up (kernel builds)", 1e3 * t_hi, it_hi, k_hi, in_hi);
         else
-            printf("%s: %.2f ms per iteration, kernels %.2f (%d its %.1f ms, %d its %.1f ms) "
-                   "inertia %.6g\n",
+            printf("%s: %.2f ms per iteration, kernels %.2f (%d its %.1f ms, %d its %.1f ms: "
+                   "%.2f ms an iteration in all) inertia %.6g\n",
                    r ? "run" : "warm-up (kernel builds)", 1e3 * (t_hi - t_lo) / (it_hi - it_lo),
-                   (k_hi - k_lo) / (it_hi - it_lo), it_lo, 1e3 * t_lo, it_hi, 1e3 * t_hi, in_hi);
+                   (k_hi - k_lo) / (it_hi - it_lo), it_lo, 1e3 * t_lo, it_hi, 1e3 * t_hi,
+                   1e3 * t_hi / it_hi, in_hi);
     }
     free(x);
+    if (xbuf) clReleaseMemObject(xbuf);
     clstats_ctx_destroy(ctx);
     return 0;
 }

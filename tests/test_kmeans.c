@@ -172,6 +172,22 @@ START_TEST(empty_clusters_take_the_farthest_rows)
         void *dup = make_data(f64, 600, 1, 0, 1.0, test_seed() + 22);
         void *dinit = first_rows(dup, f64, 1, 3);
         check_given(dup, f64, 600, 1, 3, dinit, NULL, 300, 0.0, "two values, three clusters");
+        /* Every centre a copy of the first row: 39 clusters empty at once, taking the farthest
+         * rows in turn (more than the host's first list of 8 holds), on blobs and on a grid of
+         * quarters, whose equal distances go to the lowest row. */
+        for (int grid = 0; grid <= 1; grid++) {
+            const int mk = 40, md = 3, mn = 3000;
+            void *mx = make_data(f64, mn, md, grid ? 0 : 6, grid ? 4.0 : 0, test_seed() + 23);
+            void *minit = first_rows(mx, f64, md, mk);
+            for (int e = md; e < mk * md; e++) {
+                if (f64) ((double *)minit)[e] = ((double *)minit)[e % md];
+                else ((float *)minit)[e] = ((float *)minit)[e % md];
+            }
+            check_given(mx, f64, mn, md, mk, minit, NULL, 300, 0.0,
+                        grid ? "39 empty clusters, grid" : "39 empty clusters, blobs");
+            free(mx);
+            free(minit);
+        }
         free(x);
         free(init);
         free(dup);

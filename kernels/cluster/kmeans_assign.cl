@@ -222,14 +222,30 @@ __kernel void assign_screened(__global const real *x, __global const uchar *vali
             xx = xx + xp[c] * xp[c];
         const real xn = sqrt(xx), scale = (real)(2 * (DIM + 4)) * UNIT_ROUNDOFF,
                    tiny = (real)(8 * (DIM + 4)) * TINY;
-        real limit = INFINITY;
+        /* One pass finds the limit and the two lowest q_j - e_j: the lowest is always a
+         * candidate, and when the second passes the limit it is the only one, the label with
+         * no direct distance at all (most rows). Else, or with a NaN anywhere, the second pass
+         * decides every candidate. */
+        real limit = INFINITY, low1 = INFINITY, low2 = INFINITY;
+        int j1 = -1, odd = 0;
         for (int j = 0; j < K; j++) {
             const real q = xx - 2 * dots[(size_t)j * rows + r] + norms[j];
-            const real a = xn + norms[K + j];
-            limit = fmin(limit, q + (scale * a * a + tiny));
+            const real a = xn + norms[K + j], e = scale * a * a + tiny;
+            const real hi = q + e, lo = q - e;
+            limit = fmin(limit, hi);
+            odd |= isnan(hi) || isnan(lo);
+            if (lo < low1) {
+                low2 = low1;
+                low1 = lo;
+                j1 = j;
+            } else if (lo < low2) {
+                low2 = lo;
+            }
         }
+        const int alone = !odd && isfinite(limit) && j1 >= 0 && low2 > limit;
+        if (alone) best = j1;
         real bd = 0;
-        for (int j = 0; j < K; j++) {
+        for (int j = 0; !alone && j < K; j++) {
             const real q = xx - 2 * dots[(size_t)j * rows + r] + norms[j];
             const real a = xn + norms[K + j];
             if (isfinite(limit) && q - (scale * a * a + tiny) > limit) continue;

@@ -46,6 +46,29 @@ inline void halve(__local acc *l, uint i)
 #endif
 }
 
+/* halve for the first `cols` columns of l[c][0..WG) at once: each column's additions in halve's
+ * order (so its bits), the group's barriers shared by them all. Item 0 alone reads the sums
+ * after it (another item's next write may come first). */
+inline void halve_columns(__local acc (*l)[WG], uint i, int cols)
+{
+    barrier(CLK_LOCAL_MEM_FENCE);
+#ifdef SERIAL_HALVE
+    if (i == 0)
+        for (int c = 0; c < cols; c++)
+            for (uint s = WG / 2; s > 0; s >>= 1)
+                for (uint j = 0; j < s; j++)
+                    l[c][j] = l[c][j] + l[c][j + s];
+    barrier(CLK_LOCAL_MEM_FENCE);
+#else
+    for (uint s = WG / 2; s > 0; s >>= 1) {
+        if (i < s)
+            for (int c = 0; c < cols; c++)
+                l[c][i] = l[c][i] + l[c][i + s];
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+#endif
+}
+
 /* sum_c (x_c - m_c)^2 in the data's precision, in the order c = 0, 1, ... (the reference's). */
 inline real squared_distance(__global const real *x, __global const real *m)
 {

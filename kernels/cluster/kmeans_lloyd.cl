@@ -37,28 +37,64 @@ __kernel void scan_chunks(__global const int *counts, int blocks, __global int *
     chunk_total[(size_t)c * K + j] = run;
 }
 
-/* Item 0 of a group, once start[j + 1] holds the rows labelled j: start[j] = rows with a label
- * below j (start[K] all); seg0[j] = segments of 256 members before cluster j's, and for each
- * later level of the sums (levels in all) the same count of its segments of 256 rows of the
- * level below: every level's layout follows from the counts alone. */
+/* By every item of a group, once start[j + 1] holds the rows labelled j: start[j] = rows with a
+ * label below j (start[K] all); seg0[j] = segments of 256 members before cluster j's, and for
+ * each later level of the sums (levels in all) the same count of its segments of 256 rows of
+ * the level below: every level's layout follows from the counts alone, a cluster's segments at
+ * each level from its count, so all levels are one scan over the clusters, `items` clusters at
+ * a time in local memory (sc: 5 x WG ints). */
 inline void layout(__global int *start, __global int *seg0, __global int *seg1,
-                   __global int *seg2, __global int *seg3, int levels)
+                   __global int *seg2, __global int *seg3, int levels, __local int *sc)
 {
-    start[0] = 0;
-    seg0[0] = 0;
-    for (int j = 0; j < K; j++) {
-        const int count = start[j + 1];
-        start[j + 1] = start[j] + count;
-        seg0[j + 1] = seg0[j] + (count + WG - 1) / WG;
+    const int i = get_local_id(0), items = get_local_size(0);
+#ifdef SERIAL_HALVE
+    /* CPU devices: item 0 walks the clusters alone (each barrier is a pass over the items). */
+    if (i == 0) {
+        start[0] = 0;
+        seg0[0] = 0;
+        for (int j = 0; j < K; j++) {
+            const int count = start[j + 1];
+            start[j + 1] = start[j] + count;
+            seg0[j + 1] = seg0[j] + (count + WG - 1) / WG;
+        }
+        __global int *segs[4] = {seg0, seg1, seg2, seg3};
+        for (int level = 1; level < levels; level++) {
+            __global const int *below = segs[level - 1];
+            __global int *next = segs[level];
+            next[0] = 0;
+            for (int j = 0; j < K; j++)
+                next[j + 1] = next[j] + (below[j + 1] - below[j] + WG - 1) / WG;
+        }
     }
-    __global int *segs[4] = {seg0, seg1, seg2, seg3};
-    for (int level = 1; level < levels; level++) {
-        __global const int *below = segs[level - 1];
-        __global int *next = segs[level];
-        next[0] = 0;
-        for (int j = 0; j < K; j++)
-            next[j + 1] = next[j] + (below[j + 1] - below[j] + WG - 1) / WG;
+#else
+    __global int *out[5] = {start, seg0, seg1, seg2, seg3};
+    int carry[5] = {0, 0, 0, 0, 0};
+    for (int l = 0; i == 0 && l <= levels; l++)
+        out[l][0] = 0;
+    for (int j0 = 0; j0 < K; j0 += items) {
+        const int j = j0 + i;
+        int v = j < K ? start[j + 1] : 0;
+        for (int l = 0; l <= levels; l++) {
+            sc[l * WG + i] = v;
+            v = (v + WG - 1) / WG;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int s = 1; s < items; s <<= 1) {
+            int t[5];
+            for (int l = 0; l <= levels; l++)
+                t[l] = i >= s ? sc[l * WG + i - s] : 0;
+            barrier(CLK_LOCAL_MEM_FENCE);
+            for (int l = 0; l <= levels; l++)
+                sc[l * WG + i] += t[l];
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        for (int l = 0; l <= levels; l++) {
+            if (j < K) out[l][j + 1] = carry[l] + sc[l * WG + i];
+            carry[l] += sc[l * WG + items - 1];
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
     }
+#endif
 }
 
 /* One group: chunk_offset[c][j] = rows labelled j in chunks before c; start and the levels'
@@ -66,7 +102,7 @@ inline void layout(__global int *start, __global int *seg0, __global int *seg1,
 __kernel void scan_clusters(__global const int *chunk_total, int chunks,
                             __global int *chunk_offset, __global int *start, __global int *seg0,
                             __global int *seg1, __global int *seg2, __global int *seg3,
-                            int levels, __global const int *state)
+                            int levels, __global const int *state, __local int *sc)
 {
     const int stop = state[S_STOP];
     const int i = get_local_id(0);
@@ -79,7 +115,7 @@ __kernel void scan_clusters(__global const int *chunk_total, int chunks,
         start[j + 1] = run;
     }
     barrier(CLK_GLOBAL_MEM_FENCE);
-    if (i == 0 && !stop) layout(start, seg0, seg1, seg2, seg3, levels);
+    if (!stop) layout(start, seg0, seg1, seg2, seg3, levels, sc);
 }
 
 /* The same scans for few clusters (src/cluster/lloyd.c), with every item busy: a group's items
@@ -94,6 +130,7 @@ __kernel void scan_runs(__global const int *in, int rows, int per_group, __globa
                         __global int *seg1, __global int *seg2, __global int *seg3, int levels,
                         __global const int *state, __local int *run)
 {
+    __local int *sc = run + WG; /* run: 6 x WG ints, the runs then layout's 5 x WG */
     const int stop = state[S_STOP];
     const int i = get_local_id(0), items = get_local_size(0), g = get_group_id(0);
     const int parts = max(1, items / K), width = items / parts; /* clusters a pass */
@@ -122,23 +159,40 @@ __kernel void scan_runs(__global const int *in, int rows, int per_group, __globa
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     barrier(CLK_GLOBAL_MEM_FENCE);
-    if (whole && i == 0 && !stop) layout(start, seg0, seg1, seg2, seg3, levels);
+    if (whole && !stop) layout(start, seg0, seg1, seg2, seg3, levels, sc);
 }
 
 /* order[start[j] + rank] = p, rank counting the rows labelled j before p: the members of each
- * cluster in row order. One group per block. */
+ * cluster in row order. One group per block. Up to MASK_MAX_K clusters, each cluster's rows of
+ * the block are a bit mask of WG bits, so that an item counts the rows before it by WG / 32
+ * population counts, not by walking them one by one. */
+#define MASK_MAX_K 64
 __kernel void scatter(__global const int *labels, int n, __global const int *within,
                       __global const int *chunk_offset, __global const int *start,
-                      __global int *order, __global const int *state, __local int *lab)
+                      __global int *order, __global const int *state)
 {
     const int p = get_global_id(0), i = get_local_id(0), b = get_group_id(0);
     const int j = p < n && !state[S_STOP] ? labels[p] : -1;
+#if K <= MASK_MAX_K
+    __local uint mask[K][WG / 32];
+    for (int e = i; e < K * (WG / 32); e += WG)
+        mask[e / (WG / 32)][e % (WG / 32)] = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (j >= 0) atomic_or(&mask[j][i / 32], 1u << (i % 32));
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (j >= 0) {
+        int rank = popcount(mask[j][i / 32] & ((1u << (i % 32)) - 1u));
+        for (int w = 0; w < i / 32; w++)
+            rank += popcount(mask[j][w]);
+#else
+    __local int lab[WG];
     lab[i] = j;
     barrier(CLK_LOCAL_MEM_FENCE);
     if (j >= 0) {
         int rank = 0;
         for (int q = 0; q < i; q++)
             rank += lab[q] == j;
+#endif
         order[start[j] + chunk_offset[(size_t)(b / WG) * K + j] + within[(size_t)b * K + j] +
               rank] = p;
     }
@@ -174,13 +228,17 @@ inline int cluster_of(__global const int *segs, int g)
     return lo;
 }
 
+/* The columns that member_sums and row_sums halve together, behind one set of barriers. */
+#define PASS_COLUMNS (DIM + 1 < 8 ? DIM + 1 : 8)
+
 /* The first level: one group per segment of 256 members, out[g][c] = sum of w x_c (c < DIM) and
- * of w (c = DIM) by halving. */
+ * of w (c = DIM) by halving (halve_columns: each column's additions as halve's). */
 __kernel void member_sums(__global const real *x, __global const real *weight,
                           __global const int *order, __global const int *start,
                           __global const int *segs, __global acc *out, __global const int *state,
-                          __local acc *l)
+                          __local acc *columns_wg)
 {
+    __local acc(*l)[WG] = (__local acc(*)[WG])columns_wg; /* PASS_COLUMNS x WG */
     const int g = get_group_id(0), i = get_local_id(0);
     const int columns = state[S_STOP] || g >= segs[K] ? 0 : DIM + 1;
     const int j = columns ? cluster_of(segs, g) : 0;
@@ -188,27 +246,34 @@ __kernel void member_sums(__global const real *x, __global const real *weight,
     const int inside = columns && m < start[j + 1];
     const int p = inside ? order[m] : 0;
     const acc w = inside ? (acc)weight[p] : (acc)0;
-    for (int c = 0; c < columns; c++) {
-        l[i] = c < DIM ? (inside ? w * (acc)x[(size_t)p * DIM + c] : (acc)0) : w;
-        halve(l, i);
-        if (i == 0) out[(size_t)g * (DIM + 1) + c] = l[0];
+    for (int c0 = 0; c0 < columns; c0 += PASS_COLUMNS) {
+        const int cols = min(PASS_COLUMNS, columns - c0);
+        for (int c = 0; c < cols; c++)
+            l[c][i] = c0 + c < DIM ? (inside ? w * (acc)x[(size_t)p * DIM + c0 + c] : (acc)0) : w;
+        halve_columns(l, i, cols);
+        for (int c = 0; i == 0 && c < cols; c++)
+            out[(size_t)g * (DIM + 1) + c0 + c] = l[c][0];
     }
 }
 
 /* A later level: one group per segment of 256 rows of the level below. */
 __kernel void row_sums(__global const acc *in, __global const int *segs,
                        __global const int *next, __global acc *out, __global const int *state,
-                       __local acc *l)
+                       __local acc *columns_wg)
 {
+    __local acc(*l)[WG] = (__local acc(*)[WG])columns_wg; /* PASS_COLUMNS x WG */
     const int g = get_group_id(0), i = get_local_id(0);
     const int columns = state[S_STOP] || g >= next[K] ? 0 : DIM + 1;
     const int j = columns ? cluster_of(next, g) : 0;
     const int r = segs[j] + (g - next[j]) * WG + i;
     const int inside = columns && r < segs[j + 1];
-    for (int c = 0; c < columns; c++) {
-        l[i] = inside ? in[(size_t)r * (DIM + 1) + c] : (acc)0;
-        halve(l, i);
-        if (i == 0) out[(size_t)g * (DIM + 1) + c] = l[0];
+    for (int c0 = 0; c0 < columns; c0 += PASS_COLUMNS) {
+        const int cols = min(PASS_COLUMNS, columns - c0);
+        for (int c = 0; c < cols; c++)
+            l[c][i] = inside ? in[(size_t)r * (DIM + 1) + c0 + c] : (acc)0;
+        halve_columns(l, i, cols);
+        for (int c = 0; i == 0 && c < cols; c++)
+            out[(size_t)g * (DIM + 1) + c0 + c] = l[c][0];
     }
 }
 
@@ -276,6 +341,9 @@ __kernel void row_sums_serial(__global const acc *in, __global const int *segs,
  * additions in the same order, so the same bits. */
 inline acc tree_sum(__global const acc *in, size_t stride, int count)
 {
+    /* One leaf (a cluster's top level, most often): the tree adds only zeros to it, which
+     * leaves it as it is but for a -0, made +0 by the first: in[0] + 0 is its bits. */
+    if (count <= 1) return count ? in[0] + (acc)0 : (acc)0;
     acc stack[9];
     for (int q = 0; q < WG; q++) {
         int i = 0; /* q's 8 bits reversed */
@@ -376,6 +444,18 @@ __kernel void finish(__global acc *sums0, __global acc *sums1, __global int *seg
         total = total + shift[j];
     if (total <= tol) state[S_STOP] = STOP_TOL;
     else if (it >= max_iter) state[S_STOP] = STOP_MAX_ITER;
+}
+
+/* dist[p] = |x_p - centre(label_p)|^2 by the direct form, -1 for rows without a label: the
+ * host's relocation of empty clusters picks the farthest rows by it (src/cluster/lloyd.c). */
+__kernel void own_distances(__global const real *x, int n, __global const real *centres,
+                            __global const int *labels, __global acc *dist)
+{
+    const int p = get_global_id(0);
+    if (p >= n) return;
+    const int j = labels[p];
+    dist[p] = j < 0 ? (acc)-1
+                    : (acc)squared_distance(x + (size_t)p * DIM, centres + (size_t)j * DIM);
 }
 
 /* part[g]: the group's sum of w_p |x_p - centre(label_p)|^2 by halving. */

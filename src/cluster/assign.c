@@ -95,10 +95,12 @@ static int enqueue_screened(struct kmeans_job *job, int buffer, cl_int ignore_st
         return status;
     for (cl_int first = 0; first < job->n; first += job->chunk_rows) {
         const cl_int rows = job->n - first < job->chunk_rows ? job->n - first : job->chunk_rows;
-        const struct clstats__mat a = {job->centres[buffer], 0, d},
-                                  b = {job->x, (size_t)first * d, d}, c = {job->dots, 0, rows};
-        if ((status = clstats__gemm(job->ctx, job->f64, false, true, k, (size_t)rows, d, 1.0, a, b,
-                                    0.0, c)))
+        /* dots column-major, rows x k: op(A) the rows (d x rows column-major, transposed), B
+         * the centres (d x k column-major); no transpose of the products after the GEMM */
+        const struct clstats__mat a = {job->x, (size_t)first * d, d},
+                                  b = {job->centres[buffer], 0, d}, c = {job->dots, 0, rows};
+        if ((status = clstats__gemm_colmajor(job->ctx, job->f64, true, false, (size_t)rows, k, d,
+                                             1.0, a, b, 0.0, c)))
             return status;
         KM_ARG(job->screened, 7, job->dots);
         KM_ARG(job->screened, 8, job->norms);

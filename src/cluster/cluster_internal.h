@@ -35,7 +35,7 @@ struct kmeans_job {
         shift, order;
     cl_kernel prepare, deviations, trials, closest_update;
     cl_kernel assign, block_counts, scan_chunks, scan_clusters, scan_runs, scatter, member_sums,
-        row_sums, finish, inertia, centre_norms, screened;
+        row_sums, finish, inertia, own_distances, centre_norms, screened;
     bool serial_sums; /* member_sums and row_sums are the one-item kernels (tuning kmeans.sums),
                          and so is scatter up to KMEANS_SERIAL_MAX_K clusters */
     int scan;           /* SCAN_*: how the label counts become offsets (src/cluster/lloyd.c) */
@@ -46,11 +46,12 @@ struct kmeans_job {
     size_t scan_wg;
     int n_valid;
     double tol;   /* absolute: tol x the mean of the columns' variances */
-    void *host_x; /* the packed rows on the host for the rare host steps, read on demand */
     /* Lloyd's batches are timed as spans (clstats__launch_span): while `spans`, launches keep
      * no event but the batch's first and its last finish (`last_next`). */
     bool spans, last_next;
     cl_event span_first, span_last;
+    bool keep_args; /* KM_ARG skips values a kernel holds (a Lloyd run) */
+    struct kmeans_arg_slot *args;
 };
 
 /* Sets up a job on x (nx = d, ny = n) with k clusters and optional weights: builds the
@@ -76,13 +77,14 @@ int clstats__kmeans_job_centres(struct kmeans_job *job, const struct clstats_arr
 int clstats__kmeans_launch(struct kmeans_job *job, cl_kernel kernel, size_t global, size_t local,
                            const char *what);
 
+/* KM_ARG's memory of the values set, for one Lloyd run (src/cluster/job.c). */
+int clstats__kmeans_keep_args(struct kmeans_job *job);
+void clstats__kmeans_forget_args(struct kmeans_job *job);
+
 /* Reads the sums the groups of a kernel wrote (count values, `stride` apart from `first`) and
  * adds them in group order into out[0..width). */
 int clstats__kmeans_group_sums(struct kmeans_job *job, cl_mem part, size_t groups, int width,
                                double *out);
-
-/* The packed rows on the host (job->host_x), read from the device the first time. */
-int clstats__kmeans_host_rows(struct kmeans_job *job);
 
 /* Writes the k initial centres into job->centres[0]. */
 int clstats__kmeans_plusplus(struct kmeans_job *job, struct clstats__rng *rng);
@@ -107,7 +109,21 @@ int clstats__kmeans_enqueue_assign(struct kmeans_job *job, int buffer, cl_int ig
 int clstats__kmeans_assign(struct kmeans_job *job, int buffer, double *inertia);
 int clstats__kmeans_inertia(struct kmeans_job *job, int buffer, double *inertia);
 
+/* Every argument of the module's kernels. During a Lloyd run (job->keep_args), a value a kernel
+ * already holds is not set again: an iteration's arguments are mostly the last one's, and each
+ * clSetKernelArg is host time that a small case's iterations wait for. Only within the run,
+ * since other jobs of the context share the kernels. */
+#define KMEANS_ARG_KERNELS 24
+#define KMEANS_ARGS 16
+struct kmeans_arg_slot {
+    cl_kernel kernel;
+    uint32_t known; /* bit i: value[i] is what the kernel holds */
+    uint64_t value[KMEANS_ARGS];
+};
+cl_int clstats__kmeans_arg(struct kmeans_job *job, cl_kernel kernel, cl_uint index, size_t size,
+                           const void *value);
 #define KM_ARG(kernel, index, value)                                                               \
-    CL_TRY(job->ctx, clSetKernelArg((kernel), (index), sizeof(value), &(value)), "clSetKernelArg")
+    CL_TRY(job->ctx, clstats__kmeans_arg(job, (kernel), (index), sizeof(value), &(value)),         \
+           "clSetKernelArg")
 
 #endif

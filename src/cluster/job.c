@@ -58,8 +58,6 @@ int clstats__kmeans_job_reload(struct kmeans_job *job, const struct clstats_arra
         return clstats__fail(job->ctx, CLSTATS_ERR_ARG, "k-means: new rows of another shape");
     if (job->x_own) clReleaseMemObject(job->x_own); /* freed once its commands are done */
     job->x = job->x_own = NULL;
-    free(job->host_x);
-    job->host_x = NULL;
     bool owned = false;
     int status = clstats__array_in(job->ctx, x, true, &job->x, NULL, &owned);
     if (status != CLSTATS_OK) return status;
@@ -96,12 +94,49 @@ int clstats__kmeans_launch(struct kmeans_job *job, cl_kernel kernel, size_t glob
     return clstats__launch_span(ctx, kernel, 1, NULL, &global, l, what, ev);
 }
 
+cl_int clstats__kmeans_arg(struct kmeans_job *job, cl_kernel kernel, cl_uint index, size_t size,
+                           const void *value)
+{
+    struct kmeans_arg_slot *slot = NULL;
+    uint64_t v = 0;
+    if (job->keep_args && job->args && size <= sizeof v && index < KMEANS_ARGS) {
+        memcpy(&v, value, size);
+        for (int s = 0; s < KMEANS_ARG_KERNELS && !slot; s++)
+            if (job->args[s].kernel == kernel || !job->args[s].kernel) slot = &job->args[s];
+        if (slot && slot->kernel == kernel && (slot->known >> index & 1u) &&
+            slot->value[index] == v)
+            return CL_SUCCESS;
+    }
+    const cl_int err = clSetKernelArg(kernel, index, size, value);
+    if (slot) {
+        slot->kernel = kernel;
+        slot->known = err == CL_SUCCESS ? slot->known | 1u << index : slot->known & ~(1u << index);
+        slot->value[index] = v;
+    }
+    return err;
+}
+
+/* From here until clstats__kmeans_forget_args, KM_ARG sets only what changed. */
+int clstats__kmeans_keep_args(struct kmeans_job *job)
+{
+    if (!job->args) job->args = malloc(KMEANS_ARG_KERNELS * sizeof *job->args);
+    if (!job->args) return clstats__fail(job->ctx, CLSTATS_ERR_NOMEM, "k-means: arguments");
+    memset(job->args, 0, KMEANS_ARG_KERNELS * sizeof *job->args);
+    job->keep_args = true;
+    return CLSTATS_OK;
+}
+
+void clstats__kmeans_forget_args(struct kmeans_job *job)
+{
+    job->keep_args = false;
+}
+
 void clstats__kmeans_job_close(struct kmeans_job *job)
 {
+    free(job->args);
     if (job->span_first) clReleaseEvent(job->span_first);
     if (job->span_last) clReleaseEvent(job->span_last);
     if (job->x_own) clReleaseMemObject(job->x_own);
-    free(job->host_x);
     memset(job, 0, sizeof *job);
 }
 
@@ -141,27 +176,29 @@ static int kernels(struct kmeans_job *job)
         {lloyd, job->serial_sums ? "row_sums_serial" : "row_sums", &job->row_sums},
         {lloyd, "finish", &job->finish},
         {lloyd, "inertia", &job->inertia},
+        {lloyd, "own_distances", &job->own_distances},
     };
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++)
         if ((status = clstats__kernel(ctx, list[i].program, list[i].name, list[i].out)))
             return status;
-    /* The group's local array, each kernel's last argument (a group's halving sums, scan_runs'
-     * runs, scatter's labels; KMEANS_WG items each), is set here, not declared in the kernels:
-     * PoCL 3.1's pthread device has let work-groups run at once share kernel-scope local arrays
-     * that a helper with barriers works on (kernels/background/box_stats.cl met it), and these
-     * kernels run 256 items a group there too; local memory set by clSetKernelArg is each
-     * work-group's own. */
+    /* The group's local arrays, each kernel's last argument (a group's halving sums, the
+     * scans' runs and layout), are set here, not declared in the kernels: PoCL 3.1's pthread
+     * device has let work-groups run at once share kernel-scope local arrays that a helper with
+     * barriers works on (kernels/background/box_stats.cl met it), and these kernels run 256
+     * items a group there too; local memory set by clSetKernelArg is each work-group's own.
+     * (scatter's arrays are used by the kernel alone, the pattern that stayed right.) */
     const size_t acc_bytes = ctx->has_fp64 ? sizeof(cl_double) : sizeof(cl_float);
+    /* kmeans_lloyd.cl's PASS_COLUMNS: the columns member_sums and row_sums halve together */
+    const size_t pass_columns = job->d + 1 < 8 ? (size_t)job->d + 1 : 8;
     const struct {
         cl_kernel kernel;
         size_t bytes;
     } locals[] = {
         {job->prepare, acc_bytes},       {job->deviations, acc_bytes}, {job->trials, acc_bytes},
         {job->closest_update, acc_bytes}, {job->inertia, acc_bytes},
-        {job->scan_runs, sizeof(cl_int)},
-        {job->serial_sums ? NULL : job->member_sums, acc_bytes},
-        {job->serial_sums ? NULL : job->row_sums, acc_bytes},
-        {job->serial_sums && job->k <= KMEANS_SERIAL_MAX_K ? NULL : job->scatter, sizeof(cl_int)},
+        {job->scan_clusters, 5 * sizeof(cl_int)}, {job->scan_runs, 6 * sizeof(cl_int)},
+        {job->serial_sums ? NULL : job->member_sums, pass_columns * acc_bytes},
+        {job->serial_sums ? NULL : job->row_sums, pass_columns * acc_bytes},
     };
     for (size_t i = 0; i < sizeof locals / sizeof locals[0] && !status; i++) {
         cl_uint nargs = 0;
@@ -251,18 +288,6 @@ int clstats__kmeans_group_sums(struct kmeans_job *job, cl_mem part, size_t group
                                    : (double)((const float *)host)[g * width + c];
     free(host);
     return status;
-}
-
-int clstats__kmeans_host_rows(struct kmeans_job *job)
-{
-    if (job->host_x) return CLSTATS_OK;
-    const size_t bytes = (size_t)job->n * (size_t)job->d * job->es;
-    job->host_x = malloc(bytes);
-    if (!job->host_x) return clstats__fail(job->ctx, CLSTATS_ERR_NOMEM, "k-means: host rows");
-    return clstats__cl_check(
-        job->ctx,
-        clEnqueueReadBuffer(job->ctx->queue, job->x, CL_TRUE, 0, bytes, job->host_x, 0, NULL, NULL),
-        "reading the rows");
 }
 
 /* The valid rows (finite, weight finite and >= 0) and their weights on the device; the

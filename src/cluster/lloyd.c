@@ -48,8 +48,13 @@ static void plan(struct kmeans_job *job)
             (job->groups + parts - 1) / parts <= SCAN_RUN_MAX ? SCAN_RUNS_WHOLE : SCAN_RUNS_CHUNKS;
     const long tuned = clstats__tuned(job->ctx, P_KMEANS_FINISH_TREES);
     const size_t trees = tuned ? (size_t)tuned : FINISH_TREES_AUTO;
+    /* On GPUs finish takes the top level alone, a launch saved: its trees have few leaves (one
+     * a cluster at 10^5 rows, which tree_sum returns at once), while a lower level's serial
+     * walks of up to 256 leaves cost more than the row_sums launch they save (68 against 7 us
+     * an iteration at 10^5 rows: RESULTS "k-means on the H100 (issue 22), twelfth session"). */
+    const int lowest = job->ctx->is_cpu ? 1 : job->levels - 1;
     /* the bounds shrink with the level: the first level whose trees fit, and all above it */
-    while (job->finish_from > 1 &&
+    while (job->finish_from > 1 && job->finish_from > lowest &&
            level_bound(job, job->finish_from - 1) * (size_t)(job->d + 1) <= trees)
         job->finish_from--;
 }
@@ -211,82 +216,124 @@ static double element(const void *base, size_t i, size_t size)
     return size == 8 ? ((const double *)base)[i] : (double)((const float *)base)[i];
 }
 
-/* The direct squared distance in the data's precision, as the kernels' squared_distance. */
-static double row_distance(const struct kmeans_job *job, const void *row, const void *centre)
+/* Rows by distance from their centres, farthest first, ties to the lowest row (dist < 0: rows
+ * without a label, left out): the first `want` into top[], their number returned. One walk over
+ * the rows, each kept row inserted into the sorted list. */
+static int farthest_rows(const double *dist, int n, int want, int *top)
 {
-    if (job->f64) {
-        double s = 0;
-        for (int c = 0; c < job->d; c++) {
-            const double t = ((const double *)row)[c] - ((const double *)centre)[c];
-            s = s + t * t;
+    int held = 0;
+    for (int p = 0; p < n; p++) {
+        const double v = dist[p];
+        if (v < 0 || (held == want && !(v > dist[top[want - 1]]))) continue;
+        int lo = 0, hi = held; /* the first place whose row is nearer than p */
+        while (lo < hi) {
+            const int mid = (lo + hi) / 2;
+            if (dist[top[mid]] >= v)
+                lo = mid + 1;
+            else
+                hi = mid;
         }
-        return s;
+        const int end = held < want ? held : want - 1;
+        memmove(top + lo + 1, top + lo, (size_t)(end - lo) * sizeof *top);
+        top[lo] = p;
+        if (held < want) held++;
     }
-    float s = 0;
-    for (int c = 0; c < job->d; c++) {
-        const float t = ((const float *)row)[c] - ((const float *)centre)[c];
-        s = s + t * t;
-    }
-    return s;
+    return held;
 }
 
 /* Iteration i left clusters without weight (state words in st): each takes, in cluster order,
  * the next of the rows farthest from their centres (ties to the lowest row), its weighted row
  * moving out of its old cluster's sums; then the centres, the shift and the end test as the
- * device's, the centres written into buffer (i + 1) % 2. Sets *stop. */
+ * device's, the centres written into buffer (i + 1) % 2. Sets *stop. The rows' distances come
+ * from the device (own_distances, the direct form as the kernels'), and only the taken rows
+ * are read: the weights decide who takes which row, then their columns move in the same order
+ * (each column's additions as one pass would make them). */
 static int relocate(struct kmeans_job *job, const cl_int *st, int max_iter, int *stop)
 {
     clstats_ctx *ctx = job->ctx;
     const int n = job->n, d = job->d, k = job->k, i = st[STATE_ITER], cur = i % 2;
     const size_t es = job->es, as = job->as;
-    int status = clstats__kmeans_host_rows(job);
-    if (status != CLSTATS_OK) return status;
+    int status = CLSTATS_OK, want = 0, held = 0, moves = 0;
     double *sums = malloc((size_t)k * (d + 1) * sizeof *sums), *dist = malloc((size_t)n * 8);
     void *raw = malloc((size_t)k * (d + 1) * 8), *old = malloc((size_t)k * d * es),
-         *w = malloc((size_t)n * es), *fresh = malloc((size_t)k * d * es);
+         *w = malloc((size_t)n * es), *fresh = malloc((size_t)k * d * es),
+         *rows = malloc((size_t)k * d * es);
     cl_int *labels = malloc((size_t)n * sizeof *labels);
-    if (!sums || !dist || !raw || !old || !w || !fresh || !labels) {
+    int *top = malloc((size_t)k * sizeof *top), *taker = malloc((size_t)k * sizeof *taker),
+        *taken = malloc((size_t)k * sizeof *taken);
+    if (!sums || !dist || !raw || !old || !w || !fresh || !rows || !labels || !top || !taker ||
+        !taken) {
         status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "k-means: relocation");
         goto fail;
     }
+    const cl_int n_arg = n;
+    KM_ARG(job->own_distances, 0, job->x);
+    KM_ARG(job->own_distances, 1, n_arg);
+    KM_ARG(job->own_distances, 2, job->centres[cur]);
+    KM_ARG(job->own_distances, 3, job->labels);
+    KM_ARG(job->own_distances, 4, job->closest);
+    const size_t global = (size_t)job->groups * KMEANS_WG;
+    if ((status = clstats__kmeans_launch(job, job->own_distances, global, KMEANS_WG,
+                                         "kmeans own distances")))
+        goto fail;
+    /* dist holds n values of `as` bytes; widened in place below, from the last down */
     CL_TRY(ctx,
-           clEnqueueReadBuffer(ctx->queue, job->kept, CL_TRUE, 0, (size_t)k * (d + 1) * as, raw, 0,
+           clEnqueueReadBuffer(ctx->queue, job->closest, CL_FALSE, 0, (size_t)n * as, dist, 0,
                                NULL, NULL),
+           "reading distances");
+    CL_TRY(ctx,
+           clEnqueueReadBuffer(ctx->queue, job->kept, CL_FALSE, 0, (size_t)k * (d + 1) * as, raw,
+                               0, NULL, NULL),
            "reading sums");
     CL_TRY(ctx,
-           clEnqueueReadBuffer(ctx->queue, job->centres[cur], CL_TRUE, 0, (size_t)k * d * es, old,
+           clEnqueueReadBuffer(ctx->queue, job->centres[cur], CL_FALSE, 0, (size_t)k * d * es, old,
                                0, NULL, NULL),
            "reading centres");
     CL_TRY(
         ctx,
-        clEnqueueReadBuffer(ctx->queue, job->weight, CL_TRUE, 0, (size_t)n * es, w, 0, NULL, NULL),
+        clEnqueueReadBuffer(ctx->queue, job->weight, CL_FALSE, 0, (size_t)n * es, w, 0, NULL, NULL),
         "reading weights");
     CL_TRY(ctx,
            clEnqueueReadBuffer(ctx->queue, job->labels, CL_TRUE, 0, (size_t)n * sizeof *labels,
                                labels, 0, NULL, NULL),
            "reading labels");
+    if (as == 4)
+        for (int p = n - 1; p >= 0; p--)
+            dist[p] = (double)((const float *)dist)[p];
     for (size_t e = 0; e < (size_t)k * (d + 1); e++)
         sums[e] = element(raw, e, as);
-    for (int p = 0; p < n; p++)
-        dist[p] = labels[p] < 0 ? -1.0
-                                : row_distance(job, (const char *)job->host_x + (size_t)p * d * es,
-                                               (const char *)old + (size_t)labels[p] * d * es);
+    /* who takes which row: the weights alone decide it */
     for (int j = 0; j < k; j++) {
         if (sums[(size_t)j * (d + 1) + d] > 0) continue;
-        int far = -1;
-        for (int p = 0; p < n; p++)
-            if (dist[p] >= 0 && (far < 0 || dist[p] > dist[far])) far = p;
-        if (far < 0) break;
-        dist[far] = -1.0; /* taken */
+        if (moves == held && held == want) { /* the next rows in order, the list grown */
+            want = want ? 2 * want : 8;
+            if (want > k) want = k;
+            held = farthest_rows(dist, n, want, top);
+        }
+        if (moves == held) break; /* no row left to take */
+        const int far = top[moves];
         const double wf = element(w, (size_t)far, es);
-        double *to = sums + (size_t)j * (d + 1), *from = sums + (size_t)labels[far] * (d + 1);
+        sums[(size_t)labels[far] * (d + 1) + d] -= wf;
+        sums[(size_t)j * (d + 1) + d] = wf;
+        taker[moves] = j;
+        taken[moves++] = far;
+    }
+    for (int m = 0; m < moves; m++)
+        CL_TRY(ctx,
+               clEnqueueReadBuffer(ctx->queue, job->x, CL_FALSE, (size_t)taken[m] * d * es,
+                                   (size_t)d * es, (char *)rows + (size_t)m * d * es, 0, NULL,
+                                   NULL),
+               "reading a row");
+    CL_TRY(ctx, clFinish(ctx->queue), "reading rows");
+    for (int m = 0; m < moves; m++) {
+        const double wf = element(w, (size_t)taken[m], es);
+        double *to = sums + (size_t)taker[m] * (d + 1),
+               *from = sums + (size_t)labels[taken[m]] * (d + 1);
         for (int c = 0; c < d; c++) {
-            const double v = wf * element(job->host_x, (size_t)far * d + c, es);
+            const double v = wf * element(rows, (size_t)m * d + c, es);
             from[c] -= v;
             to[c] = v;
         }
-        from[d] -= wf;
-        to[d] = wf;
     }
     double total = 0.0;
     for (int j = 0; j < k; j++) {
@@ -330,7 +377,11 @@ fail:
     free(old);
     free(w);
     free(fresh);
+    free(rows);
     free(labels);
+    free(top);
+    free(taker);
+    free(taken);
     return status;
 }
 
@@ -384,6 +435,7 @@ int clstats__kmeans_lloyd(struct kmeans_job *job, int max_iter, int *final_buffe
     struct batch_slot slots[2];
     memset(slots, 0, sizeof slots);
     const cl_int minus_one = -1, st0[STATE_WORDS] = {0};
+    if ((status = clstats__kmeans_keep_args(job))) return status;
     CL_TRY(ctx,
            clEnqueueFillBuffer(ctx->queue, job->labels, &minus_one, sizeof minus_one, 0,
                                (size_t)job->n * sizeof(cl_int), 0, NULL, NULL),
@@ -449,6 +501,7 @@ fail:
     for (; pending; pending--, head = (head + 1) % 2)
         settle(job, &slots[head]);
     job->spans = false;
+    clstats__kmeans_forget_args(job);
     return status;
 }
 

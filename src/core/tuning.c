@@ -141,11 +141,11 @@ static const struct param params[PARAMS] = {
     [P_KMEANS_SUMS] = {"kmeans.sums", ALL(0), 2, kmeans_sums},
     /* k-means' iteration in fewer launches (src/cluster/lloyd.c): the counts' scan by runs of
      * blocks for up to 64 clusters (one launch where the runs are short), and the upper levels
-     * of the sums inside the finishing kernel where they are few (RESULTS "k-means in fewer
-     * launches (issue 22)"). Off on GPUs, where the H100 ran the launch a step faster (seed
-     * case 6.0 against 7.7 ms, 10^7 x 3 1.18 against 1.36 ms an iteration: RESULTS "the lead's
-     * H100 run (eleventh session)"); on (auto) on CPU devices. */
-    [P_KMEANS_FUSE] = {"kmeans.fuse", GPUS_CPU(SWITCH_OFF, 0), 2, switches},
+     * of the sums inside the finishing kernel where they are few (on GPUs the top level alone).
+     * On (auto) everywhere: on the H100 the seed case took 4.9-5.1 ms (kernels 3.1-3.2) against
+     * 6.0-6.2 (4.4-4.5) off, 10^7 x 3 0.88 against 0.98 ms of kernels an iteration (RESULTS
+     * "k-means on the H100 (issue 22), twelfth session"); off is the launch a step. */
+    [P_KMEANS_FUSE] = {"kmeans.fuse", ALL(0), 2, switches},
     /* ... and how many (row, column) trees of those levels at most (auto 1024, four a
      * work-item; tests force small values to split the levels between the two kernels). */
     [P_KMEANS_FINISH_TREES] = {"kmeans.finish_trees", ALL(0), 1 << 20, NULL},

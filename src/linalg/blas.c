@@ -58,18 +58,32 @@ static CLBlastTranspose op(bool t)
     return t ? CLBlastTransposeYes : CLBlastTransposeNo;
 }
 
+/* One GEMM call of CLBlast's in either layout. */
+static int gemm(clstats_ctx *ctx, CLBlastLayout layout, bool f64, bool ta, bool tb, size_t m,
+                size_t n, size_t k, double alpha, struct clstats__mat a, struct clstats__mat b,
+                double beta, struct clstats__mat c)
+{
+    cl_event ev = NULL;
+    CLBlastStatusCode s =
+        f64 ? CLBlastDgemm(layout, op(ta), op(tb), m, n, k, alpha, a.buf, a.off, a.ld, b.buf,
+                           b.off, b.ld, beta, c.buf, c.off, c.ld, &ctx->queue, &ev)
+            : CLBlastSgemm(layout, op(ta), op(tb), m, n, k, (float)alpha, a.buf, a.off, a.ld,
+                           b.buf, b.off, b.ld, (float)beta, c.buf, c.off, c.ld, &ctx->queue, &ev);
+    return blast_status(ctx, s, ev, f64 ? "Dgemm" : "Sgemm");
+}
+
 int clstats__gemm(clstats_ctx *ctx, bool f64, bool ta, bool tb, size_t m, size_t n, size_t k,
                   double alpha, struct clstats__mat a, struct clstats__mat b, double beta,
                   struct clstats__mat c)
 {
-    cl_event ev = NULL;
-    CLBlastStatusCode s =
-        f64 ? CLBlastDgemm(CLBlastLayoutRowMajor, op(ta), op(tb), m, n, k, alpha, a.buf, a.off,
-                           a.ld, b.buf, b.off, b.ld, beta, c.buf, c.off, c.ld, &ctx->queue, &ev)
-            : CLBlastSgemm(CLBlastLayoutRowMajor, op(ta), op(tb), m, n, k, (float)alpha, a.buf,
-                           a.off, a.ld, b.buf, b.off, b.ld, (float)beta, c.buf, c.off, c.ld,
-                           &ctx->queue, &ev);
-    return blast_status(ctx, s, ev, f64 ? "Dgemm" : "Sgemm");
+    return gemm(ctx, CLBlastLayoutRowMajor, f64, ta, tb, m, n, k, alpha, a, b, beta, c);
+}
+
+int clstats__gemm_colmajor(clstats_ctx *ctx, bool f64, bool ta, bool tb, size_t m, size_t n,
+                           size_t k, double alpha, struct clstats__mat a, struct clstats__mat b,
+                           double beta, struct clstats__mat c)
+{
+    return gemm(ctx, CLBlastLayoutColMajor, f64, ta, tb, m, n, k, alpha, a, b, beta, c);
 }
 
 int clstats__gemm_batched(clstats_ctx *ctx, bool f64, bool ta, bool tb, size_t m, size_t n,

@@ -18,6 +18,13 @@ int clstats__gemm(clstats_ctx *ctx, bool f64, bool ta, bool tb, size_t m, size_t
                   double alpha, struct clstats__mat a, struct clstats__mat b, double beta,
                   struct clstats__mat c);
 
+/* The same with every matrix column-major (element (i, j) at off + i + j ld): CLBlast's kernels
+ * make C column-major, so a row-major C costs a transpose of C after every call (k-means' 512 MiB
+ * blocks of products: src/cluster/assign.c). */
+int clstats__gemm_colmajor(clstats_ctx *ctx, bool f64, bool ta, bool tb, size_t m, size_t n,
+                           size_t k, double alpha, struct clstats__mat a, struct clstats__mat b,
+                           double beta, struct clstats__mat c);
+
 /* count GEMMs of one shape; matrix i of A starts at a.off + a_offs[i] (likewise B and C). */
 int clstats__gemm_batched(clstats_ctx *ctx, bool f64, bool ta, bool tb, size_t m, size_t n,
                           size_t k, double alpha, struct clstats__mat a, const size_t *a_offs,
