@@ -19,6 +19,10 @@
 /* linalg.potrf_update's value for a work-item a piece of row over the transposed panel, and
  * its columns (kernels/linalg/cholesky.cl ROW_CHUNK). */
 #define UPDATE_ROWS 2
+/* linalg.potrf_step's value for the one-launch step, and that launch's work-group
+ * (kernels/linalg/cholesky.cl STEP_ITEMS). */
+#define STEP_INVERSE 2
+#define STEP_ITEMS 256
 #define ROW_CHUNK 64
 /* lauum's tile (kernels/linalg/cholesky.cl WIDE_TILE). */
 #define WIDE_TILE 128
@@ -43,11 +47,10 @@ static int program(clstats_ctx *ctx, bool f64, cl_program *out)
     return program_with(ctx, f64, false, out);
 }
 
-#define ARG(k, i, v)                                                                               \
-    CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
+#define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
 
-int clstats__potrf_batched(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t step,
-                           size_t p, size_t count, cl_mem info, cl_mem logdet)
+int clstats__potrf_batched(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t step, size_t p,
+                           size_t count, cl_mem info, cl_mem logdet)
 {
     cl_program prog;
     cl_kernel k;
@@ -110,8 +113,93 @@ size_t clstats__potrf_blocks(size_t n)
     return (n + BLOCK - 1) / BLOCK;
 }
 
-int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t step,
-                        size_t n, size_t extra, size_t count, cl_mem info, cl_mem parts)
+/* The trailing update's launch after the panel at `at` (nb columns): ku with its arguments 0-3
+ * and 6-8 set. */
+static int launch_update(clstats_ctx *ctx, cl_kernel ku, bool by_rows, size_t at, size_t nb,
+                         size_t n, size_t rows, size_t count)
+{
+    int status = CLSTATS_OK;
+    const size_t below = rows - at - nb;
+    const cl_uint at32 = (cl_uint)at, nb32 = (cl_uint)nb;
+    ARG(ku, 4, at32);
+    ARG(ku, 5, nb32);
+    const size_t tiles = (below + UPDATE_TILE - 1) / UPDATE_TILE;
+    const size_t gt[3] = {tiles * 16, tiles * 16, count}, lt[3] = {16, 16, 1};
+    const size_t gr[3] = {(n - at - nb + ROW_CHUNK - 1) / ROW_CHUNK, below, count};
+    status = clstats__launch(ctx, ku, 3, NULL, by_rows ? gr : gt, by_rows ? NULL : lt,
+                             by_rows ? "potrf_update_rows" : "potrf_update");
+fail:
+    return status;
+}
+
+/* potrf_many by potrf_step, the block and panel in one launch a step (GPUs), then the update;
+ * the last block's L11 put in place at the end (kernels/linalg/cholesky.cl says why). */
+static int potrf_fused(clstats_ctx *ctx, cl_program prog, cl_kernel ku, bool by_rows,
+                       struct clstats__mat a, size_t step, size_t n, size_t extra, size_t count,
+                       cl_mem info, cl_mem parts, cl_mem pt, size_t es)
+{
+    cl_kernel ks, kput;
+    cl_mem l11;
+    const size_t blocks = clstats__potrf_blocks(n), rows = n + extra;
+    int status = clstats__kernel(ctx, prog, "potrf_step", &ks);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_put_block", &kput);
+    if (status == CLSTATS_OK)
+        status = clstats__scratch(ctx, "linalg.l11", count * BLOCK * BLOCK * es, &l11);
+    if (status != CLSTATS_OK) return status;
+    const cl_int zero = 0;
+    CL_TRY(ctx,
+           clEnqueueFillBuffer(ctx->queue, info, &zero, sizeof zero, 0, count * sizeof zero, 0,
+                               NULL, NULL),
+           "clEnqueueFillBuffer(status)");
+    const cl_ulong off = a.off, mstep = step;
+    const cl_uint lda = (cl_uint)a.ld, rows32 = (cl_uint)rows, n32 = (cl_uint)n,
+                  blocks32 = (cl_uint)blocks, want_pt = by_rows;
+    cl_kernel all[3] = {ks, kput, ku};
+    for (int i = 0; i < 3; i++) {
+        ARG(all[i], 0, a.buf);
+        ARG(all[i], 1, off);
+        ARG(all[i], 2, mstep);
+        ARG(all[i], 3, lda);
+    }
+    ARG(ks, 6, rows32);
+    ARG(ks, 7, pt);
+    ARG(ks, 8, want_pt);
+    ARG(ks, 10, blocks32);
+    ARG(ks, 11, info);
+    ARG(ks, 12, parts);
+    ARG(ks, 13, l11);
+    ARG(kput, 6, l11);
+    ARG(ku, 6, rows32);
+    ARG(ku, 7, n32);
+    if (by_rows) ARG(ku, 8, pt);
+    for (size_t b = 0; b < blocks && status == CLSTATS_OK; b++) {
+        const size_t at = b * BLOCK, nb = n - at < BLOCK ? n - at : BLOCK, below = rows - at - nb;
+        const cl_uint at32 = (cl_uint)at, nb32 = (cl_uint)nb, b32 = (cl_uint)b,
+                      prev32 = (cl_uint)(b ? at - BLOCK : 0);
+        ARG(ks, 4, at32);
+        ARG(ks, 5, nb32);
+        ARG(ks, 9, b32);
+        ARG(ks, 14, prev32);
+        const size_t groups = below ? (below + BLOCK - 1) / BLOCK : 1;
+        const size_t gs[2] = {groups * STEP_ITEMS, count}, ls[2] = {STEP_ITEMS, 1};
+        status = clstats__launch(ctx, ks, 2, NULL, gs, ls, "potrf_step");
+        if (status == CLSTATS_OK && below && at + nb < n)
+            status = launch_update(ctx, ku, by_rows, at, nb, n, rows, count);
+    }
+    if (status == CLSTATS_OK) {
+        const size_t at = (blocks - 1) * BLOCK;
+        const cl_uint at32 = (cl_uint)at, nb32 = (cl_uint)(n - at);
+        ARG(kput, 4, at32);
+        ARG(kput, 5, nb32);
+        const size_t gp[2] = {BLOCK * BLOCK, count};
+        status = clstats__launch(ctx, kput, 2, NULL, gp, NULL, "potrf_put_block");
+    }
+fail:
+    return status;
+}
+
+int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t step, size_t n,
+                        size_t extra, size_t count, cl_mem info, cl_mem parts)
 {
     cl_program prog;
     cl_kernel kb, kp, ku;
@@ -121,16 +209,22 @@ int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_
     const bool by_rows =
         update == UPDATE_ROWS || (update == AUTO && ctx->device_class == CLASS_CPU);
     const char *update_name = by_rows ? "potrf_update_rows" : "potrf_update";
+    const long design = clstats__tuned(ctx, P_LINALG_POTRF_STEP);
+    const bool fused = design == STEP_INVERSE || (design == AUTO && ctx->device_class != CLASS_CPU);
     int status = program(ctx, f64, &prog);
-    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_block", &kb);
-    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_panel", &kp);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, update_name, &ku);
     if (status == CLSTATS_OK)
         status = clstats__scratch(ctx, "linalg.panel", count * BLOCK * rows * es, &pt);
     if (status != CLSTATS_OK) return status;
+    if (fused)
+        return potrf_fused(ctx, prog, ku, by_rows, a, step, n, extra, count, info, parts, pt, es);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_block", &kb);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_panel", &kp);
+    if (status != CLSTATS_OK) return status;
     const cl_int zero = 0;
-    CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, info, &zero, sizeof zero, 0,
-                                    count * sizeof zero, 0, NULL, NULL),
+    CL_TRY(ctx,
+           clEnqueueFillBuffer(ctx->queue, info, &zero, sizeof zero, 0, count * sizeof zero, 0,
+                               NULL, NULL),
            "clEnqueueFillBuffer(status)");
     const cl_ulong off = a.off, mstep = step;
     const cl_uint lda = (cl_uint)a.ld, rows32 = (cl_uint)rows, n32 = (cl_uint)n,
@@ -165,13 +259,7 @@ int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_
         const size_t gp[2] = {(below + BLOCK - 1) / BLOCK * BLOCK, count};
         status = clstats__launch(ctx, kp, 2, NULL, gp, lb, "potrf_panel");
         if (status != CLSTATS_OK || at + nb >= n) continue;
-        ARG(ku, 4, at32);
-        ARG(ku, 5, nb32);
-        const size_t tiles = (below + UPDATE_TILE - 1) / UPDATE_TILE;
-        const size_t gt[3] = {tiles * 16, tiles * 16, count}, lt[3] = {16, 16, 1};
-        const size_t gr[3] = {(n - at - nb + ROW_CHUNK - 1) / ROW_CHUNK, below, count};
-        status = clstats__launch(ctx, ku, 3, NULL, by_rows ? gr : gt, by_rows ? NULL : lt,
-                                 update_name);
+        status = launch_update(ctx, ku, by_rows, at, nb, n, rows, count);
     }
 fail:
     return status;
@@ -188,13 +276,13 @@ int clstats__potrf(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t n, 
     int status = part ? CLSTATS_OK : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "potrf");
     if (status == CLSTATS_OK) status = clstats__scratch(ctx, "linalg.status", sizeof(cl_int), &st);
     if (status == CLSTATS_OK) status = clstats__scratch(ctx, "linalg.logdet", blocks * es, &parts);
-    if (status == CLSTATS_OK)
-        status = clstats__potrf_many(ctx, f64, a, 0, n, extra, 1, st, parts);
+    if (status == CLSTATS_OK) status = clstats__potrf_many(ctx, f64, a, 0, n, extra, 1, st, parts);
     if (status != CLSTATS_OK) goto fail;
     cl_int first_bad = 0;
     void *raw = part;
-    CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, st, CL_FALSE, 0, sizeof first_bad, &first_bad, 0,
-                                    NULL, NULL),
+    CL_TRY(ctx,
+           clEnqueueReadBuffer(ctx->queue, st, CL_FALSE, 0, sizeof first_bad, &first_bad, 0, NULL,
+                               NULL),
            "clEnqueueReadBuffer(status)");
     CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, parts, CL_TRUE, 0, blocks * es, raw, 0, NULL, NULL),
            "clEnqueueReadBuffer(logdet)");
