@@ -335,6 +335,96 @@ potrf_step(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb, 
     }
 }
 
+/* potrf_step's arguments and results, the panel by substitution carried along the block's
+ * factorisation instead of through its inverse: item (p, q) of the group holds columns q + 4 s
+ * of its panel row p in registers; at column j the item holding x_pj divides it by L_jj and
+ * shares it, and every item subtracts x_pj L_kj from its columns k > j in the same phase as
+ * the block's own update, so the panel costs no barrier of its own. The same subtractions in
+ * the same order as potrf_panel's, then the same division: the same panel. */
+__kernel __attribute__((reqd_work_group_size(STEP_ITEMS, 1, 1))) void
+potrf_step_substitute(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb,
+                      uint rows, __global REAL *pt, uint want_pt, uint block, uint blocks,
+                      __global int *status, __global REAL *logdet_part, __global REAL *l11,
+                      uint prev_at)
+{
+    __local REAL t[NB][NB + 1];
+    __local REAL col[NB], xcol[NB];
+    __local int bad;
+    const uint lid = get_local_id(0), g = get_group_id(0), m = get_group_id(1);
+    __global REAL *M = a + off + m * step;
+    __global REAL *D = M + (ulong)at * lda + at;
+    __global REAL *keep = l11 + (ulong)m * NB * NB;
+    if (lid == 0) bad = 0;
+    if (g == 0 && block > 0) { /* the previous step's L11 into place, as potrf_step */
+        __global REAL *P = M + (ulong)prev_at * lda + prev_at;
+        for (uint e = lid; e < NB * NB; e += STEP_ITEMS) {
+            const uint r = e / NB, c = e % NB;
+            if (c <= r && r < at - prev_at) P[(ulong)r * lda + c] = keep[e];
+        }
+    }
+    for (uint e = lid; e < NB * NB; e += STEP_ITEMS) {
+        const uint r = e / NB, c = e % NB;
+        t[r][c] = c <= r && r < nb ? D[(ulong)r * lda + c] : 0;
+    }
+    const uint r = lid / 4, q = lid % 4;
+    const ulong i = (ulong)at + nb + (ulong)g * NB + r;
+    const bool mine = i < rows;
+    __global REAL *row = M + i * lda + at;
+    REAL x[NB / 4];
+#pragma unroll
+    for (uint s = 0; s < NB / 4; s++) x[s] = mine && q + 4 * s < nb ? row[q + 4 * s] : 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint j = 0; j < nb; j++) {
+        const REAL d = t[j][j];
+        if (!(d > 0)) {
+            if (lid == 0) bad = (int)j + 1;
+            break;
+        }
+        const REAL l = sqrt(d);
+        if (q == 0 && r > j && r < nb) col[r] = t[r][j] / l;
+        if (q == j % 4) {
+#pragma unroll
+            for (uint s = 0; s < NB / 4; s++)
+                if (q + 4 * s == j) {
+                    x[s] /= l;
+                    xcol[r] = x[s];
+                }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (r > j && r < nb) {
+            const REAL lrj = col[r];
+            for (uint k = j + 1 + q; k <= r; k += 4) t[r][k] -= lrj * col[k];
+            if (q == 0) t[r][j] = lrj;
+        }
+        const REAL xj = xcol[r];
+#pragma unroll
+        for (uint s = 0; s < NB / 4; s++)
+            if (q + 4 * s > j && q + 4 * s < nb) x[s] -= xj * col[q + 4 * s];
+        if (lid == 0) t[j][j] = l;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int failed = bad;
+    if (g == 0) {
+        for (uint e = lid; e < NB * NB; e += STEP_ITEMS) keep[e] = t[e / NB][e % NB];
+        if (lid == 0) {
+            REAL ld = 0;
+            for (uint j = 0; j < nb; j++) ld += log(t[j][j]);
+            logdet_part[(ulong)m * blocks + block] = failed ? (REAL)NAN : 2 * ld;
+            if (failed && status[m] == 0) status[m] = (int)(at + failed);
+        }
+    }
+    if (failed || !mine) return;
+#pragma unroll
+    for (uint s = 0; s < NB / 4; s++) {
+        const uint j = q + 4 * s;
+        if (j < nb) {
+            row[j] = x[s];
+            if (want_pt) pt[(ulong)m * NB * rows + (ulong)j * rows + i] = x[s];
+        }
+    }
+}
+
 /* The last potrf_step's L11 (nb rows) from l11 into place at `at`. */
 __kernel void potrf_put_block(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb,
                               __global const REAL *l11)
