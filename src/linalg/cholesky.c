@@ -22,7 +22,6 @@
 /* linalg.potrf_step's value for the one-launch step, and that launch's work-group
  * (kernels/linalg/cholesky.cl STEP_ITEMS). */
 #define STEP_INVERSE 2
-#define STEP_SUBSTITUTE 3
 #define STEP_ITEMS 256
 #define ROW_CHUNK 64
 /* lauum's tile (kernels/linalg/cholesky.cl WIDE_TILE). */
@@ -135,14 +134,14 @@ fail:
 
 /* potrf_many by potrf_step, the block and panel in one launch a step (GPUs), then the update;
  * the last block's L11 put in place at the end (kernels/linalg/cholesky.cl says why). */
-static int potrf_fused(clstats_ctx *ctx, cl_program prog, const char *name, cl_kernel ku,
-                       bool by_rows, struct clstats__mat a, size_t step, size_t n, size_t extra,
-                       size_t count, cl_mem info, cl_mem parts, cl_mem pt, size_t es)
+static int potrf_fused(clstats_ctx *ctx, cl_program prog, cl_kernel ku, bool by_rows,
+                       struct clstats__mat a, size_t step, size_t n, size_t extra, size_t count,
+                       cl_mem info, cl_mem parts, cl_mem pt, size_t es)
 {
     cl_kernel ks, kput;
     cl_mem l11;
     const size_t blocks = clstats__potrf_blocks(n), rows = n + extra;
-    int status = clstats__kernel(ctx, prog, name, &ks);
+    int status = clstats__kernel(ctx, prog, "potrf_step", &ks);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_put_block", &kput);
     if (status == CLSTATS_OK)
         status = clstats__scratch(ctx, "linalg.l11", count * BLOCK * BLOCK * es, &l11);
@@ -183,7 +182,7 @@ static int potrf_fused(clstats_ctx *ctx, cl_program prog, const char *name, cl_k
         ARG(ks, 14, prev32);
         const size_t groups = below ? (below + BLOCK - 1) / BLOCK : 1;
         const size_t gs[2] = {groups * STEP_ITEMS, count}, ls[2] = {STEP_ITEMS, 1};
-        status = clstats__launch(ctx, ks, 2, NULL, gs, ls, name);
+        status = clstats__launch(ctx, ks, 2, NULL, gs, ls, "potrf_step");
         if (status == CLSTATS_OK && below && at + nb < n)
             status = launch_update(ctx, ku, by_rows, at, nb, n, rows, count);
     }
@@ -211,17 +210,14 @@ int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_
         update == UPDATE_ROWS || (update == AUTO && ctx->device_class == CLASS_CPU);
     const char *update_name = by_rows ? "potrf_update_rows" : "potrf_update";
     const long design = clstats__tuned(ctx, P_LINALG_POTRF_STEP);
-    const bool fused = design == STEP_INVERSE || design == STEP_SUBSTITUTE ||
-                       (design == AUTO && ctx->device_class != CLASS_CPU);
+    const bool fused = design == STEP_INVERSE || (design == AUTO && ctx->device_class != CLASS_CPU);
     int status = program(ctx, f64, &prog);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, update_name, &ku);
     if (status == CLSTATS_OK)
         status = clstats__scratch(ctx, "linalg.panel", count * BLOCK * rows * es, &pt);
     if (status != CLSTATS_OK) return status;
     if (fused)
-        return potrf_fused(ctx, prog,
-                           design == STEP_SUBSTITUTE ? "potrf_step_substitute" : "potrf_step", ku,
-                           by_rows, a, step, n, extra, count, info, parts, pt, es);
+        return potrf_fused(ctx, prog, ku, by_rows, a, step, n, extra, count, info, parts, pt, es);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_block", &kb);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_panel", &kp);
     if (status != CLSTATS_OK) return status;
