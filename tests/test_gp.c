@@ -15,8 +15,7 @@
 static double *uniform(struct test_rng *rng, size_t count)
 {
     double *v = malloc(count * sizeof *v);
-    for (size_t i = 0; i < count; i++)
-        v[i] = test_rng_uniform(rng);
+    for (size_t i = 0; i < count; i++) v[i] = test_rng_uniform(rng);
     return v;
 }
 
@@ -25,8 +24,7 @@ static double *response(const double *x, size_t n, size_t d)
     double *y = malloc(n * sizeof *y);
     for (size_t i = 0; i < n; i++) {
         double s = 0;
-        for (size_t k = 0; k < d; k++)
-            s += sin(3 * x[i * d + k] + k) * (k + 1);
+        for (size_t k = 0; k < d; k++) s += sin(3 * x[i * d + k] + k) * (k + 1);
         y[i] = s + 10;
     }
     return y;
@@ -48,8 +46,7 @@ static void check_deviances(enum clstats_gp_corr corr, size_t n, size_t d, doubl
     double *x = uniform(&rng, n * d), *y = response(x, n, d);
     enum { COUNT = 4 };
     double beta[COUNT * 10], dev[COUNT], mu[COUNT], s2[COUNT], nug[COUNT];
-    for (size_t i = 0; i < COUNT * d; i++)
-        beta[i] = -3 + 5 * test_rng_uniform(&rng);
+    for (size_t i = 0; i < COUNT * d; i++) beta[i] = -3 + 5 * test_rng_uniform(&rng);
     struct clstats_gp_model m;
     clstats_gp_model_init(&m);
     m.corr = corr;
@@ -76,8 +73,8 @@ static void check_deviances(enum clstats_gp_corr corr, size_t n, size_t d, doubl
         assert_close(nug[c], want_nug, want_nug, 1e-6, "nugget");
         double wmu, ws2;
         /* The reference at our nugget, so that the deviances compare to rounding. */
-        const double want =
-            reference_gp_deviance(&m, x, y, n, d, beta + c * d, nug[c], &wmu, &ws2, NULL);
+        const double want = reference_gp_deviance(&m, x, y, n, d, beta + c * d, nug[c], &wmu,
+                                                  &ws2, NULL);
         const double scale = fabs(want - n * log(ws2 * n)) + n * fabs(log(ws2 * n));
         /* Two correct solvers differ by about eps cond(S) (R's rounding alone moves mu that
          * much), which reaches 1e-7 at GPfit's bound e^20: the bound, not our error; 1e-10
@@ -153,10 +150,10 @@ START_TEST(gradient_matches_reference_and_finite_differences)
     clstats_ctx *ctx = test_ctx();
     struct test_rng rng;
     test_rng_seed(&rng, test_seed() + 5);
-    for (int corr = 0; corr < 3; corr++)
-        check_gradient(ctx, &rng, 30, corr, 1e-8);
+    for (int corr = 0; corr < 3; corr++) check_gradient(ctx, &rng, 30, corr, 1e-8);
     /* The factor's inverse across 64-row blocks and lauum's 128-row tiles; a larger nugget
      * keeps S about as well conditioned as the small cases'. */
+    check_gradient(ctx, &rng, 300, 0, 1e-3);
     /* The factor with its n extra rows by either design of block and panel. */
     const char *steps[] = {"inverse", "solve"};
     for (int s = 0; s < 2; s++) {
@@ -179,8 +176,8 @@ START_TEST(duplicates_take_the_nugget_or_fail_without_it)
     ck_assert_int_eq(clstats_gp_deviance(ctx, &m, x, y, 5, 1, &beta, 1, &out), CLSTATS_OK);
     ck_assert(nug > 0 && isfinite(dev));
     double mu, s2;
-    assert_close(dev, reference_gp_deviance(&m, x, y, 5, 1, &beta, nug, &mu, &s2, NULL), 10, 1e-7,
-                 "duplicates' deviance"); /* cond(S) = e^20: see above */
+    assert_close(dev, reference_gp_deviance(&m, x, y, 5, 1, &beta, nug, &mu, &s2, NULL), 10,
+                 1e-7, "duplicates' deviance"); /* cond(S) = e^20: see above */
     m.nugget = 0;
     ck_assert_int_eq(clstats_gp_deviance(ctx, &m, x, y, 5, 1, &beta, 1, &out),
                      CLSTATS_ERR_SINGULAR);
@@ -202,7 +199,8 @@ START_TEST(prediction_interpolates_and_matches_at_new_points)
     struct clstats_gp_model m;
     clstats_gp_model_init(&m);
     const double beta[2] = {0.2, 0.4};
-    ck_assert_int_eq(clstats_gp_predict(ctx, &m, x, y, n, d, beta, 0, x, n, mean, mse), CLSTATS_OK);
+    ck_assert_int_eq(clstats_gp_predict(ctx, &m, x, y, n, d, beta, 0, x, n, mean, mse),
+                     CLSTATS_OK);
     for (size_t i = 0; i < n; i++) {
         assert_close(mean[i], y[i], fabs(y[i]), 1e-7, "mean at a design point");
         ck_assert(mse[i] < 1e-6);
@@ -309,7 +307,8 @@ START_TEST(bad_input_gives_clear_errors)
     ck_assert_int_eq(clstats_gp_deviance(ctx, &m, x, y, 4, 1, &beta, 1, &out), CLSTATS_ERR_ARG);
     beta = 0;
     const double flat[4] = {2, 2, 2, 2};
-    ck_assert_int_eq(clstats_gp_deviance(ctx, &m, x, flat, 4, 1, &beta, 1, &out), CLSTATS_ERR_ARG);
+    ck_assert_int_eq(clstats_gp_deviance(ctx, &m, x, flat, 4, 1, &beta, 1, &out),
+                     CLSTATS_ERR_ARG);
     m.power = 2.5;
     ck_assert_int_eq(clstats_gp_deviance(ctx, &m, x, y, 4, 1, &beta, 1, &out), CLSTATS_ERR_ARG);
     m.power = 1.95;
@@ -334,10 +333,9 @@ START_TEST(rule_nugget_matches_the_reference_near_singular)
     double want[3], dev[3], nug[3];
     struct clstats_gp_model m;
     clstats_gp_model_init(&m);
-    for (int c = 0; c < 3; c++)
-        want[c] = reference_gp_nugget(&m, x, n, d, beta + c * d);
-    ck_assert_msg(want[0] > 0 && want[1] > 0 && want[2] == 0, "nuggets %g %g %g", want[0], want[1],
-                  want[2]);
+    for (int c = 0; c < 3; c++) want[c] = reference_gp_nugget(&m, x, n, d, beta + c * d);
+    ck_assert_msg(want[0] > 0 && want[1] > 0 && want[2] == 0, "nuggets %g %g %g", want[0],
+                  want[1], want[2]);
     const struct clstats_gp_eval out = {.deviance = dev, .nugget = nug};
     const char *places[] = {"device", "host"};
     for (int p = 0; p < 2; p++) {

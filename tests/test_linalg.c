@@ -50,7 +50,8 @@ static void download(cl_mem m, double *host, size_t count, bool f64, size_t pad)
     free(raw);
 }
 
-static struct clstats_array arr(cl_mem m, size_t pad, bool f64, size_t rows, size_t cols, size_t ld)
+static struct clstats_array arr(cl_mem m, size_t pad, bool f64, size_t rows, size_t cols,
+                                size_t ld)
 {
     return (struct clstats_array){.buffer = m,
                                   .offset = pad,
@@ -62,8 +63,7 @@ static struct clstats_array arr(cl_mem m, size_t pad, bool f64, size_t rows, siz
 
 static void fill(double *x, size_t n, struct test_rng *rng)
 {
-    for (size_t i = 0; i < n; i++)
-        x[i] = test_rng_uniform(rng) * 2 - 1;
+    for (size_t i = 0; i < n; i++) x[i] = test_rng_uniform(rng) * 2 - 1;
 }
 
 /* max |got - want| / (1 + max |want|) over n values. */
@@ -107,8 +107,8 @@ START_TEST(gemm_matches_reference)
                 download(dc, got, m * ldc, f64, pad);
                 ref_gemm(ta, tb, m, n, k, 1.5, a, lda, b, ldb, -0.5, c, ldc);
                 const double e = rel_err(got, c, m * ldc);
-                ck_assert_msg(e < (f64 ? TOL64 : TOL32), "gemm %zux%zux%zu t%d f64 %d: error %g", m,
-                              n, k, t, f, e);
+                ck_assert_msg(e < (f64 ? TOL64 : TOL32), "gemm %zux%zux%zu t%d f64 %d: error %g",
+                              m, n, k, t, f, e);
                 clReleaseMemObject(da);
                 clReleaseMemObject(db);
                 clReleaseMemObject(dc);
@@ -124,8 +124,8 @@ START_TEST(gemm_batched_matches_reference)
     for (int f = 0; f < 2; f++) {
         const bool f64 = f;
         const size_t m = 5, n = 3, k = 7, count = 9, as = m * k + 4, bs = k * n, cs = m * n + 1;
-        double *a = malloc(count * as * 8), *b = malloc(count * bs * 8),
-               *c = malloc(count * cs * 8), *got = malloc(count * cs * 8);
+        double *a = malloc(count * as * 8), *b = malloc(count * bs * 8), *c = malloc(count * cs * 8),
+               *got = malloc(count * cs * 8);
         fill(a, count * as, &rng);
         fill(b, count * bs, &rng);
         fill(c, count * cs, &rng);
@@ -182,13 +182,12 @@ START_TEST(trsm_solves_each_side)
             const size_t m = TRSM_M, n = 11, s = right ? n : m, lds = s + 2, pad = 3;
             double *l = malloc(s * lds * 8), *b = malloc(m * n * 8), *got = malloc(m * n * 8);
             fill(l, s * lds, &rng);
-            for (size_t i = 0; i < s; i++)
-                l[i * lds + i] = 2 + fabs(l[i * lds + i]);
+            for (size_t i = 0; i < s; i++) l[i * lds + i] = 2 + fabs(l[i * lds + i]);
             fill(b, m * n, &rng);
             cl_mem dl = upload(l, s * lds, f64, pad), db = upload(b, m * n, f64, 0);
             struct clstats_array L = arr(dl, pad, f64, s, s, lds), B = arr(db, 0, f64, m, n, n);
-            int st =
-                clstats_trsm(test_ctx(), right, tl ? CLSTATS_OP_T : CLSTATS_OP_N, 0.75, &L, &B);
+            int st = clstats_trsm(test_ctx(), right, tl ? CLSTATS_OP_T : CLSTATS_OP_N, 0.75, &L,
+                                  &B);
             ck_assert_msg(st == CLSTATS_OK, "%s", clstats_ctx_message(test_ctx()));
             download(db, got, m * n, f64, 0);
             ref_trsm(right, tl, m, n, 0.75, l, lds, b, n);
@@ -216,8 +215,8 @@ START_TEST(gemv_matches_reference)
                    dy = upload(y, yl, f64, 1);
             struct clstats_array A = arr(da, 0, f64, m, n, n), X = arr(dx, 2, f64, 1, xl, 0),
                                  Y = arr(dy, 1, f64, 1, yl, 0);
-            int st =
-                clstats_gemv(test_ctx(), ta ? CLSTATS_OP_T : CLSTATS_OP_N, -1.0, &A, &X, 2.0, &Y);
+            int st = clstats_gemv(test_ctx(), ta ? CLSTATS_OP_T : CLSTATS_OP_N, -1.0, &A, &X, 2.0,
+                                  &Y);
             ck_assert_msg(st == CLSTATS_OK, "%s", clstats_ctx_message(test_ctx()));
             download(dy, got, yl, f64, 1);
             ref_gemm(ta, false, yl, 1, xl, -1.0, a, n, x, 1, 2.0, y, 1);
@@ -239,8 +238,7 @@ START_TEST(cholesky_batched_flags_bad_matrices)
             const bool f64 = f;
             const size_t p = sizes[si], count = 70;
             double *a = malloc(count * p * p * 8), *got = malloc(count * p * p * 8);
-            for (size_t i = 0; i < count; i++)
-                ref_spd(a + i * p * p, p, test_seed() + i);
+            for (size_t i = 0; i < count; i++) ref_spd(a + i * p * p, p, test_seed() + i);
             a[3 * p * p + (p - 1) * p + (p - 1)] = -1.0; /* matrix 3: last pivot negative */
             cl_mem da = upload(a, count * p * p, f64, 0);
             struct clstats_array A = arr(da, 0, f64, count * p, p, p);
@@ -281,8 +279,7 @@ START_TEST(cholesky_solve_batched_several_rhs)
                *x = malloc(count * p * nrhs * 8);
         struct test_rng rng;
         test_rng_seed(&rng, test_seed() + 6);
-        for (size_t i = 0; i < count; i++)
-            ref_spd(a + i * p * p, p, test_seed() + 7 * i);
+        for (size_t i = 0; i < count; i++) ref_spd(a + i * p * p, p, test_seed() + 7 * i);
         fill(b, count * p * nrhs, &rng);
         cl_mem da = upload(a, count * p * p, f64, 0), db = upload(b, count * p * nrhs, f64, 0);
         struct clstats_array A = arr(da, 0, f64, count * p, p, p),
@@ -321,11 +318,9 @@ START_TEST(cholesky_blocked_and_solve)
             const size_t n = sizes[si], ld = n + 3, pad = 2, nrhs = 4;
             double *spd = malloc(n * n * 8), *a = malloc(n * ld * 8), *got = malloc(n * ld * 8);
             ref_spd(spd, n, test_seed() + n);
-            for (size_t i = 0; i < n * ld; i++)
-                a[i] = GARBAGE; /* never read: upper and padding */
+            for (size_t i = 0; i < n * ld; i++) a[i] = GARBAGE; /* never read: upper and padding */
             for (size_t i = 0; i < n; i++)
-                for (size_t j = 0; j <= i; j++)
-                    a[i * ld + j] = spd[i * n + j];
+                for (size_t j = 0; j <= i; j++) a[i * ld + j] = spd[i * n + j];
             cl_mem da = upload(a, n * ld, f64, pad);
             struct clstats_array A = arr(da, pad, f64, n, n, ld);
             double logdet;
@@ -340,13 +335,13 @@ START_TEST(cholesky_blocked_and_solve)
             const double tol = f64 ? TOL64 : 1e-3;
             for (size_t i = 0; i < n; i++)
                 for (size_t j = 0; j < ld; j++)
-                    ck_assert_msg(
-                        fabs(got[i * ld + j] - a[i * ld + j]) <= tol * (1 + fabs(a[i * ld + j])),
-                        "n %zu (%zu,%zu): %g vs %g", n, i, j, got[i * ld + j], a[i * ld + j]);
-            ck_assert_msg(fabs(logdet - want_ld) <= tol * fabs(want_ld), "logdet %g vs %g", logdet,
-                          want_ld);
-            double *b = malloc(n * nrhs * 8), *x = malloc(n * nrhs * 8),
-                   *back = malloc(n * nrhs * 8);
+                    ck_assert_msg(fabs(got[i * ld + j] - a[i * ld + j]) <=
+                                      tol * (1 + fabs(a[i * ld + j])),
+                                  "n %zu (%zu,%zu): %g vs %g", n, i, j, got[i * ld + j],
+                                  a[i * ld + j]);
+            ck_assert_msg(fabs(logdet - want_ld) <= tol * fabs(want_ld), "logdet %g vs %g",
+                          logdet, want_ld);
+            double *b = malloc(n * nrhs * 8), *x = malloc(n * nrhs * 8), *back = malloc(n * nrhs * 8);
             struct test_rng rng;
             test_rng_seed(&rng, test_seed() + 8);
             fill(b, n * nrhs, &rng);

@@ -1,7 +1,7 @@
 /* cholesky.cl - the dense factorisations CLBlast lacks (it has no LAPACK): Cholesky A = L L^T of
  * many small matrices at once, and of one large matrix blocked (src/linalg/cholesky.c: per
- * block step its diagonal block, the panel below it and the trailing update, three launches
- * with no host work between them), and solves with L of several right-hand sides. Matrices are row-major, element (i, j) at a[i lda + j];
+ * block step its diagonal block, the panel below it and the trailing update, three launches,
+ * or two with potrf_step, with no host work between them), and solves with L of several right-hand sides. Matrices are row-major, element (i, j) at a[i lda + j];
  * only the lower triangle (j <= i) is read and written, the strict upper is left as it was.
  *
  * Build options: -D REAL=float or double (double needs fp64), -D NB=rows of the diagonal block

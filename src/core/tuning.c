@@ -18,8 +18,7 @@ struct param {
 };
 
 static const char *const switches[] = {"auto", "off", "on", NULL};
-static const char *const filter_paths[] = {"auto", "sorted", "bisect", "binned",
-                                           "rank", "runs",   NULL};
+static const char *const filter_paths[] = {"auto", "sorted", "bisect", "binned", "rank", "runs", NULL};
 static const char *const regress_products[] = {"auto", "pairs", "rows", NULL};
 static const char *const kmeans_assign[] = {"auto", "direct", "tiled", "gemm", "serial", NULL};
 static const char *const kmeans_sums[] = {"auto", "groups", "serial", NULL};

@@ -2,8 +2,9 @@
  * p x p systems at once (kernels/linalg/cholesky.cl, one work-item a matrix), and an n x n
  * matrix blocked right-looking as clMAGMA does it, in our own kernels: each diagonal block
  * factored by one work-group, the panel below it solved against it, the trailing matrix
- * updated, three launches a block and no host work between them (CLBlast's TRSM and SYRK cost
- * tens of launches, temporary buffers and host work a call: bench/RESULTS.md, issue 23). */
+ * updated, no host work between the launches (CLBlast's TRSM and SYRK cost tens of launches,
+ * temporary buffers and host work a call: bench/RESULTS.md, issue 23). On GPUs the block and
+ * panel are one launch (potrf_step), two launches a block; on CPU devices three. */
 #include "linalg_internal.h"
 
 #include <math.h>
@@ -12,7 +13,7 @@
 
 /* Rows of the diagonal block: its work-group's size, and the block in local memory (33 KiB of
  * doubles at 64, within the 48 KiB NVIDIA's OpenCL gives a work-group). Larger blocks mean
- * fewer steps, each three launches. */
+ * fewer steps, each two or three launches. */
 #define BLOCK 64
 /* The trailing update's tile (kernels/linalg/cholesky.cl SYRK_TILE). */
 #define UPDATE_TILE 64
@@ -47,10 +48,11 @@ static int program(clstats_ctx *ctx, bool f64, cl_program *out)
     return program_with(ctx, f64, false, out);
 }
 
-#define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
+#define ARG(k, i, v)                                                                               \
+    CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
 
-int clstats__potrf_batched(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t step, size_t p,
-                           size_t count, cl_mem info, cl_mem logdet)
+int clstats__potrf_batched(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t step,
+                           size_t p, size_t count, cl_mem info, cl_mem logdet)
 {
     cl_program prog;
     cl_kernel k;
@@ -198,8 +200,8 @@ fail:
     return status;
 }
 
-int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t step, size_t n,
-                        size_t extra, size_t count, cl_mem info, cl_mem parts)
+int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t step,
+                        size_t n, size_t extra, size_t count, cl_mem info, cl_mem parts)
 {
     cl_program prog;
     cl_kernel kb, kp, ku;
@@ -210,21 +212,22 @@ int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_
         update == UPDATE_ROWS || (update == AUTO && ctx->device_class == CLASS_CPU);
     const char *update_name = by_rows ? "potrf_update_rows" : "potrf_update";
     const long design = clstats__tuned(ctx, P_LINALG_POTRF_STEP);
-    const bool fused = design == STEP_INVERSE || (design == AUTO && ctx->device_class != CLASS_CPU);
+    const bool fused =
+        design == STEP_INVERSE || (design == AUTO && ctx->device_class != CLASS_CPU);
     int status = program(ctx, f64, &prog);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, update_name, &ku);
     if (status == CLSTATS_OK)
         status = clstats__scratch(ctx, "linalg.panel", count * BLOCK * rows * es, &pt);
     if (status != CLSTATS_OK) return status;
     if (fused)
-        return potrf_fused(ctx, prog, ku, by_rows, a, step, n, extra, count, info, parts, pt, es);
+        return potrf_fused(ctx, prog, ku, by_rows, a, step, n, extra, count, info, parts, pt,
+                           es);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_block", &kb);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_panel", &kp);
     if (status != CLSTATS_OK) return status;
     const cl_int zero = 0;
-    CL_TRY(ctx,
-           clEnqueueFillBuffer(ctx->queue, info, &zero, sizeof zero, 0, count * sizeof zero, 0,
-                               NULL, NULL),
+    CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, info, &zero, sizeof zero, 0,
+                                    count * sizeof zero, 0, NULL, NULL),
            "clEnqueueFillBuffer(status)");
     const cl_ulong off = a.off, mstep = step;
     const cl_uint lda = (cl_uint)a.ld, rows32 = (cl_uint)rows, n32 = (cl_uint)n,
@@ -276,13 +279,13 @@ int clstats__potrf(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t n, 
     int status = part ? CLSTATS_OK : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "potrf");
     if (status == CLSTATS_OK) status = clstats__scratch(ctx, "linalg.status", sizeof(cl_int), &st);
     if (status == CLSTATS_OK) status = clstats__scratch(ctx, "linalg.logdet", blocks * es, &parts);
-    if (status == CLSTATS_OK) status = clstats__potrf_many(ctx, f64, a, 0, n, extra, 1, st, parts);
+    if (status == CLSTATS_OK)
+        status = clstats__potrf_many(ctx, f64, a, 0, n, extra, 1, st, parts);
     if (status != CLSTATS_OK) goto fail;
     cl_int first_bad = 0;
     void *raw = part;
-    CL_TRY(ctx,
-           clEnqueueReadBuffer(ctx->queue, st, CL_FALSE, 0, sizeof first_bad, &first_bad, 0, NULL,
-                               NULL),
+    CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, st, CL_FALSE, 0, sizeof first_bad, &first_bad, 0,
+                                    NULL, NULL),
            "clEnqueueReadBuffer(status)");
     CL_TRY(ctx, clEnqueueReadBuffer(ctx->queue, parts, CL_TRUE, 0, blocks * es, raw, 0, NULL, NULL),
            "clEnqueueReadBuffer(logdet)");
