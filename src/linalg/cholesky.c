@@ -115,6 +115,32 @@ size_t clstats__potrf_blocks(size_t n)
     return (n + BLOCK - 1) / BLOCK;
 }
 
+/* What both designs of potrf_many set up first: the status cleared, the matrices' layout as
+ * the first four arguments of their three kernels, and the update's own arguments 6-8. */
+static int start_factor(clstats_ctx *ctx, cl_kernel k[3], struct clstats__mat a, size_t step,
+                        size_t n, size_t rows, size_t count, cl_mem info, bool by_rows,
+                        cl_mem pt)
+{
+    int status = CLSTATS_OK;
+    const cl_int zero = 0;
+    CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, info, &zero, sizeof zero, 0,
+                                    count * sizeof zero, 0, NULL, NULL),
+           "clEnqueueFillBuffer(status)");
+    const cl_ulong off = a.off, mstep = step;
+    const cl_uint lda = (cl_uint)a.ld, rows32 = (cl_uint)rows, n32 = (cl_uint)n;
+    for (int i = 0; i < 3; i++) {
+        ARG(k[i], 0, a.buf);
+        ARG(k[i], 1, off);
+        ARG(k[i], 2, mstep);
+        ARG(k[i], 3, lda);
+    }
+    ARG(k[2], 6, rows32);
+    ARG(k[2], 7, n32);
+    if (by_rows) ARG(k[2], 8, pt);
+fail:
+    return status;
+}
+
 /* The trailing update's launch after the panel at `at` (nb columns): ku with its arguments 0-3
  * and 6-8 set. */
 static int launch_update(clstats_ctx *ctx, cl_kernel ku, bool by_rows, size_t at, size_t nb,
@@ -147,22 +173,11 @@ static int potrf_fused(clstats_ctx *ctx, cl_program prog, cl_kernel ku, bool by_
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_put_block", &kput);
     if (status == CLSTATS_OK)
         status = clstats__scratch(ctx, "linalg.l11", count * BLOCK * BLOCK * es, &l11);
-    if (status != CLSTATS_OK) return status;
-    const cl_int zero = 0;
-    CL_TRY(ctx,
-           clEnqueueFillBuffer(ctx->queue, info, &zero, sizeof zero, 0, count * sizeof zero, 0,
-                               NULL, NULL),
-           "clEnqueueFillBuffer(status)");
-    const cl_ulong off = a.off, mstep = step;
-    const cl_uint lda = (cl_uint)a.ld, rows32 = (cl_uint)rows, n32 = (cl_uint)n,
-                  blocks32 = (cl_uint)blocks, want_pt = by_rows;
     cl_kernel all[3] = {ks, kput, ku};
-    for (int i = 0; i < 3; i++) {
-        ARG(all[i], 0, a.buf);
-        ARG(all[i], 1, off);
-        ARG(all[i], 2, mstep);
-        ARG(all[i], 3, lda);
-    }
+    if (status == CLSTATS_OK)
+        status = start_factor(ctx, all, a, step, n, rows, count, info, by_rows, pt);
+    if (status != CLSTATS_OK) return status;
+    const cl_uint rows32 = (cl_uint)rows, blocks32 = (cl_uint)blocks, want_pt = by_rows;
     ARG(ks, 6, rows32);
     ARG(ks, 7, pt);
     ARG(ks, 8, want_pt);
@@ -171,9 +186,6 @@ static int potrf_fused(clstats_ctx *ctx, cl_program prog, cl_kernel ku, bool by_
     ARG(ks, 12, parts);
     ARG(ks, 13, l11);
     ARG(kput, 6, l11);
-    ARG(ku, 6, rows32);
-    ARG(ku, 7, n32);
-    if (by_rows) ARG(ku, 8, pt);
     for (size_t b = 0; b < blocks && status == CLSTATS_OK; b++) {
         const size_t at = b * BLOCK, nb = n - at < BLOCK ? n - at : BLOCK, below = rows - at - nb;
         const cl_uint at32 = (cl_uint)at, nb32 = (cl_uint)nb, b32 = (cl_uint)b,
@@ -224,30 +236,15 @@ int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_
                            es);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_block", &kb);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_panel", &kp);
-    if (status != CLSTATS_OK) return status;
-    const cl_int zero = 0;
-    CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, info, &zero, sizeof zero, 0,
-                                    count * sizeof zero, 0, NULL, NULL),
-           "clEnqueueFillBuffer(status)");
-    const cl_ulong off = a.off, mstep = step;
-    const cl_uint lda = (cl_uint)a.ld, rows32 = (cl_uint)rows, n32 = (cl_uint)n,
-                  blocks32 = (cl_uint)blocks;
-    /* The three kernels' first arguments: the matrices and their layout. */
     cl_kernel all[3] = {kb, kp, ku};
-    for (int i = 0; i < 3; i++) {
-        ARG(all[i], 0, a.buf);
-        ARG(all[i], 1, off);
-        ARG(all[i], 2, mstep);
-        ARG(all[i], 3, lda);
-    }
+    status = start_factor(ctx, all, a, step, n, rows, count, info, by_rows, pt);
+    if (status != CLSTATS_OK) return status;
+    const cl_uint rows32 = (cl_uint)rows, blocks32 = (cl_uint)blocks;
     ARG(kb, 7, blocks32);
     ARG(kb, 8, info);
     ARG(kb, 9, parts);
     ARG(kp, 6, rows32);
     ARG(kp, 7, pt);
-    ARG(ku, 6, rows32);
-    ARG(ku, 7, n32);
-    if (by_rows) ARG(ku, 8, pt);
     for (size_t b = 0; b < blocks && status == CLSTATS_OK; b++) {
         const size_t at = b * BLOCK, nb = n - at < BLOCK ? n - at : BLOCK, below = rows - at - nb;
         const cl_uint at32 = (cl_uint)at, nb32 = (cl_uint)nb, b32 = (cl_uint)b;
