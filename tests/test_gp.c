@@ -38,7 +38,7 @@ static void assert_close(double got, double want, double scale, double tol, cons
 }
 
 static void check_deviances(enum clstats_gp_corr corr, size_t n, size_t d, double nugget,
-                            uint64_t seed, const char *update)
+                            uint64_t seed, const char *update, const char *step)
 {
     clstats_ctx *ctx = test_ctx();
     struct test_rng rng;
@@ -52,9 +52,11 @@ static void check_deviances(enum clstats_gp_corr corr, size_t n, size_t d, doubl
     m.corr = corr;
     m.nugget = nugget;
     test_tune("linalg.potrf_update", update);
+    test_tune("linalg.potrf_step", step);
     const struct clstats_gp_eval out = {.deviance = dev, .mu = mu, .sigma2 = s2, .nugget = nug};
     const int status = clstats_gp_deviance(ctx, &m, x, y, n, d, beta, COUNT, &out);
     test_tune("linalg.potrf_update", NULL);
+    test_tune("linalg.potrf_step", NULL);
     ck_assert_msg(status == CLSTATS_OK, "%s", clstats_ctx_message(ctx));
     /* The last vector alone: its correlations computed directly, not from the population's
      * distance table; the same sums, so the same deviance to R's rounding (times cond(S)). */
@@ -97,15 +99,18 @@ START_TEST(deviances_match_the_reference)
     /* 150: the blocked path across its 64-row blocks. */
     static const size_t shapes[][2] = {{2, 1},  {3, 2},   {7, 3},  {17, 1},
                                        {33, 5}, {40, 10}, {150, 4}};
-    /* The factorisation's trailing update by GPUs' tiles and by CPU devices' rows. */
-    const char *paths[] = {"tiles", "rows"};
+    /* The factorisation's trailing update by GPUs' tiles and by CPU devices' rows, its block
+     * and panel by GPUs' one launch (the panel through the block's inverse) and by CPU
+     * devices' substitution; the single deviance beside each population takes the device's
+     * own designs, so the designs are also compared with each other. */
+    const char *paths[][2] = {{"tiles", "inverse"}, {"rows", "solve"}, {"rows", "inverse"}};
     for (int corr = 0; corr < 3; corr++)
         for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
-            for (int p = 0; p < 2; p++) {
+            for (int p = 0; p < 3; p++) {
                 check_deviances((enum clstats_gp_corr)corr, shapes[s][0], shapes[s][1], NAN,
-                                test_seed() + 31 * s + corr, paths[p]);
+                                test_seed() + 31 * s + corr, paths[p][0], paths[p][1]);
                 check_deviances((enum clstats_gp_corr)corr, shapes[s][0], shapes[s][1], 1e-6,
-                                test_seed() + 31 * s + corr + 7, paths[p]);
+                                test_seed() + 31 * s + corr + 7, paths[p][0], paths[p][1]);
             }
 }
 END_TEST
@@ -149,6 +154,13 @@ START_TEST(gradient_matches_reference_and_finite_differences)
     /* The factor's inverse across 64-row blocks and lauum's 128-row tiles; a larger nugget
      * keeps S about as well conditioned as the small cases'. */
     check_gradient(ctx, &rng, 300, 0, 1e-3);
+    /* The factor with its n extra rows by either design of block and panel. */
+    const char *steps[] = {"inverse", "solve"};
+    for (int s = 0; s < 2; s++) {
+        test_tune("linalg.potrf_step", steps[s]);
+        check_gradient(ctx, &rng, 300, 0, 1e-3);
+    }
+    test_tune("linalg.potrf_step", NULL);
 }
 END_TEST
 

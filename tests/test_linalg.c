@@ -308,9 +308,13 @@ END_TEST
 START_TEST(cholesky_blocked_and_solve)
 {
     const size_t sizes[] = {1, 31, 32, 33, 63, 64, 65, 97, 130, 200};
-    for (int f = 0; f < 2; f++)
+    /* Block and panel by substitution (CPU devices) and in one launch through the block's
+     * inverse (GPUs). */
+    const char *steps[] = {"solve", "inverse"};
+    for (int f = 0; f < 4; f++)
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
-            const bool f64 = f;
+            const bool f64 = f % 2;
+            test_tune("linalg.potrf_step", steps[f / 2]);
             const size_t n = sizes[si], ld = n + 3, pad = 2, nrhs = 4;
             double *spd = malloc(n * n * 8), *a = malloc(n * ld * 8), *got = malloc(n * ld * 8);
             ref_spd(spd, n, test_seed() + n);
@@ -322,7 +326,9 @@ START_TEST(cholesky_blocked_and_solve)
             double logdet;
             size_t bad = 99;
             int st = clstats_cholesky(test_ctx(), &A, &logdet, &bad);
-            ck_assert_msg(st == CLSTATS_OK, "n %zu: %s", n, clstats_ctx_message(test_ctx()));
+            test_tune("linalg.potrf_step", NULL);
+            ck_assert_msg(st == CLSTATS_OK, "n %zu %s: %s", n, steps[f / 2],
+                          clstats_ctx_message(test_ctx()));
             download(da, got, n * ld, f64, pad);
             double want_ld;
             ck_assert_int_eq(ref_cholesky(a, n, ld, &want_ld), 0);
@@ -354,19 +360,24 @@ END_TEST
 
 START_TEST(cholesky_reports_the_bad_row)
 {
-    const size_t n = 70;
-    double *a = malloc(n * n * 8);
-    ref_spd(a, n, 5);
-    a[45 * n + 45] = -5; /* in the second block, as the first blocks leave it */
-    cl_mem da = upload(a, n * n, true, 0);
-    struct clstats_array A = arr(da, 0, true, n, n, n);
-    size_t bad = 0;
-    double ld = 0;
-    ck_assert_int_eq(clstats_cholesky(test_ctx(), &A, &ld, &bad), CLSTATS_ERR_SINGULAR);
-    ck_assert_uint_eq(bad, 45);
-    ck_assert(isnan(ld));
-    clReleaseMemObject(da);
-    free(a);
+    const char *steps[] = {"solve", "inverse"};
+    for (int s = 0; s < 2; s++) {
+        test_tune("linalg.potrf_step", steps[s]);
+        const size_t n = 70;
+        double *a = malloc(n * n * 8);
+        ref_spd(a, n, 5);
+        a[45 * n + 45] = -5; /* in the second block, as the first blocks leave it */
+        cl_mem da = upload(a, n * n, true, 0);
+        struct clstats_array A = arr(da, 0, true, n, n, n);
+        size_t bad = 0;
+        double ld = 0;
+        ck_assert_int_eq(clstats_cholesky(test_ctx(), &A, &ld, &bad), CLSTATS_ERR_SINGULAR);
+        ck_assert_uint_eq(bad, 45);
+        ck_assert(isnan(ld));
+        clReleaseMemObject(da);
+        free(a);
+    }
+    test_tune("linalg.potrf_step", NULL);
 }
 END_TEST
 

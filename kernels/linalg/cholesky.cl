@@ -1,7 +1,7 @@
 /* cholesky.cl - the dense factorisations CLBlast lacks (it has no LAPACK): Cholesky A = L L^T of
  * many small matrices at once, and of one large matrix blocked (src/linalg/cholesky.c: per
- * block step its diagonal block, the panel below it and the trailing update, three launches
- * with no host work between them), and solves with L of several right-hand sides. Matrices are row-major, element (i, j) at a[i lda + j];
+ * block step its diagonal block, the panel below it and the trailing update, three launches,
+ * or two with potrf_step, with no host work between them), and solves with L of several right-hand sides. Matrices are row-major, element (i, j) at a[i lda + j];
  * only the lower triangle (j <= i) is read and written, the strict upper is left as it was.
  *
  * Build options: -D REAL=float or double (double needs fp64), -D NB=rows of the diagonal block
@@ -191,6 +191,157 @@ potrf_panel(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb,
         row[j] = s / t[j][j];
         p[(ulong)j * rows] = row[j];
     }
+}
+
+/* Work-items of potrf_step's group (16 x 16) and the panel's columns it stages at a time. */
+#define STEP_ITEMS 256
+#define STEP_K 16
+
+/* One 64-row step of the blocked factorisation in one launch, for GPUs, where potrf_block and
+ * potrf_panel's long serial loops (a row an item) left most of each step's time to latency:
+ * every work-group factors the diagonal block at `at` in local memory (a row by 4 items, two
+ * barriers a column: the same operations as potrf_block's, so the same L11), forms inv(L11) in
+ * the same local array, then its own 64 rows of the panel as A21 inv(L11)^T, every element an
+ * independent dot product. Group 0 alone writes the block's logdet part and the status (as
+ * potrf_block does) and L11 to l11 (m NB^2 on), which the next step's group 0, or
+ * potrf_put_block after the last step, copies into place: the other groups of this step may
+ * still be reading A11 there. The panel differs from substitution's by rounding (inv(L11)'s error,
+ * about eps cond(L11), where cond(L11) = sqrt(cond(A11))). pt as potrf_panel, written only
+ * where want_pt is set (the CPU devices' update reads it, the tiles do not). */
+__kernel __attribute__((reqd_work_group_size(STEP_ITEMS, 1, 1))) void
+potrf_step(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb, uint rows,
+           __global REAL *pt, uint want_pt, uint block, uint blocks, __global int *status,
+           __global REAL *logdet_part, __global REAL *l11, uint prev_at)
+{
+    /* L11 on and below the diagonal; inv(L11) transposed above it, its diagonal in dinv:
+     * element (j, c) of the inverse, c < j, at t[c][j]. */
+    __local REAL t[NB][NB + 1];
+    __local REAL col[NB], dinv[NB];
+    __local REAL sa[NB][STEP_K + 1];
+    __local int bad;
+    const uint lid = get_local_id(0), g = get_group_id(0), m = get_group_id(1);
+    __global REAL *M = a + off + m * step;
+    __global REAL *D = M + (ulong)at * lda + at;
+    __global REAL *keep = l11 + (ulong)m * NB * NB;
+    if (lid == 0) bad = 0;
+    /* The previous step's L11 into place (no group of this step reads there). */
+    if (g == 0 && block > 0) {
+        __global REAL *P = M + (ulong)prev_at * lda + prev_at;
+        for (uint e = lid; e < NB * NB; e += STEP_ITEMS) {
+            const uint r = e / NB, c = e % NB;
+            if (c <= r && r < at - prev_at) P[(ulong)r * lda + c] = keep[e];
+        }
+    }
+    for (uint e = lid; e < NB * NB; e += STEP_ITEMS) {
+        const uint r = e / NB, c = e % NB;
+        t[r][c] = c <= r && r < nb ? D[(ulong)r * lda + c] : 0;
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint r = lid / 4, q = lid % 4;
+    for (uint j = 0; j < nb; j++) {
+        const REAL d = t[j][j];
+        if (!(d > 0)) {
+            if (lid == 0) bad = (int)j + 1;
+            break;
+        }
+        const REAL l = sqrt(d);
+        if (q == 0 && r > j && r < nb) col[r] = t[r][j] / l;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (r > j && r < nb) {
+            const REAL lrj = col[r];
+            for (uint k = j + 1 + q; k <= r; k += 4) t[r][k] -= lrj * col[k];
+            if (q == 0) t[r][j] = lrj;
+        }
+        if (lid == 0) t[j][j] = l;
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int failed = bad;
+    if (g == 0) {
+        /* To the scratch, not yet in place: other groups may still be reading A11. */
+        for (uint e = lid; e < NB * NB; e += STEP_ITEMS) keep[e] = t[e / NB][e % NB];
+        if (lid == 0) {
+            REAL ld = 0;
+            for (uint j = 0; j < nb; j++) ld += log(t[j][j]);
+            logdet_part[(ulong)m * blocks + block] = failed ? (REAL)NAN : 2 * ld;
+            if (failed && status[m] == 0) status[m] = (int)(at + failed);
+        }
+    }
+    const ulong i0 = (ulong)at + nb + (ulong)g * NB;
+    if (failed || i0 >= rows) return; /* the whole group: no barrier is left waiting */
+    /* inv(L11) = X solves L11 X = I row by row: row j is B's row j over L_jj, then
+     * B_ic -= L_ij X_jc below it; B starts as I (0 above the diagonal from the load). */
+    for (uint j = lid; j < nb; j += STEP_ITEMS) dinv[j] = 1 / t[j][j];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint j = 0; j + 1 < nb; j++) {
+        const REAL inv_jj = dinv[j];
+        const uint below = nb - 1 - j;
+        for (uint e = lid; e < below * (j + 1); e += STEP_ITEMS) {
+            const uint i = j + 1 + e % below, c = e / below;
+            const REAL xjc = c == j ? inv_jj : t[c][j] * inv_jj;
+            t[c][i] -= t[i][j] * xjc;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    /* Row j's final scaling; then L11's triangle gives way to zeros and the diagonal to dinv:
+     * t becomes inv(L11)^T, upper triangular. */
+    for (uint e = lid; e < NB * NB; e += STEP_ITEMS) {
+        const uint c = e / NB, j = e % NB;
+        if (c < j && j < nb) t[c][j] *= dinv[j];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint e = lid; e < NB * NB; e += STEP_ITEMS) {
+        const uint rr = e / NB, c = e % NB;
+        if (c < rr)
+            t[rr][c] = 0;
+        else if (c == rr)
+            t[rr][c] = rr < nb ? dinv[rr] : 0;
+    }
+    /* The panel: item (ty, tx) the rows ty + 16 p and columns tx + 16 q of the group's tile. */
+    const uint tx = lid % 16, ty = lid / 16;
+    REAL acc[4][4];
+    for (int p = 0; p < 4; p++)
+        for (int s = 0; s < 4; s++) acc[p][s] = 0;
+    for (uint k0 = 0; k0 < nb; k0 += STEP_K) {
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint e = lid; e < NB * STEP_K; e += STEP_ITEMS) {
+            const uint rr = e / STEP_K, c = e % STEP_K;
+            const ulong i = i0 + rr;
+            sa[rr][c] = i < rows && k0 + c < nb ? M[i * lda + at + k0 + c] : 0;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint c = 0; c < STEP_K; c++) {
+            REAL ai[4], mj[4];
+            for (int p = 0; p < 4; p++) {
+                ai[p] = sa[ty + 16 * p][c];
+                mj[p] = t[k0 + c][tx + 16 * p];
+            }
+            for (int p = 0; p < 4; p++)
+                for (int s = 0; s < 4; s++) acc[p][s] += ai[p] * mj[s];
+        }
+    }
+    /* Every item has read its rows of A21 (the barrier above the last staging): now they may
+     * be overwritten. */
+    barrier(CLK_GLOBAL_MEM_FENCE);
+    for (int p = 0; p < 4; p++) {
+        const ulong i = i0 + ty + 16 * p;
+        if (i >= rows) continue;
+        for (int s = 0; s < 4; s++) {
+            const uint j = tx + 16 * s;
+            if (j >= nb) continue;
+            M[i * lda + at + j] = acc[p][s];
+            if (want_pt) pt[(ulong)m * NB * rows + (ulong)j * rows + i] = acc[p][s];
+        }
+    }
+}
+
+/* The last potrf_step's L11 (nb rows) from l11 into place at `at`. */
+__kernel void potrf_put_block(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb,
+                              __global const REAL *l11)
+{
+    const uint e = get_global_id(0), m = get_global_id(1), r = e / NB, c = e % NB;
+    if (c <= r && r < nb)
+        a[off + m * step + (ulong)(at + r) * lda + at + c] = l11[(ulong)m * NB * NB + e];
 }
 
 /* Tile of the trailing update a work-group computes (SYRK_TILE x SYRK_TILE elements, each of

@@ -150,8 +150,8 @@ static int upload_thetas(struct gp_job *job, const double *beta, size_t count, c
 }
 
 /* count deviances in one pass (a chunk that fits BATCH_BYTES): the matrices with their rows 1'
- * and y' below them, factored together (clstats__potrf_many, three launches a 64-row step
- * whatever the count), then one kernel's sums a matrix. */
+ * and y' below them, factored together (clstats__potrf_many, two or three launches a
+ * 64-row step whatever the count), then one kernel's sums a matrix. */
 static int eval_many(struct gp_job *job, const double *beta, size_t count,
                      const struct clstats_gp_eval *out, bool lenient)
 {

@@ -2,8 +2,9 @@
  * p x p systems at once (kernels/linalg/cholesky.cl, one work-item a matrix), and an n x n
  * matrix blocked right-looking as clMAGMA does it, in our own kernels: each diagonal block
  * factored by one work-group, the panel below it solved against it, the trailing matrix
- * updated, three launches a block and no host work between them (CLBlast's TRSM and SYRK cost
- * tens of launches, temporary buffers and host work a call: bench/RESULTS.md, issue 23). */
+ * updated, no host work between the launches (CLBlast's TRSM and SYRK cost tens of launches,
+ * temporary buffers and host work a call: bench/RESULTS.md, issue 23). On GPUs the block and
+ * panel are one launch (potrf_step), two launches a block; on CPU devices three. */
 #include "linalg_internal.h"
 
 #include <math.h>
@@ -12,13 +13,17 @@
 
 /* Rows of the diagonal block: its work-group's size, and the block in local memory (33 KiB of
  * doubles at 64, within the 48 KiB NVIDIA's OpenCL gives a work-group). Larger blocks mean
- * fewer steps, each three launches. */
+ * fewer steps, each two or three launches. */
 #define BLOCK 64
 /* The trailing update's tile (kernels/linalg/cholesky.cl SYRK_TILE). */
 #define UPDATE_TILE 64
 /* linalg.potrf_update's value for a work-item a piece of row over the transposed panel, and
  * its columns (kernels/linalg/cholesky.cl ROW_CHUNK). */
 #define UPDATE_ROWS 2
+/* linalg.potrf_step's value for the one-launch step, and that launch's work-group
+ * (kernels/linalg/cholesky.cl STEP_ITEMS). */
+#define STEP_INVERSE 2
+#define STEP_ITEMS 256
 #define ROW_CHUNK 64
 /* lauum's tile (kernels/linalg/cholesky.cl WIDE_TILE). */
 #define WIDE_TILE 128
@@ -110,6 +115,103 @@ size_t clstats__potrf_blocks(size_t n)
     return (n + BLOCK - 1) / BLOCK;
 }
 
+/* What both designs of potrf_many set up first: the status cleared, the matrices' layout as
+ * the first four arguments of their three kernels, and the update's own arguments 6-8. */
+static int start_factor(clstats_ctx *ctx, cl_kernel k[3], struct clstats__mat a, size_t step,
+                        size_t n, size_t rows, size_t count, cl_mem info, bool by_rows,
+                        cl_mem pt)
+{
+    int status = CLSTATS_OK;
+    const cl_int zero = 0;
+    CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, info, &zero, sizeof zero, 0,
+                                    count * sizeof zero, 0, NULL, NULL),
+           "clEnqueueFillBuffer(status)");
+    const cl_ulong off = a.off, mstep = step;
+    const cl_uint lda = (cl_uint)a.ld, rows32 = (cl_uint)rows, n32 = (cl_uint)n;
+    for (int i = 0; i < 3; i++) {
+        ARG(k[i], 0, a.buf);
+        ARG(k[i], 1, off);
+        ARG(k[i], 2, mstep);
+        ARG(k[i], 3, lda);
+    }
+    ARG(k[2], 6, rows32);
+    ARG(k[2], 7, n32);
+    if (by_rows) ARG(k[2], 8, pt);
+fail:
+    return status;
+}
+
+/* The trailing update's launch after the panel at `at` (nb columns): ku with its arguments 0-3
+ * and 6-8 set. */
+static int launch_update(clstats_ctx *ctx, cl_kernel ku, bool by_rows, size_t at, size_t nb,
+                         size_t n, size_t rows, size_t count)
+{
+    int status = CLSTATS_OK;
+    const size_t below = rows - at - nb;
+    const cl_uint at32 = (cl_uint)at, nb32 = (cl_uint)nb;
+    ARG(ku, 4, at32);
+    ARG(ku, 5, nb32);
+    const size_t tiles = (below + UPDATE_TILE - 1) / UPDATE_TILE;
+    const size_t gt[3] = {tiles * 16, tiles * 16, count}, lt[3] = {16, 16, 1};
+    const size_t gr[3] = {(n - at - nb + ROW_CHUNK - 1) / ROW_CHUNK, below, count};
+    status = clstats__launch(ctx, ku, 3, NULL, by_rows ? gr : gt, by_rows ? NULL : lt,
+                             by_rows ? "potrf_update_rows" : "potrf_update");
+fail:
+    return status;
+}
+
+/* potrf_many by potrf_step, the block and panel in one launch a step (GPUs), then the update;
+ * the last block's L11 put in place at the end (kernels/linalg/cholesky.cl says why). */
+static int potrf_fused(clstats_ctx *ctx, cl_program prog, cl_kernel ku, bool by_rows,
+                       struct clstats__mat a, size_t step, size_t n, size_t extra, size_t count,
+                       cl_mem info, cl_mem parts, cl_mem pt, size_t es)
+{
+    cl_kernel ks, kput;
+    cl_mem l11;
+    const size_t blocks = clstats__potrf_blocks(n), rows = n + extra;
+    int status = clstats__kernel(ctx, prog, "potrf_step", &ks);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_put_block", &kput);
+    if (status == CLSTATS_OK)
+        status = clstats__scratch(ctx, "linalg.l11", count * BLOCK * BLOCK * es, &l11);
+    cl_kernel all[3] = {ks, kput, ku};
+    if (status == CLSTATS_OK)
+        status = start_factor(ctx, all, a, step, n, rows, count, info, by_rows, pt);
+    if (status != CLSTATS_OK) return status;
+    const cl_uint rows32 = (cl_uint)rows, blocks32 = (cl_uint)blocks, want_pt = by_rows;
+    ARG(ks, 6, rows32);
+    ARG(ks, 7, pt);
+    ARG(ks, 8, want_pt);
+    ARG(ks, 10, blocks32);
+    ARG(ks, 11, info);
+    ARG(ks, 12, parts);
+    ARG(ks, 13, l11);
+    ARG(kput, 6, l11);
+    for (size_t b = 0; b < blocks && status == CLSTATS_OK; b++) {
+        const size_t at = b * BLOCK, nb = n - at < BLOCK ? n - at : BLOCK, below = rows - at - nb;
+        const cl_uint at32 = (cl_uint)at, nb32 = (cl_uint)nb, b32 = (cl_uint)b,
+                      prev32 = (cl_uint)(b ? at - BLOCK : 0);
+        ARG(ks, 4, at32);
+        ARG(ks, 5, nb32);
+        ARG(ks, 9, b32);
+        ARG(ks, 14, prev32);
+        const size_t groups = below ? (below + BLOCK - 1) / BLOCK : 1;
+        const size_t gs[2] = {groups * STEP_ITEMS, count}, ls[2] = {STEP_ITEMS, 1};
+        status = clstats__launch(ctx, ks, 2, NULL, gs, ls, "potrf_step");
+        if (status == CLSTATS_OK && below && at + nb < n)
+            status = launch_update(ctx, ku, by_rows, at, nb, n, rows, count);
+    }
+    if (status == CLSTATS_OK) {
+        const size_t at = (blocks - 1) * BLOCK;
+        const cl_uint at32 = (cl_uint)at, nb32 = (cl_uint)(n - at);
+        ARG(kput, 4, at32);
+        ARG(kput, 5, nb32);
+        const size_t gp[2] = {BLOCK * BLOCK, count};
+        status = clstats__launch(ctx, kput, 2, NULL, gp, NULL, "potrf_put_block");
+    }
+fail:
+    return status;
+}
+
 int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t step,
                         size_t n, size_t extra, size_t count, cl_mem info, cl_mem parts)
 {
@@ -121,36 +223,28 @@ int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_
     const bool by_rows =
         update == UPDATE_ROWS || (update == AUTO && ctx->device_class == CLASS_CPU);
     const char *update_name = by_rows ? "potrf_update_rows" : "potrf_update";
+    const long design = clstats__tuned(ctx, P_LINALG_POTRF_STEP);
+    const bool fused =
+        design == STEP_INVERSE || (design == AUTO && ctx->device_class != CLASS_CPU);
     int status = program(ctx, f64, &prog);
-    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_block", &kb);
-    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_panel", &kp);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, update_name, &ku);
     if (status == CLSTATS_OK)
         status = clstats__scratch(ctx, "linalg.panel", count * BLOCK * rows * es, &pt);
     if (status != CLSTATS_OK) return status;
-    const cl_int zero = 0;
-    CL_TRY(ctx, clEnqueueFillBuffer(ctx->queue, info, &zero, sizeof zero, 0,
-                                    count * sizeof zero, 0, NULL, NULL),
-           "clEnqueueFillBuffer(status)");
-    const cl_ulong off = a.off, mstep = step;
-    const cl_uint lda = (cl_uint)a.ld, rows32 = (cl_uint)rows, n32 = (cl_uint)n,
-                  blocks32 = (cl_uint)blocks;
-    /* The three kernels' first arguments: the matrices and their layout. */
+    if (fused)
+        return potrf_fused(ctx, prog, ku, by_rows, a, step, n, extra, count, info, parts, pt,
+                           es);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_block", &kb);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_panel", &kp);
     cl_kernel all[3] = {kb, kp, ku};
-    for (int i = 0; i < 3; i++) {
-        ARG(all[i], 0, a.buf);
-        ARG(all[i], 1, off);
-        ARG(all[i], 2, mstep);
-        ARG(all[i], 3, lda);
-    }
+    status = start_factor(ctx, all, a, step, n, rows, count, info, by_rows, pt);
+    if (status != CLSTATS_OK) return status;
+    const cl_uint rows32 = (cl_uint)rows, blocks32 = (cl_uint)blocks;
     ARG(kb, 7, blocks32);
     ARG(kb, 8, info);
     ARG(kb, 9, parts);
     ARG(kp, 6, rows32);
     ARG(kp, 7, pt);
-    ARG(ku, 6, rows32);
-    ARG(ku, 7, n32);
-    if (by_rows) ARG(ku, 8, pt);
     for (size_t b = 0; b < blocks && status == CLSTATS_OK; b++) {
         const size_t at = b * BLOCK, nb = n - at < BLOCK ? n - at : BLOCK, below = rows - at - nb;
         const cl_uint at32 = (cl_uint)at, nb32 = (cl_uint)nb, b32 = (cl_uint)b;
@@ -165,13 +259,7 @@ int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_
         const size_t gp[2] = {(below + BLOCK - 1) / BLOCK * BLOCK, count};
         status = clstats__launch(ctx, kp, 2, NULL, gp, lb, "potrf_panel");
         if (status != CLSTATS_OK || at + nb >= n) continue;
-        ARG(ku, 4, at32);
-        ARG(ku, 5, nb32);
-        const size_t tiles = (below + UPDATE_TILE - 1) / UPDATE_TILE;
-        const size_t gt[3] = {tiles * 16, tiles * 16, count}, lt[3] = {16, 16, 1};
-        const size_t gr[3] = {(n - at - nb + ROW_CHUNK - 1) / ROW_CHUNK, below, count};
-        status = clstats__launch(ctx, ku, 3, NULL, by_rows ? gr : gt, by_rows ? NULL : lt,
-                                 update_name);
+        status = launch_update(ctx, ku, by_rows, at, nb, n, rows, count);
     }
 fail:
     return status;
