@@ -199,42 +199,27 @@ potrf_panel(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb,
 
 /* One 64-row step of the blocked factorisation in one launch, for GPUs, where potrf_block and
  * potrf_panel's long serial loops (a row an item) left most of each step's time to latency:
- * every work-group factors the diagonal block at `at` and inverts it together, in registers,
- * then forms its own 64 rows of the panel as A21 inv(L11)^T, every element an independent dot
- * product. Item (ty, tx) of the group's 16 x 16 holds elements (ty + 16 p, tx + 16 s) of the
- * block and of its inverse (cyclic, so the shrinking trailing triangle stays spread over all
- * items). Column j of L is one step with one barrier: the update by column j - 1 (published in
- * local memory by its owners the step before), then column j's owners scale it and publish it.
- * Every item computes pivot j itself from the diagonal element its owner published a step
- * earlier (the same expression everywhere, so all agree on it and on stopping). L's elements
- * see potrf_block's subtractions in its order, but are scaled by 1 / L_jj rather than divided
- * by it (an ulp apart). The inverse rides along (X = inv(L), X starting as I: row j scaled by
- * 1 / L_jj once final, then X_ic -= L_ij X_jc below it), its row j
- * published beside L's column j. Group 0 alone writes the block's logdet part and the status
- * (as potrf_block does) and L11 to l11 (m NB^2 on), which the next step's group 0, or
+ * every work-group factors the diagonal block at `at` in local memory (a row by 4 items, two
+ * barriers a column: the same operations as potrf_block's, so the same L11), forms inv(L11) in
+ * the same local array, then its own 64 rows of the panel as A21 inv(L11)^T, every element an
+ * independent dot product. Group 0 alone writes the block's logdet part and the status (as
+ * potrf_block does) and L11 to l11 (m NB^2 on), which the next step's group 0, or
  * potrf_put_block after the last step, copies into place: the other groups of this step may
- * still be reading A11 there. The panel differs from substitution's by rounding (inv(L11)'s
- * error, about eps cond(L11), where cond(L11) = sqrt(cond(A11))). pt as potrf_panel, written
- * only where want_pt is set (the CPU devices' update reads it, the tiles do not). */
-#if NB != 64
-#error "potrf_step's items hold a 64 x 64 block as 16 x 16 items of 4 x 4"
-#endif
+ * still be reading A11 there. The panel differs from substitution's by rounding (inv(L11)'s error,
+ * about eps cond(L11), where cond(L11) = sqrt(cond(A11))). pt as potrf_panel, written only
+ * where want_pt is set (the CPU devices' update reads it, the tiles do not). */
 __kernel __attribute__((reqd_work_group_size(STEP_ITEMS, 1, 1))) void
 potrf_step(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb, uint rows,
            __global REAL *pt, uint want_pt, uint block, uint blocks, __global int *status,
            __global REAL *logdet_part, __global REAL *l11, uint prev_at)
 {
-    /* inv(L11)^T (upper triangular) for the panel's product: element (j, k) of the inverse at
-     * t[k][j]. Column j of L (below the diagonal) and row j of the inverse published at
-     * colj[j % 2], rowj[j % 2]: step j reads step j - 1's pair while writing its own, and step
-     * j + 1 rewrites j - 1's only after the barrier that ends step j. diag[j]: A_jj updated by
-     * the columns before j - 1; pivots[j]: L_jj, for the logdet. */
+    /* L11 on and below the diagonal; inv(L11) transposed above it, its diagonal in dinv:
+     * element (j, c) of the inverse, c < j, at t[c][j]. */
     __local REAL t[NB][NB + 1];
-    __local REAL colj[2][NB], rowj[2][NB], diag[NB], pivots[NB];
+    __local REAL col[NB], dinv[NB];
     __local REAL sa[NB][STEP_K + 1];
     __local int bad;
     const uint lid = get_local_id(0), g = get_group_id(0), m = get_group_id(1);
-    const uint tx = lid % 16, ty = lid / 16;
     __global REAL *M = a + off + m * step;
     __global REAL *D = M + (ulong)at * lda + at;
     __global REAL *keep = l11 + (ulong)m * NB * NB;
@@ -247,77 +232,73 @@ potrf_step(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb, 
             if (c <= r && r < at - prev_at) P[(ulong)r * lda + c] = keep[e];
         }
     }
-    REAL l[4][4], x[4][4]; /* L11 (A11 as it goes) and its inverse, rows beyond nb zero */
-#pragma unroll
-    for (int p = 0; p < 4; p++)
-#pragma unroll
-        for (int s = 0; s < 4; s++) {
-            const uint r = ty + 16 * p, c = tx + 16 * s;
-            l[p][s] = c <= r && r < nb ? D[(ulong)r * lda + c] : 0;
-            x[p][s] = c == r && r < nb ? 1 : 0;
-            if (c == r) diag[r] = l[p][s];
-        }
+    for (uint e = lid; e < NB * NB; e += STEP_ITEMS) {
+        const uint r = e / NB, c = e % NB;
+        t[r][c] = c <= r && r < nb ? D[(ulong)r * lda + c] : 0;
+    }
     barrier(CLK_LOCAL_MEM_FENCE);
+    const uint r = lid / 4, q = lid % 4;
     for (uint j = 0; j < nb; j++) {
-        __local const REAL *cp = colj[(j + 1) % 2], *xp = rowj[(j + 1) % 2];
-        __local REAL *cn = colj[j % 2], *xn = rowj[j % 2];
-        const REAL cjj = j > 0 ? cp[j] : 0;
-        const REAL d = j > 0 ? diag[j] - cjj * cjj : diag[j];
+        const REAL d = t[j][j];
         if (!(d > 0)) {
             if (lid == 0) bad = (int)j + 1;
-            break; /* every item computed the same d: all leave together */
+            break;
         }
-        /* Scaled by the reciprocal: a division a held element, under conditions that every
-         * element's slot evaluates, would run 32 divisions a step on every item. */
-        const REAL lj = sqrt(d), rl = 1 / lj;
-        if (j > 0) {
-            /* Column j - 1's update of the trailing triangle and of the inverse's rows below
-             * j - 1; the diagonal element that pivot j + 1 needs published. */
-#pragma unroll
-            for (int p = 0; p < 4; p++)
-#pragma unroll
-                for (int s = 0; s < 4; s++) {
-                    const uint r = ty + 16 * p, c = tx + 16 * s;
-                    if (r >= j && c >= j && c <= r) l[p][s] -= cp[r] * cp[c];
-                    if (r >= j && c < j) x[p][s] -= cp[r] * xp[c];
-                    if (r == j + 1 && c == r) diag[r] = l[p][s];
-                }
+        const REAL l = sqrt(d);
+        if (q == 0 && r > j && r < nb) col[r] = t[r][j] / l;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (r > j && r < nb) {
+            const REAL lrj = col[r];
+            for (uint k = j + 1 + q; k <= r; k += 4) t[r][k] -= lrj * col[k];
+            if (q == 0) t[r][j] = lrj;
         }
-        /* Column j of L scaled and published by its owners, row j of the inverse likewise. */
-#pragma unroll
-        for (int p = 0; p < 4; p++)
-#pragma unroll
-            for (int s = 0; s < 4; s++) {
-                const uint r = ty + 16 * p, c = tx + 16 * s;
-                if (c == j && r == j) l[p][s] = lj;
-                if (c == j && r > j) cn[r] = l[p][s] *= rl;
-                if (r == j && c <= j) xn[c] = x[p][s] *= rl;
-            }
-        if (lid == 0) pivots[j] = lj;
+        if (lid == 0) t[j][j] = l;
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     const int failed = bad;
     if (g == 0) {
         /* To the scratch, not yet in place: other groups may still be reading A11. */
-#pragma unroll
-        for (int p = 0; p < 4; p++)
-#pragma unroll
-            for (int s = 0; s < 4; s++) keep[(ty + 16 * p) * NB + tx + 16 * s] = l[p][s];
+        for (uint e = lid; e < NB * NB; e += STEP_ITEMS) keep[e] = t[e / NB][e % NB];
         if (lid == 0) {
             REAL ld = 0;
-            for (uint j = 0; j < nb && !failed; j++) ld += log(pivots[j]);
+            for (uint j = 0; j < nb; j++) ld += log(t[j][j]);
             logdet_part[(ulong)m * blocks + block] = failed ? (REAL)NAN : 2 * ld;
             if (failed && status[m] == 0) status[m] = (int)(at + failed);
         }
     }
     const ulong i0 = (ulong)at + nb + (ulong)g * NB;
     if (failed || i0 >= rows) return; /* the whole group: no barrier is left waiting */
-#pragma unroll
-    for (int p = 0; p < 4; p++)
-#pragma unroll
-        for (int s = 0; s < 4; s++) t[tx + 16 * s][ty + 16 * p] = x[p][s];
+    /* inv(L11) = X solves L11 X = I row by row: row j is B's row j over L_jj, then
+     * B_ic -= L_ij X_jc below it; B starts as I (0 above the diagonal from the load). */
+    for (uint j = lid; j < nb; j += STEP_ITEMS) dinv[j] = 1 / t[j][j];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint j = 0; j + 1 < nb; j++) {
+        const REAL inv_jj = dinv[j];
+        const uint below = nb - 1 - j;
+        for (uint e = lid; e < below * (j + 1); e += STEP_ITEMS) {
+            const uint i = j + 1 + e % below, c = e / below;
+            const REAL xjc = c == j ? inv_jj : t[c][j] * inv_jj;
+            t[c][i] -= t[i][j] * xjc;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    /* Row j's final scaling; then L11's triangle gives way to zeros and the diagonal to dinv:
+     * t becomes inv(L11)^T, upper triangular. */
+    for (uint e = lid; e < NB * NB; e += STEP_ITEMS) {
+        const uint c = e / NB, j = e % NB;
+        if (c < j && j < nb) t[c][j] *= dinv[j];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint e = lid; e < NB * NB; e += STEP_ITEMS) {
+        const uint rr = e / NB, c = e % NB;
+        if (c < rr)
+            t[rr][c] = 0;
+        else if (c == rr)
+            t[rr][c] = rr < nb ? dinv[rr] : 0;
+    }
     /* The panel: item (ty, tx) the rows ty + 16 p and columns tx + 16 q of the group's tile. */
+    const uint tx = lid % 16, ty = lid / 16;
     REAL acc[4][4];
     for (int p = 0; p < 4; p++)
         for (int s = 0; s < 4; s++) acc[p][s] = 0;
