@@ -251,4 +251,7 @@ const char *clstats__kernel_source(const char *name);
         if (status != CLSTATS_OK) goto fail;                                                       \
     } while (0)
 
+/* Kernel argument i of k from the variable v (its size and address), through CL_TRY. */
+#define CL_ARG(k, i, v) CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
+
 #endif

@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
-
 struct keyed {
     double value;
     uint32_t point;
@@ -64,22 +62,22 @@ static int by_factors(struct gp_job *job, cl_mem thetas, const double *values,
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "corr_factors", &k);
     if (status != CLSTATS_OK) goto fail;
     const cl_uint n32 = (cl_uint)n, m32 = (cl_uint)m, t32 = (cl_uint)total;
-    ARG(k, 0, job->xbuf);
-    ARG(k, 1, n32);
-    ARG(k, 2, vb);
-    ARG(k, 3, t32);
-    ARG(k, 4, sb);
-    ARG(k, 5, thetas);
-    ARG(k, 6, fb);
+    CL_ARG(k, 0, job->xbuf);
+    CL_ARG(k, 1, n32);
+    CL_ARG(k, 2, vb);
+    CL_ARG(k, 3, t32);
+    CL_ARG(k, 4, sb);
+    CL_ARG(k, 5, thetas);
+    CL_ARG(k, 6, fb);
     const size_t g1[2] = {total, n};
     status = clstats__launch(ctx, k, 2, NULL, g1, NULL, "gp corr_factors");
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "cross_corr_factors", &k);
     if (status != CLSTATS_OK) goto fail;
-    ARG(k, 0, fb);
-    ARG(k, 1, n32);
-    ARG(k, 2, ib);
-    ARG(k, 3, m32);
-    ARG(k, 4, r);
+    CL_ARG(k, 0, fb);
+    CL_ARG(k, 1, n32);
+    CL_ARG(k, 2, ib);
+    CL_ARG(k, 3, m32);
+    CL_ARG(k, 4, r);
     const size_t g2[2] = {m, n};
     status = clstats__launch(ctx, k, 2, NULL, g2, NULL, "gp cross_corr_factors");
 fail:
@@ -99,12 +97,12 @@ static int direct(struct gp_job *job, cl_mem thetas, const double *xnew, size_t 
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "cross_corr", &k);
     if (status != CLSTATS_OK) goto fail;
     const cl_uint n32 = (cl_uint)n, m32 = (cl_uint)m;
-    ARG(k, 0, job->xbuf);
-    ARG(k, 1, n32);
-    ARG(k, 2, xb);
-    ARG(k, 3, m32);
-    ARG(k, 4, thetas);
-    ARG(k, 5, r);
+    CL_ARG(k, 0, job->xbuf);
+    CL_ARG(k, 1, n32);
+    CL_ARG(k, 2, xb);
+    CL_ARG(k, 3, m32);
+    CL_ARG(k, 4, thetas);
+    CL_ARG(k, 5, r);
     const size_t g2[2] = {m, n};
     status = clstats__launch(ctx, k, 2, NULL, g2, NULL, "gp cross_corr");
 fail:

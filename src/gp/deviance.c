@@ -9,8 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
-
 /* Bytes of correlation matrices held at once by a population's pass (at most the device's
  * largest buffer): on GPUs at n = 4064 eight matrices a pass, whose diagonal blocks and panels
  * then share the launches and the steps' latency; CPU devices, whose cores one matrix's
@@ -61,9 +59,9 @@ static int distance_table(struct gp_job *job, size_t count, cl_mem *table)
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "distance_table", &k);
     if (status != CLSTATS_OK) return status;
     const cl_uint n32 = (cl_uint)n;
-    ARG(k, 0, job->xbuf);
-    ARG(k, 1, n32);
-    ARG(k, 2, job->table);
+    CL_ARG(k, 0, job->xbuf);
+    CL_ARG(k, 1, n32);
+    CL_ARG(k, 2, job->table);
     const size_t global[2] = {n, n};
     status = clstats__launch(ctx, k, 2, NULL, global, NULL, "gp distance_table");
     *table = job->table;
@@ -88,13 +86,13 @@ static int build(struct gp_job *job, cl_mem thetas, size_t count, size_t mat_ste
         status = clstats__kernel(ctx, job->prog, table ? "corr_matrix_table" : "corr_matrix", &k);
     if (status != CLSTATS_OK) return status;
     if (table)
-        ARG(k, 0, table);
+        CL_ARG(k, 0, table);
     else
-        ARG(k, 0, job->xbuf);
-    ARG(k, 1, n32);
-    ARG(k, 2, thetas);
-    ARG(k, 3, r);
-    ARG(k, 4, step);
+        CL_ARG(k, 0, job->xbuf);
+    CL_ARG(k, 1, n32);
+    CL_ARG(k, 2, thetas);
+    CL_ARG(k, 3, r);
+    CL_ARG(k, 4, step);
     const size_t global[3] = {n, n, count};
     status = clstats__launch(ctx, k, 3, NULL, global, NULL, "gp corr_matrix");
     if (status != CLSTATS_OK) goto fail;
@@ -108,10 +106,10 @@ static int build(struct gp_job *job, cl_mem thetas, size_t count, size_t mat_ste
     if (status == CLSTATS_OK) status = write(ctx, dbuf, delta, count * sizeof *delta);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "add_diagonal", &k);
     if (status != CLSTATS_OK) goto fail;
-    ARG(k, 0, r);
-    ARG(k, 1, n32);
-    ARG(k, 2, step);
-    ARG(k, 3, dbuf);
+    CL_ARG(k, 0, r);
+    CL_ARG(k, 1, n32);
+    CL_ARG(k, 2, step);
+    CL_ARG(k, 3, dbuf);
     const size_t g2[2] = {n, count};
     status = clstats__launch(ctx, k, 2, NULL, g2, NULL, "gp add_diagonal");
 fail:
@@ -127,10 +125,10 @@ static int augment(struct gp_job *job, cl_mem r, size_t mat_step, size_t count)
     if (status != CLSTATS_OK) return status;
     const cl_uint n32 = (cl_uint)job->n;
     const cl_ulong step = mat_step;
-    ARG(k, 0, r);
-    ARG(k, 1, n32);
-    ARG(k, 2, step);
-    ARG(k, 3, job->ybuf);
+    CL_ARG(k, 0, r);
+    CL_ARG(k, 1, n32);
+    CL_ARG(k, 2, step);
+    CL_ARG(k, 3, job->ybuf);
     const size_t global[2] = {job->n, count};
     status = clstats__launch(ctx, k, 2, NULL, global, NULL, "gp augment");
 fail:
@@ -178,14 +176,14 @@ static int eval_many(struct gp_job *job, const double *beta, size_t count,
     if (status != CLSTATS_OK) goto fail;
     const cl_uint n32 = (cl_uint)n, c32 = (cl_uint)count, b32 = (cl_uint)blocks;
     const cl_ulong step64 = step;
-    ARG(k, 0, r);
-    ARG(k, 1, n32);
-    ARG(k, 2, step64);
-    ARG(k, 3, c32);
-    ARG(k, 4, info);
-    ARG(k, 5, parts);
-    ARG(k, 6, b32);
-    ARG(k, 7, res);
+    CL_ARG(k, 0, r);
+    CL_ARG(k, 1, n32);
+    CL_ARG(k, 2, step64);
+    CL_ARG(k, 3, c32);
+    CL_ARG(k, 4, info);
+    CL_ARG(k, 5, parts);
+    CL_ARG(k, 6, b32);
+    CL_ARG(k, 7, res);
     status = clstats__launch(ctx, k, 1, NULL, &count, NULL, "gp deviance_sums");
     if (status == CLSTATS_OK)
         status = clstats__cl_check(ctx, clEnqueueReadBuffer(ctx->queue, info, CL_FALSE, 0,
@@ -222,9 +220,9 @@ static int identity_rows(struct gp_job *job, cl_mem l)
     int status = clstats__kernel(ctx, job->prog, "identity_rows", &k);
     if (status != CLSTATS_OK) return status;
     const cl_uint n32 = (cl_uint)job->n, first = (cl_uint)job->n + 2;
-    ARG(k, 0, l);
-    ARG(k, 1, n32);
-    ARG(k, 2, first);
+    CL_ARG(k, 0, l);
+    CL_ARG(k, 1, n32);
+    CL_ARG(k, 2, first);
     const size_t global[2] = {job->n, job->n};
     status = clstats__launch(ctx, k, 2, NULL, global, NULL, "gp identity_rows");
 fail:
@@ -303,10 +301,10 @@ int clstats__gp_factor_inverse(struct gp_job *job, cl_mem l, cl_mem *inv)
     if (status != CLSTATS_OK) goto fail;
     const cl_uint n32 = (cl_uint)n;
     const cl_ulong step = n * n;
-    ARG(k, 0, *inv);
-    ARG(k, 1, n32);
-    ARG(k, 2, step);
-    ARG(k, 3, one);
+    CL_ARG(k, 0, *inv);
+    CL_ARG(k, 1, n32);
+    CL_ARG(k, 2, step);
+    CL_ARG(k, 3, one);
     const size_t g2[2] = {n, 1};
     status = clstats__launch(ctx, k, 2, NULL, g2, NULL, "gp identity");
     const struct clstats__mat lm = {l, 0, n}, im = {*inv, 0, n};
@@ -335,11 +333,11 @@ static int gradient(struct gp_job *job, const double *beta, const double *w, dou
     if (status != CLSTATS_OK) goto fail;
     const cl_ulong off64 = inv_off;
     const cl_uint n32 = (cl_uint)n;
-    ARG(k, 0, l);
-    ARG(k, 1, off64);
-    ARG(k, 2, n32);
-    ARG(k, 3, wbuf);
-    ARG(k, 4, alpha);
+    CL_ARG(k, 0, l);
+    CL_ARG(k, 1, off64);
+    CL_ARG(k, 2, n32);
+    CL_ARG(k, 3, wbuf);
+    CL_ARG(k, 4, alpha);
     /* A work-group of 64 a row (kernels/gp/gp.cl GRAD_ITEMS), here and in gradient_rows. */
     const size_t local = 64, global = n * local;
     status = clstats__launch(ctx, k, 1, NULL, &global, &local, "gp upper_times");
@@ -350,13 +348,13 @@ static int gradient(struct gp_job *job, const double *beta, const double *w, dou
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "gradient_rows", &k);
     if (status != CLSTATS_OK) goto fail;
     const double scale = (double)n / q;
-    ARG(k, 0, job->xbuf);
-    ARG(k, 1, n32);
-    ARG(k, 2, thetas);
-    ARG(k, 3, sinv);
-    ARG(k, 4, alpha);
-    ARG(k, 5, scale);
-    ARG(k, 6, part);
+    CL_ARG(k, 0, job->xbuf);
+    CL_ARG(k, 1, n32);
+    CL_ARG(k, 2, thetas);
+    CL_ARG(k, 3, sinv);
+    CL_ARG(k, 4, alpha);
+    CL_ARG(k, 5, scale);
+    CL_ARG(k, 6, part);
     status = clstats__launch(ctx, k, 1, NULL, &global, &local, "gp gradient_rows");
     if (status == CLSTATS_OK) status = read(ctx, part, partial, n * d * 8);
     if (status != CLSTATS_OK) goto fail;

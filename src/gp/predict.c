@@ -7,8 +7,6 @@
 #include <math.h>
 #include <stdlib.h>
 
-#define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
-
 /* Bytes of correlations of a block of new points (n x block doubles, and as much for z). */
 #define BLOCK_BYTES ((size_t)64 << 20)
 
@@ -31,12 +29,12 @@ static int block(struct gp_job *job, cl_mem linv, cl_mem thetas, cl_mem ubuf, cl
         status = clstats__gemm(ctx, true, false, false, n, m, n, 1.0, im, rm, 0.0, zm);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "predict_sums", &k);
     if (status != CLSTATS_OK) goto fail;
-    ARG(k, 0, z);
-    ARG(k, 1, n32);
-    ARG(k, 2, m32);
-    ARG(k, 3, ubuf);
-    ARG(k, 4, wbuf);
-    ARG(k, 5, out);
+    CL_ARG(k, 0, z);
+    CL_ARG(k, 1, n32);
+    CL_ARG(k, 2, m32);
+    CL_ARG(k, 3, ubuf);
+    CL_ARG(k, 4, wbuf);
+    CL_ARG(k, 5, out);
     status = clstats__launch(ctx, k, 1, NULL, &m, NULL, "gp predict_sums");
     if (status == CLSTATS_OK)
         status = clstats__cl_check(ctx, clEnqueueReadBuffer(ctx->queue, out, CL_TRUE, 0,

@@ -48,9 +48,6 @@ static int program(clstats_ctx *ctx, bool f64, cl_program *out)
     return program_with(ctx, f64, false, out);
 }
 
-#define ARG(k, i, v)                                                                               \
-    CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
-
 int clstats__potrf_batched(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t step,
                            size_t p, size_t count, cl_mem info, cl_mem logdet)
 {
@@ -65,14 +62,14 @@ int clstats__potrf_batched(clstats_ctx *ctx, bool f64, struct clstats__mat a, si
     if (status != CLSTATS_OK) return status;
     const cl_ulong off = a.off, mstep = step;
     const cl_uint np = (cl_uint)p, lda = (cl_uint)a.ld, cnt = (cl_uint)count;
-    ARG(k, 0, a.buf);
-    ARG(k, 1, off);
-    ARG(k, 2, mstep);
-    ARG(k, 3, np);
-    ARG(k, 4, lda);
-    ARG(k, 5, cnt);
-    ARG(k, 6, info);
-    ARG(k, 7, logdet);
+    CL_ARG(k, 0, a.buf);
+    CL_ARG(k, 1, off);
+    CL_ARG(k, 2, mstep);
+    CL_ARG(k, 3, np);
+    CL_ARG(k, 4, lda);
+    CL_ARG(k, 5, cnt);
+    CL_ARG(k, 6, info);
+    CL_ARG(k, 7, logdet);
     const size_t local = 64, global = groups ? count * local : (count + local - 1) / local * local;
     status = clstats__launch(ctx, k, 1, NULL, &global, &local,
                              groups ? "potrf_batched_groups" : "potrf_batched");
@@ -92,17 +89,17 @@ int clstats__potrs_batched(clstats_ctx *ctx, bool f64, struct clstats__mat l, si
     const cl_ulong loff = l.off, ls = l_step, boff = b.off, bs = b_step;
     const cl_uint np = (cl_uint)p, lda = (cl_uint)l.ld, nr = (cl_uint)nrhs, ldb = (cl_uint)b.ld,
                   cnt = (cl_uint)count;
-    ARG(k, 0, l.buf);
-    ARG(k, 1, loff);
-    ARG(k, 2, ls);
-    ARG(k, 3, np);
-    ARG(k, 4, lda);
-    ARG(k, 5, b.buf);
-    ARG(k, 6, boff);
-    ARG(k, 7, bs);
-    ARG(k, 8, nr);
-    ARG(k, 9, ldb);
-    ARG(k, 10, cnt);
+    CL_ARG(k, 0, l.buf);
+    CL_ARG(k, 1, loff);
+    CL_ARG(k, 2, ls);
+    CL_ARG(k, 3, np);
+    CL_ARG(k, 4, lda);
+    CL_ARG(k, 5, b.buf);
+    CL_ARG(k, 6, boff);
+    CL_ARG(k, 7, bs);
+    CL_ARG(k, 8, nr);
+    CL_ARG(k, 9, ldb);
+    CL_ARG(k, 10, cnt);
     const size_t local[2] = {1, 64};
     const size_t global[2] = {nrhs, (count + 63) / 64 * 64};
     status = clstats__launch(ctx, k, 2, NULL, global, local, "potrs_batched");
@@ -129,14 +126,14 @@ static int start_factor(clstats_ctx *ctx, cl_kernel k[3], struct clstats__mat a,
     const cl_ulong off = a.off, mstep = step;
     const cl_uint lda = (cl_uint)a.ld, rows32 = (cl_uint)rows, n32 = (cl_uint)n;
     for (int i = 0; i < 3; i++) {
-        ARG(k[i], 0, a.buf);
-        ARG(k[i], 1, off);
-        ARG(k[i], 2, mstep);
-        ARG(k[i], 3, lda);
+        CL_ARG(k[i], 0, a.buf);
+        CL_ARG(k[i], 1, off);
+        CL_ARG(k[i], 2, mstep);
+        CL_ARG(k[i], 3, lda);
     }
-    ARG(k[2], 6, rows32);
-    ARG(k[2], 7, n32);
-    if (by_rows) ARG(k[2], 8, pt);
+    CL_ARG(k[2], 6, rows32);
+    CL_ARG(k[2], 7, n32);
+    if (by_rows) CL_ARG(k[2], 8, pt);
 fail:
     return status;
 }
@@ -149,8 +146,8 @@ static int launch_update(clstats_ctx *ctx, cl_kernel ku, bool by_rows, size_t at
     int status = CLSTATS_OK;
     const size_t below = rows - at - nb;
     const cl_uint at32 = (cl_uint)at, nb32 = (cl_uint)nb;
-    ARG(ku, 4, at32);
-    ARG(ku, 5, nb32);
+    CL_ARG(ku, 4, at32);
+    CL_ARG(ku, 5, nb32);
     const size_t tiles = (below + UPDATE_TILE - 1) / UPDATE_TILE;
     const size_t gt[3] = {tiles * 16, tiles * 16, count}, lt[3] = {16, 16, 1};
     const size_t gr[3] = {(n - at - nb + ROW_CHUNK - 1) / ROW_CHUNK, below, count};
@@ -178,22 +175,22 @@ static int potrf_fused(clstats_ctx *ctx, cl_program prog, cl_kernel ku, bool by_
         status = start_factor(ctx, all, a, step, n, rows, count, info, by_rows, pt);
     if (status != CLSTATS_OK) return status;
     const cl_uint rows32 = (cl_uint)rows, blocks32 = (cl_uint)blocks, want_pt = by_rows;
-    ARG(ks, 6, rows32);
-    ARG(ks, 7, pt);
-    ARG(ks, 8, want_pt);
-    ARG(ks, 10, blocks32);
-    ARG(ks, 11, info);
-    ARG(ks, 12, parts);
-    ARG(ks, 13, l11);
-    ARG(kput, 6, l11);
+    CL_ARG(ks, 6, rows32);
+    CL_ARG(ks, 7, pt);
+    CL_ARG(ks, 8, want_pt);
+    CL_ARG(ks, 10, blocks32);
+    CL_ARG(ks, 11, info);
+    CL_ARG(ks, 12, parts);
+    CL_ARG(ks, 13, l11);
+    CL_ARG(kput, 6, l11);
     for (size_t b = 0; b < blocks && status == CLSTATS_OK; b++) {
         const size_t at = b * BLOCK, nb = n - at < BLOCK ? n - at : BLOCK, below = rows - at - nb;
         const cl_uint at32 = (cl_uint)at, nb32 = (cl_uint)nb, b32 = (cl_uint)b,
                       prev32 = (cl_uint)(b ? at - BLOCK : 0);
-        ARG(ks, 4, at32);
-        ARG(ks, 5, nb32);
-        ARG(ks, 9, b32);
-        ARG(ks, 14, prev32);
+        CL_ARG(ks, 4, at32);
+        CL_ARG(ks, 5, nb32);
+        CL_ARG(ks, 9, b32);
+        CL_ARG(ks, 14, prev32);
         const size_t groups = below ? (below + BLOCK - 1) / BLOCK : 1;
         const size_t gs[2] = {groups * STEP_ITEMS, count}, ls[2] = {STEP_ITEMS, 1};
         status = clstats__launch(ctx, ks, 2, NULL, gs, ls, "potrf_step");
@@ -203,8 +200,8 @@ static int potrf_fused(clstats_ctx *ctx, cl_program prog, cl_kernel ku, bool by_
     if (status == CLSTATS_OK) {
         const size_t at = (blocks - 1) * BLOCK;
         const cl_uint at32 = (cl_uint)at, nb32 = (cl_uint)(n - at);
-        ARG(kput, 4, at32);
-        ARG(kput, 5, nb32);
+        CL_ARG(kput, 4, at32);
+        CL_ARG(kput, 5, nb32);
         const size_t gp[2] = {BLOCK * BLOCK, count};
         status = clstats__launch(ctx, kput, 2, NULL, gp, NULL, "potrf_put_block");
     }
@@ -240,22 +237,22 @@ int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_
     status = start_factor(ctx, all, a, step, n, rows, count, info, by_rows, pt);
     if (status != CLSTATS_OK) return status;
     const cl_uint rows32 = (cl_uint)rows, blocks32 = (cl_uint)blocks;
-    ARG(kb, 7, blocks32);
-    ARG(kb, 8, info);
-    ARG(kb, 9, parts);
-    ARG(kp, 6, rows32);
-    ARG(kp, 7, pt);
+    CL_ARG(kb, 7, blocks32);
+    CL_ARG(kb, 8, info);
+    CL_ARG(kb, 9, parts);
+    CL_ARG(kp, 6, rows32);
+    CL_ARG(kp, 7, pt);
     for (size_t b = 0; b < blocks && status == CLSTATS_OK; b++) {
         const size_t at = b * BLOCK, nb = n - at < BLOCK ? n - at : BLOCK, below = rows - at - nb;
         const cl_uint at32 = (cl_uint)at, nb32 = (cl_uint)nb, b32 = (cl_uint)b;
-        ARG(kb, 4, at32);
-        ARG(kb, 5, nb32);
-        ARG(kb, 6, b32);
+        CL_ARG(kb, 4, at32);
+        CL_ARG(kb, 5, nb32);
+        CL_ARG(kb, 6, b32);
         const size_t gb[2] = {BLOCK, count}, lb[2] = {BLOCK, 1};
         status = clstats__launch(ctx, kb, 2, NULL, gb, lb, "potrf_block");
         if (status != CLSTATS_OK || below == 0) continue;
-        ARG(kp, 4, at32);
-        ARG(kp, 5, nb32);
+        CL_ARG(kp, 4, at32);
+        CL_ARG(kp, 5, nb32);
         const size_t gp[2] = {(below + BLOCK - 1) / BLOCK * BLOCK, count};
         status = clstats__launch(ctx, kp, 2, NULL, gp, lb, "potrf_panel");
         if (status != CLSTATS_OK || at + nb >= n) continue;
@@ -307,13 +304,13 @@ int clstats__lauum(clstats_ctx *ctx, bool f64, struct clstats__mat u, size_t n,
     if (status != CLSTATS_OK) return status;
     const cl_ulong uoff = u.off, coff = c.off;
     const cl_uint ldu = (cl_uint)u.ld, n32 = (cl_uint)n, ldc = (cl_uint)c.ld;
-    ARG(k, 0, u.buf);
-    ARG(k, 1, uoff);
-    ARG(k, 2, ldu);
-    ARG(k, 3, n32);
-    ARG(k, 4, c.buf);
-    ARG(k, 5, coff);
-    ARG(k, 6, ldc);
+    CL_ARG(k, 0, u.buf);
+    CL_ARG(k, 1, uoff);
+    CL_ARG(k, 2, ldu);
+    CL_ARG(k, 3, n32);
+    CL_ARG(k, 4, c.buf);
+    CL_ARG(k, 5, coff);
+    CL_ARG(k, 6, ldc);
     const size_t tiles = (n + WIDE_TILE - 1) / WIDE_TILE;
     const size_t global[2] = {tiles * 16, tiles * 16}, local[2] = {16, 16};
     status = clstats__launch(ctx, k, 2, NULL, global, local, "lauum_upper");

@@ -9,8 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
-
 /* Eigenvalues of the tridiagonal matrix below x (Sturm's count by the LDL' pivots). */
 static size_t below(const double *diag, const double *off, size_t n, double x)
 {
@@ -157,12 +155,12 @@ int clstats__eig_extremes_many(clstats_ctx *ctx, struct clstats__mat a, size_t s
     if (status != CLSTATS_OK) goto fail;
     const cl_ulong off64 = a.off, step64 = step;
     const cl_uint n32 = (cl_uint)n;
-    ARG(k, 0, a.buf);
-    ARG(k, 1, off64);
-    ARG(k, 2, step64);
-    ARG(k, 3, n32);
-    ARG(k, 4, work);
-    ARG(k, 5, out);
+    CL_ARG(k, 0, a.buf);
+    CL_ARG(k, 1, off64);
+    CL_ARG(k, 2, step64);
+    CL_ARG(k, 3, n32);
+    CL_ARG(k, 4, work);
+    CL_ARG(k, 5, out);
     CL_TRY(ctx, clSetKernelArg(k, 6, n * sizeof(double), NULL), "clSetKernelArg");
     CL_TRY(ctx, clSetKernelArg(k, 7, n * sizeof(double), NULL), "clSetKernelArg");
     CL_TRY(ctx, clSetKernelArg(k, 8, wg * sizeof(double), NULL), "clSetKernelArg");

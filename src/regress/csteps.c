@@ -26,8 +26,6 @@ static int buffer(clstats_ctx *ctx, size_t bytes, cl_mem *out)
     return clstats__cl_check(ctx, err, "clCreateBuffer(regression)");
 }
 
-#define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
-
 /* CPU devices build the sums' accumulators volatile (kernels/regress/csteps.cl): Intel's CPU
  * compiler otherwise vectorised a loop's sum, reordering its additions. */
 #define ORDERED "-D ORDERED_SUMS"
@@ -129,15 +127,15 @@ int clstats__data_set_design(clstats_ctx *ctx, const struct clstats_array *x,
         goto fail;
     const cl_uint n32 = (cl_uint)n, p32 = (cl_uint)p, i32 = intercept;
     const cl_ulong ldx64 = ldx, ystep64 = ystep;
-    ARG(k, 0, xb);
-    ARG(k, 1, yb);
-    ARG(k, 2, n32);
-    ARG(k, 3, p32);
-    ARG(k, 4, ldx64);
-    ARG(k, 5, ystep64);
-    ARG(k, 6, i32);
-    ARG(k, 7, d->z);
-    ARG(k, 8, count);
+    CL_ARG(k, 0, xb);
+    CL_ARG(k, 1, yb);
+    CL_ARG(k, 2, n32);
+    CL_ARG(k, 3, p32);
+    CL_ARG(k, 4, ldx64);
+    CL_ARG(k, 5, ystep64);
+    CL_ARG(k, 6, i32);
+    CL_ARG(k, 7, d->z);
+    CL_ARG(k, 8, count);
     const size_t local = 64, global = (n + 63) / 64 * 64;
     if ((status = clstats__launch(ctx, k, 1, NULL, &global, &local, "design_rows")) ||
         (status = work_buffers(ctx, d)) || (status = from_device(ctx, count, &nan32, 4, CL_TRUE)))
@@ -169,12 +167,12 @@ static int residuals(clstats_ctx *ctx, struct data_set *d, size_t m)
     int status = kernel(ctx, "squared_residuals", &k);
     if (status) return status;
     const cl_uint n32 = (cl_uint)n, q32 = (cl_uint)q, m32 = (cl_uint)m;
-    ARG(k, 0, d->z);
-    ARG(k, 1, d->coef);
-    ARG(k, 2, n32);
-    ARG(k, 3, q32);
-    ARG(k, 4, m32);
-    ARG(k, 5, d->resid);
+    CL_ARG(k, 0, d->z);
+    CL_ARG(k, 1, d->coef);
+    CL_ARG(k, 2, n32);
+    CL_ARG(k, 3, q32);
+    CL_ARG(k, 4, m32);
+    CL_ARG(k, 5, d->resid);
     const size_t local[2] = {64, 1}, global[2] = {(n + 63) / 64 * 64, m};
     status = clstats__launch(ctx, k, 2, NULL, global, local, "squared_residuals");
 fail:
@@ -214,18 +212,18 @@ static int subset_sums(clstats_ctx *ctx, struct data_set *d, size_t m)
         return status;
     const cl_uint n32 = (cl_uint)n, q32 = (cl_uint)q, m32 = (cl_uint)m, chunk32 = CHUNK;
     const cl_uint np32 = (cl_uint)np, nc32 = (cl_uint)nc;
-    ARG(kp, 0, d->z);
-    ARG(kp, 1, d->weights);
-    ARG(kp, 2, n32);
-    ARG(kp, 3, q32);
-    ARG(kp, 4, m32);
-    ARG(kp, 5, chunk32);
-    ARG(kp, 6, d->part);
-    ARG(ks, 0, d->part);
-    ARG(ks, 1, np32);
-    ARG(ks, 2, nc32);
-    ARG(ks, 3, m32);
-    ARG(ks, 4, d->gram);
+    CL_ARG(kp, 0, d->z);
+    CL_ARG(kp, 1, d->weights);
+    CL_ARG(kp, 2, n32);
+    CL_ARG(kp, 3, q32);
+    CL_ARG(kp, 4, m32);
+    CL_ARG(kp, 5, chunk32);
+    CL_ARG(kp, 6, d->part);
+    CL_ARG(ks, 0, d->part);
+    CL_ARG(ks, 1, np32);
+    CL_ARG(ks, 2, nc32);
+    CL_ARG(ks, 3, m32);
+    CL_ARG(ks, 4, d->gram);
     const size_t lp[3] = {64, 1, 1}, gp[3] = {(np + 63) / 64 * 64, nc, m};
     const size_t lr[2] = {1, 1}, gr[2] = {nc, m};
     const size_t ls[2] = {64, 1}, gs[2] = {(np + 63) / 64 * 64, m};
@@ -246,11 +244,11 @@ static int solve_weighted(clstats_ctx *ctx, struct data_set *d, size_t m)
     if ((status = subset_sums(ctx, d, m)) || (status = kernel(ctx, "normal_equations", &k)))
         return status;
     const cl_uint q32 = (cl_uint)q, m32 = (cl_uint)m;
-    ARG(k, 0, d->gram);
-    ARG(k, 1, q32);
-    ARG(k, 2, m32);
-    ARG(k, 3, d->a);
-    ARG(k, 4, d->b);
+    CL_ARG(k, 0, d->gram);
+    CL_ARG(k, 1, q32);
+    CL_ARG(k, 2, m32);
+    CL_ARG(k, 3, d->a);
+    CL_ARG(k, 4, d->b);
     const size_t local = 1, global = m;
     if ((status = clstats__launch(ctx, k, 1, NULL, &global, &local, "normal_equations")) ||
         (status = clstats__potrf_batched(ctx, true, (struct clstats__mat){d->a, 0, q}, q * q, q,
@@ -289,14 +287,14 @@ int clstats__evaluate(clstats_ctx *ctx, struct data_set *d, double *coef, size_t
         goto done;
     const cl_ulong h64 = h;
     const cl_uint n32 = (cl_uint)n, m32 = (cl_uint)m;
-    ARG(kr, 0, d->stats);
-    ARG(kr, 1, d->sums);
-    ARG(kr, 2, h64);
-    ARG(kr, 3, m32);
-    ARG(kr, 4, d->t);
-    ARG(kr, 5, d->flags);
-    ARG(kr, 6, d->places);
-    ARG(kr, 7, d->objs);
+    CL_ARG(kr, 0, d->stats);
+    CL_ARG(kr, 1, d->sums);
+    CL_ARG(kr, 2, h64);
+    CL_ARG(kr, 3, m32);
+    CL_ARG(kr, 4, d->t);
+    CL_ARG(kr, 5, d->flags);
+    CL_ARG(kr, 6, d->places);
+    CL_ARG(kr, 7, d->objs);
     const size_t one = 1;
     if ((status = clstats__launch(ctx, kr, 1, NULL, &m, &one, "subset_rule")) ||
         (status = from_device(ctx, d->objs, objs, m * 16, !refit)))
@@ -305,18 +303,18 @@ int clstats__evaluate(clstats_ctx *ctx, struct data_set *d, double *coef, size_t
         if ((status = kernel(ctx, "subset_weights", &kw)) ||
             (status = kernel(ctx, "subset_ties", &kt)))
             goto done;
-        ARG(kw, 0, d->resid);
-        ARG(kw, 1, d->t);
-        ARG(kw, 2, d->flags);
-        ARG(kw, 3, n32);
-        ARG(kw, 4, m32);
-        ARG(kw, 5, d->weights);
-        ARG(kt, 0, d->resid);
-        ARG(kt, 1, d->t);
-        ARG(kt, 2, d->places);
-        ARG(kt, 3, n32);
-        ARG(kt, 4, m32);
-        ARG(kt, 5, d->weights);
+        CL_ARG(kw, 0, d->resid);
+        CL_ARG(kw, 1, d->t);
+        CL_ARG(kw, 2, d->flags);
+        CL_ARG(kw, 3, n32);
+        CL_ARG(kw, 4, m32);
+        CL_ARG(kw, 5, d->weights);
+        CL_ARG(kt, 0, d->resid);
+        CL_ARG(kt, 1, d->t);
+        CL_ARG(kt, 2, d->places);
+        CL_ARG(kt, 3, n32);
+        CL_ARG(kt, 4, m32);
+        CL_ARG(kt, 5, d->weights);
         const size_t local[2] = {64, 1}, global[2] = {(n + 63) / 64 * 64, m};
         if ((status = clstats__launch(ctx, kw, 2, NULL, global, local, "subset_weights")) ||
             (status = clstats__launch(ctx, kt, 1, NULL, &m, &one, "subset_ties")) ||
@@ -347,9 +345,9 @@ int clstats__subset(clstats_ctx *ctx, struct data_set *d, unsigned char *in)
         (status = clstats__scratch(ctx, "regress.bytes", d->n, &bytes)))
         return status;
     const cl_uint n32 = (cl_uint)d->n;
-    ARG(k, 0, d->weights);
-    ARG(k, 1, n32);
-    ARG(k, 2, bytes);
+    CL_ARG(k, 0, d->weights);
+    CL_ARG(k, 1, n32);
+    CL_ARG(k, 2, bytes);
     const size_t local = 64, global = (d->n + 63) / 64 * 64;
     if (!(status = clstats__launch(ctx, k, 1, NULL, &global, &local, "subset_bytes")))
         status = from_device(ctx, bytes, in, d->n, CL_TRUE);
@@ -394,12 +392,12 @@ int clstats__cutoff(clstats_ctx *ctx, struct data_set *d, double s, double cutof
         (status = clstats__scratch(ctx, "regress.bytes", n, &bytes)))
         return status;
     const cl_uint n32 = (cl_uint)n;
-    ARG(k, 0, d->resid);
-    ARG(k, 1, s);
-    ARG(k, 2, cutoff);
-    ARG(k, 3, n32);
-    ARG(k, 4, d->weights);
-    ARG(k, 5, bytes);
+    CL_ARG(k, 0, d->resid);
+    CL_ARG(k, 1, s);
+    CL_ARG(k, 2, cutoff);
+    CL_ARG(k, 3, n32);
+    CL_ARG(k, 4, d->weights);
+    CL_ARG(k, 5, bytes);
     const size_t local = 64, global = (n + 63) / 64 * 64;
     status = clstats__launch(ctx, k, 1, NULL, &global, &local, "cutoff_weights");
     if (!status && flags) status = from_device(ctx, bytes, flags, n, CL_TRUE);
@@ -417,16 +415,16 @@ int clstats__residual_sums(clstats_ctx *ctx, struct data_set *d, double *sum_w, 
         return status;
     const cl_uint n32 = (cl_uint)d->n, chunk32 = CHUNK, two = 2, nc32 = (cl_uint)nc, one32 = 1;
     double sums[2];
-    ARG(kw, 0, d->resid);
-    ARG(kw, 1, d->weights);
-    ARG(kw, 2, n32);
-    ARG(kw, 3, chunk32);
-    ARG(kw, 4, d->part);
-    ARG(ks, 0, d->part);
-    ARG(ks, 1, two);
-    ARG(ks, 2, nc32);
-    ARG(ks, 3, one32);
-    ARG(ks, 4, d->gram);
+    CL_ARG(kw, 0, d->resid);
+    CL_ARG(kw, 1, d->weights);
+    CL_ARG(kw, 2, n32);
+    CL_ARG(kw, 3, chunk32);
+    CL_ARG(kw, 4, d->part);
+    CL_ARG(ks, 0, d->part);
+    CL_ARG(ks, 1, two);
+    CL_ARG(ks, 2, nc32);
+    CL_ARG(ks, 3, one32);
+    CL_ARG(ks, 4, d->gram);
     const size_t one = 1, g2 = 2;
     if ((status = clstats__launch(ctx, kw, 1, NULL, &nc, &one, "weighted_r2_chunks")) ||
         (status = clstats__launch(ctx, ks, 1, NULL, &g2, &g2, "sum_chunks")) ||

@@ -13,8 +13,6 @@
  * work-group: fixed, not tuned, as the sums' bits depend on it. */
 #define COLUMN_BLOCK 4096
 
-#define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
-
 /* The split design over parts (clstats__column_ranks_parts): the parts, every part's rows, the
  * ranks (host, or NULL: the median's, 1 its lower, 2 its upper middle), and the results. */
 struct split_parts {
@@ -145,39 +143,39 @@ static int split_columns(clstats_ctx *ctx, cl_program program, bool f64, long wg
     const cl_uint start_rows = sp ? (cl_uint)sp->rows_total : nrows;
     cl_kernel with_rows[] = {kr, kh, kb};
     for (int i = 0; i < 3; i++) {
-        ARG(with_rows[i], 0, buf);
-        ARG(with_rows[i], 1, o);
-        ARG(with_rows[i], 2, cs);
-        ARG(with_rows[i], 3, rs);
-        ARG(with_rows[i], 4, nrows);
-        ARG(with_rows[i], 5, nper);
+        CL_ARG(with_rows[i], 0, buf);
+        CL_ARG(with_rows[i], 1, o);
+        CL_ARG(with_rows[i], 2, cs);
+        CL_ARG(with_rows[i], 3, rs);
+        CL_ARG(with_rows[i], 4, nrows);
+        CL_ARG(with_rows[i], 5, nper);
     }
-    ARG(kr, 6, range);
-    ARG(kr, 7, nans);
-    ARG(ks, 0, range);
-    ARG(ks, 1, nans);
-    ARG(ks, 2, ngroups);
-    ARG(ks, 3, start_rows);
-    ARG(ks, 4, ncols);
-    ARG(ks, 5, ranks);
-    ARG(ks, 6, state);
-    ARG(ks, 7, hist);
-    ARG(kh, 6, state);
-    ARG(kh, 8, hist);
-    ARG(kp, 0, hist);
-    ARG(kp, 2, state);
-    ARG(kb, 6, state);
-    ARG(kb, 7, nblocks);
-    ARG(kb, 8, counts);
-    ARG(kb, 9, bsums);
-    ARG(kf, 0, state);
-    ARG(kf, 1, counts);
-    ARG(kf, 2, bsums);
-    ARG(kf, 3, ngroups);
-    ARG(kf, 4, nblocks);
-    ARG(kf, 5, ncols);
-    ARG(kf, 6, stats);
-    ARG(kf, 7, sums);
+    CL_ARG(kr, 6, range);
+    CL_ARG(kr, 7, nans);
+    CL_ARG(ks, 0, range);
+    CL_ARG(ks, 1, nans);
+    CL_ARG(ks, 2, ngroups);
+    CL_ARG(ks, 3, start_rows);
+    CL_ARG(ks, 4, ncols);
+    CL_ARG(ks, 5, ranks);
+    CL_ARG(ks, 6, state);
+    CL_ARG(ks, 7, hist);
+    CL_ARG(kh, 6, state);
+    CL_ARG(kh, 8, hist);
+    CL_ARG(kp, 0, hist);
+    CL_ARG(kp, 2, state);
+    CL_ARG(kb, 6, state);
+    CL_ARG(kb, 7, nblocks);
+    CL_ARG(kb, 8, counts);
+    CL_ARG(kb, 9, bsums);
+    CL_ARG(kf, 0, state);
+    CL_ARG(kf, 1, counts);
+    CL_ARG(kf, 2, bsums);
+    CL_ARG(kf, 3, ngroups);
+    CL_ARG(kf, 4, nblocks);
+    CL_ARG(kf, 5, ncols);
+    CL_ARG(kf, 6, stats);
+    CL_ARG(kf, 7, sums);
     const size_t local[2] = {(size_t)wg, 1}, global[2] = {groups * (size_t)wg, cols};
     const size_t one = 64, per_col = (cols + 63) / 64 * 64, bins = 256, pick = cols * 256;
     if ((status = clstats__launch(ctx, kr, 2, NULL, global, local, "split_range")) ||
@@ -187,8 +185,8 @@ static int split_columns(clstats_ctx *ctx, cl_program program, bool f64, long wg
     /* Every pass a key may need; a column's walk ends earlier where its keys share high bits,
      * and the passes after it return at once. */
     for (cl_uint pass = 0; pass < (f64 ? 64u : 32u) / 8; pass++) {
-        ARG(kh, 7, pass);
-        ARG(kp, 1, pass);
+        CL_ARG(kh, 7, pass);
+        CL_ARG(kp, 1, pass);
         if ((status = clstats__launch(ctx, kh, 2, NULL, global, local, "split_hist")) ||
             (sp && (status = parts_hist(ctx, sp, cols, hist))) ||
             (status = clstats__launch(ctx, kp, 1, NULL, &pick, &bins, "split_pick")))
@@ -268,14 +266,14 @@ int clstats__column_ranks(clstats_ctx *ctx, bool f64, cl_mem buf, size_t off, si
     if (status != CLSTATS_OK) return status;
     const cl_ulong o = off, cs = cstep, rs = rstep;
     const cl_uint nrows = (cl_uint)rows;
-    ARG(k, 0, buf);
-    ARG(k, 1, o);
-    ARG(k, 2, cs);
-    ARG(k, 3, rs);
-    ARG(k, 4, nrows);
-    ARG(k, 5, ranks);
-    ARG(k, 6, stats);
-    ARG(k, 7, sums);
+    CL_ARG(k, 0, buf);
+    CL_ARG(k, 1, o);
+    CL_ARG(k, 2, cs);
+    CL_ARG(k, 3, rs);
+    CL_ARG(k, 4, nrows);
+    CL_ARG(k, 5, ranks);
+    CL_ARG(k, 6, stats);
+    CL_ARG(k, 7, sums);
     const size_t local = (size_t)wg, global = cols * local;
     status = clstats__launch(ctx, k, 1, NULL, &global, &local, "column_ranks");
 fail:

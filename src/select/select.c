@@ -112,17 +112,15 @@ static int parts_agree(const struct select_parts *parts, int status)
     return parts->sum_counts(parts->user, NULL, 0, status);
 }
 
-#define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
-
 /* The arguments every kernel that reads the data starts with: data, off, n, st. */
 static int data_args(clstats_ctx *ctx, cl_kernel k, cl_mem data, cl_ulong off, cl_ulong n,
                      cl_mem st)
 {
     int status = CLSTATS_OK;
-    ARG(k, 0, data);
-    ARG(k, 1, off);
-    ARG(k, 2, n);
-    ARG(k, 3, st);
+    CL_ARG(k, 0, data);
+    CL_ARG(k, 1, off);
+    CL_ARG(k, 2, n);
+    CL_ARG(k, 3, st);
 fail:
     return status;
 }
@@ -192,11 +190,11 @@ static int radix_pass(struct run *r, cl_int pass)
 {
     clstats_ctx *ctx = r->ctx;
     int status = CLSTATS_OK;
-    ARG(r->k_hist, 7, pass);
+    CL_ARG(r->k_hist, 7, pass);
     status = launch(r, r->k_hist, r->groups, "radix_hist");
     if (status) return status;
     if (r->parts && (status = sum_over_parts(r, pass))) return status;
-    ARG(r->k_scan, 3, pass);
+    CL_ARG(r->k_scan, 3, pass);
     status = launch(r, r->k_scan, 1, "radix_scan");
 fail:
     return status;
@@ -322,10 +320,10 @@ static int parts_bracket(struct run *r, cl_program program, cl_mem data, size_t 
         (status = get_kernel(r, program, "bracket_update", &k_update)) ||
         (status = data_args(ctx, k_pass, data, off, nn, r->st)))
         return status;
-    ARG(k_pass, 4, r->ctr);
-    ARG(k_pass, 5, r->kbuf);
-    ARG(k_update, 0, r->st);
-    ARG(k_update, 1, r->ctr);
+    CL_ARG(k_pass, 4, r->ctr);
+    CL_ARG(k_pass, 5, r->kbuf);
+    CL_ARG(k_update, 0, r->st);
+    CL_ARG(k_update, 1, r->ctr);
     CL_TRY(ctx,
            clEnqueueWriteBuffer(ctx->queue, r->st, CL_FALSE, ST_LO * sizeof(cl_ulong),
                                 sizeof lohi, lohi, 0, NULL, NULL),
@@ -587,8 +585,8 @@ static int select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, 
     if (method != CLSTATS_SELECT_SAMPLE) { /* sample_bracket does this itself */
         cl_kernel k_init;
         if ((status = get_kernel(&r, program, "select_init", &k_init))) goto fail;
-        ARG(k_init, 0, r.hist);
-        ARG(k_init, 1, r.ctr);
+        CL_ARG(k_init, 0, r.hist);
+        CL_ARG(k_init, 1, r.ctr);
         if ((status = launch(&r, k_init, 4, "select_init"))) goto fail;
     }
 
@@ -597,12 +595,12 @@ static int select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, 
         (status = get_kernel(&r, program, "radix_scan", &r.k_scan)))
         goto fail;
     if ((status = data_args(ctx, r.k_hist, data, off, nn, r.st))) goto fail;
-    ARG(r.k_hist, 4, r.hist);
-    ARG(r.k_hist, 5, r.ctr);
-    ARG(r.k_hist, 6, r.kbuf);
-    ARG(r.k_scan, 0, r.st);
-    ARG(r.k_scan, 1, r.hist);
-    ARG(r.k_scan, 2, r.ctr);
+    CL_ARG(r.k_hist, 4, r.hist);
+    CL_ARG(r.k_hist, 5, r.ctr);
+    CL_ARG(r.k_hist, 6, r.kbuf);
+    CL_ARG(r.k_scan, 0, r.st);
+    CL_ARG(r.k_scan, 1, r.hist);
+    CL_ARG(r.k_scan, 2, r.ctr);
 
     if (method == CLSTATS_SELECT_SAMPLE) {
         cl_kernel k_sample, k_pass, k_update;
@@ -611,13 +609,13 @@ static int select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, 
             (status = get_kernel(&r, program, "bracket_update", &k_update)))
             goto fail;
         if ((status = data_args(ctx, k_sample, data, off, nn, r.st))) goto fail;
-        ARG(k_sample, 4, r.hist);
-        ARG(k_sample, 5, r.ctr);
+        CL_ARG(k_sample, 4, r.hist);
+        CL_ARG(k_sample, 5, r.ctr);
         if ((status = data_args(ctx, k_pass, data, off, nn, r.st))) goto fail;
-        ARG(k_pass, 4, r.ctr);
-        ARG(k_pass, 5, r.kbuf);
-        ARG(k_update, 0, r.st);
-        ARG(k_update, 1, r.ctr);
+        CL_ARG(k_pass, 4, r.ctr);
+        CL_ARG(k_pass, 5, r.kbuf);
+        CL_ARG(k_update, 0, r.st);
+        CL_ARG(k_update, 1, r.ctr);
         if ((status = launch_sized(&r, k_sample, 1, sample_wg, "sample_bracket")) ||
             (status = launch(&r, k_pass, r.groups, "bracket_pass")) ||
             (status = launch_sized(&r, k_update, 1, 1, "bracket_update")))
@@ -642,18 +640,18 @@ static int select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, 
             (status = get_kernel(&r, program, "cp_gather", &r.k_cp_gather)))
             goto fail;
         if ((status = data_args(ctx, r.k_cp_reduce, data, off, nn, r.st))) goto fail;
-        ARG(r.k_cp_reduce, 4, r.pc);
-        ARG(r.k_cp_reduce, 5, r.ps);
-        ARG(r.k_cp_update, 0, r.st);
-        ARG(r.k_cp_update, 1, r.pc);
-        ARG(r.k_cp_update, 2, r.ps);
-        ARG(r.k_cp_update, 3, groups);
+        CL_ARG(r.k_cp_reduce, 4, r.pc);
+        CL_ARG(r.k_cp_reduce, 5, r.ps);
+        CL_ARG(r.k_cp_update, 0, r.st);
+        CL_ARG(r.k_cp_update, 1, r.pc);
+        CL_ARG(r.k_cp_update, 2, r.ps);
+        CL_ARG(r.k_cp_update, 3, groups);
         if ((status = data_args(ctx, r.k_cp_gather, data, off, nn, r.st))) goto fail;
-        ARG(r.k_cp_gather, 4, r.ctr);
-        ARG(r.k_cp_gather, 5, r.kbuf);
+        CL_ARG(r.k_cp_gather, 4, r.ctr);
+        CL_ARG(r.k_cp_gather, 5, r.kbuf);
         if (r.parts) { /* a message a pass, its state read back each time */
             const cl_uint one = 1;
-            ARG(r.k_cp_update, 3, one);
+            CL_ARG(r.k_cp_update, 3, one);
             bool stop = false;
             for (int p = 0;; p++) {
                 if (p > CP_MAX_PASSES) {

@@ -108,8 +108,6 @@ bool clstats__column_bracket_fits(clstats_ctx *ctx, size_t rows, size_t cols)
            cols <= UINT32_MAX;
 }
 
-#define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg(k, i, sizeof(v), &(v)), "clSetKernelArg")
-
 int clstats__column_bracket(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows, size_t cols,
                             size_t ld, cl_uint *keys3, bool *missed,
                             struct column_bracket_report *report, double *ms)
@@ -145,30 +143,30 @@ int clstats__column_bracket(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t 
     const cl_ulong off = offset, ldl = ld;
     const cl_uint nrows = (cl_uint)rows, ncols = (cl_uint)cols, slice_rows = (cl_uint)s.slice_rows,
                   nslices = (cl_uint)s.nslices, room = (cl_uint)s.room;
-    ARG(k_sample, 0, buf);
-    ARG(k_sample, 1, off);
-    ARG(k_sample, 2, nrows);
-    ARG(k_sample, 3, ncols);
-    ARG(k_sample, 4, ldl);
-    ARG(k_sample, 5, bounds);
-    ARG(k_count, 0, buf);
-    ARG(k_count, 1, off);
-    ARG(k_count, 2, nrows);
-    ARG(k_count, 3, ncols);
-    ARG(k_count, 4, ldl);
-    ARG(k_count, 5, slice_rows);
-    ARG(k_count, 6, bounds);
-    ARG(k_count, 7, counts);
-    ARG(k_count, 8, keys);
-    ARG(k_count, 9, room);
-    ARG(k_finish, 0, bounds);
-    ARG(k_finish, 1, counts);
-    ARG(k_finish, 2, keys);
-    ARG(k_finish, 3, nrows);
-    ARG(k_finish, 4, ncols);
-    ARG(k_finish, 5, nslices);
-    ARG(k_finish, 6, room);
-    ARG(k_finish, 7, res);
+    CL_ARG(k_sample, 0, buf);
+    CL_ARG(k_sample, 1, off);
+    CL_ARG(k_sample, 2, nrows);
+    CL_ARG(k_sample, 3, ncols);
+    CL_ARG(k_sample, 4, ldl);
+    CL_ARG(k_sample, 5, bounds);
+    CL_ARG(k_count, 0, buf);
+    CL_ARG(k_count, 1, off);
+    CL_ARG(k_count, 2, nrows);
+    CL_ARG(k_count, 3, ncols);
+    CL_ARG(k_count, 4, ldl);
+    CL_ARG(k_count, 5, slice_rows);
+    CL_ARG(k_count, 6, bounds);
+    CL_ARG(k_count, 7, counts);
+    CL_ARG(k_count, 8, keys);
+    CL_ARG(k_count, 9, room);
+    CL_ARG(k_finish, 0, bounds);
+    CL_ARG(k_finish, 1, counts);
+    CL_ARG(k_finish, 2, keys);
+    CL_ARG(k_finish, 3, nrows);
+    CL_ARG(k_finish, 4, ncols);
+    CL_ARG(k_finish, 5, nslices);
+    CL_ARG(k_finish, 6, room);
+    CL_ARG(k_finish, 7, res);
     const size_t ncb = (cols + COLS_PER_GROUP - 1) / COLS_PER_GROUP;
     const size_t wg[3] = {(size_t)s.sample_wg, (size_t)s.row_lanes * COLS_PER_GROUP,
                           (size_t)s.finish_wg};

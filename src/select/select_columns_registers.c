@@ -110,8 +110,6 @@ static bool fits(clstats_ctx *ctx, size_t rows, size_t cols, bool streamed)
     return s.vpt <= VPT_MAX && registers_local_bytes(&s) <= ctx->local_mem && cols <= UINT32_MAX;
 }
 
-#define ARG(k, i, v) CL_TRY(ctx, clSetKernelArg(k, i, sizeof(v), &(v)), "clSetKernelArg")
-
 static int run(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows, size_t cols, size_t ld,
                bool streamed, cl_uint *keys3, bool *missed, struct column_bracket_report *report,
                double *ms)
@@ -164,12 +162,12 @@ static int run(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows, size_t 
 
     const cl_ulong off = offset, ldl = ld;
     const cl_uint nrows = (cl_uint)rows, ncols = (cl_uint)cols;
-    ARG(kernel, 0, buf);
-    ARG(kernel, 1, off);
-    ARG(kernel, 2, nrows);
-    ARG(kernel, 3, ncols);
-    ARG(kernel, 4, ldl);
-    ARG(kernel, 5, res);
+    CL_ARG(kernel, 0, buf);
+    CL_ARG(kernel, 1, off);
+    CL_ARG(kernel, 2, nrows);
+    CL_ARG(kernel, 3, ncols);
+    CL_ARG(kernel, 4, ldl);
+    CL_ARG(kernel, 5, res);
     const size_t wg = (size_t)s.wg, global = (cols + (size_t)s.cols - 1) / (size_t)s.cols * wg;
     if ((status = clstats__launch(ctx, kernel, 1, NULL, &global, &wg, "column_registers")))
         goto fail;
