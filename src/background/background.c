@@ -204,15 +204,6 @@ static int check_map(clstats_ctx *ctx, const struct clstats_background *b,
     return CLSTATS_OK;
 }
 
-static int set_args(clstats_ctx *ctx, cl_kernel k, const void *const *args, const size_t *sizes,
-                    cl_uint n, const char *what)
-{
-    int status = CLSTATS_OK;
-    for (cl_uint i = 0; i < n && status == CLSTATS_OK; i++)
-        status = clstats__cl_check(ctx, clSetKernelArg(k, i, sizes[i], args[i]), what);
-    return status;
-}
-
 /* The mesh's values and y derivatives on the device: both maps' values, then both maps'
  * derivatives. */
 static int upload_mesh(clstats_ctx *ctx, const struct clstats_background *b, float *host,
@@ -258,15 +249,16 @@ static int interpolate_pixels(clstats_ctx *ctx, const struct clstats_background 
         goto fail;
     const cl_int inbx = (cl_int)nbx, inby = (cl_int)b->ny, ibh = (cl_int)b->box_h, ih = (cl_int)h,
                  iw = (cl_int)w, wb = back != NULL, wr = rms != NULL;
-    const size_t m = sizeof(cl_mem);
-    const void *a1[] = {&values, &dvalues, &inbx, &inby, &ibh, &ih, &node, &dnode, &u};
-    const size_t s1[] = {m, m, 4, 4, 4, 4, m, m, m};
-    const void *a2[] = {&node, &dnode, &cnode, &cdx, &inbx, &iw, &ih, &map_back, &map_rms, &wb,
-                        &wr};
-    const size_t s2[] = {m, m, m, m, 4, 4, 4, m, m, 4, 4};
     const size_t g1[2] = {h, 2}, g2[2] = {w, h};
-    if ((status = set_args(ctx, spline, a1, s1, 9, "clSetKernelArg(spline_rows)")) ||
-        (status = set_args(ctx, pixels, a2, s2, 11, "clSetKernelArg(interpolate_pixels)")) ||
+    if ((status = CLSTATS_SET_ARGS(ctx, spline, "clSetKernelArg(spline_rows)", KERNEL_ARG(values),
+                                   KERNEL_ARG(dvalues), KERNEL_ARG(inbx), KERNEL_ARG(inby),
+                                   KERNEL_ARG(ibh), KERNEL_ARG(ih), KERNEL_ARG(node),
+                                   KERNEL_ARG(dnode), KERNEL_ARG(u))) ||
+        (status = CLSTATS_SET_ARGS(ctx, pixels, "clSetKernelArg(interpolate_pixels)",
+                                   KERNEL_ARG(node), KERNEL_ARG(dnode), KERNEL_ARG(cnode),
+                                   KERNEL_ARG(cdx), KERNEL_ARG(inbx), KERNEL_ARG(iw),
+                                   KERNEL_ARG(ih), KERNEL_ARG(map_back), KERNEL_ARG(map_rms),
+                                   KERNEL_ARG(wb), KERNEL_ARG(wr))) ||
         (status = clstats__launch(ctx, spline, 2, NULL, g1, NULL, "spline_rows")) ||
         (status = clstats__launch(ctx, pixels, 2, NULL, g2, NULL, "interpolate_pixels")))
         goto fail;

@@ -97,13 +97,11 @@ int clstats__interpolate_rows(clstats_ctx *ctx, const struct clstats_background 
     const cl_int inbx = (cl_int)nbx, inby = (cl_int)b->ny, ibh = (cl_int)b->box_h,
                  iw = (cl_int)w, ih = (cl_int)h, first_map = back ? 0 : 1;
     cl_mem out0 = back ? out[0] : out[1], out1 = rms ? out[1] : out0;
-    const size_t m = sizeof(cl_mem);
-    const void *args[] = {&values, &dvalues, &inbx, &inby, &ibh, &iw, &ih, &first_map, &node,
-                          &dnode, &u, &first_buf, &weights_buf, &out0, &out1};
-    const size_t sizes[] = {m, m, 4, 4, 4, 4, 4, 4, m, m, m, m, m, m, m};
-    for (cl_uint i = 0; i < sizeof args / sizeof *args && status == CLSTATS_OK; i++)
-        status = clstats__cl_check(ctx, clSetKernelArg(k, i, sizes[i], args[i]),
-                                   "clSetKernelArg(interpolate_rows)");
+    status = CLSTATS_SET_ARGS(
+        ctx, k, "clSetKernelArg(interpolate_rows)", KERNEL_ARG(values), KERNEL_ARG(dvalues),
+        KERNEL_ARG(inbx), KERNEL_ARG(inby), KERNEL_ARG(ibh), KERNEL_ARG(iw), KERNEL_ARG(ih),
+        KERNEL_ARG(first_map), KERNEL_ARG(node), KERNEL_ARG(dnode), KERNEL_ARG(u),
+        KERNEL_ARG(first_buf), KERNEL_ARG(weights_buf), KERNEL_ARG(out0), KERNEL_ARG(out1));
     const size_t global[2] = {h, (size_t)(back != NULL) + (rms != NULL)};
     if (status || (status = clstats__launch(ctx, k, 2, NULL, global, NULL, "interpolate_rows")))
         goto fail;

@@ -251,6 +251,22 @@ const char *clstats__kernel_source(const char *name);
         if (status != CLSTATS_OK) goto fail;                                                       \
     } while (0)
 
+/* A kernel's arguments in order, each its size and where its value is (KERNEL_ARG), or a size
+ * and no value: a work-group's own local memory (KERNEL_LOCAL); CLSTATS_SET_ARGS sets a list
+ * of them from argument 0 on, `what` naming the kernel in an error. */
+struct clstats__arg {
+    size_t size;
+    const void *value;
+};
+#define KERNEL_ARG(v) {sizeof(v), &(v)}
+#define KERNEL_LOCAL(bytes) {(bytes), NULL}
+int clstats__set_args(clstats_ctx *ctx, cl_kernel k, const char *what,
+                      const struct clstats__arg *args, size_t count);
+#define CLSTATS_SET_ARGS(ctx, k, what, ...)                                                        \
+    clstats__set_args(ctx, k, what, (const struct clstats__arg[]){__VA_ARGS__},                    \
+                      sizeof((const struct clstats__arg[]){__VA_ARGS__}) /                         \
+                          sizeof(struct clstats__arg))
+
 /* Kernel argument i of k from the variable v (its size and address), through CL_TRY. */
 #define CL_ARG(k, i, v) CL_TRY(ctx, clSetKernelArg((k), (i), sizeof(v), &(v)), "clSetKernelArg")
 

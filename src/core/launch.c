@@ -131,6 +131,15 @@ static void log_kernels(clstats_ctx *ctx)
                      ms[k]);
 }
 
+int clstats__set_args(clstats_ctx *ctx, cl_kernel k, const char *what,
+                      const struct clstats__arg *args, size_t count)
+{
+    int status = CLSTATS_OK;
+    for (cl_uint i = 0; i < count && status == CLSTATS_OK; i++)
+        status = clstats__cl_check(ctx, clSetKernelArg(k, i, args[i].size, args[i].value), what);
+    return status;
+}
+
 int clstats__end(clstats_ctx *ctx, int status)
 {
     if (!ctx->n_events) return status;

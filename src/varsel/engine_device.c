@@ -47,26 +47,10 @@ struct device_state {
     double *columns;     /* 2 n: the host's inner products without fp64 */
 };
 
-/* A kernel's arguments in order, each its size and where its value is. */
-struct arg {
-    size_t size;
-    const void *value;
-};
-#define ARG(v) {sizeof(v), &(v)}
-#define LOCAL_ARG(bytes) {(bytes), NULL} /* a work-group's own local memory */
-
-static int set_args(clstats_ctx *ctx, cl_kernel k, const struct arg *args, size_t count)
-{
-    int status = CLSTATS_OK;
-    for (cl_uint i = 0; i < count && !status; i++)
-        status = clstats__cl_check(ctx, clSetKernelArg(k, i, args[i].size, args[i].value),
-                                   "clSetKernelArg(PaSS)");
-    return status;
-}
-
-#define SET_ARGS(ctx, k, ...)                                                                      \
-    set_args(ctx, k, (const struct arg[]){__VA_ARGS__},                                            \
-             sizeof((const struct arg[]){__VA_ARGS__}) / sizeof(struct arg))
+/* core's kernel-argument lists (internal.h), under this file's short names */
+#define ARG(v) KERNEL_ARG(v)
+#define LOCAL_ARG(bytes) KERNEL_LOCAL(bytes)
+#define SET_ARGS(ctx, k, ...) CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(PaSS)", __VA_ARGS__)
 
 static int buffer(clstats_ctx *ctx, size_t bytes, void *host, cl_mem *out)
 {
