@@ -2,8 +2,12 @@
  * once, as the caller gave it (on GPUs through the context's pinned slots), and is standardised
  * there (devices with fp64; else the host's
  * standardised copy goes up), and transposed (xt) for the inner products. Each iteration the
- * particles' model indices and wishes (and, where some take the argmax, their coefficients) go
- * up, and only the chosen indices and the inner products come back, in one wait.
+ * particles' model indices and wishes (and, where some take the argmax, their coefficients and
+ * the Gram cache's plan) go up in one write, and only the chosen indices and the inner products
+ * come back, in one read and one wait: each way the parts lie in one device buffer (sub-buffers
+ * for the kernels) and in pinned host memory the context keeps, since on a GPU each transfer
+ * from pageable memory costs tens of microseconds whatever its size, and a step's kernels take
+ * about a hundred.
  *
  * E = X^T R for the particles that take the argmax is not a product over the n rows: with
  * R_j = y - X_T beta_j, X^T R_j = X^T y - sum_m (X^T x_m) beta_jm, an identity of the columns
@@ -29,9 +33,16 @@
 /* The largest p for which the device takes the whole Gram matrix at its first argmax. */
 #define WHOLE_GRAM 2048
 
+/* The parts of a step's one write and one read (sub-buffers of up and down). */
+enum { UP_IDX, UP_SLOT, UP_BETA, UP_FRESH, UP_SIZE, UP_WANT, UP_ROWS, N_UP };
+enum { DOWN_ADD, DOWN_GRAM, N_DOWN };
+
 struct device_state {
     cl_mem x, xt, y, y64, idx, beta, size, want, rows_dev, r, e, best, add, gram;
     cl_mem xty, cache, fresh, xnew, slot; /* the Gram cache (slots x p) and its helpers */
+    cl_mem up, down;                      /* idx ... rows_dev and add, gram are their parts */
+    size_t up_at[N_UP + 1], down_at[N_DOWN + 1]; /* each part's offset; the last: the size */
+    char *up_host, *down_host;                   /* pinned, the context's */
     cl_kernel residuals, argmax, gather, scan, transpose, gram_rows;
     cl_kernel grams, lane_sums, lane_fold, scale; /* NULL without fp64 */
     size_t wg, chunk;             /* chunk: new rows a GEMM makes at most */
@@ -41,10 +52,15 @@ struct device_state {
      * the steps' wall time and their kernels' by part, the Gram rows made, the residual GEMMs. */
     double wall_ms, fresh_ms, scan_ms, grams_ms;
     size_t steps, fresh_rows, by_residuals, mark_scan;
-    void *beta_host;     /* the coefficients in the dtype */
-    int32_t *rows;       /* the particles that take the argmax */
-    int32_t *slots;      /* K x cap: each model position's cache row */
     double *columns;     /* 2 n: the host's inner products without fp64 */
+};
+
+/* What the host planned for a step's argmaxes: m particles take one (their indices in the
+ * rows part), by the residuals or the cache, whose new rows are n_new from row first_row (the
+ * variables in the fresh part). */
+struct argmax_plan {
+    size_t m, n_new, first_row;
+    bool by_residuals;
 };
 
 /* core's kernel-argument lists (internal.h), under this file's short names */
@@ -61,11 +77,19 @@ static int buffer(clstats_ctx *ctx, size_t bytes, void *host, cl_mem *out)
     return clstats__cl_check(ctx, err, "clCreateBuffer(PaSS)");
 }
 
-static int put(clstats_ctx *ctx, cl_mem buf, size_t bytes, const void *host)
+/* A part of the step's write, in the pinned memory it goes up from. */
+static void *up_part(const struct device_state *st, int part)
 {
-    return clstats__cl_check(
-        ctx, clEnqueueWriteBuffer(ctx->queue, buf, CL_FALSE, 0, bytes, host, 0, NULL, NULL),
-        "clEnqueueWriteBuffer(PaSS)");
+    return st->up_host + st->up_at[part];
+}
+
+/* The step's inputs up, in one write (the host rewrites them only after the step's wait). */
+static int send(clstats_ctx *ctx, const struct device_state *st)
+{
+    return clstats__cl_check(ctx,
+                             clEnqueueWriteBuffer(ctx->queue, st->up, CL_FALSE, 0,
+                                                  st->up_at[N_UP], st->up_host, 0, NULL, NULL),
+                             "clEnqueueWriteBuffer(PaSS's step)");
 }
 
 /* E = R^T X from the residuals of the m particles that take the argmax, and their argmaxes
@@ -131,16 +155,15 @@ static int own_rows(struct pass_engine *e, size_t m, size_t at)
     return clstats__launch(e->ctx, st->gram_rows, 2, NULL, g, local, "pass_gram_rows");
 }
 
-/* The Gram rows of the variables the plan made new, chunk by chunk: their columns gathered,
- * then rows first_fresh + f = x_v^T X by one GEMM. X^T y first, once. */
-static int fresh_rows(struct pass_engine *e)
+/* The Gram rows of the plan's new variables (the fresh part, already up), chunk by chunk: their
+ * columns gathered, then rows first_row + f = x_v^T X by one GEMM. X^T y first, once. */
+static int fresh_rows(struct pass_engine *e, const struct argmax_plan *plan)
 {
     clstats_ctx *ctx = e->ctx;
     struct device_state *st = e->state;
     const struct pass_data *d = e->d;
-    const struct pass_cache *c = &st->book;
     const struct clstats__mat x = {st->x, 0, d->p};
-    const size_t es = d->f64 ? 8 : 4;
+    const size_t es = d->f64 ? 8 : 4, n_new = plan->n_new;
     int status;
     if (!st->have_xty) {
         if ((status = zero(ctx, st->xty, 0, d->p * es)) ||
@@ -148,11 +171,10 @@ static int fresh_rows(struct pass_engine *e)
             return status;
         st->have_xty = true;
     }
-    if (!c->n_fresh) return CLSTATS_OK;
-    if ((status = put(ctx, st->fresh, c->n_fresh * sizeof *c->fresh, c->fresh))) return status;
     const cl_uint n = (cl_uint)d->n, p = (cl_uint)d->p;
-    for (size_t f = 0; f < c->n_fresh && !status; f += st->chunk) {
-        const size_t m = c->n_fresh - f < st->chunk ? c->n_fresh - f : st->chunk;
+    status = CLSTATS_OK;
+    for (size_t f = 0; f < n_new && !status; f += st->chunk) {
+        const size_t m = n_new - f < st->chunk ? n_new - f : st->chunk;
         const cl_uint mm = (cl_uint)m;
         const cl_uint first = (cl_uint)f;
         status = SET_ARGS(ctx, st->gather, ARG(st->x), ARG(n), ARG(p), ARG(st->fresh), ARG(first),
@@ -160,48 +182,61 @@ static int fresh_rows(struct pass_engine *e)
         const size_t global[2] = {d->n, m};
         if (!status) status = clstats__launch(ctx, st->gather, 2, NULL, global, NULL, "pass_gather");
         /* The whole Gram matrix (hundreds of rows) is a GEMM CLBlast does well. */
-        const bool own = st->own_rows && c->n_fresh < d->p;
-        if (!status) status = own ? own_rows(e, m, (c->first_fresh + f) * d->p)
-                                  : gemm_rows(e, m, (c->first_fresh + f) * d->p);
+        const bool own = st->own_rows && n_new < d->p;
+        if (!status) status = own ? own_rows(e, m, (plan->first_row + f) * d->p)
+                                  : gemm_rows(e, m, (plan->first_row + f) * d->p);
     }
     return status;
 }
 
+/* The host's part of the argmaxes, into the step's write: which particles take one, their
+ * coefficients in the dtype, and the Gram cache's plan (each model position's row, the new
+ * variables). */
+static void plan_argmaxes(struct pass_engine *e, const int32_t *idx, const int32_t *size,
+                          const double *beta, const int32_t *want, struct argmax_plan *plan)
+{
+    struct device_state *st = e->state;
+    const struct pass_data *d = e->d;
+    const size_t K = e->k_particles, cap = e->cap;
+    struct pass_cache *c = &st->book;
+    int32_t *rows = up_part(st, UP_ROWS);
+    *plan = (struct argmax_plan){0};
+    for (size_t j = 0; j < K; j++)
+        if (want[j] == PASS_ARGMAX) rows[plan->m++] = (int32_t)j;
+    void *b = up_part(st, UP_BETA);
+    for (size_t i = 0; i < K * cap; i++) {
+        if (d->f64) ((double *)b)[i] = beta[i];
+        else ((float *)b)[i] = (float)beta[i];
+    }
+    /* Where p is small the whole Gram matrix X^T X is one GEMM of p rows, once: the rows a
+     * few at a time would be GEMMs over n ~ 10^4 with little to share among the threads. The
+     * plan after it finds every variable there (slots >= p). */
+    if (!c->used && c->slots >= d->p && d->p <= WHOLE_GRAM) {
+        clstats__cache_take_all(c);
+        plan->n_new = d->p;
+    }
+    if (!clstats__cache_plan(c, idx, size, rows, plan->m, cap, up_part(st, UP_SLOT)))
+        plan->by_residuals = true;
+    else if (!plan->n_new)
+        plan->n_new = c->n_fresh, plan->first_row = c->first_fresh;
+    memcpy(up_part(st, UP_FRESH), c->fresh, plan->n_new * sizeof *c->fresh);
+    st->fresh_rows += plan->n_new;
+}
+
 /* The argmaxes of the particles that take one (only those), into best[j]: from the Gram cache
  * where it holds their models, else from their residuals. */
-static int argmaxes(struct pass_engine *e, const int32_t *idx, const int32_t *size,
-                    const double *beta, const int32_t *want)
+static int argmaxes(struct pass_engine *e, const struct argmax_plan *plan)
 {
     clstats_ctx *ctx = e->ctx;
     struct device_state *st = e->state;
     const struct pass_data *d = e->d;
-    const size_t K = e->k_particles, cap = e->cap, es = d->f64 ? 8 : 4;
-    size_t m = 0;
-    for (size_t j = 0; j < K; j++)
-        if (want[j] == PASS_ARGMAX) st->rows[m++] = (int32_t)j;
-    for (size_t i = 0; i < K * cap; i++) {
-        if (d->f64) ((double *)st->beta_host)[i] = beta[i];
-        else ((float *)st->beta_host)[i] = (float)beta[i];
-    }
-    int status;
-    if ((status = put(ctx, st->beta, K * cap * es, st->beta_host)) ||
-        (status = put(ctx, st->rows_dev, m * sizeof *st->rows, st->rows)))
-        return status;
-    /* Where p is small the whole Gram matrix X^T X is one GEMM of p rows, once: the rows a
-     * few at a time would be GEMMs over n ~ 10^4 with little to share among the threads. */
-    if (!st->book.used && st->book.slots >= d->p && d->p <= WHOLE_GRAM) {
-        clstats__cache_take_all(&st->book);
-        st->fresh_rows += d->p;
-        if ((status = fresh_rows(e))) return status;
-    }
-    if (!clstats__cache_plan(&st->book, idx, size, st->rows, m, cap, st->slots)) {
+    const size_t cap = e->cap, es = d->f64 ? 8 : 4;
+    int status = plan->n_new || !plan->by_residuals ? fresh_rows(e, plan) : CLSTATS_OK;
+    if (status) return status;
+    if (plan->by_residuals) {
         st->by_residuals++;
-        return argmaxes_by_residuals(e, m);
+        return argmaxes_by_residuals(e, plan->m);
     }
-    st->fresh_rows += st->book.n_fresh;
-    if ((status = fresh_rows(e)) ||
-        (status = put(ctx, st->slot, K * cap * sizeof *st->slots, st->slots)))
-        return status;
     st->mark_scan = clstats__event_mark(ctx);
     const cl_uint p = (cl_uint)d->p;
     if ((status = SET_ARGS(ctx, st->scan, ARG(st->xty), ARG(st->cache), ARG(p), ARG(st->idx),
@@ -210,11 +245,11 @@ static int argmaxes(struct pass_engine *e, const int32_t *idx, const int32_t *si
                            LOCAL_ARG(cap * sizeof(cl_ulong)), LOCAL_ARG(cap * es),
                            LOCAL_ARG(st->wg * es), LOCAL_ARG(st->wg * sizeof(cl_int)))))
         return status;
-    const size_t g = m * st->wg;
+    const size_t g = plan->m * st->wg;
     return clstats__launch(ctx, st->scan, 1, NULL, &g, &st->wg, "pass_scan");
 }
 
-static int grams(struct pass_engine *e)
+static int grams(struct pass_engine *e, size_t products)
 {
     clstats_ctx *ctx = e->ctx;
     struct device_state *st = e->state;
@@ -223,8 +258,9 @@ static int grams(struct pass_engine *e)
                                 ARG(st->size), ARG(st->want), ARG(st->best), ARG(st->add),
                                 ARG(st->gram), LOCAL_ARG(PASS_LANES * sizeof(cl_double)));
     if (status) return status;
-    /* A work-group per particle and product; those past a model's k + 2 products end at once. */
-    const size_t local[2] = {PASS_LANES, 1}, g[2] = {e->k_particles * PASS_LANES, e->cap + 2};
+    /* A work-group per particle and product, as many products as the largest model that adds
+     * a variable needs (k + 2); those past a smaller model's end at once. */
+    const size_t local[2] = {PASS_LANES, 1}, g[2] = {e->k_particles * PASS_LANES, products};
     return clstats__launch(ctx, st->grams, 2, NULL, g, local, "pass_grams");
 }
 
@@ -260,6 +296,23 @@ static int step(struct pass_engine *e, const int32_t *idx, const int32_t *size,
     return CLSTATS_OK;
 }
 
+/* Without fp64 the inner products are the host's, for the variables the particles add (add[j]
+ * holds the argmaxes where some took one). */
+static int host_products(struct pass_engine *e, const int32_t *idx, const int32_t *size,
+                         const int32_t *want, int32_t *add, double *gram)
+{
+    struct device_state *st = e->state;
+    const size_t cap = e->cap;
+    for (size_t j = 0; j < e->k_particles; j++) {
+        if (want[j] == PASS_NONE) continue;
+        if (want[j] != PASS_ARGMAX) add[j] = want[j];
+        if (add[j] >= 0)
+            clstats__pass_gram(e->d, idx + j * cap, (size_t)size[j], (size_t)add[j],
+                               gram + j * PASS_GRAM(cap), st->columns);
+    }
+    return CLSTATS_OK;
+}
+
 static int timed_step(struct pass_engine *e, const int32_t *idx, const int32_t *size,
                       const double *beta, const int32_t *want, int32_t *add, double *gram,
                       size_t marks[3])
@@ -269,28 +322,41 @@ static int timed_step(struct pass_engine *e, const int32_t *idx, const int32_t *
     const size_t K = e->k_particles, cap = e->cap;
     bool any_argmax = false;
     for (size_t j = 0; j < K; j++) any_argmax |= want[j] == PASS_ARGMAX;
+    if (!any_argmax && !st->grams) { /* no fp64, no argmax: nothing for the device */
+        marks[1] = marks[2] = marks[0];
+        return host_products(e, idx, size, want, add, gram);
+    }
+    memcpy(up_part(st, UP_IDX), idx, K * cap * sizeof *idx);
+    memcpy(up_part(st, UP_SIZE), size, K * sizeof *size);
+    memcpy(up_part(st, UP_WANT), want, K * sizeof *want);
+    struct argmax_plan plan;
+    if (any_argmax) plan_argmaxes(e, idx, size, beta, want, &plan);
     int status;
-    if ((status = put(ctx, st->idx, K * cap * sizeof *idx, idx)) ||
-        (status = put(ctx, st->size, K * sizeof *size, size)) ||
-        (any_argmax && (st->mark_scan = 0, status = argmaxes(e, idx, size, beta, want))))
+    if ((status = send(ctx, st)) ||
+        (any_argmax && (st->mark_scan = 0, status = argmaxes(e, &plan))))
         return status;
     marks[1] = any_argmax && st->mark_scan >= marks[0] ? st->mark_scan : marks[0];
     marks[2] = clstats__event_mark(ctx);
     if (!st->grams) { /* no fp64: the indices only, then the products here */
-        if (any_argmax && (status = read(ctx, st->best, K * sizeof *add, add, true))) return status;
-        for (size_t j = 0; j < K; j++) {
-            if (want[j] == PASS_NONE) continue;
-            if (want[j] != PASS_ARGMAX) add[j] = want[j];
-            if (add[j] >= 0)
-                clstats__pass_gram(e->d, idx + j * cap, (size_t)size[j], (size_t)add[j],
-                                   gram + j * PASS_GRAM(cap), st->columns);
-        }
-        return CLSTATS_OK;
+        if ((status = read(ctx, st->best, K * sizeof *add, add, true))) return status;
+        return host_products(e, idx, size, want, add, gram);
     }
-    if ((status = put(ctx, st->want, K * sizeof *want, want)) || (status = grams(e)) ||
-        (status = read(ctx, st->add, K * sizeof *add, add, false)))
+    size_t widest = 1;
+    for (size_t j = 0; j < K; j++)
+        if (want[j] != PASS_NONE && (size_t)size[j] + 2 > widest) widest = (size_t)size[j] + 2;
+    if ((status = grams(e, widest)) ||
+        (status = read(ctx, st->down, st->down_at[N_DOWN], st->down_host, true)))
         return status;
-    return read(ctx, st->gram, K * PASS_GRAM(cap) * sizeof *gram, gram, true);
+    const int32_t *added = (const int32_t *)(st->down_host + st->down_at[DOWN_ADD]);
+    const double *products = (const double *)(st->down_host + st->down_at[DOWN_GRAM]);
+    for (size_t j = 0; j < K; j++) {
+        if (want[j] == PASS_NONE) continue;
+        add[j] = added[j];
+        if (add[j] >= 0)
+            memcpy(gram + j * PASS_GRAM(cap), products + j * PASS_GRAM(cap),
+                   ((size_t)size[j] + 2) * sizeof *gram);
+    }
+    return CLSTATS_OK;
 }
 
 static void release(struct pass_engine *e)
@@ -306,11 +372,11 @@ static void release(struct pass_engine *e)
     cl_mem *bufs[] = {&st->x,    &st->xt,   &st->y,     &st->y64,      &st->idx,  &st->beta,
                       &st->size, &st->want, &st->r,     &st->e,        &st->best, &st->add,
                       &st->gram, &st->xty,  &st->cache, &st->fresh,    &st->xnew, &st->slot,
-                      &st->rows_dev};
+                      &st->rows_dev, &st->up, &st->down}; /* parts before their buffers */
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (*bufs[i]) clReleaseMemObject(*bufs[i]);
     clstats__cache_free(&st->book);
-    free(st->beta_host), free(st->columns), free(st->rows), free(st->slots);
+    free(st->columns);
     free(st);
     e->state = NULL;
 }
@@ -438,6 +504,62 @@ static void *y_in_dtype(const struct pass_data *d)
     return out;
 }
 
+/* Offsets of parts of the given sizes, each at the device's alignment for sub-buffers; at[n]
+ * the whole. */
+static void lay_out(size_t align, const size_t *bytes, size_t n, size_t *at)
+{
+    at[0] = 0;
+    for (size_t i = 0; i < n; i++) at[i + 1] = (at[i] + bytes[i] + align - 1) / align * align;
+}
+
+static int parts(clstats_ctx *ctx, cl_mem whole, const size_t *at, size_t n, cl_mem **out)
+{
+    for (size_t i = 0; i < n; i++) {
+        cl_buffer_region region = {at[i], at[i + 1] - at[i]};
+        cl_int err;
+        *out[i] = clCreateSubBuffer(whole, CL_MEM_READ_WRITE, CL_BUFFER_CREATE_TYPE_REGION, &region,
+                                    &err);
+        const int status = clstats__cl_check(ctx, err, "clCreateSubBuffer(PaSS)");
+        if (status) return status;
+    }
+    return CLSTATS_OK;
+}
+
+/* The step's one write (model indices, cache rows, coefficients, new variables, sizes, wishes,
+ * the particles taking the argmax) and one read (the variables added, their inner products):
+ * a device buffer each way cut into the kernels' buffers, and pinned host memory the context
+ * keeps for the next fit. */
+static int step_buffers(clstats_ctx *ctx, struct device_state *st, size_t K, size_t cap,
+                        size_t slots, size_t es)
+{
+    cl_uint align_bits = 0;
+    int status = clstats__cl_check(ctx,
+                                   clGetDeviceInfo(ctx->device, CL_DEVICE_MEM_BASE_ADDR_ALIGN,
+                                                   sizeof align_bits, &align_bits, NULL),
+                                   "clGetDeviceInfo(CL_DEVICE_MEM_BASE_ADDR_ALIGN)");
+    const size_t align = align_bits >= 64 ? align_bits / 8 : 8;
+    const size_t up[N_UP] = {[UP_IDX] = K * cap * 4, [UP_SLOT] = K * cap * 4,
+                             [UP_BETA] = K * cap * es, [UP_FRESH] = slots * 4,
+                             [UP_SIZE] = K * 4, [UP_WANT] = K * 4, [UP_ROWS] = K * 4};
+    const size_t down[N_DOWN] = {[DOWN_ADD] = K * 4, [DOWN_GRAM] = K * PASS_GRAM(cap) * 8};
+    lay_out(align, up, N_UP, st->up_at);
+    lay_out(align, down, N_DOWN, st->down_at);
+    cl_mem *up_parts[N_UP] = {[UP_IDX] = &st->idx, [UP_SLOT] = &st->slot, [UP_BETA] = &st->beta,
+                              [UP_FRESH] = &st->fresh, [UP_SIZE] = &st->size,
+                              [UP_WANT] = &st->want, [UP_ROWS] = &st->rows_dev};
+    cl_mem *down_parts[N_DOWN] = {[DOWN_ADD] = &st->add, [DOWN_GRAM] = &st->gram};
+    void *up_host, *down_host;
+    if (status || (status = buffer(ctx, st->up_at[N_UP], NULL, &st->up)) ||
+        (status = buffer(ctx, st->down_at[N_DOWN], NULL, &st->down)) ||
+        (status = parts(ctx, st->up, st->up_at, N_UP, up_parts)) ||
+        (status = parts(ctx, st->down, st->down_at, N_DOWN, down_parts)) ||
+        (status = clstats__scratch_pinned(ctx, "pass.step_up", st->up_at[N_UP], &up_host)) ||
+        (status = clstats__scratch_pinned(ctx, "pass.step_down", st->down_at[N_DOWN], &down_host)))
+        return status;
+    st->up_host = up_host, st->down_host = down_host;
+    return CLSTATS_OK;
+}
+
 /* The Gram cache's rows: all p where they take at most an eighth of the device's memory (and
  * at most 2 GiB, and one allocation), else as many as do; never more than K cap, the most that
  * an iteration's models can hold. */
@@ -487,20 +609,16 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
     const size_t slots = cache_rows(ctx, d, K * cap);
     st->chunk = slots < 512 ? slots : 512;
     if ((status = clstats__cache_init(ctx, &st->book, d->p, slots))) return status;
-    st->beta_host = malloc(K * cap * es);
     st->columns = malloc(2 * d->n * sizeof *st->columns);
-    st->rows = malloc(K * sizeof *st->rows);
-    st->slots = calloc(K * cap, sizeof *st->slots);
     void *yh = y_in_dtype(d);
-    if (!st->beta_host || !st->columns || !st->rows || !st->slots || !yh) {
+    if (!st->columns || !yh) {
         free(yh);
         return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "out of memory");
     }
     if ((status = buffer(ctx, d->p * es, NULL, &st->xty)) ||
         (status = buffer(ctx, slots * d->p * es, NULL, &st->cache)) ||
-        (status = buffer(ctx, slots * 4, NULL, &st->fresh)) ||
         (status = buffer(ctx, st->chunk * d->n * es, NULL, &st->xnew)) ||
-        (status = buffer(ctx, K * cap * 4, NULL, &st->slot)) ||
+        (status = step_buffers(ctx, st, K, cap, slots, es)) ||
         (ctx->has_fp64 && (status = buffer(ctx, d->n * d->p * es, NULL, &st->xt)))) {
         free(yh);
         return status;
@@ -510,16 +628,9 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
     if (!status) status = buffer(ctx, d->n * es, yh, &st->y);
     free(yh);
     if (status || (status = buffer(ctx, d->n * 8, (void *)d->ys, &st->y64)) ||
-        (status = buffer(ctx, K * cap * 4, NULL, &st->idx)) ||
-        (status = buffer(ctx, K * cap * es, NULL, &st->beta)) ||
-        (status = buffer(ctx, K * 4, NULL, &st->size)) ||
-        (status = buffer(ctx, K * 4, NULL, &st->want)) ||
-        (status = buffer(ctx, K * 4, NULL, &st->rows_dev)) ||
         (status = buffer(ctx, d->n * K * es, NULL, &st->r)) ||
         (status = buffer(ctx, K * d->p * es, NULL, &st->e)) ||
-        (status = buffer(ctx, K * 4, NULL, &st->best)) ||
-        (status = buffer(ctx, K * 4, NULL, &st->add)) ||
-        (status = buffer(ctx, K * PASS_GRAM(cap) * 8, NULL, &st->gram)))
+        (status = buffer(ctx, K * 4, NULL, &st->best)))
         return status;
     return CLSTATS_OK;
 }

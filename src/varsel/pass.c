@@ -207,7 +207,6 @@ struct swarm {
     int32_t *idx, *size, *want, *adds; /* the engine's view: K x cap, K, K, K */
     double *beta, *gram, *phi, *phi_prev, *work;
     signed char *forward;
-    unsigned char *in; /* K x p: membership */
     unsigned char *best_in;
     int32_t *best_idx, *best_sorted; /* in the order they entered; rising */
     size_t best_k;
@@ -257,33 +256,42 @@ static int add_wanted(struct swarm *s, struct pass_engine *e, bool any_argmax)
         const int32_t i = s->adds[j];
         if (s->want[j] == PASS_NONE || i < 0) continue;
         /* A variable in the span of the model is not added: the particle stands still. */
-        if (clstats__fit_add(&s->fit[j], (size_t)i, s->gram + j * PASS_GRAM(s->cap)))
-            s->in[j * s->d->p + (size_t)i] = 1;
+        clstats__fit_add(&s->fit[j], (size_t)i, s->gram + j * PASS_GRAM(s->cap));
     }
     return CLSTATS_OK;
+}
+
+/* Whether variable i is in the model: a search of its k (at most cap) variables, where a K x p
+ * table of memberships would cost more to clear each fit (10 MB at p = 40 000) than the
+ * searches take. */
+static bool in_model(const struct pass_fit *f, int32_t i)
+{
+    for (size_t m = 0; m < f->k; m++)
+        if (f->idx[m] == i) return true;
+    return false;
 }
 
 /* The variable a forward step adds, or PASS_ARGMAX. */
 static int32_t forward(struct swarm *s, struct clstats__rng *rng, size_t j, double u)
 {
     const size_t p = s->d->p;
-    const unsigned char *in = s->in + j * p;
+    const struct pass_fit *f = &s->fit[j];
     const double *pf = s->o->p_forward;
     if (u < pf[0]) {
         size_t avail = 0;
-        for (size_t m = 0; m < s->best_k; m++) avail += !in[s->best_idx[m]];
+        for (size_t m = 0; m < s->best_k; m++) avail += !in_model(f, s->best_idx[m]);
         if (avail) {
             size_t pick = clstats__rng_below(rng, avail), seen = 0;
             for (size_t m = 0; m < s->best_k; m++) {
                 const int32_t i = s->best_sorted[m];
-                if (!in[i] && seen++ == pick) return i;
+                if (!in_model(f, i) && seen++ == pick) return i;
             }
         }
-    } else if (u >= pf[0] + pf[1] && s->fit[j].k < p) {
+    } else if (u >= pf[0] + pf[1] && f->k < p) {
         size_t i;
         do
             i = clstats__rng_below(rng, p);
-        while (in[i]);
+        while (in_model(f, (int32_t)i));
         return (int32_t)i;
     }
     return PASS_ARGMAX;
@@ -294,7 +302,6 @@ static void backward(struct swarm *s, struct clstats__rng *rng, size_t j, double
     struct pass_fit *f = &s->fit[j];
     const size_t m = u < s->o->p_backward[0] ? clstats__fit_cheapest(f, s->work)
                                              : clstats__rng_below(rng, f->k);
-    s->in[j * s->d->p + f->idx[m]] = 0;
     clstats__fit_remove(f, m);
 }
 
@@ -334,7 +341,7 @@ static void release_swarm(struct swarm *s)
     if (s->fit)
         for (size_t j = 0; j < s->K; j++) free(s->fit[j].u), free(s->fit[j].c), free(s->fit[j].idx);
     free(s->fit), free(s->idx), free(s->size), free(s->want), free(s->adds), free(s->beta);
-    free(s->gram), free(s->phi), free(s->phi_prev), free(s->work), free(s->forward), free(s->in);
+    free(s->gram), free(s->phi), free(s->phi_prev), free(s->work), free(s->forward);
     free(s->best_in), free(s->best_idx), free(s->best_sorted);
     free(s->best_fit.u), free(s->best_fit.c), free(s->best_fit.idx);
 }
@@ -353,12 +360,11 @@ static int make_swarm(clstats_ctx *ctx, struct swarm *s)
     s->phi_prev = calloc(K, sizeof *s->phi_prev);
     s->work = calloc(cap + cap * cap + K, sizeof *s->work);
     s->forward = calloc(K, 1);
-    s->in = calloc(K * p, 1);
     s->best_in = calloc(p, 1);
     s->best_idx = calloc(cap, sizeof *s->best_idx);
     s->best_sorted = calloc(cap, sizeof *s->best_sorted);
     bool ok = s->fit && s->idx && s->size && s->want && s->adds && s->beta && s->gram && s->phi &&
-              s->phi_prev && s->work && s->forward && s->in && s->best_in && s->best_idx &&
+              s->phi_prev && s->work && s->forward && s->best_in && s->best_idx &&
               s->best_sorted;
     for (size_t j = 0; ok && j <= K; j++) {
         struct pass_fit *f = j < K ? &s->fit[j] : &s->best_fit;
