@@ -164,7 +164,7 @@ static int fresh_rows(struct pass_engine *e, const struct argmax_plan *plan)
     const struct pass_data *d = e->d;
     const struct clstats__mat x = {st->x, 0, d->p};
     const size_t es = d->f64 ? 8 : 4, n_new = plan->n_new;
-    int status;
+    int status = CLSTATS_OK;
     if (!st->have_xty) {
         if ((status = zero(ctx, st->xty, 0, d->p * es)) ||
             (status = clstats__gemv(ctx, d->f64, true, d->n, d->p, 1, x, st->y, 0, 0, st->xty, 0)))
@@ -172,7 +172,6 @@ static int fresh_rows(struct pass_engine *e, const struct argmax_plan *plan)
         st->have_xty = true;
     }
     const cl_uint n = (cl_uint)d->n, p = (cl_uint)d->p;
-    status = CLSTATS_OK;
     for (size_t f = 0; f < n_new && !status; f += st->chunk) {
         const size_t m = n_new - f < st->chunk ? n_new - f : st->chunk;
         const cl_uint mm = (cl_uint)m;
@@ -528,7 +527,8 @@ static int parts(clstats_ctx *ctx, cl_mem whole, const size_t *at, size_t n, cl_
 /* The step's one write (model indices, cache rows, coefficients, new variables, sizes, wishes,
  * the particles taking the argmax) and one read (the variables added, their inner products):
  * a device buffer each way cut into the kernels' buffers, and pinned host memory the context
- * keeps for the next fit. */
+ * keeps for the next fit (one engine a context at a time, as pass.c makes them: a larger
+ * engine's would move the smaller's). */
 static int step_buffers(clstats_ctx *ctx, struct device_state *st, size_t K, size_t cap,
                         size_t slots, size_t es)
 {
