@@ -424,6 +424,10 @@ if has pass; then
         CLSTATS_DEVICE=gpu timeout 250 ./build/bench/bench_pass ing-lai 4000 40000 256 16 f32 device
         CLSTATS_DEVICE=gpu timeout 250 ./build/bench/bench_pass chen-chen 20000 500 256 16 f32 device
         CLSTATS_DEVICE=gpu timeout 250 ./build/bench/bench_pass ing-lai 4000 40000 256 16 f64 device
+        # The Gram rows by pass_gram_rows instead of CLBlast's GEMM (the log's "Gram rows" is
+        # then their whole time), beside the default above.
+        PASS_TUNE=pass.gram_rows=on CLSTATS_DEVICE=gpu timeout 250 \
+            ./build/bench/bench_pass ing-lai 4000 40000 256 16 f32 device
         unset PASS_LOG
     } 2>&1 | tee "$OUT/bench_pass.txt"
 fi

@@ -101,42 +101,50 @@ __kernel void pass_gather(__global const real *x, uint n, uint p, __global const
 }
 
 /* Rows q < m of g (row q at g0 + q p, p values) = xnew's row q (n values) times x (row-major
- * n x p): the Gram rows of the variables new to the cache, a 64 x 64 tile of them a work-group
- * of 16 x 16, each work-item rows 4 ly .. 4 ly + 3 and columns 4 lx .. 4 lx + 3 of the tile in
- * registers; x and xnew pass through local memory GR_T rows of x at a time (xs GR_T x 64, ns
- * GR_T x GR_NS, xnew's tile transposed; arguments as pass_argmax's), so that x is read once for
- * up to 64 rows and each work-item's four values of each come in one vector load. Each sum runs
- * over t rising. */
-#define GR_T 32
+ * n x p): the Gram rows of the variables new to the cache, a 64 x 128 tile of them (rows x
+ * columns) a work-group of 32 x 8, each work-item rows 8 ly .. 8 ly + 7 and columns 4 lx .. 4 lx
+ * + 3 of the tile in registers (32 sums). x and xnew pass through local memory GR_T rows of x
+ * at a time (xs GR_T x 128; ns GR_T x GR_NS, xnew's tile transposed; arguments as pass_argmax's),
+ * so that x is read once for up to 64 rows; in the inner loop the eight rows' values are the
+ * same for a whole warp (one broadcast) and each work-item's four columns one vector load: three
+ * loads from local memory for 32 multiply-adds. Each sum runs over t rising. */
+#define GR_T 16
 #define GR_NS 68 /* 64 and a pad, a multiple of 4 for the vector loads */
-__kernel __attribute__((reqd_work_group_size(16, 16, 1))) void
+__kernel __attribute__((reqd_work_group_size(32, 8, 1))) void
 pass_gram_rows(__global const real *x, uint n, uint p, __global const real *xnew, uint m,
                __global real *g, ulong g0, __local real *xs, __local real *ns)
 {
-    const uint lx = get_local_id(0), ly = get_local_id(1), flat = ly * 16 + lx;
-    const uint i0 = get_group_id(0) * 64, q0 = get_group_id(1) * 64;
-    real4 acc[4];
-    for (uint a = 0; a < 4; a++) acc[a] = (real4)(0);
+    const uint lx = get_local_id(0), ly = get_local_id(1), flat = ly * 32 + lx;
+    const uint i0 = get_group_id(0) * 128, q0 = get_group_id(1) * 64;
+    real4 acc[8];
+    for (uint a = 0; a < 8; a++) acc[a] = (real4)(0);
     for (uint t0 = 0; t0 < n; t0 += GR_T) {
-        for (uint r = 0; r < GR_T * 64 / 256; r++) {
-            const uint at = r * 256 + flat, tt = at / 64, c = at % 64; /* x along its rows */
+        for (uint r = 0; r < GR_T * 128 / 256; r++) { /* x along its rows */
+            const uint at = r * 256 + flat, tt = at / 128, c = at % 128;
             const uint t = t0 + tt, i = i0 + c;
-            xs[tt * 64 + c] = t < n && i < p ? x[(ulong)t * p + i] : 0;
-            const uint q = at / GR_T, u = at % GR_T; /* xnew along its rows */
+            xs[tt * 128 + c] = t < n && i < p ? x[(ulong)t * p + i] : 0;
+        }
+        for (uint r = 0; r < GR_T * 64 / 256; r++) { /* xnew along its rows */
+            const uint at = r * 256 + flat, q = at / GR_T, u = at % GR_T;
             ns[u * GR_NS + q] = q0 + q < m && t0 + u < n ? xnew[(ulong)(q0 + q) * n + t0 + u] : 0;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint tt = 0; tt < GR_T; tt++) {
-            const real4 xv = vload4(lx, xs + tt * 64), nv = vload4(ly, ns + tt * GR_NS);
-            acc[0] += nv.x * xv;
-            acc[1] += nv.y * xv;
-            acc[2] += nv.z * xv;
-            acc[3] += nv.w * xv;
+            const real4 xv = vload4(lx, xs + tt * 128);
+            const real4 lo = vload4(2 * ly, ns + tt * GR_NS), hi = vload4(2 * ly + 1, ns + tt * GR_NS);
+            acc[0] += lo.x * xv;
+            acc[1] += lo.y * xv;
+            acc[2] += lo.z * xv;
+            acc[3] += lo.w * xv;
+            acc[4] += hi.x * xv;
+            acc[5] += hi.y * xv;
+            acc[6] += hi.z * xv;
+            acc[7] += hi.w * xv;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    for (uint a = 0; a < 4; a++) {
-        const uint q = q0 + 4 * ly + a, i = i0 + 4 * lx;
+    for (uint a = 0; a < 8; a++) {
+        const uint q = q0 + 8 * ly + a, i = i0 + 4 * lx;
         if (q >= m) continue;
         __global real *row = g + g0 + (ulong)q * p;
         const real v[4] = {acc[a].x, acc[a].y, acc[a].z, acc[a].w};

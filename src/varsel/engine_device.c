@@ -139,7 +139,7 @@ static int gemm_rows(struct pass_engine *e, size_t m, size_t at)
     return status ? status : clstats__gemm(e->ctx, d->f64, false, false, m, d->p, d->n, 1, a, x, 0, g);
 }
 
-/* The same by pass_gram_rows: 64 x 64 tiles of the rows, X read once for up to 64 rows. */
+/* The same by pass_gram_rows: 64 x 128 tiles of the rows, X read once for up to 64 rows. */
 static int own_rows(struct pass_engine *e, size_t m, size_t at)
 {
     struct device_state *st = e->state;
@@ -148,10 +148,10 @@ static int own_rows(struct pass_engine *e, size_t m, size_t at)
     const cl_ulong g0 = (cl_ulong)at;
     const size_t es = d->f64 ? 8 : 4;
     const int status = SET_ARGS(e->ctx, st->gram_rows, ARG(st->x), ARG(n), ARG(p), ARG(st->xnew),
-                                ARG(mm), ARG(st->cache), ARG(g0), LOCAL_ARG(32 * 64 * es),
-                                LOCAL_ARG(32 * 68 * es));
+                                ARG(mm), ARG(st->cache), ARG(g0), LOCAL_ARG(16 * 128 * es),
+                                LOCAL_ARG(16 * 68 * es));
     if (status) return status;
-    const size_t local[2] = {16, 16}, g[2] = {(d->p + 63) / 64 * 16, (m + 63) / 64 * 16};
+    const size_t local[2] = {32, 8}, g[2] = {(d->p + 127) / 128 * 32, (m + 63) / 64 * 8};
     return clstats__launch(e->ctx, st->gram_rows, 2, NULL, g, local, "pass_gram_rows");
 }
 
