@@ -379,8 +379,10 @@ static void prefill_output(struct job *j)
     if ((uint64_t)st.st_size < im->direct_offset + input) return;
     const uint64_t bytes =
         fits_output_data_size(im->nx, im->ny, im->planes, j->s->opt.n_maps, output_bitpix(j));
-    if (fits_output_prefill(j->out_file.tmp_path, bytes, context_ready, &j->s->pending) == 0)
-        j->prefilled = true;
+    if (fits_output_prefill(j->out_file.tmp_path, bytes, context_ready, &j->s->pending) != 0)
+        return;
+    j->prefilled = true;
+    timeline_mark("output's pages filled with zeros ahead");
 }
 
 /* The library's source of rows: the input's, keeping cfitsio's words for the error line. */
@@ -405,20 +407,22 @@ static int read_rows_f64(void *user, size_t plane, size_t row0, size_t rows, dou
 static void *release_device_now(void *arg)
 {
     clstats_ctx_release_device(arg);
+    timeline_mark("device released");
     return NULL;
 }
 
-/* After the last strip of the last input a GPU is not needed again: its driver's teardown (a
- * tenth of a second on the H100, which the process's exit would otherwise wait for) runs on a
- * thread while the maps are written. Only a GPU's: a CPU device's costs little, and its cores
- * are the writer's. */
+/* After the last strip of the last input the device is not needed again: a GPU driver's
+ * teardown (a tenth of a second on the H100, which the process's exit would otherwise wait for)
+ * runs on a thread while the maps are written. A CPU device's costs little, and its cores are
+ * the writer's, so it keeps its context to the end. MADFILTER_EARLY_RELEASE=1 gives back any
+ * device so (the suites' way to this path without a GPU), =0 none (for comparisons). */
 static void release_device(struct job *j, const struct clstats_strip *st)
 {
     struct session *s = j->s;
-    const char *keep = getenv("MADFILTER_EARLY_RELEASE");
-    if (!s->is_gpu || s->releasing || mpi_ranks() > 1 || s->index != s->count - 1 ||
-        st->plane + 1 != j->image.planes || st->row0 + st->rows != j->image.ny ||
-        (keep && strcmp(keep, "0") == 0))
+    const char *asked = getenv("MADFILTER_EARLY_RELEASE");
+    const bool wanted = asked && *asked ? strcmp(asked, "0") != 0 : s->is_gpu;
+    if (!wanted || s->releasing || mpi_ranks() > 1 || s->index != s->count - 1 ||
+        st->plane + 1 != j->image.planes || st->row0 + st->rows != j->image.ny)
         return;
     s->releasing = pthread_create(&s->releaser, NULL, release_device_now, s->ctx) == 0;
 }
@@ -616,7 +620,6 @@ static int run_one(struct session *s, int i, bool *fatal)
     }
     if (rc == EXIT_OK) rc = check_outputs(&j);
     if (rc == EXIT_OK && !s->ctx) prefill_output(&j);
-    timeline_mark("output prefilled");
     if (rc == EXIT_OK && (rc = ensure_context(s)) != EXIT_OK) *fatal = true;
     if (rc == EXIT_OK) rc = plan_strips(&j);
     if (rc == EXIT_OK && j.output && !j.png_only) rc = create_fits_output(&j);
