@@ -235,8 +235,8 @@ int clstats__stage_begin(clstats_ctx *ctx)
         CL_TRY(ctx, err, "clEnqueueMapBuffer(pinned slot)");
     }
     /* auto: a copier per core beside the caller's thread, up to 16 in all (on the H100's 16
-     * cores, 16 threads moved a 4096^2 image and its median in 3.8 ms against 4.5-5.2 with 8:
-     * RESULTS "issue 20f"). */
+     * cores slightly ahead of 8 over four runs each, both within the machine's scatter: RESULTS
+     * "issue 20f: the bus and the files"). */
     st->threads_asked = threads;
     long copiers = threads - 1;
     if (copiers < 0) {
