@@ -323,7 +323,8 @@ static void history_lines(const struct job *j, char lines[][600], int *n)
                  "madfilter: SIGMA = 1.482602218505602 * MAD (astropy's mad_std constant)");
     if (wants(o, MAP_SNR))
         snprintf(lines[nh++], 600, "madfilter: SNR = (x - MEDIAN) / SIGMA, NaN where SIGMA = 0");
-    if (wants(o, MAP_RESIDUAL)) snprintf(lines[nh++], 600, "madfilter: RESIDUAL = x - MEDIAN");
+    if (wants(o, MAP_RESIDUAL))
+        snprintf(lines[nh++], 600, "madfilter: RESIDUAL = x - MEDIAN");
     snprintf(lines[nh++], 600, "madfilter: device %.500s", clstats_ctx_device_name(j->s->ctx));
     snprintf(lines[nh++], 600, "madfilter: input %.500s", j->input);
     *n = nh;
