@@ -175,6 +175,11 @@ PY
             /usr/bin/time -f "madfilter $n ${run}: %e s wall, %M KiB" ./build/apps/madfilter/madfilter \
                 "/tmp/sky$n.fits" "/tmp/out$n.fits" -w 11 --maps mad,median -d gpu
         done
+        # Once more with madfilter's timeline (CLSTATS_LOG): where the run spends its time.
+        rm -f "/tmp/out$n.fits"
+        CLSTATS_LOG=1 /usr/bin/time -f "madfilter $n timeline: %e s wall" \
+            ./build/apps/madfilter/madfilter "/tmp/sky$n.fits" "/tmp/out$n.fits" -w 11 \
+            --maps mad,median -d gpu -q 2>&1 | grep -v "rows read"
     done 2>&1 | tee "$OUT/e2e.txt"
     unset CLSTATS_CACHE_DIR
 fi

@@ -320,7 +320,8 @@ void file_bytes(const char *path, char *buf, size_t size, size_t *n)
 
 static const char *const shim_settings[] = {
     "OPENCL_SHIM_RAISE",      "OPENCL_SHIM_CRASH_UNPACKING", "OPENCL_SHIM_DEVICE_MEMORY",
-    "OPENCL_SHIM_MAX_BUFFER", "OPENCL_SHIM_LOSE_AFTER",      "OPENCL_SHIM_REPORT"};
+    "OPENCL_SHIM_MAX_BUFFER", "OPENCL_SHIM_LOSE_AFTER",      "OPENCL_SHIM_REPORT",
+    "OPENCL_SHIM_CONTEXT_DELAY_MS"};
 
 void shim_set(const char *name, const char *value)
 {

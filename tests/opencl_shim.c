@@ -10,17 +10,25 @@
  *                                on a GPU that fell off the bus
  *   OPENCL_SHIM_RAISE=SIG        the first kernel launch raises signal SIG in the process, as a
  *                                hangup or Ctrl-C in the middle of a run would
- *   OPENCL_SHIM_CRASH_UNPACKING=S  cfitsio's pixel read (ffgpxvll) dies of SIGSEGV for a file
- *                                whose name contains S, as on a garbled Rice tile under ASan
- *   OPENCL_SHIM_REPORT=FILE      "contexts C builds B launches L" is kept in FILE */
+ *   OPENCL_SHIM_CRASH_UNPACKING=S  the tile reader's child process dies of SIGSEGV unpacking a
+ *                                file whose name contains S, as on a garbled Rice tile under
+ *                                ASan: in cfitsio's pixel read (ffgpxvll) where cfitsio is a
+ *                                shared library, else as the child sends the unpacked rows (a
+ *                                cfitsio linked statically cannot be interposed)
+ *   OPENCL_SHIM_REPORT=FILE      "contexts C builds B launches L" is kept in FILE
+ *   OPENCL_SHIM_CONTEXT_DELAY_MS=N  making a context takes N ms more, as a GPU driver's does */
 #define _GNU_SOURCE
 #include <CL/cl.h>
+#include <dirent.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 
 static int contexts, builds;
 static long launches;
@@ -108,6 +116,11 @@ cl_context clCreateContext(const cl_context_properties *props, cl_uint n, const 
                               void(CL_CALLBACK *)(const char *, const void *, size_t, void *),
                               void *, cl_int *);
     if (!next) next = real("clCreateContext");
+    const long long delay = setting("OPENCL_SHIM_CONTEXT_DELAY_MS");
+    if (delay > 0) {
+        const struct timespec ts = {delay / 1000, delay % 1000 * 1000000};
+        nanosleep(&ts, NULL);
+    }
     contexts++;
     report();
     return next(props, n, devs, notify, user, err);
@@ -122,6 +135,43 @@ cl_int clBuildProgram(cl_program program, cl_uint n, const cl_device_id *devs, c
     builds++;
     report();
     return next(program, n, devs, options, notify, user);
+}
+
+/* The process the shim was loaded into: madfilter itself, not a child it forked. */
+static pid_t shim_pid;
+
+__attribute__((constructor)) static void note_pid(void)
+{
+    shim_pid = getpid();
+}
+
+/* Whether the process has a file open whose path contains `part`. */
+static int has_open_file(const char *part)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d) return 0;
+    int found = 0;
+    for (struct dirent *e; !found && (e = readdir(d)) != NULL;) {
+        char link[300], target[1200];
+        snprintf(link, sizeof link, "/proc/self/fd/%s", e->d_name);
+        const ssize_t n = readlink(link, target, sizeof target - 1);
+        if (n <= 0) continue;
+        target[n] = '\0';
+        found = strstr(target, part) != NULL;
+    }
+    closedir(d);
+    return found;
+}
+
+/* The tile reader's child sends its rows over a socket (apps/common/fits_reader.c): a child of
+ * madfilter's that sends while the damaged file is open is that reader, done unpacking it. */
+ssize_t send(int fd, const void *buf, size_t len, int flags)
+{
+    static ssize_t (*next)(int, const void *, size_t, int);
+    if (!next) next = real("send");
+    const char *crash = getenv("OPENCL_SHIM_CRASH_UNPACKING");
+    if (crash && getpid() != shim_pid && has_open_file(crash)) raise(SIGSEGV);
+    return next(fd, buf, len, flags);
 }
 
 /* cfitsio's fits_read_pixll, long names off: the shim needs no cfitsio headers. */

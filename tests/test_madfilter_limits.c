@@ -208,6 +208,89 @@ START_TEST(a_device_lost_mid_run_leaves_no_partial_output)
 }
 END_TEST
 
+/* ---- Time the context leaves: the output filled ahead, the device given back early ---------- */
+
+/* Whether a run's timeline (CLSTATS_LOG) has a line holding words. */
+static bool timeline_says(const struct result *r, const char *words)
+{
+    return strstr(r->err, words) != NULL;
+}
+
+START_TEST(an_output_filled_ahead_holds_the_maps_and_no_failure_leaves_it)
+{
+    /* While a slow context is made, the output's pages are filled with zeros; the maps written
+     * over them must be the library's, every header in place, and a run that then fails (the
+     * device lost at its first launch) must leave neither the file nor its temporary. */
+    float *img = image_in("ahead.fits", 31);
+    setenv("CLSTATS_LOG", "1", 1);
+    shim_set("OPENCL_SHIM_CONTEXT_DELAY_MS", "300");
+    struct result *r = run(tmp("ahead.fits"), tmp("ahead_out.fits"), "-w", "5", "--maps",
+                           "mad,median,snr", "-q", NULL);
+    ck_run_ok(r);
+    ck_assert_msg(timeline_says(r, "filled with zeros ahead"), "no fill ahead: %s", r->err);
+    mad_matches_library(tmp("ahead_out.fits"), img, 5);
+    float median[NX * NY], mad[NX * NY];
+    library_maps(img, NX, NY, 5, CLSTATS_BOUNDARY_REFLECT, median, mad);
+    long nx, ny;
+    float *got = read_hdu(tmp("ahead_out.fits"), 2, &nx, &ny);
+    ck_assert(test_compare_bits(got, median, NX * NY, NX, "median") == 0);
+    free(got);
+    ck_assert_int_eq(count_hdus(tmp("ahead_out.fits")), 3);
+    char sum[80];
+    read_key_string(tmp("ahead_out.fits"), 3, "DATASUM", sum);
+    ck_assert_msg(strcmp(sum, "0") != 0, "the last map's DATASUM is %s", sum);
+
+    write_earlier_result(tmp("ahead_kept.fits"));
+    shim_set("OPENCL_SHIM_LOSE_AFTER", "0");
+    r = run(tmp("ahead.fits"), tmp("ahead_kept.fits"), "-w", "5", "-q", "--overwrite", NULL);
+    shim_clear();
+    unsetenv("CLSTATS_LOG");
+    ck_assert_msg(timeline_says(r, "filled with zeros ahead"), "no fill ahead: %s", r->err);
+    ck_assert_int_eq(r->code, 1);
+    ck_assert(earlier_result_intact(tmp("ahead_kept.fits")));
+    ck_assert_int_eq(count_temporaries(), 0);
+    free(img);
+}
+END_TEST
+
+START_TEST(a_device_given_back_early_leaves_every_output_whole)
+{
+    /* MADFILTER_EARLY_RELEASE=1 gives the device back on a thread once the last strip of the
+     * last input is filtered (what a GPU does by default), while its maps are written: every
+     * input's maps must be the library's, and a write that then fails must still end the run
+     * with its one error line, no output and no temporaries (the thread joined, not lost). */
+    float *a = image_in("early_a.fits", 32), *b = image_in("early_b.fits", 33);
+    setenv("MADFILTER_EARLY_RELEASE", "1", 1);
+    setenv("CLSTATS_LOG", "1", 1);
+    ck_assert_int_eq(mkdir(tmp("early_out"), 0755), 0);
+    struct result *r = run("-o", tmp("early_out"), "-w", "5", "-q", "--max-memory", "4K",
+                           tmp("early_a.fits"), tmp("early_b.fits"), NULL);
+    ck_run_ok(r);
+    ck_assert_msg(timeline_says(r, "device released"), "not released early: %s", r->err);
+    mad_matches_library(tmp("early_out/early_a_maps.fits"), a, 5);
+    mad_matches_library(tmp("early_out/early_b_maps.fits"), b, 5);
+
+    struct rlimit old, cap = {4096, 4096};
+    getrlimit(RLIMIT_FSIZE, &old);
+    cap.rlim_max = old.rlim_max;
+    signal(SIGXFSZ, SIG_IGN);
+    ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &cap), 0);
+    r = run(tmp("early_a.fits"), tmp("early_full.fits"), "-w", "5", NULL);
+    setrlimit(RLIMIT_FSIZE, &old);
+    signal(SIGXFSZ, SIG_DFL);
+    unsetenv("MADFILTER_EARLY_RELEASE");
+    unsetenv("CLSTATS_LOG");
+    ck_assert_msg(timeline_says(r, "device released"), "not released early: %s", r->err);
+    ck_assert_int_eq(r->code, 1);
+    ck_assert_msg(strstr(r->err, "early_full.fits: cannot write the output: File too large"), "%s",
+                  r->err);
+    ck_assert(!exists(tmp("early_full.fits")));
+    ck_assert_int_eq(count_temporaries(), 0);
+    free(a);
+    free(b);
+}
+END_TEST
+
 /* ---- Cubes --------------------------------------------------------------------------------- */
 
 START_TEST(cube_planes_are_filtered_on_their_own)
@@ -524,6 +607,8 @@ END_TEST
 static void teardown(void)
 {
     shim_clear();
+    unsetenv("CLSTATS_LOG");
+    unsetenv("MADFILTER_EARLY_RELEASE");
     remove_tmpdir();
 }
 
@@ -538,6 +623,8 @@ int main(void)
     tcase_add_test(tc, device_out_of_memory_retries_with_smaller_strips);
     tcase_add_test(tc, device_out_of_memory_for_one_row_is_a_clear_error);
     tcase_add_test(tc, a_device_lost_mid_run_leaves_no_partial_output);
+    tcase_add_test(tc, an_output_filled_ahead_holds_the_maps_and_no_failure_leaves_it);
+    tcase_add_test(tc, a_device_given_back_early_leaves_every_output_whole);
     tcase_add_test(tc, cube_planes_are_filtered_on_their_own);
     tcase_add_test(tc, a_damaged_input_never_fills_the_disk);
     tcase_add_test(tc, an_ignored_hangup_stays_ignored);

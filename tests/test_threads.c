@@ -118,6 +118,39 @@ START_TEST(create_failures_are_reported_per_thread)
 }
 END_TEST
 
+static void *release_in_thread(void *arg)
+{
+    clstats_ctx_release_device(arg);
+    return NULL;
+}
+
+START_TEST(a_device_given_back_on_a_thread_leaves_the_name_and_fails_later_calls)
+{
+    /* clstats_ctx_release_device on a thread of its own after a streamed call (its pinned slots,
+     * copy threads and queues made), as madfilter gives a GPU back while it writes: the name
+     * and the message stay readable, a later call fails with a status instead of crashing, and
+     * destroy frees the rest (the sanitizer build sees any leak or double release). */
+    clstats_ctx *ctx = NULL;
+    ck_assert_int_eq(clstats_ctx_create(&ctx, NULL), CLSTATS_OK);
+    ck_assert_int_eq(clstats_ctx_tune(ctx, "transfer.stream", "on"), CLSTATS_OK);
+    enum { NX = 64, NY = 48 };
+    float image[NX * NY], median[NX * NY];
+    for (int i = 0; i < NX * NY; i++)
+        image[i] = (float)(i * 7919 % 101);
+    const struct clstats_filter_params p = {.width = 3, .boundary = CLSTATS_BOUNDARY_REFLECT};
+    ck_assert_int_eq(clstats_median_filter(ctx, image, NX, NY, NX, &p, median, NULL), CLSTATS_OK);
+    char name[256];
+    snprintf(name, sizeof name, "%s", clstats_ctx_device_name(ctx));
+    pthread_t thread;
+    ck_assert_int_eq(pthread_create(&thread, NULL, release_in_thread, ctx), 0);
+    pthread_join(thread, NULL);
+    ck_assert_str_eq(clstats_ctx_device_name(ctx), name);
+    ck_assert_int_ne(clstats_median_filter(ctx, image, NX, NY, NX, &p, median, NULL), CLSTATS_OK);
+    clstats_ctx_release_device(ctx); /* twice is harmless */
+    clstats_ctx_destroy(ctx);
+}
+END_TEST
+
 int main(void)
 {
     Suite *s = suite_create("threads");
@@ -125,6 +158,7 @@ int main(void)
     tcase_set_timeout(tc, 300);
     tcase_add_test(tc, two_threads_with_their_own_contexts_filter_at_once);
     tcase_add_test(tc, create_failures_are_reported_per_thread);
+    tcase_add_test(tc, a_device_given_back_on_a_thread_leaves_the_name_and_fails_later_calls);
     suite_add_tcase(s, tc);
     return test_run_suite(s);
 }

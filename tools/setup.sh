@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 
 packages=(meson ninja-build pkg-config gcc python3 ocl-icd-opencl-dev opencl-c-headers
           libclblast-dev pocl-opencl-icd clinfo libcfitsio-dev libpng-dev check libsubunit-dev
+          libbz2-dev # cfitsio's static archive needs it (meson.build: programs without libcurl)
           python3-numpy python3-scipy python3-astropy
           python3-dev python3-mesonpy python3-pip python3-venv # the Python package (pip install .)
           clang libclang-rt-dev) # clang and its runtimes: tools/fuzz.sh (libFuzzer)

@@ -562,7 +562,7 @@ struct direct_read {
     char *dst;
     size_t bytes;
     int size;
-    bool failed[8];
+    bool failed[PARALLEL_MAX_PARTS];
 };
 
 static void read_part(void *arg, int part, int parts)

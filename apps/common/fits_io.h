@@ -97,7 +97,22 @@ struct fits_output_format {
     int bitpix; /* -32 (float32) or -64 (float64) */
     const struct fits_key *keys;
     int n_keys;
+    bool prefilled; /* path may exist already, made by fits_output_prefill: written over */
 };
+
+/* A new file at path filled with zeros from its start, a MiB at a time, up to `bytes` or until
+ * stop(arg) (NULL: never) says to stop: the pages an output will be written over are then in the
+ * page cache already, which makes writing the maps later faster (the file system allocates no
+ * page and reserves no block as it copies them: bench/RESULTS.md). Meant for time the program
+ * would otherwise spend waiting (the GPU's context being made). The file is the output's
+ * temporary, which the caller removes on failure as for any output; a failed write only stops
+ * the filling (fits_output_create writes over the file, or fails on it with its own words).
+ * Returns 0, or -1 when the file could not be made. */
+int fits_output_prefill(const char *path, uint64_t bytes, bool (*stop)(void *arg), void *arg);
+
+/* The size of the file fits_output_create would make for nx x ny x planes pixels of n_maps maps
+ * of BITPIX bitpix, less its headers (a few blocks each, known only at creation). */
+uint64_t fits_output_data_size(size_t nx, size_t ny, size_t planes, int n_maps, int bitpix);
 
 struct fits_output;
 

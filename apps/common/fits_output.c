@@ -1,12 +1,14 @@
 /* fits_output.c - madfilter's FITS output: one float32 or float64 HDU per map, each carrying the
  * input's header and the program's keywords. The whole layout (every header's size, every data
  * unit's place) is fixed when the file is created, so each strip's rows go straight to their place
- * with pwrite and the file holds only what has been computed. An abandoned output is unlinked as it
- * stands: it is never padded out to the size its headers declare. (cfitsio zero-fills every data
- * unit it moves past or closes, so a damaged input that declared a huge image once filled the disk
- * on the way out.) The headers, which end with what is known only at the end (late HISTORY lines,
- * checksums), are written last. A .gz name is written uncompressed to a scratch file first and
- * compressed at the end, a block at a time, so no output is ever held whole in memory. */
+ * with pwrite and the file holds only what has been computed, or zeros the caller chose to write
+ * ahead (fits_output_prefill, which the caller bounds by pixels its input really holds). An
+ * abandoned output is unlinked as it stands: it is never padded out to the size its headers
+ * declare. (cfitsio zero-fills every data unit it moves past or closes, so a damaged input that
+ * declared a huge image once filled the disk on the way out.) The headers, which end with what is
+ * known only at the end (late HISTORY lines, checksums), are written last. A .gz name is written
+ * uncompressed to a scratch file first and compressed at the end, a block at a time, so no output
+ * is ever held whole in memory. */
 #include "fits_io.h"
 #include "parallel.h"
 
@@ -312,8 +314,12 @@ int fits_output_create(struct fits_output **out, const char *path, const char *s
     o->keys = NULL; /* every header's cards are made: the caller's keys are not kept */
     o->n_keys = 0;
     o->total_bytes = at;
-    /* O_EXCL: the caller's temporary directory is its own, so an existing file is a mistake. */
-    o->fd = open(o->path, (gz ? O_RDWR : O_WRONLY) | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    /* O_EXCL: the caller's temporary directory is its own, so an existing file is a mistake,
+     * unless the caller filled it with zeros to be written over (fits_output_prefill). */
+    o->fd = -1;
+    if (format && format->prefilled && !gz) o->fd = open(o->path, O_WRONLY | O_CLOEXEC);
+    if (o->fd < 0)
+        o->fd = open(o->path, (gz ? O_RDWR : O_WRONLY) | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (o->fd < 0) {
         io_error(err, errlen, "create");
         fits_output_abort(o);
@@ -326,6 +332,26 @@ no_memory:
     snprintf(err, errlen, "out of memory creating the output");
     fits_output_abort(o);
     return -1;
+}
+
+int fits_output_prefill(const char *path, uint64_t bytes, bool (*stop)(void *arg), void *arg)
+{
+    static const char zeros[1 << 20];
+    const int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd < 0) return -1;
+    for (uint64_t done = 0; done < bytes && !(stop && stop(arg));) {
+        const size_t n = bytes - done < sizeof zeros ? (size_t)(bytes - done) : sizeof zeros;
+        if (write_at(fd, zeros, n, done) != 0) break;
+        done += n;
+    }
+    close(fd);
+    return 0;
+}
+
+uint64_t fits_output_data_size(size_t nx, size_t ny, size_t planes, int n_maps, int bitpix)
+{
+    const uint64_t pixel = bitpix == -64 ? 8 : 4;
+    return (uint64_t)n_maps * padded((uint64_t)nx * ny * planes * pixel);
 }
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -373,8 +399,8 @@ struct write_job {
     const void *data;
     bool f64;
     uint64_t first, count;
-    uint64_t sums[8];
-    int errnos[8];
+    uint64_t sums[PARALLEL_MAX_PARTS];
+    int errnos[PARALLEL_MAX_PARTS];
 };
 
 static void write_part(void *arg, int part, int parts)

@@ -5,7 +5,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
-#define MAX_PARTS 8
+#define MAX_PARTS PARALLEL_MAX_PARTS
 
 int parallel_threads(size_t bytes)
 {

@@ -6,7 +6,11 @@
 
 #include <stddef.h>
 
-/* Threads worth using for `bytes` of work: one per 8 MiB, at most the cores online and 8. */
+/* The most threads a job is split among. */
+#define PARALLEL_MAX_PARTS 16
+
+/* Threads worth using for `bytes` of work: one per 8 MiB, at most the cores online and
+ * PARALLEL_MAX_PARTS. */
 int parallel_threads(size_t bytes);
 
 /* Runs part(arg, i, n) for i = 0 .. n - 1, part 0 on the calling thread and the others on threads

@@ -27,14 +27,26 @@ int program_context_create(clstats_ctx **ctx, const char *device)
     return status;
 }
 
+static void make_and_warm(struct pending_context *p)
+{
+    p->status = clstats_ctx_create(&p->ctx, p->device);
+    if (p->status != CLSTATS_OK) {
+        snprintf(p->message, sizeof p->message, "%s", clstats_ctx_message(NULL));
+        return;
+    }
+    clstats_ctx_prepare_transfers(p->ctx); /* a failure here is the first call's to report */
+    pthread_mutex_lock(&p->lock);
+    while (!p->decided)
+        pthread_cond_wait(&p->decided_cond, &p->lock);
+    pthread_mutex_unlock(&p->lock);
+    if (p->warm) p->warm(p->ctx, p->warm_arg);
+}
+
 static void *make_context(void *arg)
 {
     struct pending_context *p = arg;
-    p->status = clstats_ctx_create(&p->ctx, p->device);
-    if (p->status != CLSTATS_OK)
-        snprintf(p->message, sizeof p->message, "%s", clstats_ctx_message(NULL));
-    else
-        clstats_ctx_prepare_transfers(p->ctx); /* a failure here is the first call's to report */
+    make_and_warm(p);
+    atomic_store(&p->ready, true);
     return NULL;
 }
 
@@ -42,9 +54,36 @@ void program_context_start(struct pending_context *p, const char *device)
 {
     memset(p, 0, sizeof *p);
     p->device = device;
+    atomic_init(&p->ready, false);
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->decided_cond, NULL);
     for (size_t i = 0; i < KEPT; i++)
         sigaction(kept[i], NULL, &p->before[i]);
     p->started = pthread_create(&p->thread, NULL, make_context, p) == 0;
+}
+
+/* The thread's next step, once: warm (or NULL for none). */
+static void decide(struct pending_context *p, void (*warm)(clstats_ctx *, void *), void *arg)
+{
+    pthread_mutex_lock(&p->lock);
+    if (!p->decided) {
+        p->warm = warm;
+        p->warm_arg = arg;
+        p->decided = true;
+        pthread_cond_signal(&p->decided_cond);
+    }
+    pthread_mutex_unlock(&p->lock);
+}
+
+void program_context_warm(struct pending_context *p, void (*warm)(clstats_ctx *ctx, void *arg),
+                          void *arg)
+{
+    if (p->started) decide(p, warm, arg);
+}
+
+bool program_context_ready(struct pending_context *p)
+{
+    return !p->started || atomic_load(&p->ready);
 }
 
 int program_context_finish(struct pending_context *p, clstats_ctx **ctx)
@@ -55,7 +94,10 @@ int program_context_finish(struct pending_context *p, clstats_ctx **ctx)
             snprintf(p->message, sizeof p->message, "%s", clstats_ctx_message(NULL));
         return status;
     }
+    decide(p, NULL, NULL);
     pthread_join(p->thread, NULL);
+    pthread_mutex_destroy(&p->lock);
+    pthread_cond_destroy(&p->decided_cond);
     p->started = false;
     for (size_t i = 0; i < KEPT; i++)
         sigaction(kept[i], &p->before[i], NULL);

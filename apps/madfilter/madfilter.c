@@ -15,9 +15,12 @@
 #include "paths.h"
 #include "png_io.h"
 #include "program_context.h"
+#include "timeline.h"
+#include "warm.h"
 #include "window.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,7 +37,13 @@ struct session {
     struct options opt;
     clstats_ctx *ctx; /* created for the first input that gets that far, kept for all */
     struct pending_context pending; /* the context, made while the first input is read */
+    struct warm_request warm;       /* the first input's filter, prepared on that thread */
     uint64_t device_bytes, device_max_alloc;
+    bool is_gpu;
+    /* The device given back on a thread of its own once the last strip is filtered, while the
+     * maps are written (release_device). */
+    pthread_t releaser;
+    bool releasing;
     bool show_progress; /* stderr is a terminal and not --quiet */
     int index, count;   /* the input in hand, of how many */
     struct output_names outputs;
@@ -54,6 +63,7 @@ struct job {
     struct fits_output *fits;
     float *png_map; /* the first map whole, for a PNG */
     char err[1024]; /* the reader's or writer's words when it stopped the filter */
+    bool prefilled; /* the FITS output's temporary made and filled with zeros (prefill_output) */
     size_t n_nan, n_strips, height;
     double start;
     int progress_len; /* characters of the progress line on screen; 0: none shown */
@@ -192,17 +202,26 @@ static int open_input(struct job *j)
     return EXIT_OK;
 }
 
+static void print_library_log(void *user, const char *line)
+{
+    (void)user;
+    fprintf(stderr, "clstats: %s\n", line);
+}
+
 /* The context, created once for all inputs. Returns EXIT_OK, or EXIT_RUNTIME after its line. */
 static int ensure_context(struct session *s)
 {
     if (s->ctx) return EXIT_OK;
     int status = program_context_finish(&s->pending, &s->ctx);
+    timeline_mark("context made and the filter prepared");
     if (status != CLSTATS_OK) return library_error("", status, s->pending.message);
+    if (timeline_on()) clstats_ctx_set_log(s->ctx, print_library_log, NULL);
     struct clstats_device_limits limits;
     clstats_ctx_limits(s->ctx, &limits);
     /* Half: the device may have other users, and the runtime needs room of its own. */
     s->device_bytes = limits.global_memory / 2;
     s->device_max_alloc = limits.max_allocation;
+    s->is_gpu = !limits.is_cpu;
     return EXIT_OK;
 }
 
@@ -330,6 +349,7 @@ static int create_fits_output(struct job *j)
     struct fits_key keys[MADFILTER_KEYS];
     const struct fits_output_format format = {
         .bitpix = output_bitpix(j),
+        .prefilled = j->prefilled,
         .keys = keys,
         .n_keys = keywords_make(o, &j->s->window, clstats_ctx_device_name(j->s->ctx), &text, keys)};
     /* One late line: the count of missing pixels, known once every strip is read. */
@@ -339,11 +359,39 @@ static int create_fits_output(struct job *j)
     return EXIT_OK;
 }
 
+static bool context_ready(void *arg)
+{
+    return program_context_ready(arg);
+}
+
+/* While the context is still being made, the FITS output's pages are filled with zeros, so that
+ * writing the maps later is a copy over pages the page cache holds (bench/RESULTS.md): only
+ * for an input whose pixels are all in a disk file (so that the zeros never exceed what the
+ * input really holds), never for a compressed output. */
+static void prefill_output(struct job *j)
+{
+    const struct tool_image *im = &j->image;
+    struct stat st;
+    if (!j->output || j->png_only || fits_output_is_gzip(j->output) || !im->direct ||
+        fstat(im->direct_fd, &st) != 0)
+        return;
+    const uint64_t input = (uint64_t)im->nx * im->ny * im->planes *
+                           (uint64_t)(im->bitpix < 0 ? -im->bitpix : im->bitpix) / 8;
+    if ((uint64_t)st.st_size < im->direct_offset + input) return;
+    const uint64_t bytes =
+        fits_output_data_size(im->nx, im->ny, im->planes, j->s->opt.n_maps, output_bitpix(j));
+    if (fits_output_prefill(j->out_file.tmp_path, bytes, context_ready, &j->s->pending) != 0)
+        return;
+    j->prefilled = true;
+    timeline_mark("output's pages filled with zeros ahead");
+}
+
 /* The library's source of rows: the input's, keeping cfitsio's words for the error line. */
 static int read_rows(void *user, size_t plane, size_t row0, size_t rows, float *dst)
 {
     struct job *j = user;
     if (image_read_rows(&j->image, plane, row0, rows, dst, j->err, sizeof j->err) != 0) return -1;
+    timeline_mark("rows read");
     return missing_apply(&j->missing, &j->s->opt, plane, row0, rows, j->image.nx, dst, j->err,
                          sizeof j->err);
 }
@@ -357,6 +405,29 @@ static int read_rows_f64(void *user, size_t plane, size_t row0, size_t rows, dou
                              sizeof j->err);
 }
 
+static void *release_device_now(void *arg)
+{
+    clstats_ctx_release_device(arg);
+    timeline_mark("device released");
+    return NULL;
+}
+
+/* After the last strip of the last input the device is not needed again: a GPU driver's
+ * teardown (a tenth of a second on the H100, which the process's exit would otherwise wait for)
+ * runs on a thread while the maps are written. A CPU device's costs little, and its cores are
+ * the writer's, so it keeps its context to the end. MADFILTER_EARLY_RELEASE=1 gives back any
+ * device so (the suites' way to this path without a GPU), =0 none (for comparisons). */
+static void release_device(struct job *j, const struct clstats_strip *st)
+{
+    struct session *s = j->s;
+    const char *asked = getenv("MADFILTER_EARLY_RELEASE");
+    const bool wanted = asked && *asked ? strcmp(asked, "0") != 0 : s->is_gpu;
+    if (!wanted || s->releasing || mpi_ranks() > 1 || s->index != s->count - 1 ||
+        st->plane + 1 != j->image.planes || st->row0 + st->rows != j->image.ny)
+        return;
+    s->releasing = pthread_create(&s->releaser, NULL, release_device_now, s->ctx) == 0;
+}
+
 /* The library hands each finished strip here: FITS rows, and the PNG's map (a preview: a
  * float64 map is rounded to float32 there). */
 static int take_strip(void *user, const struct clstats_strip *st)
@@ -364,6 +435,8 @@ static int take_strip(void *user, const struct clstats_strip *st)
     struct job *j = user;
     const struct options *o = &j->s->opt;
     const size_t n = st->rows * j->image.nx;
+    timeline_mark("strip filtered");
+    release_device(j, st);
     const float *data[MAP_KINDS] = {[MAP_MAD] = st->mad,
                                     [MAP_MEDIAN] = st->median,
                                     [MAP_SIGMA] = st->sigma,
@@ -392,6 +465,7 @@ static int take_strip(void *user, const struct clstats_strip *st)
             png[i] = (float)data64[o->maps[0]][i];
     else if (png)
         memcpy(png, data[o->maps[0]], n * sizeof(float));
+    timeline_mark("strip written");
     return 0;
 }
 
@@ -538,17 +612,28 @@ static int run_one(struct session *s, int i, bool *fatal)
     s->index = i;
 
     int rc = open_input(&j);
+    timeline_mark("input opened");
+    if (rc == EXIT_OK && !s->ctx) {
+        s->warm = (struct warm_request){.params = window_params(&s->opt, &s->window),
+                                        .maps = library_maps(&s->opt),
+                                        .f64 = j.f64};
+        program_context_warm(&s->pending, warm_filter, &s->warm);
+    }
     if (rc == EXIT_OK) rc = check_outputs(&j);
+    if (rc == EXIT_OK && !s->ctx) prefill_output(&j);
     if (rc == EXIT_OK && (rc = ensure_context(s)) != EXIT_OK) *fatal = true;
     if (rc == EXIT_OK) rc = plan_strips(&j);
     if (rc == EXIT_OK && j.output && !j.png_only) rc = create_fits_output(&j);
+    timeline_mark("strips planned and the output created");
     if (rc == EXIT_OK) rc = filter(&j);
+    timeline_mark("filtered and written");
     if (!s->outputs.batch && mpi_ranks() > 1) {
         const int before = rc;
         rc = mpi_gather_strips(rc, take_strip, &j, &j.n_nan, &j.n_strips);
         if (before == EXIT_OK && rc != EXIT_OK && j.err[0]) error("%s", j.err);
     }
     if (rc == EXIT_OK && writes) rc = write_outputs(&j);
+    timeline_mark("outputs finished and in place");
     if (rc == EXIT_OK && writes && !s->opt.quiet) summary(&j);
 
     fits_output_abort(j.fits);
@@ -594,6 +679,7 @@ static int run_all(struct session *s)
 
 int main(int argc, char **argv)
 {
+    timeline_start();
     mpi_start(&argc, &argv);
     struct session s;
     memset(&s, 0, sizeof s);
@@ -608,6 +694,8 @@ int main(int argc, char **argv)
         rc = run_all(&s);
     if (s.pending.started && program_context_finish(&s.pending, &s.ctx) != CLSTATS_OK)
         s.ctx = NULL; /* no input got as far as the device: its failure is not reported */
+    if (s.releasing) pthread_join(s.releaser, NULL);
+    timeline_mark("device given back");
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
     /* Every output is complete, closed and in place: the process ends without tearing the
      * context down, which a GPU driver takes longer to do (a sixth of a second on the H100,
@@ -615,6 +703,7 @@ int main(int argc, char **argv)
      * down, so that their leak checks see the program's own memory. */
     if (s.ctx) {
         rc = mpi_finish(rc);
+        timeline_mark("exit");
         fflush(NULL);
         _exit(rc);
     }

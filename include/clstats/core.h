@@ -132,6 +132,15 @@ CLSTATS_API double clstats_ctx_last_kernel_ms(const clstats_ctx *ctx);
  * Optional: results do not depend on it. */
 CLSTATS_API int clstats_ctx_prepare_transfers(clstats_ctx *ctx);
 
+/* Gives the device back before the context is destroyed: its programs, buffers, pinned host
+ * memory, copy threads, queues and OpenCL context are released, so that a GPU driver's teardown
+ * (a tenth of a second on the H100) can run on a thread of the caller's while the caller goes on
+ * with its files. No call may be running on ctx or start on it afterwards, except
+ * clstats_ctx_destroy, which frees the rest; clstats_ctx_message and clstats_ctx_device_name
+ * stay readable, and a library call that was returning when this began may still write the
+ * message. */
+CLSTATS_API void clstats_ctx_release_device(clstats_ctx *ctx);
+
 /* What the context's device offers, read once when the context was made: for callers that size
  * their own work (madfilter's strips), so that they need not ask OpenCL. */
 struct clstats_device_limits {

@@ -77,7 +77,7 @@ fail:
     return status;
 }
 
-void clstats_ctx_destroy(clstats_ctx *ctx)
+void clstats_ctx_release_device(clstats_ctx *ctx)
 {
     if (!ctx) return;
     clstats__release_programs(ctx);
@@ -91,12 +91,22 @@ void clstats_ctx_destroy(clstats_ctx *ctx)
     for (size_t i = 0; i < ctx->n_scratch; i++)
         if (ctx->scratch[i].mem) clReleaseMemObject(ctx->scratch[i].mem);
     free(ctx->scratch);
+    ctx->scratch = NULL;
+    ctx->n_scratch = 0;
     clstats__end(ctx, CLSTATS_OK);
+    if (ctx->queue) clReleaseCommandQueue(ctx->queue);
+    if (ctx->context) clReleaseContext(ctx->context);
+    ctx->queue = NULL;
+    ctx->context = NULL;
+}
+
+void clstats_ctx_destroy(clstats_ctx *ctx)
+{
+    if (!ctx) return;
+    clstats_ctx_release_device(ctx);
     free(ctx->events);
     free(ctx->event_what);
     free(ctx->build_options);
-    if (ctx->queue) clReleaseCommandQueue(ctx->queue);
-    if (ctx->context) clReleaseContext(ctx->context);
     free(ctx);
 }
 

@@ -56,6 +56,10 @@ static const struct param params[PARAMS] = {
     [P_TRANSFER_SLOT_KB] = {"transfer.slot_kb", ALL(4096), 1 << 20, NULL},
     [P_TRANSFER_SLOTS] = {"transfer.slots", ALL(8), 32, NULL},
     [P_TRANSFER_THREADS] = {"transfer.threads", ALL(0), 16, NULL},
+    /* Copy threads wait for the next slot's copy spinning this many microseconds before they
+     * sleep (0: they sleep at once), so that a streamed call's back-to-back copies do not each
+     * pay a wake-up (RESULTS "issue 20f: the bus and the files"). */
+    [P_TRANSFER_SPIN_US] = {"transfer.spin_us", ALL(200), 100000, NULL},
     /* Whole-array selection: 256-item groups with local atomics on GPUs, one work-item
      * walking 4096 values on CPU devices (several times faster there); NVIDIA stages three
      * tiles in the gathering passes, where its 228 KB of shared memory holds eight such groups

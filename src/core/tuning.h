@@ -26,6 +26,7 @@ enum clstats__param_id {
     P_TRANSFER_SLOT_KB, /* one pinned slot */
     P_TRANSFER_SLOTS,   /* slots in the ring */
     P_TRANSFER_THREADS, /* threads copying into and out of the slots (0: auto) */
+    P_TRANSFER_SPIN_US, /* how long idle copy threads and the caller spin before sleeping */
     /* whole-array selection (src/select/select.c) */
     P_SELECT_WG,
     P_SELECT_VPT,

@@ -7,6 +7,7 @@
 #include "internal.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -98,6 +99,42 @@ static size_t count_nan_f64(const double *x, size_t n)
     return count;
 }
 
+/* A strip's NaNs counted on a thread of their own while the device filters it (the count is a
+ * pass over the strip in memory, tens of milliseconds for a large one, which the filter's wait
+ * for the device would otherwise follow). */
+struct nan_count {
+    const void *x;
+    size_t n;
+    bool f64;
+    size_t count;
+    pthread_t thread;
+    bool started;
+};
+
+static void *count_nans(void *arg)
+{
+    struct nan_count *c = arg;
+    c->count = c->f64 ? count_nan_f64(c->x, c->n) : count_nan(c->x, c->n);
+    return NULL;
+}
+
+static void nan_count_start(struct nan_count *c, const void *x, size_t n, bool f64)
+{
+    *c = (struct nan_count){.x = x, .n = n, .f64 = f64};
+    c->started = pthread_create(&c->thread, NULL, count_nans, c) == 0;
+}
+
+/* The count, once the thread is done; counted here where no thread could be made. */
+static size_t nan_count_finish(struct nan_count *c)
+{
+    if (c->started)
+        pthread_join(c->thread, NULL);
+    else
+        count_nans(c);
+    c->started = false;
+    return c->count;
+}
+
 /* What the library's progress callback needs to speak of the whole image. */
 struct run_state {
     struct clstats_rows_job *job;
@@ -159,8 +196,9 @@ int clstats_filter_rows(clstats_ctx *ctx, struct clstats_rows_job *job)
                              "a job's reader gives NaN for missing pixels: it takes no mask");
     const size_t row_end = job->row_end ? job->row_end : job->ny;
     if (job->row_begin > row_end || row_end > job->ny)
-        return clstats__fail(ctx, CLSTATS_ERR_ARG, "rows %zu .. %zu are not rows of a %zu-row image",
-                             job->row_begin, row_end, job->ny);
+        return clstats__fail(ctx, CLSTATS_ERR_ARG,
+                             "rows %zu .. %zu are not rows of a %zu-row image", job->row_begin,
+                             row_end, job->ny);
     const size_t nx = job->nx, max_rows = job->height;
     const bool f64 = job->read_f64 != NULL;
     const size_t elem = f64 ? sizeof(double) : sizeof(float);
@@ -198,10 +236,16 @@ int clstats_filter_rows(clstats_ctx *ctx, struct clstats_rows_job *job)
             st.strip_rows = rows;
             void *median = lib & CLSTATS_MAP_MEDIAN ? maps[0] : NULL,
                  *mad = lib & CLSTATS_MAP_MAD ? maps[1] : NULL;
+            /* the strip's own rows follow the halo */
+            const void *own = band + (size_t)top * nx * elem;
+            const size_t n = rows * nx;
+            struct nan_count nans;
+            nan_count_start(&nans, own, n, f64);
             status = f64 ? clstats_median_filter_band_f64(ctx, (const double *)band, nx, job->ny,
                                                           nx, row0, rows, &p, median, mad)
                          : clstats_median_filter_band(ctx, (const float *)band, nx, job->ny, nx,
                                                       row0, rows, &p, median, mad);
+            const size_t strip_nans = nan_count_finish(&nans);
             if (status == CLSTATS_ERR_DEVICE_MEMORY && job->height > 1) {
                 /* The same strip again with half the rows; later strips keep the new height. */
                 job->height = rows / 2 > 0 ? rows / 2 : 1;
@@ -215,10 +259,7 @@ int clstats_filter_rows(clstats_ctx *ctx, struct clstats_rows_job *job)
                 continue;
             }
             if (status != CLSTATS_OK) goto done;
-            /* the strip's own rows follow the halo */
-            const void *own = band + (size_t)top * nx * elem;
-            const size_t n = rows * nx;
-            job->n_nan += f64 ? count_nan_f64(own, n) : count_nan(own, n);
+            job->n_nan += strip_nans;
             void *snr = job->maps & CLSTATS_MAP_SNR ? maps[3] : NULL;
             if ((held & CLSTATS_MAP_SIGMA) && f64)
                 clstats_sigma_snr_f64(own, maps[0], maps[1], n, maps[2], snr);
