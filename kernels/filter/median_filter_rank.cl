@@ -3,8 +3,8 @@
  *
  * The tile's input (tile + halo, boundary applied) is sorted once, so every element has a
  * unique rank (NaNs sort last, above every valid rank); the window is then a set of ranks kept
- * as a bitset, and a move by one pixel toggles 2WY bits (2WX down a row) (Huang, Yang & Tang 1979, "A fast
- * two-dimensional median filtering algorithm", with ranks in place of a value histogram).
+ * as a bitset, and a move by one pixel toggles 2WY bits (2WX down a row) (Huang, Yang & Tang 1979,
+ * "A fast two-dimensional median filtering algorithm", with ranks in place of a value histogram).
  * Cursors remember a rank position and the count of window ranks below it across moves, so a
  * select starts from the previous pixel's answer: a few popcounts, then a bit select.
  *
@@ -80,7 +80,7 @@
 #ifdef GLOBAL_TILE
 #define TILE_SPACE __global
 #define TILE_WORDS                                                                                 \
-    (2 * N_MAX + (ROWS + 1) * BITSET_WORDS +                                                      \
+    (2 * N_MAX + (ROWS + 1) * BITSET_WORDS +                                                       \
      (N_MAX * 4 + (N_MAX + RANK_VN) * (RANK_BITS / 8) + 7) / 8)
 #else
 #define TILE_SPACE __local
@@ -135,7 +135,8 @@ struct cursor {
 };
 
 /* Moves c to the window's r-th smallest rank (0-based; the window holds more than r). */
-ALWAYS_INLINE void cursor_select(TILE_SPACE const ulong *bits, TILE_SPACE const ulong *extra, struct cursor *c, int r)
+ALWAYS_INLINE void cursor_select(TILE_SPACE const ulong *bits, TILE_SPACE const ulong *extra,
+                                 struct cursor *c, int r)
 {
     int wi = c->p >> 6;
     ulong word = WORD(wi);
@@ -210,8 +211,8 @@ struct window {
 };
 
 /* Toggles ranks out[i] (leaving) and in[i] (entering), i < len, in the bitset. */
-inline void toggle(TILE_SPACE ulong *bits, TILE_SPACE const RANK_T *out, TILE_SPACE const RANK_T *in,
-                   int len)
+inline void toggle(TILE_SPACE ulong *bits, TILE_SPACE const RANK_T *out,
+                   TILE_SPACE const RANK_T *in, int len)
 {
     for (int i = 0; i < len; i++) {
         const int qo = out[i], qi = in[i];
@@ -223,8 +224,8 @@ inline void toggle(TILE_SPACE ulong *bits, TILE_SPACE const RANK_T *out, TILE_SP
 /* Moves the ROWS windows one column: the shared rows' len contiguous ranks leave S and len
  * enter. Each window's counts below its thresholds are vector compares over RANK_VN lanes (the
  * rank array is padded, and lanes past len are masked off), one pass over the column for all. */
-inline void move_column(TILE_SPACE ulong *bits, TILE_SPACE const RANK_T *out, TILE_SPACE const RANK_T *in,
-                        int len, int nvalid, struct window *win)
+inline void move_column(TILE_SPACE ulong *bits, TILE_SPACE const RANK_T *out,
+                        TILE_SPACE const RANK_T *in, int len, int nvalid, struct window *win)
 {
     const RANK_V tn = (RANK_V)((RANK_T)nvalid);
     RANK_V tm[ROWS], tl[ROWS], th[ROWS];
@@ -282,8 +283,7 @@ inline void count_ranks(TILE_SPACE const RANK_T *rank, int len, int sign, int nv
  * the shared rows, [oy + WY, oy + WY + j) below them. A column move toggles them in extra and
  * counts them against the window's thresholds. */
 inline void move_own_rows(TILE_SPACE ulong *extra, TILE_SPACE const RANK_T *out,
-                          TILE_SPACE const RANK_T *in, int j, int kk, int nvalid,
-                          struct window *w)
+                          TILE_SPACE const RANK_T *in, int j, int kk, int nvalid, struct window *w)
 {
     count_ranks(out + j, kk - 1 - j, -1, nvalid, w);
     count_ranks(in + j, kk - 1 - j, 1, nvalid, w);
@@ -313,16 +313,16 @@ inline void count_rows(TILE_SPACE const RANK_T *col, int ih, int a, int b, int s
 
 /* Toggles the symmetric difference of row ranges [a1, b1) and [a2, b2), a1 <= a2, b1 <= b2,
  * of the window's columns: the set of rows [a1, b1) becomes [a2, b2). */
-inline void shift_rows(TILE_SPACE ulong *bits, TILE_SPACE const RANK_T *col, int ih, int a1,
-                       int b1, int a2, int b2)
+inline void shift_rows(TILE_SPACE ulong *bits, TILE_SPACE const RANK_T *col, int ih, int a1, int b1,
+                       int a2, int b2)
 {
     toggle_rows(bits, col, ih, a1, min(a2, b1));
     toggle_rows(bits, col, ih, max(a2, b1), b2);
 }
 
 /* Window j's own rows (see move_own_rows) toggled in or out of extra. */
-inline void toggle_own_rows(TILE_SPACE ulong *extra, TILE_SPACE const RANK_T *col, int ih,
-                            int oy, int kk, int j)
+inline void toggle_own_rows(TILE_SPACE ulong *extra, TILE_SPACE const RANK_T *col, int ih, int oy,
+                            int kk, int j)
 {
     toggle_rows(extra, col, ih, oy + j, oy + kk - 1);
     toggle_rows(extra, col, ih, oy + WY, oy + WY + j);
@@ -333,8 +333,7 @@ inline void toggle_own_rows(TILE_SPACE ulong *extra, TILE_SPACE const RANK_T *co
 /* The MAD of the window, whose median m (finite) is rank r = (n - 1) / 2, or for even n rank
  * r + 1 or the two's mean (the even rule), and which takes the rule's middle deviation. */
 ALWAYS_INLINE float window_mad(TILE_SPACE const ulong *bits, TILE_SPACE const ulong *extra,
-                               TILE_SPACE const float *vals,
-                               struct window *win, float m)
+                               TILE_SPACE const float *vals, struct window *win, float m)
 {
     const int n = win->n, k = (n - 1) / 2;
     /* L: a rank with s_(L-1) <= m <= s_L, which the middles give (their mean never overflows,
@@ -350,7 +349,8 @@ ALWAYS_INLINE float window_mad(TILE_SPACE const ulong *bits, TILE_SPACE const ul
     int pl = win->lo.p, ph = win->hi.p;
     float dl = DEV(pl), dh = DEV(ph);
     /* Both neighbours up front: two independent lookups, rather than one after a branch. */
-    int pp = a > 0 ? prev_rank(bits, extra, pl) : -1, pn = a + k + 1 < n ? next_rank(bits, extra, ph) : -1;
+    int pp = a > 0 ? prev_rank(bits, extra, pl) : -1,
+        pn = a + k + 1 < n ? next_rank(bits, extra, ph) : -1;
     float dp = pp < 0 ? 0.0f : DEV(pp), dn = pn < 0 ? 0.0f : DEV(pn);
     for (;;) {
         /* The run's low end is on the low side and its deviation exceeds that of the rank past
@@ -424,8 +424,8 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
 {
 #ifdef GLOBAL_TILE
     /* This group's part of the scratch: the arrays below, in the same order. */
-    __global ulong *pairs = scratch + (get_group_id(1) * get_num_groups(0) + get_group_id(0)) *
-                                          (size_t)TILE_WORDS;
+    __global ulong *pairs =
+        scratch + (get_group_id(1) * get_num_groups(0) + get_group_id(0)) * (size_t)TILE_WORDS;
     __global ulong *bitstore = pairs + 2 * N_MAX;
     __global float *vals = (__global float *)(bitstore + (ROWS + 1) * BITSET_WORDS);
     __global RANK_T *rank = (__global RANK_T *)(vals + N_MAX);
@@ -521,8 +521,7 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
                 move_column(bits, cout + kk - 1, cin + kk - 1, WY - kk + 1, nvalid, win);
 #if ROWS > 1
                 for (int j = 0; j < kk; j++)
-                    move_own_rows(bits + (j + 1) * BITSET_WORDS, cout, cin, j, kk, nvalid,
-                                  &win[j]);
+                    move_own_rows(bits + (j + 1) * BITSET_WORDS, cout, cin, j, kk, nvalid, &win[j]);
 #endif
             }
             for (int j = 0; j < kk; j++) {
@@ -559,21 +558,21 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
         if (oy + ROWS >= th) break;
         /* Down ROWS rows: window j loses rows [oy + j, oy + j + ROWS) and gains the ROWS rows
          * below it; S and each E_j change to the next band's rows. */
-        const int ny2 = oy + ROWS, kk2 = min(ROWS, th - ny2);
+        const int oy2 = oy + ROWS, kk2 = min(ROWS, th - oy2);
         TILE_SPACE const RANK_T *col = rank + ox * ih;
         for (int j = 0; j < kk2; j++) {
             count_rows(col, ih, oy + j, oy + j + ROWS, -1, nvalid, &win[j]);
             count_rows(col, ih, oy + j + WY, oy + j + WY + ROWS, 1, nvalid, &win[j]);
         }
-        shift_rows(bits, col, ih, oy + kk - 1, oy + WY, ny2 + kk2 - 1, ny2 + WY);
+        shift_rows(bits, col, ih, oy + kk - 1, oy + WY, oy2 + kk2 - 1, oy2 + WY);
 #if ROWS > 1
         for (int j = 0; j < kk; j++) {
             TILE_SPACE ulong *extra = bits + (j + 1) * BITSET_WORDS;
             toggle_own_rows(extra, col, ih, oy, kk, j);
-            if (j < kk2) toggle_own_rows(extra, col, ih, ny2, kk2, j);
+            if (j < kk2) toggle_own_rows(extra, col, ih, oy2, kk2, j);
         }
 #endif
-        oy = ny2;
+        oy = oy2;
         kk = kk2;
         dir = -dir;
     }
