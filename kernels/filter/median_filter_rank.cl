@@ -260,6 +260,28 @@ inline void move_column(TILE_SPACE ulong *bits, TILE_SPACE const RANK_T *out,
     toggle(bits, out, in, len);
 }
 
+/* Moves a one-row band's window one row down: WX ranks `step` apart leave, WX enter, counted
+ * and toggled in one pass. */
+inline void move_row(TILE_SPACE ulong *bits, TILE_SPACE const RANK_T *out,
+                     TILE_SPACE const RANK_T *in, int step, int nvalid, struct window *win)
+{
+    int dn = 0, dm = 0, dl = 0, dh = 0;
+    const int pm = win->med.p, pl = win->lo.p, ph = win->hi.p;
+    for (int i = 0; i < WX; i++) {
+        const int qo = out[i * step], qi = in[i * step];
+        dn += (qi < nvalid) - (qo < nvalid);
+        dm += (qi < pm) - (qo < pm);
+        dl += (qi < pl) - (qo < pl);
+        dh += (qi < ph) - (qo < ph);
+        bits[qo >> 6] ^= 1UL << (qo & 63);
+        bits[qi >> 6] ^= 1UL << (qi & 63);
+    }
+    win->n += dn;
+    win->med.below += dm;
+    win->lo.below += dl;
+    win->hi.below += dh;
+}
+
 /* Adds sign times the counts of the ranks rank[i], i < len, below window w's thresholds. */
 inline void count_ranks(TILE_SPACE const RANK_T *rank, int len, int sign, int nvalid,
                         struct window *w)
@@ -514,17 +536,20 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
      * ROWS rows down in between. */
     int ox = 0, dir = 1;
     for (;;) {
+        /* The band's rows, a constant for the compiler where ROWS is 1 (its column loop then
+         * unrolls as before there were bands). */
+        const int band = ROWS == 1 ? 1 : kk;
         for (int i = 0; i < tw; i++) {
             if (i > 0) {
                 const int out = dir > 0 ? ox - 1 : ox + WX, in = dir > 0 ? ox + WX - 1 : ox;
                 TILE_SPACE const RANK_T *cout = rank + out * ih + oy, *cin = rank + in * ih + oy;
-                move_column(bits, cout + kk - 1, cin + kk - 1, WY - kk + 1, nvalid, win);
+                move_column(bits, cout + band - 1, cin + band - 1, WY - band + 1, nvalid, win);
 #if ROWS > 1
                 for (int j = 0; j < kk; j++)
                     move_own_rows(bits + (j + 1) * BITSET_WORDS, cout, cin, j, kk, nvalid, &win[j]);
 #endif
             }
-            for (int j = 0; j < kk; j++) {
+            for (int j = 0; j < band; j++) {
                 TILE_SPACE const ulong *extra = bits + (j + 1) * BITSET_WORDS;
                 struct window w = win[j];
                 float med = as_float(CANONICAL_NAN), mad = as_float(CANONICAL_NAN);
@@ -560,12 +585,14 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
          * below it; S and each E_j change to the next band's rows. */
         const int oy2 = oy + ROWS, kk2 = min(ROWS, th - oy2);
         TILE_SPACE const RANK_T *col = rank + ox * ih;
+#if ROWS == 1
+        move_row(bits, col + oy, col + oy + WY, ih, nvalid, win);
+#else
         for (int j = 0; j < kk2; j++) {
             count_rows(col, ih, oy + j, oy + j + ROWS, -1, nvalid, &win[j]);
             count_rows(col, ih, oy + j + WY, oy + j + WY + ROWS, 1, nvalid, &win[j]);
         }
         shift_rows(bits, col, ih, oy + kk - 1, oy + WY, oy2 + kk2 - 1, oy2 + WY);
-#if ROWS > 1
         for (int j = 0; j < kk; j++) {
             TILE_SPACE ulong *extra = bits + (j + 1) * BITSET_WORDS;
             toggle_own_rows(extra, col, ih, oy, kk, j);
