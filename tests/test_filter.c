@@ -204,6 +204,43 @@ START_TEST(rank_design_exact_across_tiles_in_global_memory)
 }
 END_TEST
 
+/* Several output rows a sweep (filter.shape_px; default 4 from 41 window rows): the windows
+ * of a band share their middle rows and keep their own in bitsets of their own, bands step
+ * down that many rows, and the last band of a tile holds the remainder. Heights leave every
+ * remainder, tiles are cut by the image, and a forced 16-pixel tile makes many tiles of a
+ * w = 161 window in global memory. */
+START_TEST(rank_design_exact_with_several_rows_a_sweep)
+{
+    static const size_t shapes[][2] = {{37, 29}, {23, 7}, {9, 1}, {40, 2}, {70, 67}, {5, 18}};
+    static const int widths[] = {3, 5, 11, 21};
+    static const char *const rows[] = {"2", "3", "4", "5"};
+    size_t bad = 0;
+    uint64_t seed = test_seed() + 13000;
+    test_tune("filter.path", "rank");
+    for (size_t ri = 0; ri < sizeof rows / sizeof rows[0]; ri++) {
+        test_tune("filter.shape_px", rows[ri]);
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+            const int w = widths[(s + ri) % 4];
+            const enum fill kind = (enum fill)((s + 3 * ri) % (FILL_HUGE + 1));
+            bad += run_case(shapes[s][0], shapes[s][1], shapes[s][0] + 2, w,
+                            all_modes[(s + ri) % 5], s % 2 ? NAN : 1.5f, kind, 0.1, seed++);
+        }
+    }
+    test_tune("filter.shape_px", "3");
+    bad += run_case(60, 45, 60, 51, CLSTATS_BOUNDARY_REFLECT, 0.0f, FILL_INTEGERS, 0.05, seed++);
+    test_tune("filter.shape_px", "7");
+    test_tune("filter.shape_tx", "16");
+    bad += run_case(40, 35, 41, 161, CLSTATS_BOUNDARY_MIRROR, 0.0f, FILL_HEAVY_TAIL, 0.05, seed++);
+    test_tune("filter.shape_tx", NULL);
+    test_tune("filter.shape_px", NULL);
+    /* The default rows: four at w = 51 in local memory, at w = 201 in global memory. */
+    bad += run_case(66, 70, 66, 51, CLSTATS_BOUNDARY_NEAREST, 0.0f, FILL_NORMAL, 0.05, seed++);
+    bad += run_case(21, 30, 21, 201, CLSTATS_BOUNDARY_CONSTANT, NAN, FILL_SPARSE, 0.1, seed++);
+    test_tune("filter.path", NULL);
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
 START_TEST(bisect_design_matches_reference)
 {
     ck_assert_uint_eq(design_cases("bisect", test_seed() + 6000), 0);
@@ -1117,6 +1154,7 @@ static Suite *filter_suite(void)
     tcase_add_test(tc, rank_design_exact_on_nan_blocks_signed_zeros_and_huge_values);
     tcase_add_test(tc, rank_design_exact_for_wide_windows_on_small_images);
     tcase_add_test(tc, rank_design_exact_across_tiles_in_global_memory);
+    tcase_add_test(tc, rank_design_exact_with_several_rows_a_sweep);
     suite_add_tcase(s, tc);
     /* Infinite medians, signed zeros and sums that overflow, in every design (CK_RUN_CASE=numbers
      * runs these alone). */

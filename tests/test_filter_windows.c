@@ -253,6 +253,38 @@ START_TEST(large_rectangles_in_the_large_window_designs)
 }
 END_TEST
 
+/* The rank design with several output rows a sweep (filter.shape_px): rectangles whose height
+ * the band's rows leave a remainder of, under origins, every rule and every mode. */
+START_TEST(rank_design_sweeps_of_several_rows_on_rectangles)
+{
+    static const int shapes[][5] = {/* width, height, origin x, y, rows a sweep */
+                                    {3, 7, 1, -3, 2}, {8, 5, -4, 2, 3}, {1, 9, 0, 4, 4},
+                                    {6, 21, -2, -10, 5}, {17, 11, 8, 0, 6}, {4, 4, 0, 1, 2}};
+    const uint64_t seed = test_seed() + 1300;
+    size_t bad = 0;
+    test_tune("filter.path", "rank");
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        char rows[8];
+        snprintf(rows, sizeof rows, "%d", shapes[s][4]);
+        test_tune("filter.shape_px", rows);
+        for (int rule = 0; rule < 3; rule++) {
+            struct clstats_filter_params p = {.width = shapes[s][0],
+                                              .height = shapes[s][1],
+                                              .origin_x = shapes[s][2],
+                                              .origin_y = shapes[s][3],
+                                              .boundary = all_modes[(s + (size_t)rule) % 5],
+                                              .cval = rule == 1 ? NAN : -2.5f,
+                                              .even = (enum clstats_even)rule};
+            bad += check_case(s % 2 ? 23 : 19, 13 + s, &p, (enum fill)((s * 3 + rule) % 10),
+                              0.12, seed + s * 10 + (uint64_t)rule, "rank, rows a sweep");
+        }
+    }
+    test_tune("filter.shape_px", NULL);
+    test_tune("filter.path", NULL);
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
 START_TEST(circles_and_rings_have_the_cells_they_promise)
 {
     unsigned char cells[25];
@@ -572,6 +604,7 @@ static Suite *windows_suite(void)
     tcase_add_test(tc, origins_shift_the_window_as_scipy_does);
     tcase_add_test(tc, even_rules_match_reference_on_sparse_data);
     tcase_add_test(tc, rectangles_origins_and_rules_take_every_fast_design);
+    tcase_add_test(tc, rank_design_sweeps_of_several_rows_on_rectangles);
     tcase_add_test(tc, circles_rings_and_random_footprints_match_reference);
     tcase_add_test(tc, masked_pixels_are_missing_like_nan);
     tcase_add_test(tc, float64_matches_reference);

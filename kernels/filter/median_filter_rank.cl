@@ -3,10 +3,17 @@
  *
  * The tile's input (tile + halo, boundary applied) is sorted once, so every element has a
  * unique rank (NaNs sort last, above every valid rank); the window is then a set of ranks kept
- * as a bitset, and a move by one pixel toggles 2WY bits (2WX down a row) (Huang, Yang & Tang 1979, "A fast
- * two-dimensional median filtering algorithm", with ranks in place of a value histogram).
+ * as a bitset, and a move by one pixel toggles 2WY bits (2WX down a row) (Huang, Yang & Tang 1979,
+ * "A fast two-dimensional median filtering algorithm", with ranks in place of a value histogram).
  * Cursors remember a rank position and the count of window ranks below it across moves, so a
  * select starts from the previous pixel's answer: a few popcounts, then a bit select.
+ *
+ * Several output rows a sweep (-D ROWS=K): the K windows of a column of K outputs share all but
+ * K - 1 of their rows, so those shared rows' ranks are one bitset S and each window keeps its
+ * other K - 1 rows' ranks in a bitset E_j of its own; the window is S | E_j word by word. A column
+ * move toggles the shared column's ranks once for the K outputs (2(WY - K + 1) toggles, plus
+ * 2(K - 1) into each E_j), where K sweeps of one row toggle 2WY each; the counts below each
+ * window's cursors are still compared per window, in the same pass over the column.
  *
  * MAD: with the window sorted as s_0 <= ... <= s_(n-1) and L the first rank not below the
  * median m, fl(s - m) rises with rank above L and fl(m - s) rises going down from L - 1, so the
@@ -16,7 +23,8 @@
  * smallest deviation, exactly as the sorted deviations would.
  *
  * Build options: -D WX, -D WY (window columns and rows) -D TX=.. -D TY=.. (tile shape)
- * -D RANK_BITS=16|32 -D EVEN (even_rule.cl), -D GLOBAL_TILE (the tile in global memory).
+ * -D RANK_BITS=16|32 -D EVEN (even_rule.cl), -D GLOBAL_TILE (the tile in global memory),
+ * -D ROWS=K (output rows a sweep; the host keeps 2K - 1 <= WY).
  * Boundary modes live in colmap/rowmap (host-built, see median_filter.cl): -1 means cval.
  */
 #pragma OPENCL FP_CONTRACT OFF
@@ -50,6 +58,17 @@
 #define IH_MAX (TY + WY - 1)
 #define N_MAX (IW_MAX * IH_MAX)
 #define N_WORDS ((N_MAX + 63) / 64)
+#ifndef ROWS
+#define ROWS 1
+#endif
+#define BITSET_WORDS (N_WORDS + 3) /* a bitset and a word of zeros either side */
+/* A word of window j's ranks: the shared rows' bits and its own rows' (in `extra`); i is read
+ * twice, so it must have no side effects. */
+#if ROWS > 1
+#define WORD(i) (bits[i] | extra[i])
+#else
+#define WORD(i) (bits[i])
+#endif
 #define NAN_KEY 0xffffffffu /* above key_of(any number): NaNs take the top ranks */
 /* For the helpers the sweep calls per pixel: PoCL's compiler left them calls, with the window's
  * cursors passed through memory; inlined, they stay in registers. */
@@ -61,7 +80,8 @@
 #ifdef GLOBAL_TILE
 #define TILE_SPACE __global
 #define TILE_WORDS                                                                                 \
-    (2 * N_MAX + N_WORDS + 3 + (N_MAX * 4 + (N_MAX + RANK_VN) * (RANK_BITS / 8) + 7) / 8)
+    (2 * N_MAX + (ROWS + 1) * BITSET_WORDS +                                                       \
+     (N_MAX * 4 + (N_MAX + RANK_VN) * (RANK_BITS / 8) + 7) / 8)
 #else
 #define TILE_SPACE __local
 #endif
@@ -115,21 +135,24 @@ struct cursor {
 };
 
 /* Moves c to the window's r-th smallest rank (0-based; the window holds more than r). */
-ALWAYS_INLINE void cursor_select(TILE_SPACE const ulong *bits, struct cursor *c, int r)
+ALWAYS_INLINE void cursor_select(TILE_SPACE const ulong *bits, TILE_SPACE const ulong *extra,
+                                 struct cursor *c, int r)
 {
     int wi = c->p >> 6;
-    ulong word = bits[wi];
+    ulong word = WORD(wi);
     if (c->below == r && ((word >> (c->p & 63)) & 1UL)) return; /* still there: common */
     int before = c->below - (int)popcount(word & ((1UL << (c->p & 63)) - 1UL));
     int count = (int)popcount(word);
     while (before > r) {
-        word = bits[--wi];
+        wi--;
+        word = WORD(wi);
         count = (int)popcount(word);
         before -= count;
     }
     while (before + count <= r) {
         before += count;
-        word = bits[++wi];
+        wi++;
+        word = WORD(wi);
         count = (int)popcount(word);
     }
     c->p = (wi << 6) + select_in_word(word, r - before);
@@ -146,33 +169,37 @@ inline int tz64(ulong x)
  * neighbouring word is read either way and folded in by arithmetic (no branch, no select for
  * the compiler to make one of), so the common step into it is never mispredicted; only a
  * gap of a whole word takes the loop. */
-ALWAYS_INLINE int next_rank(TILE_SPACE const ulong *bits, int p)
+ALWAYS_INLINE int next_rank(TILE_SPACE const ulong *bits, TILE_SPACE const ulong *extra, int p)
 {
     int wi = p >> 6;
-    const ulong here = bits[wi] & (~1UL << (p & 63)), after = bits[wi + 1];
+    const ulong here = WORD(wi) & (~1UL << (p & 63)), after = WORD(wi + 1);
     if ((here | after) != 0) {
         const int a = tz64(here); /* 64: none here, so count on into the next word */
         return (wi << 6) + a + (tz64(after) & -(a >> 6));
     }
     ulong word = 0;
     wi++;
-    while (word == 0)
-        word = bits[++wi];
+    while (word == 0) {
+        wi++;
+        word = WORD(wi);
+    }
     return (wi << 6) + ctz64(word);
 }
 
-ALWAYS_INLINE int prev_rank(TILE_SPACE const ulong *bits, int p)
+ALWAYS_INLINE int prev_rank(TILE_SPACE const ulong *bits, TILE_SPACE const ulong *extra, int p)
 {
     int wi = p >> 6;
-    const ulong here = bits[wi] & ((1UL << (p & 63)) - 1UL), before = bits[wi - 1];
+    const ulong here = WORD(wi) & ((1UL << (p & 63)) - 1UL), before = WORD(wi - 1);
     if ((here | before) != 0) {
         const int a = (int)clz(here); /* 64: none here, so count on into the previous word */
         return (wi << 6) + 63 - a - ((int)clz(before) & -(a >> 6));
     }
     ulong word = 0;
     wi--;
-    while (word == 0)
-        word = bits[--wi];
+    while (word == 0) {
+        wi--;
+        word = WORD(wi);
+    }
     return (wi << 6) + 63 - (int)clz(word);
 }
 
@@ -183,46 +210,60 @@ struct window {
     struct cursor med, lo, hi;
 };
 
-/* Toggles ranks out[i * step] (leaving) and in[i * step] (entering), i < len, in the bitset. */
-inline void toggle(TILE_SPACE ulong *bits, TILE_SPACE const RANK_T *out, TILE_SPACE const RANK_T *in,
-                   int step, int len)
+/* Toggles ranks out[i] (leaving) and in[i] (entering), i < len, in the bitset. */
+inline void toggle(TILE_SPACE ulong *bits, TILE_SPACE const RANK_T *out,
+                   TILE_SPACE const RANK_T *in, int len)
 {
     for (int i = 0; i < len; i++) {
-        const int qo = out[i * step], qi = in[i * step];
+        const int qo = out[i], qi = in[i];
         bits[qo >> 6] ^= 1UL << (qo & 63);
         bits[qi >> 6] ^= 1UL << (qi & 63);
     }
 }
 
-/* Moves the window one column: WY contiguous ranks leave, WY enter. The counts below the
- * window's thresholds are vector compares over RANK_VN lanes (the rank array is padded, and
- * lanes past WY are masked off). */
-inline void move_column(TILE_SPACE ulong *bits, TILE_SPACE const RANK_T *out, TILE_SPACE const RANK_T *in,
-                        int nvalid, struct window *win)
+/* Moves the ROWS windows one column: the shared rows' len contiguous ranks leave S and len
+ * enter. Each window's counts below its thresholds are vector compares over RANK_VN lanes (the
+ * rank array is padded, and lanes past len are masked off), one pass over the column for all. */
+inline void move_column(TILE_SPACE ulong *bits, TILE_SPACE const RANK_T *out,
+                        TILE_SPACE const RANK_T *in, int len, int nvalid, struct window *win)
 {
-    const RANK_V tn = (RANK_V)((RANK_T)nvalid), tm = (RANK_V)((RANK_T)win->med.p);
-    const RANK_V tl = (RANK_V)((RANK_T)win->lo.p), th = (RANK_V)((RANK_T)win->hi.p);
-    MASK_V an = 0, am = 0, al = 0, ah = 0;
-    for (int i = 0; i < WY; i += RANK_VN) {
+    const RANK_V tn = (RANK_V)((RANK_T)nvalid);
+    RANK_V tm[ROWS], tl[ROWS], th[ROWS];
+    MASK_V an = 0, am[ROWS], al[ROWS], ah[ROWS];
+#pragma unroll
+    for (int j = 0; j < ROWS; j++) {
+        tm[j] = (RANK_V)((RANK_T)win[j].med.p);
+        tl[j] = (RANK_V)((RANK_T)win[j].lo.p);
+        th[j] = (RANK_V)((RANK_T)win[j].hi.p);
+        am[j] = al[j] = ah[j] = 0;
+    }
+    for (int i = 0; i < len; i += RANK_VN) {
         const RANK_V vo = RANK_VLOAD(0, out + i), vi = RANK_VLOAD(0, in + i);
-        const MASK_V lanes = LANE_IDS < (MASK_V)(WY - i); /* -1 where the lane is in the column */
+        const MASK_V lanes = LANE_IDS < (MASK_V)(len - i); /* -1 where the lane is in the column */
         /* A compare gives -1 for true: (vo < t) - (vi < t) is +1 for an entering rank below t. */
         an += ((vo < tn) - (vi < tn)) & lanes;
-        am += ((vo < tm) - (vi < tm)) & lanes;
-        al += ((vo < tl) - (vi < tl)) & lanes;
-        ah += ((vo < th) - (vi < th)) & lanes;
+#pragma unroll
+        for (int j = 0; j < ROWS; j++) {
+            am[j] += ((vo < tm[j]) - (vi < tm[j])) & lanes;
+            al[j] += ((vo < tl[j]) - (vi < tl[j])) & lanes;
+            ah[j] += ((vo < th[j]) - (vi < th[j])) & lanes;
+        }
     }
-    const int4 d = sum_lanes4(an, am, al, ah);
-    win->n += d.x;
-    win->med.below += d.y;
-    win->lo.below += d.z;
-    win->hi.below += d.w;
-    toggle(bits, out, in, 1, WY);
+#pragma unroll
+    for (int j = 0; j < ROWS; j++) {
+        const int4 d = sum_lanes4(an, am[j], al[j], ah[j]);
+        win[j].n += d.x;
+        win[j].med.below += d.y;
+        win[j].lo.below += d.z;
+        win[j].hi.below += d.w;
+    }
+    toggle(bits, out, in, len);
 }
 
-/* Moves the window one row: WX ranks `step` apart leave, WX enter (once per output row). */
-inline void move_row(TILE_SPACE ulong *bits, TILE_SPACE const RANK_T *out, TILE_SPACE const RANK_T *in,
-                     int step, int nvalid, struct window *win)
+/* Moves a one-row band's window one row down: WX ranks `step` apart leave, WX enter, counted
+ * and toggled in one pass. */
+inline void move_row(TILE_SPACE ulong *bits, TILE_SPACE const RANK_T *out,
+                     TILE_SPACE const RANK_T *in, int step, int nvalid, struct window *win)
 {
     int dn = 0, dm = 0, dl = 0, dh = 0;
     const int pm = win->med.p, pl = win->lo.p, ph = win->hi.p;
@@ -232,20 +273,89 @@ inline void move_row(TILE_SPACE ulong *bits, TILE_SPACE const RANK_T *out, TILE_
         dm += (qi < pm) - (qo < pm);
         dl += (qi < pl) - (qo < pl);
         dh += (qi < ph) - (qo < ph);
+        bits[qo >> 6] ^= 1UL << (qo & 63);
+        bits[qi >> 6] ^= 1UL << (qi & 63);
     }
     win->n += dn;
     win->med.below += dm;
     win->lo.below += dl;
     win->hi.below += dh;
-    toggle(bits, out, in, step, WX);
+}
+
+/* Adds sign times the counts of the ranks rank[i], i < len, below window w's thresholds. */
+inline void count_ranks(TILE_SPACE const RANK_T *rank, int len, int sign, int nvalid,
+                        struct window *w)
+{
+    int dn = 0, dm = 0, dl = 0, dh = 0;
+    const int pm = w->med.p, pl = w->lo.p, ph = w->hi.p;
+    for (int i = 0; i < len; i++) {
+        const int q = rank[i];
+        dn += q < nvalid;
+        dm += q < pm;
+        dl += q < pl;
+        dh += q < ph;
+    }
+    w->n += sign * dn;
+    w->med.below += sign * dm;
+    w->lo.below += sign * dl;
+    w->hi.below += sign * dh;
+}
+
+/* Window j's own rows at a band's top row oy with kk output rows: [oy + j, oy + kk - 1) above
+ * the shared rows, [oy + WY, oy + WY + j) below them. A column move toggles them in extra and
+ * counts them against the window's thresholds. */
+inline void move_own_rows(TILE_SPACE ulong *extra, TILE_SPACE const RANK_T *out,
+                          TILE_SPACE const RANK_T *in, int j, int kk, int nvalid, struct window *w)
+{
+    count_ranks(out + j, kk - 1 - j, -1, nvalid, w);
+    count_ranks(in + j, kk - 1 - j, 1, nvalid, w);
+    toggle(extra, out + j, in + j, kk - 1 - j);
+    count_ranks(out + WY, j, -1, nvalid, w);
+    count_ranks(in + WY, j, 1, nvalid, w);
+    toggle(extra, out + WY, in + WY, j);
+}
+
+/* Toggles the ranks of rows [a, b) of the window's WX columns (column-major, ih apart). */
+inline void toggle_rows(TILE_SPACE ulong *bits, TILE_SPACE const RANK_T *col, int ih, int a, int b)
+{
+    for (int c = 0; c < WX; c++)
+        for (int r = a; r < b; r++) {
+            const int q = col[c * ih + r];
+            bits[q >> 6] ^= 1UL << (q & 63);
+        }
+}
+
+/* Counts rows [a, b) of the window's WX columns into window w, times sign. */
+inline void count_rows(TILE_SPACE const RANK_T *col, int ih, int a, int b, int sign, int nvalid,
+                       struct window *w)
+{
+    for (int c = 0; c < WX; c++)
+        count_ranks(col + c * ih + a, b - a, sign, nvalid, w);
+}
+
+/* Toggles the symmetric difference of row ranges [a1, b1) and [a2, b2), a1 <= a2, b1 <= b2,
+ * of the window's columns: the set of rows [a1, b1) becomes [a2, b2). */
+inline void shift_rows(TILE_SPACE ulong *bits, TILE_SPACE const RANK_T *col, int ih, int a1, int b1,
+                       int a2, int b2)
+{
+    toggle_rows(bits, col, ih, a1, min(a2, b1));
+    toggle_rows(bits, col, ih, max(a2, b1), b2);
+}
+
+/* Window j's own rows (see move_own_rows) toggled in or out of extra. */
+inline void toggle_own_rows(TILE_SPACE ulong *extra, TILE_SPACE const RANK_T *col, int ih, int oy,
+                            int kk, int j)
+{
+    toggle_rows(extra, col, ih, oy + j, oy + kk - 1);
+    toggle_rows(extra, col, ih, oy + WY, oy + WY + j);
 }
 
 #define DEV(p) deviation(vals[p], m)
 
 /* The MAD of the window, whose median m (finite) is rank r = (n - 1) / 2, or for even n rank
  * r + 1 or the two's mean (the even rule), and which takes the rule's middle deviation. */
-ALWAYS_INLINE float window_mad(TILE_SPACE const ulong *bits, TILE_SPACE const float *vals,
-                               struct window *win, float m)
+ALWAYS_INLINE float window_mad(TILE_SPACE const ulong *bits, TILE_SPACE const ulong *extra,
+                               TILE_SPACE const float *vals, struct window *win, float m)
 {
     const int n = win->n, k = (n - 1) / 2;
     /* L: a rank with s_(L-1) <= m <= s_L, which the middles give (their mean never overflows,
@@ -254,21 +364,22 @@ ALWAYS_INLINE float window_mad(TILE_SPACE const ulong *bits, TILE_SPACE const fl
     const int amin = max(0, L - k - 1), amax = min(n - 1 - k, L);
     const int a0 = clamp(win->lo.below, amin, amax);
     int a = a0;
-    cursor_select(bits, &win->lo, a);
-    cursor_select(bits, &win->hi, a + k);
+    cursor_select(bits, extra, &win->lo, a);
+    cursor_select(bits, extra, &win->hi, a + k);
     /* The run's ends (ranks a, a + k) and, once known, its outside neighbours (a - 1, a + k + 1;
      * -1 while not): a step makes an end a neighbour, so each is looked up once. */
     int pl = win->lo.p, ph = win->hi.p;
     float dl = DEV(pl), dh = DEV(ph);
     /* Both neighbours up front: two independent lookups, rather than one after a branch. */
-    int pp = a > 0 ? prev_rank(bits, pl) : -1, pn = a + k + 1 < n ? next_rank(bits, ph) : -1;
+    int pp = a > 0 ? prev_rank(bits, extra, pl) : -1,
+        pn = a + k + 1 < n ? next_rank(bits, extra, ph) : -1;
     float dp = pp < 0 ? 0.0f : DEV(pp), dn = pn < 0 ? 0.0f : DEV(pn);
     for (;;) {
         /* The run's low end is on the low side and its deviation exceeds that of the rank past
          * the high end: move up. */
         if (a < L && a + k + 1 < n) {
             if (pn < 0) {
-                pn = next_rank(bits, ph);
+                pn = next_rank(bits, extra, ph);
                 dn = DEV(pn);
             }
             if (dl > dn) {
@@ -277,7 +388,7 @@ ALWAYS_INLINE float window_mad(TILE_SPACE const ulong *bits, TILE_SPACE const fl
                 ph = pn;
                 dh = dn;
                 pn = -1;
-                pl = next_rank(bits, pl);
+                pl = next_rank(bits, extra, pl);
                 dl = DEV(pl);
                 a++;
                 continue;
@@ -286,7 +397,7 @@ ALWAYS_INLINE float window_mad(TILE_SPACE const ulong *bits, TILE_SPACE const fl
         /* The high end is on the high side and exceeds the rank below the low end: move down. */
         if (a + k >= L && a > 0) {
             if (pp < 0) {
-                pp = prev_rank(bits, pl);
+                pp = prev_rank(bits, extra, pl);
                 dp = DEV(pp);
             }
             if (dh > dp) {
@@ -295,7 +406,7 @@ ALWAYS_INLINE float window_mad(TILE_SPACE const ulong *bits, TILE_SPACE const fl
                 pl = pp;
                 dl = dp;
                 pp = -1;
-                ph = prev_rank(bits, ph);
+                ph = prev_rank(bits, extra, ph);
                 dh = DEV(ph);
                 a--;
                 continue;
@@ -313,11 +424,11 @@ ALWAYS_INLINE float window_mad(TILE_SPACE const ulong *bits, TILE_SPACE const fl
     float next = 0.0f;
     bool have = false;
     if (a + k + 1 < n) {
-        next = pn < 0 ? DEV(next_rank(bits, ph)) : dn;
+        next = pn < 0 ? DEV(next_rank(bits, extra, ph)) : dn;
         have = true;
     }
     if (a > 0) {
-        const float d = pp < 0 ? DEV(prev_rank(bits, pl)) : dp;
+        const float d = pp < 0 ? DEV(prev_rank(bits, extra, pl)) : dp;
         next = have && next < d ? next : d;
     }
     return EVEN == EVEN_LOWER ? kth : EVEN == EVEN_UPPER ? next : mean_of_middles(kth, next);
@@ -335,16 +446,16 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
 {
 #ifdef GLOBAL_TILE
     /* This group's part of the scratch: the arrays below, in the same order. */
-    __global ulong *pairs = scratch + (get_group_id(1) * get_num_groups(0) + get_group_id(0)) *
-                                          (size_t)TILE_WORDS;
+    __global ulong *pairs =
+        scratch + (get_group_id(1) * get_num_groups(0) + get_group_id(0)) * (size_t)TILE_WORDS;
     __global ulong *bitstore = pairs + 2 * N_MAX;
-    __global float *vals = (__global float *)(bitstore + N_WORDS + 3);
+    __global float *vals = (__global float *)(bitstore + (ROWS + 1) * BITSET_WORDS);
     __global RANK_T *rank = (__global RANK_T *)(vals + N_MAX);
 #else
     __local ulong pairs[2 * N_MAX];       /* (key << 32 | position), two buffers for the sort */
     __local RANK_T rank[N_MAX + RANK_VN]; /* rank of each position, column-major; padded */
     __local float vals[N_MAX];            /* the values in rank order */
-    __local ulong bitstore[N_WORDS + 3];  /* the window's ranks, a word of zeros either side */
+    __local ulong bitstore[(ROWS + 1) * BITSET_WORDS]; /* S, then E_j for each window j */
 #endif
 
     const int x0 = get_global_id(0) * TX, y0 = get_global_id(1) * TY;
@@ -405,55 +516,91 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
         vals[i] = value_of((uint)(e >> 32));
     }
 
-    /* The first window, at output (0, 0). */
+    /* The first band's windows, at outputs (0, 0 .. kk - 1): bitsets S (the shared rows) and
+     * E_j (window j's own rows) for the first WX columns. */
     TILE_SPACE ulong *bits = bitstore + 1;
-    for (int i = -1; i <= (count >> 6) + 1; i++)
-        bits[i] = 0;
-    struct window win = {0, {0, 0}, {0, 0}, {0, 0}};
-    for (int c = 0; c < WX; c++) {
-        for (int r = 0; r < WY; r++) {
-            const int q = rank[c * ih + r];
-            bits[q >> 6] ^= 1UL << (q & 63);
-            win.n += q < nvalid;
-        }
+    for (int s = 0; s <= ROWS; s++)
+        for (int i = -1; i <= (count >> 6) + 1; i++)
+            bits[s * BITSET_WORDS + i] = 0;
+    struct window win[ROWS];
+    int oy = 0, kk = min(ROWS, th);
+    toggle_rows(bits, rank, ih, kk - 1, WY);
+    for (int j = 0; j < ROWS; j++) {
+        win[j] = (struct window){0, {0, 0}, {0, 0}, {0, 0}};
+        if (j >= kk) continue;
+        toggle_own_rows(bits + (j + 1) * BITSET_WORDS, rank, ih, oy, kk, j);
+        count_rows(rank, ih, j, j + WY, 1, nvalid, &win[j]);
     }
 
-    /* Snake sweep: right along even rows, left along odd ones, one row down in between. */
-    int ox = 0;
-    for (int oy = 0; oy < th; oy++) {
-        const int dir = (oy & 1) ? -1 : 1;
+    /* Snake sweep of bands of kk output rows: right along even bands, left along odd ones,
+     * ROWS rows down in between. */
+    int ox = 0, dir = 1;
+    for (;;) {
+        /* The band's rows, a constant for the compiler where ROWS is 1 (its column loop then
+         * unrolls as before there were bands). */
+        const int band = ROWS == 1 ? 1 : kk;
         for (int i = 0; i < tw; i++) {
             if (i > 0) {
                 const int out = dir > 0 ? ox - 1 : ox + WX, in = dir > 0 ? ox + WX - 1 : ox;
-                move_column(bits, rank + out * ih + oy, rank + in * ih + oy, nvalid, &win);
-            }
-            float med = as_float(CANONICAL_NAN), mad = as_float(CANONICAL_NAN);
-            const int n = win.n;
-            if (n > 0) {
-                cursor_select(bits, &win.med, (n - 1) / 2);
-                med = vals[win.med.p];
-#if EVEN != EVEN_LOWER
-                if (!(n & 1)) {
-                    const float next = vals[next_rank(bits, win.med.p)];
-                    med = EVEN == EVEN_UPPER ? next : mean_of_middles(med, next);
-                }
+                TILE_SPACE const RANK_T *cout = rank + out * ih + oy, *cin = rank + in * ih + oy;
+                move_column(bits, cout + band - 1, cin + band - 1, WY - band + 1, nvalid, win);
+#if ROWS > 1
+                for (int j = 0; j < kk; j++)
+                    move_own_rows(bits + (j + 1) * BITSET_WORDS, cout, cin, j, kk, nvalid, &win[j]);
 #endif
-                if (want_mad && is_inf(med)) {
-                    /* The window's far end tells whether any value differs from med. */
-                    struct cursor end = win.med;
-                    cursor_select(bits, &end, med > 0.0f ? 0 : n - 1);
-                    mad = mad_without_selection(med, vals[end.p] == med);
-                } else if (want_mad && !is_nan(med)) {
-                    mad = window_mad(bits, vals, &win, med);
-                }
             }
-            const long o = (long)(y0 + oy) * nx + x0 + ox;
-            if (want_median) median_out[o] = stored_result(med);
-            if (want_mad) mad_out[o] = stored_result(mad);
+            for (int j = 0; j < band; j++) {
+                TILE_SPACE const ulong *extra = bits + (j + 1) * BITSET_WORDS;
+                struct window w = win[j];
+                float med = as_float(CANONICAL_NAN), mad = as_float(CANONICAL_NAN);
+                const int n = w.n;
+                if (n > 0) {
+                    cursor_select(bits, extra, &w.med, (n - 1) / 2);
+                    med = vals[w.med.p];
+#if EVEN != EVEN_LOWER
+                    if (!(n & 1)) {
+                        const float next = vals[next_rank(bits, extra, w.med.p)];
+                        med = EVEN == EVEN_UPPER ? next : mean_of_middles(med, next);
+                    }
+#endif
+                    if (want_mad && is_inf(med)) {
+                        /* The window's far end tells whether any value differs from med. */
+                        struct cursor end = w.med;
+                        cursor_select(bits, extra, &end, med > 0.0f ? 0 : n - 1);
+                        mad = mad_without_selection(med, vals[end.p] == med);
+                    } else if (want_mad && !is_nan(med)) {
+                        mad = window_mad(bits, extra, vals, &w, med);
+                    }
+                }
+                win[j] = w;
+                const long o = (long)(y0 + oy + j) * nx + x0 + ox;
+                if (want_median) median_out[o] = stored_result(med);
+                if (want_mad) mad_out[o] = stored_result(mad);
+            }
             ox += dir;
         }
-        ox -= dir; /* back on the row's last output */
-        if (oy + 1 < th)
-            move_row(bits, rank + ox * ih + oy, rank + ox * ih + oy + WY, ih, nvalid, &win);
+        ox -= dir; /* back on the band's last output column */
+        if (oy + ROWS >= th) break;
+        /* Down ROWS rows: window j loses rows [oy + j, oy + j + ROWS) and gains the ROWS rows
+         * below it; S and each E_j change to the next band's rows. */
+        const int oy2 = oy + ROWS, kk2 = min(ROWS, th - oy2);
+        TILE_SPACE const RANK_T *col = rank + ox * ih;
+#if ROWS == 1
+        move_row(bits, col + oy, col + oy + WY, ih, nvalid, win);
+#else
+        for (int j = 0; j < kk2; j++) {
+            count_rows(col, ih, oy + j, oy + j + ROWS, -1, nvalid, &win[j]);
+            count_rows(col, ih, oy + j + WY, oy + j + WY + ROWS, 1, nvalid, &win[j]);
+        }
+        shift_rows(bits, col, ih, oy + kk - 1, oy + WY, oy2 + kk2 - 1, oy2 + WY);
+        for (int j = 0; j < kk; j++) {
+            TILE_SPACE ulong *extra = bits + (j + 1) * BITSET_WORDS;
+            toggle_own_rows(extra, col, ih, oy, kk, j);
+            if (j < kk2) toggle_own_rows(extra, col, ih, oy2, kk2, j);
+        }
+#endif
+        oy = oy2;
+        kk = kk2;
+        dir = -dir;
     }
 }

@@ -43,8 +43,8 @@ static const struct param params[PARAMS] = {
      * rank design on PoCL"); windows of 36 or more rows or columns on GPUs the runs design
      * (RESULTS "... median/MAD filter: large windows on the H100 and PoCL (issue 20)"); the
      * sorted design's group shape is the first of its list that fits local memory (auto);
-     * shape_px is also the runs design's output rows a work-item, shape_tx the rank design's
-     * tile side. */
+     * shape_px is also the runs design's output rows a work-item and the rank design's output
+     * rows a sweep, shape_tx the rank design's tile side. */
     [P_FILTER_PATH] = {"filter.path", ALL(0), 5, filter_paths},
     [P_FILTER_SHAPE_TX] = {"filter.shape_tx", ALL(0), 1024, NULL},
     [P_FILTER_SHAPE_TY] = {"filter.shape_ty", ALL(0), 1024, NULL},

@@ -91,14 +91,30 @@ static bool plan_sorted(const clstats_ctx *ctx, struct rect r, struct filter_pla
     return false;
 }
 
-/* Bytes of the rank design's tile of t x t outputs for the window r, its ranks 16-bit where
- * they fit (kernels/filter/median_filter_rank.cl's arrays, TILE_WORDS there). */
-static size_t rank_tile_bytes(struct rect r, int t, int *rank_bits)
+/* Bytes of the rank design's tile of t x t outputs for the window r swept `rows` output rows at
+ * a time (a bitset each and one shared), its ranks 16-bit where they fit
+ * (kernels/filter/median_filter_rank.cl's arrays, TILE_WORDS there). */
+static size_t rank_tile_bytes(struct rect r, int t, int rows, int *rank_bits)
 {
     const size_t n = (size_t)(t + r.wx - 1) * (size_t)(t + r.wy - 1);
     const size_t rank_size = n < 65536 ? 2 : 4; /* nvalid <= n must fit too */
     *rank_bits = (int)(8 * rank_size);
-    return 8 * (2 * n + (n + 63) / 64 + 3 + (n * 4 + (n + 16) * rank_size + 7) / 8);
+    return 8 * (2 * n + (size_t)(rows + 1) * ((n + 63) / 64 + 3) +
+                (n * 4 + (n + 16) * rank_size + 7) / 8);
+}
+
+/* Output rows a sweep of the rank design: its windows share all but rows - 1 of their rows, so
+ * a column move toggles the shared ranks once for all of them (kernels/filter/
+ * median_filter_rank.cl). Four from RANK_ROWS_FROM window rows on, measured on PoCL 1.3-1.5x
+ * faster than one at w = 201..255 and 5-9% at w = 51..101; eight no faster, more slower; no
+ * gain below (bench/RESULTS.md, issue 20). filter.shape_px forces it (tests, benchmarks); at
+ * most (wy + 1) / 2, so that a band's windows overlap. */
+#define RANK_ROWS_FROM 41
+static int rank_rows(const clstats_ctx *ctx, struct rect r)
+{
+    const long forced = clstats__tuned(ctx, P_FILTER_SHAPE_PX);
+    const int rows = forced > 0 ? (int)forced : r.wy >= RANK_ROWS_FROM ? 4 : 1;
+    return rows < (r.wy + 1) / 2 ? rows : (r.wy + 1) / 2;
 }
 
 /* The rank design's tile for the window r: about 3w on a side, w its longer side (measured best
@@ -111,15 +127,16 @@ static size_t rank_tile_bytes(struct rect r, int t, int *rank_bits)
 static bool plan_rank(const clstats_ctx *ctx, struct rect r, struct filter_plan *plan)
 {
     const int w = r.wx > r.wy ? r.wx : r.wy;
+    const int rows = rank_rows(ctx, r);
     int t = (3 * w + 4) / 8 * 8, rank_bits;
     t = t < 16 ? 16 : t > 64 ? 64 : t;
     /* In global memory the tile can grow: at 256 on a side the outputs are a quarter of the
      * sort's input at w = 255 (at 128 a ninth), measured 1.4-1.7x faster than 64 and
      * 5-7% faster than 128 at w = 201..255 (bench/RESULTS.md). */
-    if (rank_tile_bytes(r, t, &rank_bits) > ctx->local_mem) t = GLOBAL_RANK_TILE;
+    if (rank_tile_bytes(r, t, rows, &rank_bits) > ctx->local_mem) t = GLOBAL_RANK_TILE;
     const long forced = clstats__tuned(ctx, P_FILTER_SHAPE_TX); /* for benchmarks */
     if (forced > 0) t = (int)forced;
-    const size_t bytes = rank_tile_bytes(r, t, &rank_bits);
+    const size_t bytes = rank_tile_bytes(r, t, rows, &rank_bits);
     if (bytes > ctx->max_alloc) return false;
     plan->path = PATH_RANK;
     plan->tx = plan->ty = t;
@@ -128,8 +145,8 @@ static bool plan_rank(const clstats_ctx *ctx, struct rect r, struct filter_plan 
     plan->source = "median_filter_rank.cl";
     plan->tile_bytes = bytes > ctx->local_mem ? bytes : 0;
     snprintf(plan->options, sizeof plan->options,
-             "-D WX=%d -D WY=%d -D EVEN=%d -D TX=%d -D TY=%d -D RANK_BITS=%d%s", r.wx, r.wy,
-             r.even, t, t, rank_bits, plan->tile_bytes ? " -D GLOBAL_TILE" : "");
+             "-D WX=%d -D WY=%d -D EVEN=%d -D TX=%d -D TY=%d -D RANK_BITS=%d -D ROWS=%d%s", r.wx,
+             r.wy, r.even, t, t, rank_bits, rows, plan->tile_bytes ? " -D GLOBAL_TILE" : "");
     return true;
 }
 
