@@ -7,8 +7,11 @@
  * that a whole fit over its iterations is also a fair figure. Peers: scikit-learn
  * and torch in bench/peers_kmeans.py, run beside it (bench/RESULTS.md).
  * Usage: bench_kmeans [seed|big|wide|N:D:K] [REPS] [LO] [HI] [buffer]; CLSTATS_DEVICE picks the
- * device. */
+ * device, CLSTATS_TUNE the tuning (bench_context.h), BENCH_XGEMM CLBlast's Xgemm parameters
+ * (override_xgemm below). */
 #include "bench_context.h"
+
+#include <clblast_c.h>
 
 #include <math.h>
 #include <stdio.h>
@@ -43,12 +46,41 @@ static float *blobs(size_t n, size_t d, size_t k)
     return x;
 }
 
+/* BENCH_XGEMM: 16 values of CLBlast's Xgemm parameters (GEMMK KREG KWG KWI MDIMA MDIMC MWG
+ * NDIMB NDIMC NWG SA SB STRM STRN VWM VWN) to try in place of its database's for the device (a
+ * benchmark's experiment: the library sets none). */
+static int override_xgemm(clstats_ctx *ctx)
+{
+    const char *text = getenv("BENCH_XGEMM");
+    if (!text || !*text) return 0;
+    static const char *names[16] = {"GEMMK", "KREG", "KWG", "KWI", "MDIMA", "MDIMC", "MWG", "NDIMB",
+                                    "NDIMC", "NWG",  "SA",  "SB",  "STRM",  "STRN",  "VWM", "VWN"};
+    size_t values[16];
+    const char *at = text;
+    for (int i = 0; i < 16; i++) {
+        char *end;
+        values[i] = strtoul(at, &end, 10);
+        if (end == at) {
+            fprintf(stderr, "BENCH_XGEMM: 16 numbers\n");
+            return 1;
+        }
+        at = end;
+    }
+    const CLBlastStatusCode st = CLBlastOverrideParameters(
+        clstats_ctx_cl_device(ctx), "Xgemm", CLBlastPrecisionSingle, 16, names, values);
+    printf("Xgemm parameters overridden: %s (status %d)\n", text, (int)st);
+    return st != CLBlastSuccess;
+}
+
 static int fit(clstats_ctx *ctx, const float *x, cl_mem xbuf, size_t n, size_t d, size_t k,
                int iters, double *seconds, int *n_iter, double *inertia, double *kernel_ms)
 {
     float *c = malloc(k * d * sizeof *c);
-    struct clstats_array xa = {.host = xbuf ? NULL : (void *)x, .buffer = xbuf,
-                               .dtype = CLSTATS_FLOAT32, .nx = d, .ny = n},
+    struct clstats_array xa = {.host = xbuf ? NULL : (void *)x,
+                               .buffer = xbuf,
+                               .dtype = CLSTATS_FLOAT32,
+                               .nx = d,
+                               .ny = n},
                          ia = {.host = (void *)x, .dtype = CLSTATS_FLOAT32, .nx = d, .ny = k},
                          ca = {.host = c, .dtype = CLSTATS_FLOAT32, .nx = d, .ny = k};
     struct clstats_kmeans_options o;
@@ -75,14 +107,16 @@ int main(int argc, char **argv)
     size_t n = 100000, d = 2, k = 5;
     int lo = argc > 3 ? atoi(argv[3]) : 2, hi = argc > 4 ? atoi(argv[4]) : 12;
     const int whole = strcmp(which, "seed") == 0;
-    if (strcmp(which, "big") == 0) n = 10000000, d = 3, k = 16;
-    else if (strcmp(which, "wide") == 0) n = 1000000, d = 256, k = 1024;
+    if (strcmp(which, "big") == 0)
+        n = 10000000, d = 3, k = 16;
+    else if (strcmp(which, "wide") == 0)
+        n = 1000000, d = 256, k = 1024;
     else if (!whole && sscanf(which, "%zu:%zu:%zu", &n, &d, &k) != 3) {
         fprintf(stderr, "usage: bench_kmeans [seed|big|wide|N:D:K] [REPS] [LO] [HI]\n");
         return 2;
     }
     clstats_ctx *ctx = bench_context(getenv("CLSTATS_DEVICE"));
-    if (!ctx) return 1;
+    if (!ctx || override_xgemm(ctx)) return 1;
     float *x = blobs(n, d, k);
     cl_mem xbuf = NULL;
     if (argc > 5 && strcmp(argv[5], "buffer") == 0) {
@@ -103,11 +137,11 @@ int main(int argc, char **argv)
             fit(ctx, x, xbuf, n, d, k, whole ? 300 : hi, &t_hi, &it_hi, &in_hi, &k_hi))
             return 1;
         if (whole)
-            printf("%s: %.1f ms for %d iterations (kernels %.1f ms), inertia %.6g\n",
+            printf("%s: %.1f ms for %d iterations (kernels %.1f ms), inertia %.17g\n",
                    r ? "run" : "warm-up (kernel builds)", 1e3 * t_hi, it_hi, k_hi, in_hi);
         else
             printf("%s: %.2f ms per iteration, kernels %.2f (%d its %.1f ms, %d its %.1f ms: "
-                   "%.2f ms an iteration in all) inertia %.6g\n",
+                   "%.2f ms an iteration in all) inertia %.17g\n",
                    r ? "run" : "warm-up (kernel builds)", 1e3 * (t_hi - t_lo) / (it_hi - it_lo),
                    (k_hi - k_lo) / (it_hi - it_lo), it_lo, 1e3 * t_lo, it_hi, 1e3 * t_hi,
                    1e3 * t_hi / it_hi, in_hi);

@@ -415,7 +415,8 @@ END_TEST
  * every combination gives the reference's bits, at one, two and three levels of sums, with the
  * scan in one launch, in two (64 clusters over 274 blocks) and by a work-item a cluster, and the
  * upper levels all in the finishing kernel, split with row_sums (finish_trees 20: level 2 of
- * 70000 x 2, k 5 there, level 1 not), or none there. */
+ * 70000 x 2, k 5 there, level 1 not, or level 1 halved there too: finish_halve), or none
+ * there. */
 START_TEST(sums_and_scatter_paths_give_the_same_bits)
 {
     static const char *const sums[] = {"groups", "serial"};
@@ -433,6 +434,10 @@ START_TEST(sums_and_scatter_paths_give_the_same_bits)
                 ck_assert_int_eq(
                     clstats_ctx_tune(test_ctx(), "kmeans.finish_trees", si == ai ? "20" : "0"),
                     CLSTATS_OK);
+                /* level 1 halved in finish (70000 rows: its 7 and 66 rows), or by row_sums */
+                ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.finish_halve",
+                                                  si == 0 && ai == 0 ? "80" : "1"),
+                                 CLSTATS_OK);
                 for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
                     const int n = shapes[s][0], d = shapes[s][1], k = shapes[s][2],
                               f64 = (int)s % 2;
@@ -450,6 +455,7 @@ START_TEST(sums_and_scatter_paths_give_the_same_bits)
     ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.assign", "auto"), CLSTATS_OK);
     ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.fuse", "auto"), CLSTATS_OK);
     ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.finish_trees", "0"), CLSTATS_OK);
+    ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.finish_halve", "0"), CLSTATS_OK);
 }
 END_TEST
 
@@ -584,21 +590,28 @@ END_TEST
 
 int main(void)
 {
+    /* Three cases, so that CK_RUN_CASE can pick one (a GPU builds each shape's programs: the
+     * whole suite takes minutes there). */
     Suite *s = suite_create("kmeans");
-    TCase *tc = tcase_create("kmeans");
-    tcase_set_timeout(tc, 600);
-    tcase_add_test(tc, lloyd_matches_reference_bit_for_bit);
-    tcase_add_test(tc, ties_go_to_the_lowest_centre);
-    tcase_add_test(tc, empty_clusters_take_the_farthest_rows);
-    tcase_add_test(tc, weights_match_the_reference);
-    tcase_add_test(tc, nan_rows_are_refused_or_left_out);
-    tcase_add_test(tc, seeding_is_reproducible_and_restarts_never_lose);
-    tcase_add_test(tc, data_in_a_buffer_gives_the_same);
-    tcase_add_test(tc, bad_input_gives_clear_errors);
-    tcase_add_test(tc, assignment_paths_give_the_same_labels);
-    tcase_add_test(tc, sums_and_scatter_paths_give_the_same_bits);
-    tcase_add_test(tc, minibatch_matches_reference_bit_for_bit);
-    tcase_add_test(tc, minibatch_steps_seeding_and_errors);
-    suite_add_tcase(s, tc);
+    TCase *lloyd = tcase_create("lloyd"), *paths = tcase_create("paths"),
+          *minibatch = tcase_create("minibatch");
+    tcase_set_timeout(lloyd, 600);
+    tcase_set_timeout(paths, 600);
+    tcase_set_timeout(minibatch, 600);
+    tcase_add_test(lloyd, lloyd_matches_reference_bit_for_bit);
+    tcase_add_test(lloyd, ties_go_to_the_lowest_centre);
+    tcase_add_test(lloyd, empty_clusters_take_the_farthest_rows);
+    tcase_add_test(lloyd, weights_match_the_reference);
+    tcase_add_test(lloyd, nan_rows_are_refused_or_left_out);
+    tcase_add_test(lloyd, seeding_is_reproducible_and_restarts_never_lose);
+    tcase_add_test(lloyd, data_in_a_buffer_gives_the_same);
+    tcase_add_test(lloyd, bad_input_gives_clear_errors);
+    tcase_add_test(paths, assignment_paths_give_the_same_labels);
+    tcase_add_test(paths, sums_and_scatter_paths_give_the_same_bits);
+    tcase_add_test(minibatch, minibatch_matches_reference_bit_for_bit);
+    tcase_add_test(minibatch, minibatch_steps_seeding_and_errors);
+    suite_add_tcase(s, lloyd);
+    suite_add_tcase(s, paths);
+    suite_add_tcase(s, minibatch);
     return test_run_suite(s);
 }

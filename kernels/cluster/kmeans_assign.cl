@@ -38,21 +38,28 @@ __kernel void assign(__global const real *x, __global const uchar *valid, int n,
 }
 
 #ifdef TILED
+#include "kmeans_scan.cl"
 #define TILE_ITEMS (WG / TILE_ROWS)
 
 /* The direct form for a block of WG rows a group, TILE_ITEMS items of TILE_ROWS rows each
  * (item i takes rows i, i + TILE_ITEMS, ...: neighbours read neighbouring rows). Each distance
  * adds its columns in the order c = 0, 1, ... as squared_distance does, so the labels are the
  * direct kernel's bit for bit. The block's label counts (the counting sort's first step,
- * kmeans_lloyd.cl: block_counts) are written whole, so nothing needs clearing before. */
+ * kmeans_lloyd.cl: block_counts) are written whole, so nothing needs clearing before. With
+ * fuse_scan, the last group to finish (by the `done` counter, which it leaves at 0 again) scans
+ * every block's counts as scan_runs' one group would (src/cluster/lloyd.c: SCAN_RUNS_WHOLE):
+ * each group's counts are fenced before it counts itself done, and read back through volatile
+ * loads, so the last group sees them all. */
 __kernel __attribute__((reqd_work_group_size(TILE_ITEMS, 1, 1))) void
 assign_tiled(__global const real *x, __global const uchar *valid, int n,
              __global const real *centres, __global int *labels, __global int *state,
-             int ignore_stop, __global int *counts)
+             int ignore_stop, __global int *counts, int fuse_scan, __global int *done,
+             __global int *within, __global int *start, __global int *seg0, __global int *seg1,
+             __global int *seg2, __global int *seg3, int levels, __local int *scan_wg)
 {
     __local real cl[K * DIM];
     __local int count[K];
-    __local int changed;
+    __local int changed, last;
     const int run = ignore_stop || !state[S_STOP];
     const int i = get_local_id(0), b = get_group_id(0);
     for (int e = i; run && e < K * DIM; e += TILE_ITEMS)
@@ -100,6 +107,18 @@ assign_tiled(__global const real *x, __global const uchar *valid, int n,
     for (int j = i; run && j < K; j += TILE_ITEMS)
         counts[(size_t)b * K + j] = count[j];
     if (run && i == 0 && changed) state[S_CHANGED] = 1;
+    if (fuse_scan) { /* the same for every item (a kernel argument) */
+        mem_fence(CLK_GLOBAL_MEM_FENCE);
+        barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+        if (i == 0) last = run && atomic_inc(done) == (int)get_num_groups(0) - 1;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (last) { /* the same for every item of the group */
+            const int blocks = get_num_groups(0);
+            scan_runs_group(counts, blocks, blocks, within, within, 1, start, seg0, seg1, seg2,
+                            seg3, levels, 0, 0, scan_wg);
+            if (i == 0) *done = 0;
+        }
+    }
 }
 #endif
 
@@ -198,6 +217,24 @@ __kernel void centre_norms(__global const real *centres, __global real *norms,
 #define UNIT_ROUNDOFF (sizeof(real) == 8 ? (real)0x1p-53f : (real)0x1p-24f)
 #define TINY FLT_MIN
 
+/* xnorms[p] = |x_p|^2 and xnorms[n + p] = |x_p|, once a job (the rows do not change between
+ * iterations), as the screen's bound takes them. */
+__kernel void row_norms(__global const real *x, int n, __global real *xnorms)
+{
+    const int p = get_global_id(0);
+    if (p >= n) return;
+    __global const real *xp = x + (size_t)p * DIM;
+    real xx = 0;
+    for (int c = 0; c < DIM; c++)
+        xx = xx + xp[c] * xp[c];
+    xnorms[p] = xx;
+    xnorms[(size_t)n + p] = sqrt(xx);
+}
+
+/* Centres the screen's first pass takes together: their products and norms are loaded before
+ * any is compared, so that a work-item has that many reads in flight, not one. */
+#define SCREEN_BATCH 8
+
 /* Rows first .. first + rows - 1 from dots[j][r] = x_(first+r) . c_j (a GEMM's, ld `rows`).
  * q_j = |x|^2 - 2 x.c_j + |c_j|^2 is within e_j = 2 (DIM + 4) u (|x| + |c_j|)^2 (+ what
  * underflow may lose) of the exact squared distance whatever order the GEMM summed in (Higham,
@@ -205,11 +242,13 @@ __kernel void centre_norms(__global const real *centres, __global real *norms,
  * (its terms are at most (|x| + |c_j|)^2 too); the factor 2 covers the bound's own rounding. So
  * the centre the direct form picks has q_j - e_j <= min_i (q_i + e_i), and deciding every such
  * candidate by the direct form, in index order, gives the direct kernel's label exactly. A
- * bound that is not finite (overflow) makes every centre a candidate. */
+ * bound that is not finite (overflow) makes every centre a candidate. |x|^2 and |x| come from
+ * row_norms (xnorms, n rows each). */
 __kernel void assign_screened(__global const real *x, __global const uchar *valid, int n,
                               __global const real *centres, __global int *labels,
                               __global int *state, int ignore_stop, __global const real *dots,
-                              __global const real *norms, int first, int rows)
+                              __global const real *norms, int first, int rows,
+                              __global const real *xnorms)
 {
     if (!ignore_stop && state[S_STOP]) return;
     const int r = get_global_id(0), p = first + r;
@@ -217,10 +256,8 @@ __kernel void assign_screened(__global const real *x, __global const uchar *vali
     int best = -1;
     if (valid[p]) {
         __global const real *xp = x + (size_t)p * DIM;
-        real xx = 0;
-        for (int c = 0; c < DIM; c++)
-            xx = xx + xp[c] * xp[c];
-        const real xn = sqrt(xx), scale = (real)(2 * (DIM + 4)) * UNIT_ROUNDOFF,
+        const real xx = xnorms[p], xn = xnorms[(size_t)n + p],
+                   scale = (real)(2 * (DIM + 4)) * UNIT_ROUNDOFF,
                    tiny = (real)(8 * (DIM + 4)) * TINY;
         /* One pass finds the limit and the two lowest q_j - e_j: the lowest is always a
          * candidate, and when the second passes the limit it is the only one, the label with
@@ -228,18 +265,27 @@ __kernel void assign_screened(__global const real *x, __global const uchar *vali
          * decides every candidate. */
         real limit = INFINITY, low1 = INFINITY, low2 = INFINITY;
         int j1 = -1, odd = 0;
-        for (int j = 0; j < K; j++) {
-            const real q = xx - 2 * dots[(size_t)j * rows + r] + norms[j];
-            const real a = xn + norms[K + j], e = scale * a * a + tiny;
-            const real hi = q + e, lo = q - e;
-            limit = fmin(limit, hi);
-            odd |= isnan(hi) || isnan(lo);
-            if (lo < low1) {
-                low2 = low1;
-                low1 = lo;
-                j1 = j;
-            } else if (lo < low2) {
-                low2 = lo;
+        for (int j0 = 0; j0 < K; j0 += SCREEN_BATCH) {
+            real dv[SCREEN_BATCH], cc[SCREEN_BATCH], cn[SCREEN_BATCH];
+            for (int u = 0; u < SCREEN_BATCH; u++) {
+                const int j = j0 + u < K ? j0 + u : K - 1;
+                dv[u] = dots[(size_t)j * rows + r];
+                cc[u] = norms[j];
+                cn[u] = norms[K + j];
+            }
+            for (int u = 0; u < SCREEN_BATCH && j0 + u < K; u++) {
+                const real q = xx - 2 * dv[u] + cc[u];
+                const real a = xn + cn[u], e = scale * a * a + tiny;
+                const real hi = q + e, lo = q - e;
+                limit = fmin(limit, hi);
+                odd |= isnan(hi) || isnan(lo);
+                if (lo < low1) {
+                    low2 = low1;
+                    low1 = lo;
+                    j1 = j0 + u;
+                } else if (lo < low2) {
+                    low2 = lo;
+                }
             }
         }
         const int alone = !odd && isfinite(limit) && j1 >= 0 && low2 > limit;

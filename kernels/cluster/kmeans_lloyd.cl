@@ -8,6 +8,7 @@
  * ahead of one (PoCL's work-group compiler has miscompiled that: kernels/select/select.cl);
  * their loops run no times instead. */
 #include "kmeans_common.cl"
+#include "kmeans_scan.cl"
 
 /* counts[b][j]: rows of block b (256 rows) labelled j. The buffer is zeroed before. */
 __kernel void block_counts(__global const int *labels, int n, __global int *counts,
@@ -37,66 +38,6 @@ __kernel void scan_chunks(__global const int *counts, int blocks, __global int *
     chunk_total[(size_t)c * K + j] = run;
 }
 
-/* By every item of a group, once start[j + 1] holds the rows labelled j: start[j] = rows with a
- * label below j (start[K] all); seg0[j] = segments of 256 members before cluster j's, and for
- * each later level of the sums (levels in all) the same count of its segments of 256 rows of
- * the level below: every level's layout follows from the counts alone, a cluster's segments at
- * each level from its count, so all levels are one scan over the clusters, `items` clusters at
- * a time in local memory (sc: 5 x WG ints). */
-inline void layout(__global int *start, __global int *seg0, __global int *seg1,
-                   __global int *seg2, __global int *seg3, int levels, __local int *sc)
-{
-    const int i = get_local_id(0), items = get_local_size(0);
-#ifdef SERIAL_HALVE
-    /* CPU devices: item 0 walks the clusters alone (each barrier is a pass over the items). */
-    if (i == 0) {
-        start[0] = 0;
-        seg0[0] = 0;
-        for (int j = 0; j < K; j++) {
-            const int count = start[j + 1];
-            start[j + 1] = start[j] + count;
-            seg0[j + 1] = seg0[j] + (count + WG - 1) / WG;
-        }
-        __global int *segs[4] = {seg0, seg1, seg2, seg3};
-        for (int level = 1; level < levels; level++) {
-            __global const int *below = segs[level - 1];
-            __global int *next = segs[level];
-            next[0] = 0;
-            for (int j = 0; j < K; j++)
-                next[j + 1] = next[j] + (below[j + 1] - below[j] + WG - 1) / WG;
-        }
-    }
-#else
-    __global int *out[5] = {start, seg0, seg1, seg2, seg3};
-    int carry[5] = {0, 0, 0, 0, 0};
-    for (int l = 0; i == 0 && l <= levels; l++)
-        out[l][0] = 0;
-    for (int j0 = 0; j0 < K; j0 += items) {
-        const int j = j0 + i;
-        int v = j < K ? start[j + 1] : 0;
-        for (int l = 0; l <= levels; l++) {
-            sc[l * WG + i] = v;
-            v = (v + WG - 1) / WG;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (int s = 1; s < items; s <<= 1) {
-            int t[5];
-            for (int l = 0; l <= levels; l++)
-                t[l] = i >= s ? sc[l * WG + i - s] : 0;
-            barrier(CLK_LOCAL_MEM_FENCE);
-            for (int l = 0; l <= levels; l++)
-                sc[l * WG + i] += t[l];
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
-        for (int l = 0; l <= levels; l++) {
-            if (j < K) out[l][j + 1] = carry[l] + sc[l * WG + i];
-            carry[l] += sc[l * WG + items - 1];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-#endif
-}
-
 /* One group: chunk_offset[c][j] = rows labelled j in chunks before c; start and the levels'
  * layout (layout above). */
 __kernel void scan_clusters(__global const int *chunk_total, int chunks,
@@ -118,48 +59,14 @@ __kernel void scan_clusters(__global const int *chunk_total, int chunks,
     if (!stop) layout(start, seg0, seg1, seg2, seg3, levels, sc);
 }
 
-/* The same scans for few clusters (src/cluster/lloyd.c), with every item busy: a group's items
- * split each cluster's column of in[rows][K] into `parts` runs, so that an item walks a run of
- * its rows, not all of them. Group g takes rows [g * per_group, ...): prefix[r][j] = the column's
- * sum over the group's rows before r; then either totals[g][j] = the group's sums (several
- * groups: counts to the chunks' totals), or, for a group that takes every row (`whole`),
- * start[j + 1] = the column's sum and the layout, as scan_clusters. With in = the blocks' counts
- * and one group, chunk_offset must hold zeros (the scatter adds it). */
+/* The same scans for few clusters (kmeans_scan.cl: scan_runs_group), a group a launch's part. */
 __kernel void scan_runs(__global const int *in, int rows, int per_group, __global int *prefix,
                         __global int *totals, int whole, __global int *start, __global int *seg0,
                         __global int *seg1, __global int *seg2, __global int *seg3, int levels,
                         __global const int *state, __local int *run)
 {
-    __local int *sc = run + WG; /* run: 6 x WG ints, the runs then layout's 5 x WG */
-    const int stop = state[S_STOP];
-    const int i = get_local_id(0), items = get_local_size(0), g = get_group_id(0);
-    const int parts = max(1, items / K), width = items / parts; /* clusters a pass */
-    const int r0 = g * per_group, r1 = min(rows, r0 + per_group);
-    const int len = (r1 - r0 + parts - 1) / parts;
-    for (int j0 = 0; !stop && j0 < K; j0 += width) {
-        const int jj = i / parts, part = i % parts, j = j0 + jj;
-        const int active = jj < width && j < K;
-        const int first = r0 + part * len, last = min(r1, first + len);
-        int sum = 0;
-        for (int r = first; active && r < last; r++)
-            sum += in[(size_t)r * K + j];
-        run[i] = sum;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        int before = 0;
-        for (int q = jj * parts; active && q < i; q++)
-            before += run[q];
-        for (int r = first; active && r < last; r++) {
-            prefix[(size_t)r * K + j] = before;
-            before += in[(size_t)r * K + j];
-        }
-        if (active && part == parts - 1) {
-            if (whole) start[j + 1] = before;
-            else totals[(size_t)g * K + j] = before;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    barrier(CLK_GLOBAL_MEM_FENCE);
-    if (whole && !stop) layout(start, seg0, seg1, seg2, seg3, levels, sc);
+    scan_runs_group(in, rows, per_group, prefix, totals, whole, start, seg0, seg1, seg2, seg3,
+                    levels, state[S_STOP], get_group_id(0), run);
 }
 
 /* order[start[j] + rank] = p, rank counting the rows labelled j before p: the members of each
@@ -233,14 +140,14 @@ inline int cluster_of(__global const int *segs, int g)
 
 /* The first level: one group per segment of 256 members, out[g][c] = sum of w x_c (c < DIM) and
  * of w (c = DIM) by halving (halve_columns: each column's additions as halve's). */
-__kernel void member_sums(__global const real *x, __global const real *weight,
-                          __global const int *order, __global const int *start,
-                          __global const int *segs, __global acc *out, __global const int *state,
-                          __local acc *columns_wg)
+inline void member_sums_group(__global const real *x, __global const real *weight,
+                              __global const int *order, __global const int *start,
+                              __global const int *segs, __global acc *out, int stop,
+                              __local acc *columns_wg)
 {
     __local acc(*l)[WG] = (__local acc(*)[WG])columns_wg; /* PASS_COLUMNS x WG */
     const int g = get_group_id(0), i = get_local_id(0);
-    const int columns = state[S_STOP] || g >= segs[K] ? 0 : DIM + 1;
+    const int columns = stop || g >= segs[K] ? 0 : DIM + 1;
     const int j = columns ? cluster_of(segs, g) : 0;
     const int m = start[j] + (g - segs[j]) * WG + i;
     const int inside = columns && m < start[j + 1];
@@ -254,6 +161,14 @@ __kernel void member_sums(__global const real *x, __global const real *weight,
         for (int c = 0; i == 0 && c < cols; c++)
             out[(size_t)g * (DIM + 1) + c0 + c] = l[c][0];
     }
+}
+
+__kernel void member_sums(__global const real *x, __global const real *weight,
+                          __global const int *order, __global const int *start,
+                          __global const int *segs, __global acc *out, __global const int *state,
+                          __local acc *columns_wg)
+{
+    member_sums_group(x, weight, order, start, segs, out, state[S_STOP], columns_wg);
 }
 
 /* A later level: one group per segment of 256 rows of the level below. */
@@ -339,7 +254,7 @@ __kernel void row_sums_serial(__global const acc *in, __global const int *segs,
  * the tree adds i and i + s for s = 128, ..., 1, that is the leaves in bit-reversed order summed
  * pairwise from the left, each pair's left half kept on a stack of one sum a level. The same
  * additions in the same order, so the same bits. */
-inline acc tree_sum(__global const acc *in, size_t stride, int count)
+inline acc tree_sum(volatile __global const acc *in, size_t stride, int count)
 {
     /* One leaf (a cluster's top level, most often): the tree adds only zeros to it, which
      * leaves it as it is but for a -0, made +0 by the first: in[0] + 0 is its bits. */
@@ -367,7 +282,7 @@ inline void sum_levels(__global acc *sums0, __global acc *sums1, __global int *c
 {
     const int i = get_local_id(0), items = get_local_size(0);
     for (int level = from; !stop && level < levels; level++) {
-        __global const acc *in = level % 2 ? sums0 : sums1;
+        volatile __global const acc *in = level % 2 ? sums0 : sums1;
         __global acc *out = level % 2 ? sums1 : sums0;
         __global const int *below = segs[level - 1], *next = segs[level];
         const int trees = next[K] * (DIM + 1);
@@ -382,36 +297,72 @@ inline void sum_levels(__global acc *sums0, __global acc *sums1, __global int *c
     }
 }
 
-/* One group: the levels of the sums from `from` (none when from = levels: row_sums made them);
+/* The (row, column) pairs halve_level halves together behind one set of barriers: the local
+ * array finish takes holds FINISH_SLOTS x WG sums (src/cluster/job.c). */
+#define FINISH_SLOTS 16
+
+/* Level `level` of the sums (>= 1) by one group, FINISH_SLOTS of its (row, column) sums at a
+ * time, each as row_sums makes it (halve_columns: so its bits): for the few rows of a level
+ * just below those finish makes by trees, a launch fewer than row_sums' (src/cluster/lloyd.c:
+ * plan). */
+inline void halve_level(__global acc *sums0, __global acc *sums1, __global int *const *segs,
+                        int level, int stop, __local acc *slots_wg)
+{
+    __local acc(*l)[WG] = (__local acc(*)[WG])slots_wg; /* FINISH_SLOTS x WG */
+    const int i = get_local_id(0);
+    volatile __global const acc *in = level % 2 ? sums0 : sums1;
+    __global acc *out = level % 2 ? sums1 : sums0;
+    __global const int *below = segs[level - 1], *next = segs[level];
+    const int slots = stop ? 0 : next[K] * (DIM + 1);
+    for (int t0 = 0; t0 < slots; t0 += FINISH_SLOTS) {
+        const int count = min(FINISH_SLOTS, slots - t0);
+        for (int u = 0; u < count; u++) {
+            const int g = (t0 + u) / (DIM + 1), c = (t0 + u) % (DIM + 1);
+            const int j = cluster_of(next, g);
+            const int r = below[j] + (g - next[j]) * WG + i;
+            l[u][i] = r < below[j + 1] ? in[(size_t)r * (DIM + 1) + c] : (acc)0;
+        }
+        halve_columns(l, i, count);
+        for (int u = 0; i == 0 && u < count; u++)
+            out[t0 + u] = l[u][0];
+    }
+    barrier(CLK_GLOBAL_MEM_FENCE);
+}
+
+/* One group: level `halved` of the sums when it is not 0 (halve_level), then the levels from
+ * `from` (none when from = levels: row_sums made them);
  * then for each cluster its sums (kept for the host's relocation of empty clusters), its
  * new centre, the weighted mean, and its squared shift; then the iteration's end. A cluster
  * without weight stops the loop for the host, which relocates and carries on
  * (src/cluster/lloyd.c). Otherwise labels unchanged end the run (strict), so does a total
  * squared shift (summed in cluster order) at most tol, or the last iteration. */
-__kernel void finish(__global acc *sums0, __global acc *sums1, __global int *seg0,
-                     __global int *seg1, __global int *seg2, __global int *seg3, int levels,
-                     int from, __global const real *old, __global real *centres,
-                     __global acc *kept, __global acc *shift, acc tol, int max_iter,
-                     int new_buffer, __global int *state)
+inline void finish_group(__global acc *sums0, __global acc *sums1, __global int *seg0,
+                         __global int *seg1, __global int *seg2, __global int *seg3, int levels,
+                         int from, int halved, __global const real *old,
+                         __global real *centres, __global acc *kept, __global acc *shift, acc tol,
+                         int max_iter, int new_buffer, __global int *state, int stop,
+                         __local acc *slots_wg)
 {
-    __local int empty;
-    const int stop = state[S_STOP];
+    /* the flag after the FINISH_SLOTS x WG sums: local memory the caller passed in, not a
+     * kernel-scope array a helper with barriers works on (src/cluster/job.c says why) */
+    __local int *empty = (__local int *)(slots_wg + FINISH_SLOTS * WG);
     __global int *const seg_list[4] = {seg0, seg1, seg2, seg3};
+    if (halved) halve_level(sums0, sums1, seg_list, halved, stop, slots_wg);
     sum_levels(sums0, sums1, seg_list, levels, from, stop);
-    __global const acc *sums = (levels - 1) % 2 ? sums1 : sums0;
+    volatile __global const acc *sums = (levels - 1) % 2 ? sums1 : sums0;
     __global const int *segs = seg_list[levels - 1];
 
     const int i = get_local_id(0);
-    if (i == 0) empty = 0;
+    if (i == 0) *empty = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (int j = i; !stop && j < K; j += get_local_size(0)) {
         const int has = segs[j + 1] > segs[j];
-        __global const acc *s = sums + (size_t)segs[j] * (DIM + 1);
+        volatile __global const acc *s = sums + (size_t)segs[j] * (DIM + 1);
         const acc w = has ? s[DIM] : (acc)0;
         for (int c = 0; c <= DIM; c++)
             kept[(size_t)j * (DIM + 1) + c] = has ? s[c] : (acc)0;
         if (!(w > 0)) {
-            empty = 1;
+            *empty = 1;
             continue;
         }
         acc sh = 0;
@@ -425,7 +376,7 @@ __kernel void finish(__global acc *sums0, __global acc *sums1, __global int *seg
     }
     barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
     if (i != 0 || stop) return;
-    if (empty) {
+    if (*empty) {
         state[S_EMPTY] = 1;
         state[S_STOP] = STOP_EMPTY;
         return;
@@ -444,6 +395,44 @@ __kernel void finish(__global acc *sums0, __global acc *sums1, __global int *seg
         total = total + shift[j];
     if (total <= tol) state[S_STOP] = STOP_TOL;
     else if (it >= max_iter) state[S_STOP] = STOP_MAX_ITER;
+}
+
+__kernel void finish(__global acc *sums0, __global acc *sums1, __global int *seg0,
+                     __global int *seg1, __global int *seg2, __global int *seg3, int levels,
+                     int from, int halved, __global const real *old, __global real *centres,
+                     __global acc *kept, __global acc *shift, acc tol, int max_iter,
+                     int new_buffer, __global int *state, __local acc *slots_wg)
+{
+    finish_group(sums0, sums1, seg0, seg1, seg2, seg3, levels, from, halved, old, centres, kept,
+                 shift, tol, max_iter, new_buffer, state, state[S_STOP], slots_wg);
+}
+
+/* member_sums, then finish by the last of its groups to be done (the `done` counter, which
+ * that group leaves at 0 again), where no row_sums level lies between them (src/cluster/
+ * lloyd.c: a launch an iteration fewer): each group's sums are fenced before it counts itself
+ * done, and finish's helpers read the sums through volatile pointers, so that the last group
+ * sees them all. Arguments 4 on are finish's. */
+__kernel void member_sums_finish(__global const real *x, __global const real *weight,
+                                 __global const int *order, __global const int *start,
+                                 __global acc *sums0, __global acc *sums1, __global int *seg0,
+                                 __global int *seg1, __global int *seg2, __global int *seg3,
+                                 int levels, int from, int halved, __global const real *old,
+                                 __global real *centres, __global acc *kept, __global acc *shift,
+                                 acc tol, int max_iter, int new_buffer, __global int *state,
+                                 __global int *done, __local acc *slots_wg)
+{
+    __local int last;
+    const int stop = state[S_STOP];
+    member_sums_group(x, weight, order, start, seg0, sums0, stop, slots_wg);
+    mem_fence(CLK_GLOBAL_MEM_FENCE);
+    barrier(CLK_GLOBAL_MEM_FENCE | CLK_LOCAL_MEM_FENCE);
+    if (get_local_id(0) == 0) last = !stop && atomic_inc(done) == (int)get_num_groups(0) - 1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (last) { /* the same for every item of the group */
+        finish_group(sums0, sums1, seg0, seg1, seg2, seg3, levels, from, halved, old, centres,
+                     kept, shift, tol, max_iter, new_buffer, state, 0, slots_wg);
+        if (get_local_id(0) == 0) *done = 0;
+    }
 }
 
 /* dist[p] = |x_p - centre(label_p)|^2 by the direct form, -1 for rows without a label: the

@@ -10,11 +10,11 @@
 #include <stdio.h>
 
 /* The GEMM's products of a chunk of rows with every centre take at most this many bytes: 64 MiB
- * on CPU devices; on GPUs up to 512 MiB (an eighth of the device's memory at most), so that an
- * iteration makes few GEMM calls (8, not 62, at 10^6 rows and 1024 clusters), each with CLBlast's
- * own setup and padding copies. */
+ * on CPU devices; on GPUs up to 2 GiB (an eighth of the device's memory at most), so that an
+ * iteration makes few GEMM calls (2, not 62, at 10^6 rows and 1024 clusters), each with CLBlast's
+ * own setup and padding copies, and the screen of a chunk has enough rows to fill the device. */
 #define DOTS_BYTES_CPU ((size_t)64 << 20)
-#define DOTS_BYTES_GPU ((size_t)512 << 20)
+#define DOTS_BYTES_GPU ((size_t)2048 << 20)
 /* The tiled kernel holds its rows in registers, so only for so many features; an item takes
  * TILE_ROWS rows of its group's block of KMEANS_WG. */
 #define TILED_MAX_DIM 32
@@ -56,15 +56,24 @@ int clstats__kmeans_assign_setup(struct kmeans_job *job, const char *options)
         /* Its local arrays are sized by K and DIM, so it is built only where they fit. */
         char tiled[240];
         snprintf(tiled, sizeof tiled, "%s -D TILED -D TILE_ROWS=%d", options, TILE_ROWS);
-        if ((status = clstats__program(ctx, "kmeans_assign.cl", tiled, &program))) return status;
-        return clstats__kernel(ctx, program, "assign_tiled", &job->assign);
+        if ((status = clstats__program(ctx, "kmeans_assign.cl", tiled, &program)) ||
+            (status = clstats__kernel(ctx, program, "assign_tiled", &job->assign)))
+            return status;
+        /* the fused scan's runs and layout (kmeans_scan.cl: scan_runs_group), its last argument */
+        return clstats__cl_check(
+            ctx, clSetKernelArg(job->assign, 17, 6 * KMEANS_WG * sizeof(cl_int), NULL),
+            "clSetKernelArg(assign_tiled)");
     }
     if (job->path != ASSIGN_GEMM) return CLSTATS_OK;
     if ((status = clstats__kernel(ctx, program, "centre_norms", &job->centre_norms)) ||
-        (status = clstats__kernel(ctx, program, "assign_screened", &job->screened)))
+        (status = clstats__kernel(ctx, program, "assign_screened", &job->screened)) ||
+        (status = clstats__kernel(ctx, program, "row_norms", &job->row_norms)))
         return status;
     const size_t row_bytes = (size_t)job->k * job->es;
-    size_t dots_bytes = ctx->is_cpu ? DOTS_BYTES_CPU : DOTS_BYTES_GPU;
+    const long dots_mib = clstats__tuned(ctx, P_KMEANS_DOTS_MIB);
+    size_t dots_bytes = dots_mib      ? (size_t)dots_mib << 20
+                        : ctx->is_cpu ? DOTS_BYTES_CPU
+                                      : DOTS_BYTES_GPU;
     if (!ctx->is_cpu && dots_bytes > ctx->global_mem / 8) dots_bytes = ctx->global_mem / 8;
     if (dots_bytes > ctx->max_alloc) dots_bytes = ctx->max_alloc;
     size_t rows = dots_bytes / row_bytes / KMEANS_WG * KMEANS_WG;
@@ -76,9 +85,27 @@ int clstats__kmeans_assign_setup(struct kmeans_job *job, const char *options)
                              "largest buffer",
                              job->k, KMEANS_WG);
     job->chunk_rows = (int)rows;
-    if ((status = clstats__scratch(ctx, "cluster.dots", rows * row_bytes, &job->dots)))
+    if ((status = clstats__scratch(ctx, "cluster.dots", rows * row_bytes, &job->dots)) ||
+        (status =
+             clstats__scratch(ctx, "cluster.xnorms", 2 * (size_t)job->n * job->es, &job->xnorms)))
         return status;
     return clstats__scratch(ctx, "cluster.norms", 2 * row_bytes, &job->norms);
+}
+
+/* |x|^2 and |x| of every row, once for the job's rows. */
+static int enqueue_row_norms(struct kmeans_job *job)
+{
+    int status = CLSTATS_OK;
+    const cl_int n = job->n;
+    KM_ARG(job->row_norms, 0, job->x);
+    KM_ARG(job->row_norms, 1, n);
+    KM_ARG(job->row_norms, 2, job->xnorms);
+    if ((status = clstats__kmeans_launch(job, job->row_norms, round_up((size_t)n, 64), 0,
+                                         "kmeans row norms")))
+        return status;
+    job->xnorms_ready = true;
+fail:
+    return status;
 }
 
 /* The GEMM's dots[j][r] = c_j . x_(first + r), a chunk at a time, each screened at once. */
@@ -86,6 +113,7 @@ static int enqueue_screened(struct kmeans_job *job, int buffer, cl_int ignore_st
 {
     int status = CLSTATS_OK;
     const size_t k = (size_t)job->k, d = (size_t)job->d;
+    if (!job->xnorms_ready && (status = enqueue_row_norms(job))) return status;
     KM_ARG(job->centre_norms, 0, job->centres[buffer]);
     KM_ARG(job->centre_norms, 1, job->norms);
     KM_ARG(job->centre_norms, 2, job->state);
@@ -106,6 +134,7 @@ static int enqueue_screened(struct kmeans_job *job, int buffer, cl_int ignore_st
         KM_ARG(job->screened, 8, job->norms);
         KM_ARG(job->screened, 9, first);
         KM_ARG(job->screened, 10, rows);
+        KM_ARG(job->screened, 11, job->xnorms);
         if ((status = clstats__kmeans_launch(job, job->screened, round_up((size_t)rows, 64), 0,
                                              "kmeans screened assign")))
             return status;
@@ -134,6 +163,15 @@ int clstats__kmeans_enqueue_assign(struct kmeans_job *job, int buffer, cl_int ig
     KM_ARG(kernel, 7, job->counts);
     if (job->path == ASSIGN_SERIAL)
         return clstats__kmeans_launch(job, kernel, (size_t)job->groups, 1, "kmeans serial assign");
+    /* Lloyd's iterations only: the final and predicting assignments need no scan. */
+    const cl_int fuse = job->scan_in_assign && !ignore_stop, levels = job->levels;
+    KM_ARG(kernel, 8, fuse);
+    KM_ARG(kernel, 9, job->done);
+    KM_ARG(kernel, 10, job->within);
+    KM_ARG(kernel, 11, job->start);
+    for (cl_uint level = 0; level < KMEANS_LEVELS; level++)
+        KM_ARG(kernel, 12 + level, job->segs[level]);
+    KM_ARG(kernel, 16, levels);
     status = clstats__kmeans_launch(job, kernel, (size_t)job->groups * KMEANS_WG / TILE_ROWS,
                                     KMEANS_WG / TILE_ROWS, "kmeans tiled assign");
 fail:

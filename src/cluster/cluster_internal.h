@@ -8,6 +8,8 @@
 
 /* Groups of this many rows form every fixed-order sum (kernels/cluster/kmeans_common.cl). */
 #define KMEANS_WG 256
+/* The sums finish halves together (kernels/cluster/kmeans_lloyd.cl: halve_level). */
+#define FINISH_SLOTS 16
 /* Levels of 256 that sum the members of a cluster: 256^4 passes the largest n, INT_MAX. */
 #define KMEANS_LEVELS 4
 
@@ -35,17 +37,23 @@ struct kmeans_job {
         shift, order;
     cl_kernel prepare, deviations, trials, closest_update;
     cl_kernel assign, block_counts, scan_chunks, scan_clusters, scan_runs, scatter, member_sums,
-        row_sums, finish, inertia, own_distances, centre_norms, screened;
-    bool serial_sums; /* member_sums and row_sums are the one-item kernels (tuning kmeans.sums),
-                         and so is scatter up to KMEANS_SERIAL_MAX_K clusters */
-    int scan;           /* SCAN_*: how the label counts become offsets (src/cluster/lloyd.c) */
-    int finish_from;    /* the first level of the sums that finish makes (levels: none) */
-    int path;           /* ASSIGN_* */
-    cl_mem dots, norms; /* the GEMM path's x.c of a chunk of rows, |c|^2, |c| */
-    int chunk_rows;     /* rows of a GEMM */
+        row_sums, finish, inertia, own_distances, centre_norms, screened, row_norms, sums_finish;
+    bool serial_sums;    /* member_sums and row_sums are the one-item kernels (tuning kmeans.sums),
+                            and so is scatter up to KMEANS_SERIAL_MAX_K clusters */
+    int scan;            /* SCAN_*: how the label counts become offsets (src/cluster/lloyd.c) */
+    int finish_from;     /* the first level of the sums that finish makes (levels: none) */
+    int finish_halve;    /* and the level below, halved there too (0: none; row_sums makes it) */
+    bool scan_in_assign; /* the tiled assignment's last group scans the counts (SCAN_RUNS_WHOLE) */
+    bool finish_in_sums; /* member_sums' last group finishes (member_sums_finish) */
+    cl_mem done;         /* their count of groups done */
+    int path;            /* ASSIGN_* */
+    cl_mem dots, norms;  /* the GEMM path's x.c of a chunk of rows, |c|^2, |c| */
+    cl_mem xnorms;       /* and |x|^2, |x| of every row (row_norms), once the rows' own: */
+    bool xnorms_ready;   /* made for the rows job->x holds now */
+    int chunk_rows;      /* rows of a GEMM */
     size_t scan_wg;
     int n_valid;
-    double tol;   /* absolute: tol x the mean of the columns' variances */
+    double tol; /* absolute: tol x the mean of the columns' variances */
     /* Lloyd's batches are timed as spans (clstats__launch_span): while `spans`, launches keep
      * no event but the batch's first and its last finish (`last_next`). */
     bool spans, last_next;
@@ -114,7 +122,7 @@ int clstats__kmeans_inertia(struct kmeans_job *job, int buffer, double *inertia)
  * clSetKernelArg is host time that a small case's iterations wait for. Only within the run,
  * since other jobs of the context share the kernels. */
 #define KMEANS_ARG_KERNELS 24
-#define KMEANS_ARGS 16
+#define KMEANS_ARGS 24
 struct kmeans_arg_slot {
     cl_kernel kernel;
     uint32_t known; /* bit i: value[i] is what the kernel holds */

@@ -62,6 +62,7 @@ int clstats__kmeans_job_reload(struct kmeans_job *job, const struct clstats_arra
     int status = clstats__array_in(job->ctx, x, true, &job->x, NULL, &owned);
     if (status != CLSTATS_OK) return status;
     if (owned) job->x_own = job->x;
+    job->xnorms_ready = false;
     return survey(job, weight, skip_nan, 0.0, false);
 }
 
@@ -175,6 +176,7 @@ static int kernels(struct kmeans_job *job)
         {lloyd, job->serial_sums ? "member_sums_serial" : "member_sums", &job->member_sums},
         {lloyd, job->serial_sums ? "row_sums_serial" : "row_sums", &job->row_sums},
         {lloyd, "finish", &job->finish},
+        {lloyd, "member_sums_finish", &job->sums_finish},
         {lloyd, "inertia", &job->inertia},
         {lloyd, "own_distances", &job->own_distances},
     };
@@ -199,6 +201,9 @@ static int kernels(struct kmeans_job *job)
         {job->scan_clusters, 5 * sizeof(cl_int)}, {job->scan_runs, 6 * sizeof(cl_int)},
         {job->serial_sums ? NULL : job->member_sums, pass_columns * acc_bytes},
         {job->serial_sums ? NULL : job->row_sums, pass_columns * acc_bytes},
+        /* finish's sums and its flag after them; member_sums_finish's member sums share them */
+        {job->finish, (FINISH_SLOTS + 1) * acc_bytes},
+        {job->sums_finish, (FINISH_SLOTS + 1) * acc_bytes},
     };
     for (size_t i = 0; i < sizeof locals / sizeof locals[0] && !status; i++) {
         cl_uint nargs = 0;
@@ -256,6 +261,7 @@ static int buffers(struct kmeans_job *job)
         {"cluster.kept", k, d + 1, job->as, &job->kept},
         {"cluster.shift", k, 1, job->as, &job->shift},
         {"cluster.order", n, 1, 4, &job->order},
+        {"cluster.done", 1, 1, 4, &job->done},
     };
     for (size_t i = 0; i < sizeof list / sizeof list[0]; i++) {
         size_t bytes;

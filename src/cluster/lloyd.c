@@ -25,6 +25,9 @@ static size_t round_up(size_t v, size_t m)
 /* (row, column) trees of the upper levels of the sums that finish makes itself at most: four
  * a work-item (tuning kmeans.finish_trees). */
 #define FINISH_TREES_AUTO 1024
+/* Rows of the level below at most that finish halves itself on GPUs (tuning
+ * kmeans.finish_halve). */
+#define FINISH_HALVE_AUTO 64
 
 /* Rows of a level of the sums at most: those of the level below over 256, plus one a cluster. */
 static size_t level_bound(const struct kmeans_job *job, int level)
@@ -41,11 +44,17 @@ static void plan(struct kmeans_job *job)
     const long fuse = clstats__tuned(job->ctx, P_KMEANS_FUSE);
     job->scan = SCAN_CLUSTERS;
     job->finish_from = job->levels;
+    job->finish_halve = 0;
+    job->scan_in_assign = job->finish_in_sums = false;
     if (fuse == SWITCH_OFF) return;
     const int parts = (int)job->scan_wg / job->k;
     if (job->k <= SCAN_RUNS_MAX_K)
         job->scan =
             (job->groups + parts - 1) / parts <= SCAN_RUN_MAX ? SCAN_RUNS_WHOLE : SCAN_RUNS_CHUNKS;
+    /* The tiled assignment's last group makes the one-group scan: a launch fewer, which the
+     * host's enqueueing of a small case's iterations waits for on GPUs. */
+    job->scan_in_assign = job->scan == SCAN_RUNS_WHOLE && job->path == ASSIGN_TILED &&
+                          clstats__tuned(job->ctx, P_KMEANS_SCAN_IN_ASSIGN) != SWITCH_OFF;
     const long tuned = clstats__tuned(job->ctx, P_KMEANS_FINISH_TREES);
     const size_t trees = tuned ? (size_t)tuned : FINISH_TREES_AUTO;
     /* On GPUs finish takes the top level alone, a launch saved: its trees have few leaves (one
@@ -57,6 +66,18 @@ static void plan(struct kmeans_job *job)
     while (job->finish_from > 1 && job->finish_from > lowest &&
            level_bound(job, job->finish_from - 1) * (size_t)(job->d + 1) <= trees)
         job->finish_from--;
+    /* The level below those, when its rows are few, halved in finish too (a launch fewer: the
+     * host's enqueueing sets a small case's pace on GPUs); never on CPU devices, where a
+     * group's halving is item 0's walk. */
+    const long halve = clstats__tuned(job->ctx, P_KMEANS_FINISH_HALVE);
+    const size_t halve_max = halve ? (size_t)halve : job->ctx->is_cpu ? 0 : FINISH_HALVE_AUTO;
+    if (job->finish_from > 1 && level_bound(job, job->finish_from - 1) <= halve_max)
+        job->finish_halve = job->finish_from - 1;
+    /* With no row_sums level left between them, member_sums' last group finishes: another
+     * launch fewer where the scan is in the assignment already (a small case). */
+    const int first_in_finish = job->finish_halve ? job->finish_halve : job->finish_from;
+    job->finish_in_sums = job->scan_in_assign && !job->serial_sums && first_in_finish == 1 &&
+                          clstats__tuned(job->ctx, P_KMEANS_FINISH_IN_SUMS) != SWITCH_OFF;
 }
 
 /* The counts' offsets: within[b][j] (from the chunk's first block, or from the first block with
@@ -135,7 +156,7 @@ static int enqueue_sums(struct kmeans_job *job, bool counted)
                  clstats__kmeans_launch(job, job->block_counts, rows, KMEANS_WG, "kmeans counts")))
             goto fail;
     }
-    if ((status = enqueue_scan(job))) goto fail;
+    if (!(counted && job->scan_in_assign) && (status = enqueue_scan(job))) goto fail;
     KM_ARG(job->scatter, 0, job->labels);
     KM_ARG(job->scatter, 1, n);
     KM_ARG(job->scatter, 2, job->within);
@@ -147,6 +168,10 @@ static int enqueue_sums(struct kmeans_job *job, bool counted)
     if ((status = clstats__kmeans_launch(job, job->scatter, serial_scatter ? (size_t)blocks : rows,
                                          serial_scatter ? 1 : KMEANS_WG, "kmeans scatter")))
         goto fail;
+    /* A group of 256 items a segment, or one item (serial sums). */
+    const size_t items = job->serial_sums ? 1 : KMEANS_WG;
+    if (job->finish_in_sums) /* the iteration's last launch: enqueue_iteration's */
+        return CLSTATS_OK;
     KM_ARG(job->member_sums, 0, job->x);
     KM_ARG(job->member_sums, 1, job->weight);
     KM_ARG(job->member_sums, 2, job->order);
@@ -154,12 +179,11 @@ static int enqueue_sums(struct kmeans_job *job, bool counted)
     KM_ARG(job->member_sums, 4, job->segs[0]);
     KM_ARG(job->member_sums, 5, job->sums[0]);
     KM_ARG(job->member_sums, 6, job->state);
-    /* A group of 256 items a segment, or one item (serial sums). */
-    const size_t items = job->serial_sums ? 1 : KMEANS_WG;
     if ((status = clstats__kmeans_launch(job, job->member_sums, job->seg_rows * items, items,
                                          "kmeans member sums")))
         goto fail;
-    for (int level = 1; level < job->finish_from; level++) {
+    const int row_levels = job->finish_halve ? job->finish_halve : job->finish_from;
+    for (int level = 1; level < row_levels; level++) {
         cl_mem below = job->segs[level - 1], next = job->segs[level];
         KM_ARG(job->row_sums, 0, job->sums[(level - 1) % 2]);
         KM_ARG(job->row_sums, 1, below);
@@ -180,33 +204,49 @@ static int enqueue_iteration(struct kmeans_job *job, int t, int max_iter, bool l
 {
     int status;
     const int cur = t % 2;
-    const cl_int next = 1 - cur, max = max_iter, levels = job->levels, from = job->finish_from;
+    const cl_int next = 1 - cur, max = max_iter, levels = job->levels, from = job->finish_from,
+                 halved = job->finish_halve;
     bool counted;
     if ((status = clstats__kmeans_enqueue_assign(job, cur, 0, &counted)) ||
         (status = enqueue_sums(job, counted)))
         return status;
-    KM_ARG(job->finish, 0, job->sums[0]);
-    KM_ARG(job->finish, 1, job->sums[1]);
+    /* finish's arguments, from argument 4 on in member_sums_finish (after member_sums' own) */
+    const bool fused = job->finish_in_sums;
+    cl_kernel kernel = fused ? job->sums_finish : job->finish;
+    const cl_uint a = fused ? 4 : 0;
+    if (fused) {
+        KM_ARG(kernel, 0, job->x);
+        KM_ARG(kernel, 1, job->weight);
+        KM_ARG(kernel, 2, job->order);
+        KM_ARG(kernel, 3, job->start);
+        KM_ARG(kernel, 21, job->done);
+    }
+    KM_ARG(kernel, a + 0, job->sums[0]);
+    KM_ARG(kernel, a + 1, job->sums[1]);
     for (cl_uint level = 0; level < KMEANS_LEVELS; level++)
-        KM_ARG(job->finish, 2 + level, job->segs[level]);
-    KM_ARG(job->finish, 6, levels);
-    KM_ARG(job->finish, 7, from);
-    KM_ARG(job->finish, 8, job->centres[cur]);
-    KM_ARG(job->finish, 9, job->centres[next]);
-    KM_ARG(job->finish, 10, job->kept);
-    KM_ARG(job->finish, 11, job->shift);
+        KM_ARG(kernel, a + 2 + level, job->segs[level]);
+    KM_ARG(kernel, a + 6, levels);
+    KM_ARG(kernel, a + 7, from);
+    KM_ARG(kernel, a + 8, halved);
+    KM_ARG(kernel, a + 9, job->centres[cur]);
+    KM_ARG(kernel, a + 10, job->centres[next]);
+    KM_ARG(kernel, a + 11, job->kept);
+    KM_ARG(kernel, a + 12, job->shift);
     if (job->as == 8) {
         const cl_double tol = job->tol;
-        KM_ARG(job->finish, 12, tol);
+        KM_ARG(kernel, a + 13, tol);
     } else {
         const cl_float tol = (cl_float)job->tol;
-        KM_ARG(job->finish, 12, tol);
+        KM_ARG(kernel, a + 13, tol);
     }
-    KM_ARG(job->finish, 13, max);
-    KM_ARG(job->finish, 14, next);
-    KM_ARG(job->finish, 15, job->state);
+    KM_ARG(kernel, a + 14, max);
+    KM_ARG(kernel, a + 15, next);
+    KM_ARG(kernel, a + 16, job->state);
     job->last_next = last;
-    status = clstats__kmeans_launch(job, job->finish, job->scan_wg, job->scan_wg, "kmeans finish");
+    status = fused
+                 ? clstats__kmeans_launch(job, kernel, job->seg_rows * KMEANS_WG, KMEANS_WG,
+                                          "kmeans member sums and finish")
+                 : clstats__kmeans_launch(job, kernel, job->scan_wg, job->scan_wg, "kmeans finish");
 fail:
     return status;
 }
@@ -278,12 +318,12 @@ static int relocate(struct kmeans_job *job, const cl_int *st, int max_iter, int 
         goto fail;
     /* dist holds n values of `as` bytes; widened in place below, from the last down */
     CL_TRY(ctx,
-           clEnqueueReadBuffer(ctx->queue, job->closest, CL_FALSE, 0, (size_t)n * as, dist, 0,
-                               NULL, NULL),
+           clEnqueueReadBuffer(ctx->queue, job->closest, CL_FALSE, 0, (size_t)n * as, dist, 0, NULL,
+                               NULL),
            "reading distances");
     CL_TRY(ctx,
-           clEnqueueReadBuffer(ctx->queue, job->kept, CL_FALSE, 0, (size_t)k * (d + 1) * as, raw,
-                               0, NULL, NULL),
+           clEnqueueReadBuffer(ctx->queue, job->kept, CL_FALSE, 0, (size_t)k * (d + 1) * as, raw, 0,
+                               NULL, NULL),
            "reading sums");
     CL_TRY(ctx,
            clEnqueueReadBuffer(ctx->queue, job->centres[cur], CL_FALSE, 0, (size_t)k * d * es, old,
@@ -450,10 +490,19 @@ int clstats__kmeans_lloyd(struct kmeans_job *job, int max_iter, int *final_buffe
                clEnqueueFillBuffer(ctx->queue, job->chunk_offset, &st0[0], sizeof st0[0], 0,
                                    (size_t)job->chunks * job->k * sizeof(cl_int), 0, NULL, NULL),
                "clearing chunk offsets");
+    if (job->scan_in_assign || job->finish_in_sums)
+        CL_TRY(ctx,
+               clEnqueueFillBuffer(ctx->queue, job->done, &st0[0], sizeof st0[0], 0, sizeof(cl_int),
+                                   0, NULL, NULL),
+               "clearing the groups' count");
     /* An iteration of the GEMM path is long and its GEMMs run even past the end: one batch in
      * flight, of at most 2 iterations. */
     const bool gemm = job->path == ASSIGN_GEMM;
-    const int batch_max = gemm ? 2 : BATCH_MAX, ahead = gemm ? 1 : 2;
+    const long tuned_batch = clstats__tuned(ctx, P_KMEANS_BATCH);
+    const int batch_max = tuned_batch ? (int)tuned_batch
+                          : gemm      ? 2
+                                      : BATCH_MAX,
+              ahead = gemm ? 1 : 2;
     int t = 0, batch = 1, stop = STOP_NONE;
     cl_int st[STATE_WORDS] = {0};
     /* A batch is timed by its first and last launch, not an event a launch (CLBlast's GEMMs keep
@@ -501,6 +550,7 @@ fail:
     for (; pending; pending--, head = (head + 1) % 2)
         settle(job, &slots[head]);
     job->spans = false;
+    job->scan_in_assign = job->finish_in_sums = false;
     clstats__kmeans_forget_args(job);
     return status;
 }

@@ -154,6 +154,25 @@ static const struct param params[PARAMS] = {
     /* ... and how many (row, column) trees of those levels at most (auto 1024, four a
      * work-item; tests force small values to split the levels between the two kernels). */
     [P_KMEANS_FINISH_TREES] = {"kmeans.finish_trees", ALL(0), 1 << 20, NULL},
+    /* ... and the level below them halved there too, 16 (row, column) sums at a time (row_sums'
+     * bits), a launch saved where that level has few rows: auto on GPUs up to 64 rows (the seed
+     * case's level 1: one a cluster), never on CPU devices, whose halving is serial
+     * (src/cluster/lloyd.c: plan; RESULTS "k-means on the H100 (issue 22q)"). 1: never. */
+    [P_KMEANS_FINISH_HALVE] = {"kmeans.finish_halve", ALL(0), 1 << 20, NULL},
+    /* Lloyd's iterations enqueued a batch at most, between reads of the loop's state (auto 4;
+     * 2 on the GEMM path; 8 and 16 no different on the H100's seed case, issue 22q). */
+    [P_KMEANS_BATCH] = {"kmeans.batch", ALL(0), 64, NULL},
+    /* The GEMM path's products of a chunk of rows with every centre, MiB at most (auto: 64 on
+     * CPU devices, 2048 on GPUs, where 512 took 27.0 against 24.1 ms of kernels an iteration at
+     * 10^6 x 256, k 1024: src/cluster/assign.c; RESULTS "(issue 22q)"). */
+    [P_KMEANS_DOTS_MIB] = {"kmeans.dots_mib", ALL(0), 1 << 20, NULL},
+    /* The counts' scan made by the tiled assignment's last group where one group makes it
+     * (src/cluster/lloyd.c: SCAN_RUNS_WHOLE), a launch an iteration fewer; auto on. With the
+     * next, the H100's seed case took 3.6-3.8 ms against 4.3-4.7 off (RESULTS "(issue 22q)"). */
+    [P_KMEANS_SCAN_IN_ASSIGN] = {"kmeans.scan_in_assign", ALL(0), 2, switches},
+    /* ... and finish made by the last group of member_sums where no row_sums level lies between
+     * them and the scan is made in the assignment (the seed's case); auto on. */
+    [P_KMEANS_FINISH_IN_SUMS] = {"kmeans.finish_in_sums", ALL(0), 2, switches},
     /* The blocked Cholesky's trailing update (src/linalg/cholesky.c), auto: 64 x 64 tiles a
      * work-group in local memory and registers on GPUs (2.7 ms of 17 at n = 4064 on the
      * H100, where 128 x 128 tiles of 8 x 8 an item took 5.0: RESULTS "(twelfth session) —

@@ -74,7 +74,13 @@ enum clstats__param_id {
     P_KMEANS_ASSIGN, /* auto, direct, tiled, gemm, serial */
     P_KMEANS_SUMS,   /* auto, groups, serial */
     P_KMEANS_FUSE,   /* auto, off, on: the fewer-launch scans and sums (src/cluster/lloyd.c) */
-    P_KMEANS_FINISH_TREES, /* upper levels' trees the finishing kernel makes at most (0: auto) */
+    P_KMEANS_FINISH_TREES,   /* upper levels' trees the finishing kernel makes at most (0: auto) */
+    P_KMEANS_FINISH_HALVE,   /* the level below those halved in the finishing kernel: its rows at
+                                most (0: auto, 1: never) */
+    P_KMEANS_BATCH,          /* Lloyd's iterations a batch between reads of the state (0: auto) */
+    P_KMEANS_DOTS_MIB,       /* the GEMM path's products of a chunk of rows, MiB (0: auto) */
+    P_KMEANS_SCAN_IN_ASSIGN, /* auto, off, on: the tiled assignment's last group scans */
+    P_KMEANS_FINISH_IN_SUMS, /* auto, off, on: member_sums' last group finishes */
     /* the blocked Cholesky (src/linalg/cholesky.c) */
     P_LINALG_POTRF_UPDATE, /* the blocked Cholesky's trailing update: 1 tiles, 2 columns */
     P_LINALG_POTRF_STEP,   /* its block and panel: 1 solve (two launches), 2 inverse (one) */
