@@ -168,11 +168,15 @@ static const struct param params[PARAMS] = {
     [P_KMEANS_DOTS_MIB] = {"kmeans.dots_mib", ALL(0), 1 << 20, NULL},
     /* The counts' scan made by the tiled assignment's last group where one group makes it
      * (src/cluster/lloyd.c: SCAN_RUNS_WHOLE), a launch an iteration fewer; auto on. With the
-     * next, the H100's seed case took 3.6-3.8 ms against 4.3-4.7 off (RESULTS "(issue 22q)"). */
-    [P_KMEANS_SCAN_IN_ASSIGN] = {"kmeans.scan_in_assign", ALL(0), 2, switches},
+     * next, the H100's seed case took 3.6-3.8 ms against 4.3-4.7 off (RESULTS "(issue 22q)").
+     * The last group sees the others' counts through a fence and an atomic counter, which OpenCL
+     * 1.2 does not promise across groups: on where it was checked (NVIDIA; CPU devices), off on
+     * other GPUs until it is. */
+    [P_KMEANS_SCAN_IN_ASSIGN] = {"kmeans.scan_in_assign", {0, 1, 1, 0}, 2, switches},
     /* ... and finish made by the last group of member_sums where no row_sums level lies between
-     * them and the scan is made in the assignment (the seed's case); auto on. */
-    [P_KMEANS_FINISH_IN_SUMS] = {"kmeans.finish_in_sums", ALL(0), 2, switches},
+     * them and the scan is made in the assignment (the seed's case); auto on, off on AMD's and
+     * other GPUs for the same reason. */
+    [P_KMEANS_FINISH_IN_SUMS] = {"kmeans.finish_in_sums", {0, 1, 1, 0}, 2, switches},
     /* The blocked Cholesky's trailing update (src/linalg/cholesky.c), auto: 64 x 64 tiles a
      * work-group in local memory and registers on GPUs (2.7 ms of 17 at n = 4064 on the
      * H100, where 128 x 128 tiles of 8 x 8 an item took 5.0: RESULTS "(twelfth session) —
