@@ -23,7 +23,8 @@ static const char *const regress_products[] = {"auto", "pairs", "rows", NULL};
 static const char *const kmeans_assign[] = {"auto", "direct", "tiled", "gemm", "serial", NULL};
 static const char *const kmeans_sums[] = {"auto", "groups", "serial", NULL};
 static const char *const potrf_updates[] = {"auto", "tiles", "rows", NULL};
-static const char *const potrf_steps[] = {"auto", "solve", "inverse", NULL};
+static const char *const potrf_steps[] = {"auto", "solve", "inverse", "ahead", NULL};
+static const char *const potrf_blocks[] = {"auto", "rows", "square", "rsqrt", NULL};
 static const char *const eigen_places[] = {"auto", "device", "host", NULL};
 static const char *const column_methods[] = {"auto",     "radix",   "registers",
                                              "streamed", "bracket", NULL};
@@ -161,8 +162,14 @@ static const struct param params[PARAMS] = {
      * launch a step on GPUs (each group factors the block and inverts it in local memory, its
      * panel rows a product with the inverse), whose two serial kernels a step took 14 of 17 ms
      * at n = 4064 on the H100 (RESULTS "where the large deviance's time goes"); the block,
-     * then the panel by substitution a row an item on CPU devices. */
-    [P_LINALG_POTRF_STEP] = {"linalg.potrf_step", GPUS_CPU(2, 1), 2, potrf_steps},
+     * then the panel by substitution a row an item on CPU devices. ahead (3): each block
+     * factored and inverted inside the update launch before it, the panel a launch of its
+     * own: the same bits as inverse (RESULTS "issue 23j"). */
+    [P_LINALG_POTRF_STEP] = {"linalg.potrf_step", GPUS_CPU(3, 1), 3, potrf_steps},
+    /* How inverse and ahead's group of 256 shares the diagonal block's factor and inverse
+     * (kernels/linalg/cholesky.cl STEP_SQUARE): a row by 4 items, or item (ty, tx) the
+     * elements (ty + 16 p, tx + 16 s) (the same bits), or that with rsqrt on the chain. */
+    [P_LINALG_POTRF_BLOCK] = {"linalg.potrf_block", ALL(2), 3, potrf_blocks},
     /* Where the extreme eigenvalues' tridiagonal reduction runs (src/linalg/extremes.c), auto:
      * on the host for CPU devices, where PoCL's build of the kernel ran about 3 times slower
      * than the host's loop (RESULTS "the nugget rule's eigenvalues"), on the device elsewhere. */

@@ -184,7 +184,9 @@ static int eval_many(struct gp_job *job, const double *beta, size_t count,
     CL_ARG(k, 5, parts);
     CL_ARG(k, 6, b32);
     CL_ARG(k, 7, res);
-    status = clstats__launch(ctx, k, 1, NULL, &count, NULL, "gp deviance_sums");
+    /* A work-group of 64 a matrix (kernels/gp/gp.cl SUM_ITEMS). */
+    const size_t sum_local = 64, sum_global = count * sum_local;
+    status = clstats__launch(ctx, k, 1, NULL, &sum_global, &sum_local, "gp deviance_sums");
     if (status == CLSTATS_OK)
         status = clstats__cl_check(ctx, clEnqueueReadBuffer(ctx->queue, info, CL_FALSE, 0,
                                                             count * sizeof *bad, bad, 0, NULL,

@@ -23,6 +23,9 @@
 /* linalg.potrf_step's value for the one-launch step, and that launch's work-group
  * (kernels/linalg/cholesky.cl STEP_ITEMS). */
 #define STEP_INVERSE 2
+/* ... and for the look-ahead design: each diagonal block factored inside the update launch
+ * before it, the panel a launch of its own. */
+#define STEP_AHEAD 3
 #define STEP_ITEMS 256
 #define ROW_CHUNK 64
 /* lauum's tile (kernels/linalg/cholesky.cl WIDE_TILE). */
@@ -37,9 +40,12 @@ static int program_with(clstats_ctx *ctx, bool f64, bool lauum, cl_program *out)
 {
     if (f64 && !ctx->has_fp64)
         return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED, "the device has no float64");
-    char options[112];
-    snprintf(options, sizeof options, "-D REAL=%s%s -D NB=%d%s", f64 ? "double" : "float",
-             f64 ? " -D CLSTATS_FP64" : "", BLOCK, lauum ? " -D LAUUM" : "");
+    char options[128];
+    /* linalg.potrf_block: 1, 2, 3 as STEP_SQUARE 0, 1, 2 (auto: 1). */
+    const long square = clstats__tuned(ctx, P_LINALG_POTRF_BLOCK);
+    snprintf(options, sizeof options, "-D REAL=%s%s -D NB=%d -D STEP_SQUARE=%ld%s",
+             f64 ? "double" : "float", f64 ? " -D CLSTATS_FP64" : "", BLOCK,
+             square ? square - 1 : 1, lauum ? " -D LAUUM" : "");
     return clstats__program(ctx, "cholesky.cl", options, out);
 }
 
@@ -209,6 +215,63 @@ fail:
     return status;
 }
 
+/* potrf_many by look-ahead (GPUs): the first block factored alone, then per step the panel
+ * from the block's inverse and the update, whose first group factors the next block
+ * (kernels/linalg/cholesky.cl potrf_update_ahead); the queue flushed after each step, so the
+ * device starts on the first steps while the host enqueues the rest. */
+static int potrf_ahead(clstats_ctx *ctx, cl_program prog, struct clstats__mat a, size_t step,
+                       size_t n, size_t extra, size_t count, cl_mem info, cl_mem parts,
+                       size_t es)
+{
+    cl_kernel kf, kp, ku;
+    cl_mem linv;
+    const size_t blocks = clstats__potrf_blocks(n), rows = n + extra;
+    int status = clstats__kernel(ctx, prog, "potrf_factor_first", &kf);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_panel_ahead", &kp);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_update_ahead", &ku);
+    if (status == CLSTATS_OK)
+        status = clstats__scratch(ctx, "linalg.linv", count * BLOCK * BLOCK * es, &linv);
+    /* start_factor's arguments 6-7 of the update (rows, cols) hold for potrf_update_ahead. */
+    cl_kernel all[3] = {kf, kp, ku};
+    if (status == CLSTATS_OK)
+        status = start_factor(ctx, all, a, step, n, rows, count, info, false, NULL);
+    if (status != CLSTATS_OK) return status;
+    const cl_uint rows32 = (cl_uint)rows, blocks32 = (cl_uint)blocks,
+                  nb0 = (cl_uint)(n < BLOCK ? n : BLOCK);
+    CL_ARG(kf, 4, nb0);
+    CL_ARG(kf, 5, blocks32);
+    CL_ARG(kf, 6, info);
+    CL_ARG(kf, 7, parts);
+    CL_ARG(kf, 8, linv);
+    CL_ARG(kp, 6, rows32);
+    CL_ARG(kp, 7, linv);
+    CL_ARG(ku, 9, blocks32);
+    CL_ARG(ku, 10, info);
+    CL_ARG(ku, 11, parts);
+    CL_ARG(ku, 12, linv);
+    const size_t gf[2] = {STEP_ITEMS, count}, ls[3] = {STEP_ITEMS, 1, 1};
+    status = clstats__launch(ctx, kf, 2, NULL, gf, ls, "potrf_factor_first");
+    for (size_t b = 0; b < blocks && status == CLSTATS_OK; b++) {
+        const size_t at = b * BLOCK, nb = n - at < BLOCK ? n - at : BLOCK, below = rows - at - nb;
+        if (below == 0) break;
+        const cl_uint at32 = (cl_uint)at, nb32 = (cl_uint)nb, next = (cl_uint)(b + 1);
+        CL_ARG(kp, 4, at32);
+        CL_ARG(kp, 5, nb32);
+        const size_t tiles = (below + BLOCK - 1) / BLOCK;
+        const size_t gp[2] = {tiles * STEP_ITEMS, count};
+        status = clstats__launch(ctx, kp, 2, NULL, gp, ls, "potrf_panel_ahead");
+        if (status != CLSTATS_OK || at + nb >= n) break;
+        CL_ARG(ku, 4, at32);
+        CL_ARG(ku, 5, nb32);
+        CL_ARG(ku, 8, next);
+        const size_t gu[3] = {tiles * STEP_ITEMS, tiles, count};
+        status = clstats__launch(ctx, ku, 3, NULL, gu, ls, "potrf_update_ahead");
+        if (status == CLSTATS_OK) CL_TRY(ctx, clFlush(ctx->queue), "clFlush(potrf)");
+    }
+fail:
+    return status;
+}
+
 int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t step,
                         size_t n, size_t extra, size_t count, cl_mem info, cl_mem parts)
 {
@@ -221,9 +284,11 @@ int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_
         update == UPDATE_ROWS || (update == AUTO && ctx->device_class == CLASS_CPU);
     const char *update_name = by_rows ? "potrf_update_rows" : "potrf_update";
     const long design = clstats__tuned(ctx, P_LINALG_POTRF_STEP);
-    const bool fused =
-        design == STEP_INVERSE || (design == AUTO && ctx->device_class != CLASS_CPU);
+    const bool ahead = design == STEP_AHEAD || (design == AUTO && ctx->device_class != CLASS_CPU);
+    const bool fused = design == STEP_INVERSE;
     int status = program(ctx, f64, &prog);
+    if (status == CLSTATS_OK && ahead)
+        return potrf_ahead(ctx, prog, a, step, n, extra, count, info, parts, es);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, update_name, &ku);
     if (status == CLSTATS_OK)
         status = clstats__scratch(ctx, "linalg.panel", count * BLOCK * rows * es, &pt);
