@@ -58,11 +58,14 @@ static double correlation(__global const double *a, __global const double *b,
     return poly * exp(-s);
 }
 
-/* R of matrix m at (i, j) and (j, i), j <= i (pow dominates the kernel on CPU devices, so each
- * pair is computed once), for theta = 10^beta of its parameter vector (thetas: count x D,
- * computed on the host, so that every kernel uses the same values). */
+/* R of matrix m at (i, j), j <= i, and where `full` is set at (j, i) too (the nugget rule's
+ * eigenvalues read the whole matrix, the factorisation only the lower triangle, and the
+ * mirrored writes, a row apart each, cost half the kernel's time on the H100; pow dominates
+ * the kernel on CPU devices, so each pair is computed once), for theta = 10^beta of its
+ * parameter vector (thetas: count x D, computed on the host, so that every kernel uses the
+ * same values). */
 __kernel void corr_matrix(__global const double *x, uint n, __global const double *thetas,
-                          __global double *r, ulong mat_step)
+                          __global double *r, ulong mat_step, uint full)
 {
     const uint j = get_global_id(0), i = get_global_id(1), m = get_global_id(2);
     if (i >= n || j > i) return;
@@ -70,7 +73,7 @@ __kernel void corr_matrix(__global const double *x, uint n, __global const doubl
     __global double *R = r + (ulong)m * mat_step;
     const double v = i == j ? 1.0 : correlation(x + (ulong)i * D, x + (ulong)j * D, theta, 0);
     R[(ulong)i * n + j] = v;
-    R[(ulong)j * n + i] = v;
+    if (full) R[(ulong)j * n + i] = v;
 }
 
 #if CORR == 0
@@ -92,7 +95,7 @@ __kernel void distance_table(__global const double *x, uint n, __global double *
 /* corr_matrix from the table: the same sums in the same order, so the same bits. */
 __kernel void corr_matrix_table(__global const double *table, uint n,
                                 __global const double *thetas, __global double *r,
-                                ulong mat_step)
+                                ulong mat_step, uint full)
 {
     const uint j = get_global_id(0), i = get_global_id(1), m = get_global_id(2);
     if (i >= n || j > i) return;
@@ -106,7 +109,7 @@ __kernel void corr_matrix_table(__global const double *table, uint n,
         v = exp(-s);
     }
     R[(ulong)i * n + j] = v;
-    R[(ulong)j * n + i] = v;
+    if (full) R[(ulong)j * n + i] = v;
 }
 #endif
 

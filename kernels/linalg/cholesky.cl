@@ -197,20 +197,80 @@ potrf_panel(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb,
 #define STEP_ITEMS 256
 #define STEP_K 16
 
-/* How step_factor and step_invert share their updates among the group's items (build option
- * STEP_SQUARE, src/linalg/cholesky.c): 0 a row by 4 items; 1 item (ty, tx) of 16 x 16 the
- * elements (ty + 16 p, tx + 16 s), so the shrinking triangle stays spread over all items; 2
- * as 1, with the column scaled by rsqrt of its pivot (one operation on the serial chain
- * instead of a square root and a division; within an ulp or two). 0 and 1 give the same
- * bits. */
-#ifndef STEP_SQUARE
-#define STEP_SQUARE 0
+/* How step_factor and step_invert work (build option STEP_BLOCK, src/linalg/cholesky.c): 0
+ * the updates a row by 4 items; 1 item (ty, tx) of 16 x 16 the elements (ty + 16 p, tx + 16
+ * s), so the shrinking triangle stays spread over all items (the same bits as 0); 2 as 1, with
+ * the column scaled by rsqrt of its pivot (one operation on the serial chain instead of a
+ * square root and a division; within an ulp or two); 3 as 2, and the inverse by 16-row blocks
+ * (22 barriers instead of 64: the four diagonal blocks inverted together, then the blocks
+ * below them diagonal by diagonal as products); 4 as 3 with one barrier a column in the
+ * factor (the same bits as 3). col holds 2 NB values. */
+#ifndef STEP_BLOCK
+#define STEP_BLOCK 0
 #endif
 
 /* The diagonal block of nb rows, in t's lower triangle (zeros elsewhere), factored in place by
- * the group's STEP_ITEMS items, two barriers a column, right-looking (STEP_SQUARE 0 and 1: the
+ * the group's STEP_ITEMS items, two barriers a column, right-looking (STEP_BLOCK 0 and 1: the
  * same operations as potrf_block's, so the same L11). Returns the first bad pivot + 1, or 0;
  * the same in every item (each reads the pivot after the barrier). */
+#if STEP_BLOCK == 4
+/* step_factor with one barrier a column (STEP_BLOCK 4): column j's values in col (two buffers,
+ * alternately), every item computes the next pivot itself from them, items 0 .. nb - 1 the next
+ * column's values (the same operations as STEP_BLOCK 2, so the same bits), and the rest of the
+ * trailing triangle is updated beside them by the square's items, which leave the next column
+ * and diagonal element to those. */
+static int step_factor(__local REAL (*t)[NB + 1], __local REAL *col, __local int *bad, uint nb,
+                       uint lid)
+{
+    __local REAL *cbuf[2] = {col, col + NB};
+    const uint tx = lid % 16, ty = lid / 16;
+    if (lid == 0) *bad = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    REAL d = t[0][0], l = 0;
+    if (!(d > 0)) {
+        if (lid == 0) *bad = 1;
+    } else {
+        l = sqrt(d);
+        if (lid > 0 && lid < nb) {
+            const REAL x = t[lid][0] * rsqrt(d);
+            cbuf[0][lid] = x;
+            t[lid][0] = x;
+        }
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (*bad) return *bad; /* the same in every item */
+    for (uint j = 0; j + 1 < nb; j++) {
+        __local const REAL *cj = cbuf[j % 2];
+        __local REAL *cn = cbuf[(j + 1) % 2];
+        if (lid == 0) t[j][j] = l; /* every item read t[j][j] before the last barrier */
+        const REAL cjn = cj[j + 1];
+        const REAL dn = t[j + 1][j + 1] - cjn * cjn;
+        if (!(dn > 0)) {
+            if (lid == 0) *bad = (int)j + 2;
+            break;
+        }
+        l = sqrt(dn);
+        if (lid > j + 1 && lid < nb) {
+            const REAL x = (t[lid][j + 1] - cj[lid] * cjn) * rsqrt(dn);
+            cn[lid] = x;
+            t[lid][j + 1] = x;
+        }
+        for (int p = 0; p < 4; p++) {
+            const uint r = ty + 16 * p;
+            if (r <= j + 1 || r >= nb) continue;
+            const REAL lrj = cj[r];
+            for (int s = 0; s < 4; s++) {
+                const uint k = tx + 16 * s;
+                if (k > j + 1 && k <= r) t[r][k] -= lrj * cj[k];
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    if (lid == 0 && !*bad) t[nb - 1][nb - 1] = l;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    return *bad;
+}
+#else
 static int step_factor(__local REAL (*t)[NB + 1], __local REAL *col, __local int *bad, uint nb,
                        uint lid)
 {
@@ -223,7 +283,7 @@ static int step_factor(__local REAL (*t)[NB + 1], __local REAL *col, __local int
             break;
         }
         const REAL l = sqrt(d);
-#if STEP_SQUARE == 0
+#if STEP_BLOCK == 0
         const uint r = lid / 4, q = lid % 4;
         if (q == 0 && r > j && r < nb) col[r] = t[r][j] / l;
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -234,7 +294,7 @@ static int step_factor(__local REAL (*t)[NB + 1], __local REAL *col, __local int
         }
 #else
         if (lid > j && lid < nb) {
-#if STEP_SQUARE == 1
+#if STEP_BLOCK == 1
             const REAL x = t[lid][j] / l;
 #else
             const REAL x = t[lid][j] * rsqrt(d);
@@ -260,29 +320,97 @@ static int step_factor(__local REAL (*t)[NB + 1], __local REAL *col, __local int
     barrier(CLK_LOCAL_MEM_FENCE);
     return *bad;
 }
+#endif
 
 /* The factored block's log determinant part (2 sum log L_jj, NaN if it failed) and the
- * matrix's first bad pivot, as potrf_block records them; by one item. */
-static void step_record(__local REAL (*t)[NB + 1], uint nb, int failed, uint at, uint m,
-                        uint block, uint blocks, __global int *status,
-                        __global REAL *logdet_part)
+ * matrix's first bad pivot, as potrf_block records them: the logs by nb items at once into
+ * lg, their sum in order by one; by the whole group. */
+static void step_record(__local REAL (*t)[NB + 1], __local REAL *lg, uint nb, int failed, uint at,
+                        uint m, uint block, uint blocks, __global int *status,
+                        __global REAL *logdet_part, uint lid)
 {
-    REAL ld = 0;
-    for (uint j = 0; j < nb; j++) ld += log(t[j][j]);
-    logdet_part[(ulong)m * blocks + block] = failed ? (REAL)NAN : 2 * ld;
-    if (failed && status[m] == 0) status[m] = (int)(at + failed);
+    if (lid < nb) lg[lid] = log(t[lid][lid]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0) {
+        REAL ld = 0;
+        for (uint j = 0; j < nb; j++) ld += lg[j];
+        logdet_part[(ulong)m * blocks + block] = failed ? (REAL)NAN : 2 * ld;
+        if (failed && status[m] == 0) status[m] = (int)(at + failed);
+    }
 }
+
+/* Rows of the blocks of step_invert's blocked inverse (STEP_BLOCK 3): NB / INV_B of them. */
+#define INV_B 16
+
+#if STEP_BLOCK >= 3
+/* X = inv(L11) by INV_B-row blocks, X transposed above t's diagonal (X_ic at t[c][i]), its
+ * diagonal in dinv: each diagonal block inverted by a quarter of the group (as below, within
+ * the block), then the blocks below them a diagonal of blocks at a time, X_ab = -X_aa sum_k
+ * L_ak X_kb (k from b to a - 1), the sums staged in w (a block of rows a pair). */
+static void invert_blocked(__local REAL (*t)[NB + 1], __local REAL *dinv,
+                           __local REAL (*w)[STEP_K + 1], uint nb, uint lid)
+{
+    const uint o = INV_B * (lid / 64), u = lid % 64 / 8, v = lid % 8;
+    for (uint jj = 0; jj + 1 < INV_B; jj++) {
+        const uint j = o + jj;
+        const REAL inv_jj = j < nb ? dinv[j] : 0;
+        for (int sp = 0; sp < 2; sp++) {
+            const uint c = o + v + 8 * sp;
+            if (c > j || j >= nb) continue;
+            const REAL xjc = c == j ? inv_jj : t[c][j] * inv_jj;
+            for (int pp = 0; pp < 2; pp++) {
+                const uint i = o + u + 8 * pp;
+                if (i > j && i < nb) t[c][i] -= t[i][j] * xjc;
+            }
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    for (int pp = 0; pp < 2; pp++)
+        for (int sp = 0; sp < 2; sp++) {
+            const uint i = o + u + 8 * pp, c = o + v + 8 * sp;
+            if (c < i && i < nb) t[c][i] *= dinv[i];
+        }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const uint ri = lid / INV_B, ci = lid % INV_B;
+    for (uint d = 1; d < NB / INV_B; d++) {
+        /* Pair q: a = q + d, b = q; item (ri, ci) its element (ri, ci). */
+        for (uint q = 0; q + d < NB / INV_B; q++) {
+            const uint row = INV_B * (q + d) + ri, c = INV_B * q + ci;
+            REAL sum = 0;
+            if (row < nb)
+                for (uint k = c; k < INV_B * (q + d); k++)
+                    sum += t[row][k] * (k == c ? dinv[k] : t[c][k]);
+            w[INV_B * q + ri][ci] = sum;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint q = 0; q + d < NB / INV_B; q++) {
+            const uint a0 = INV_B * (q + d), row = a0 + ri, c = INV_B * q + ci;
+            if (row >= nb) continue;
+            REAL sum = 0;
+            for (uint k = a0; k <= row; k++)
+                sum += (k == row ? dinv[k] : t[k][row]) * w[INV_B * q + k - a0][ci];
+            t[c][row] = -sum;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+}
+#endif
 
 /* t's factored block (nb rows) becomes inv(L11)^T, upper triangular, zeros below: inv(L11) = X
  * solves L11 X = I row by row (row j is B's row j over L_jj, then B_ic -= L_ij X_jc below it;
- * B starts as I), kept transposed above the diagonal, its diagonal in dinv. */
-static void step_invert(__local REAL (*t)[NB + 1], __local REAL *dinv, uint nb, uint lid)
+ * B starts as I), kept transposed above the diagonal, its diagonal in dinv (or by blocks,
+ * STEP_BLOCK 3, w its scratch: 48 rows). */
+static void step_invert(__local REAL (*t)[NB + 1], __local REAL *dinv,
+                        __local REAL (*w)[STEP_K + 1], uint nb, uint lid)
 {
     for (uint j = lid; j < nb; j += STEP_ITEMS) dinv[j] = 1 / t[j][j];
     barrier(CLK_LOCAL_MEM_FENCE);
+#if STEP_BLOCK >= 3
+    invert_blocked(t, dinv, w, nb, lid);
+#else
     for (uint j = 0; j + 1 < nb; j++) {
         const REAL inv_jj = dinv[j];
-#if STEP_SQUARE == 0
+#if STEP_BLOCK == 0
         const uint below = nb - 1 - j;
         for (uint e = lid; e < below * (j + 1); e += STEP_ITEMS) {
             const uint i = j + 1 + e % below, c = e / below;
@@ -303,12 +431,14 @@ static void step_invert(__local REAL (*t)[NB + 1], __local REAL *dinv, uint nb, 
 #endif
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    /* Row j's final scaling; then L11's triangle gives way to zeros and the diagonal to dinv. */
+    /* Row j's final scaling. */
     for (uint e = lid; e < NB * NB; e += STEP_ITEMS) {
         const uint c = e / NB, j = e % NB;
         if (c < j && j < nb) t[c][j] *= dinv[j];
     }
     barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+    /* L11's triangle gives way to zeros and the diagonal to dinv. */
     for (uint e = lid; e < NB * NB; e += STEP_ITEMS) {
         const uint rr = e / NB, c = e % NB;
         if (c < rr)
@@ -330,12 +460,24 @@ static void step_panel(__global REAL *M, uint lda, uint at, uint nb, uint rows, 
     REAL acc[4][4];
     for (int p = 0; p < 4; p++)
         for (int s = 0; s < 4; s++) acc[p][s] = 0;
-    for (uint k0 = 0; k0 < nb; k0 += STEP_K) {
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint e = lid; e < NB * STEP_K; e += STEP_ITEMS) {
-            const uint rr = e / STEP_K, c = e % STEP_K;
+    /* The group's rows of A21 read at once into registers (one wait on global memory, not one
+     * a staging), element e = lid + STEP_ITEMS h of column chunk kc at ahead[kc][h]. */
+    enum { CHUNKS = NB / STEP_K, EACH = NB * STEP_K / STEP_ITEMS };
+    REAL ahead[CHUNKS][EACH];
+    for (int kc = 0; kc < CHUNKS; kc++)
+        for (int h = 0; h < EACH; h++) {
+            const uint e = lid + STEP_ITEMS * h, rr = e / STEP_K, k = STEP_K * kc + e % STEP_K;
             const ulong i = i0 + rr;
-            sa[rr][c] = i < rows && k0 + c < nb ? M[i * lda + at + k0 + c] : 0;
+            ahead[kc][h] = i < rows && k < nb ? M[i * lda + at + k] : 0;
+        }
+    /* A loop of constant count, so that ahead's indices are constants (registers). */
+    for (int kc = 0; kc < CHUNKS; kc++) {
+        const uint k0 = STEP_K * kc;
+        if (k0 >= nb) break; /* the same in every item */
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int h = 0; h < EACH; h++) {
+            const uint e = lid + STEP_ITEMS * h;
+            sa[e / STEP_K][e % STEP_K] = ahead[kc][h];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint c = 0; c < STEP_K; c++) {
@@ -381,7 +523,7 @@ potrf_step(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb, 
     /* L11 on and below the diagonal; inv(L11) transposed above it, its diagonal in dinv:
      * element (j, c) of the inverse, c < j, at t[c][j]. */
     __local REAL t[NB][NB + 1];
-    __local REAL col[NB], dinv[NB];
+    __local REAL col[2 * NB], dinv[NB];
     __local REAL sa[NB][STEP_K + 1];
     __local int bad;
     const uint lid = get_local_id(0), g = get_group_id(0), m = get_group_id(1);
@@ -404,11 +546,11 @@ potrf_step(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb, 
     if (g == 0) {
         /* To the scratch, not yet in place: other groups may still be reading A11. */
         for (uint e = lid; e < NB * NB; e += STEP_ITEMS) keep[e] = t[e / NB][e % NB];
-        if (lid == 0) step_record(t, nb, failed, at, m, block, blocks, status, logdet_part);
+        step_record(t, col, nb, failed, at, m, block, blocks, status, logdet_part, lid);
     }
     const ulong i0 = (ulong)at + nb + (ulong)g * NB;
     if (failed || i0 >= rows) return; /* the whole group: no barrier is left waiting */
-    step_invert(t, dinv, nb, lid);
+    step_invert(t, dinv, sa, nb, lid);
     step_panel(M, lda, at, nb, rows, i0, t, sa, pt, want_pt, m);
 }
 
@@ -430,7 +572,8 @@ __kernel void potrf_put_block(__global REAL *a, ulong off, ulong step, uint lda,
  * (no other group of the launch reads there), its logdet part and status recorded, and
  * inv(L11)^T (NB x NB, zeros below) to linv for the panel's launch; by the whole group. */
 static void ahead_block(__global REAL *M, uint lda, uint at, uint nb, __local REAL (*t)[NB + 1],
-                        __local REAL *col, __local REAL *dinv, __local int *bad, uint m,
+                        __local REAL *col, __local REAL *dinv, __local REAL (*w)[STEP_K + 1],
+                        __local int *bad, uint m,
                         uint block, uint blocks, __global int *status,
                         __global REAL *logdet_part, __global REAL *linv, uint lid)
 {
@@ -440,9 +583,9 @@ static void ahead_block(__global REAL *M, uint lda, uint at, uint nb, __local RE
         const uint r = e / NB, c = e % NB;
         if (c <= r && r < nb) D[(ulong)r * lda + c] = t[r][c];
     }
-    if (lid == 0) step_record(t, nb, failed, at, m, block, blocks, status, logdet_part);
+    step_record(t, col, nb, failed, at, m, block, blocks, status, logdet_part, lid);
     /* A failed block still gives the panel numbers (meaningless, as the status says). */
-    step_invert(t, dinv, nb, lid);
+    step_invert(t, dinv, w, nb, lid);
     barrier(CLK_LOCAL_MEM_FENCE);
     __global REAL *keep = linv + (ulong)m * NB * NB;
     for (uint e = lid; e < NB * NB; e += STEP_ITEMS) keep[e] = t[e / NB][e % NB];
@@ -455,7 +598,8 @@ potrf_factor_first(__global REAL *a, ulong off, ulong step, uint lda, uint nb, u
                    __global int *status, __global REAL *logdet_part, __global REAL *linv)
 {
     __local REAL t[NB][NB + 1];
-    __local REAL col[NB], dinv[NB];
+    __local REAL col[2 * NB], dinv[NB];
+    __local REAL w[3 * INV_B][STEP_K + 1];
     __local int bad;
     const uint lid = get_local_id(0), m = get_group_id(1);
     __global REAL *M = a + off + m * step;
@@ -463,7 +607,8 @@ potrf_factor_first(__global REAL *a, ulong off, ulong step, uint lda, uint nb, u
         const uint r = e / NB, c = e % NB;
         t[r][c] = c <= r && r < nb ? M[(ulong)r * lda + c] : 0;
     }
-    ahead_block(M, lda, 0, nb, t, col, dinv, &bad, m, 0, blocks, status, logdet_part, linv, lid);
+    ahead_block(M, lda, 0, nb, t, col, dinv, w, &bad, m, 0, blocks, status, logdet_part, linv,
+                lid);
 }
 
 /* The panel below the block at `at` (nb columns, rows [at + nb, rows)) as A21 inv(L11)^T, with
@@ -572,7 +717,8 @@ potrf_update_ahead(__global REAL *a, ulong off, ulong step, uint lda, uint at, u
     __global REAL *M = a + off + m * step;
     /* The tile's staging, then the block being factored: one array for both. */
     __local REAL t[NB][NB + 1];
-    __local REAL col[NB], dinv[NB];
+    __local REAL col[2 * NB], dinv[NB];
+    __local REAL w[3 * INV_B][STEP_K + 1];
     __local int bad;
     __local REAL(*pi)[SYRK_K + 1] = (__local REAL(*)[SYRK_K + 1]) & t[0][0];
     __local REAL(*pj)[SYRK_K + 1] = pi + SYRK_TILE;
@@ -593,8 +739,8 @@ potrf_update_ahead(__global REAL *a, ulong off, ulong step, uint lda, uint at, u
                 if (i < rows && j < cols && j <= i) M[(ulong)i * lda + j] -= acc[p][q];
             }
         }
-    ahead_block(M, lda, start, nb2, t, col, dinv, &bad, m, block, blocks, status, logdet_part,
-                linv, lid);
+    ahead_block(M, lda, start, nb2, t, col, dinv, w, &bad, m, block, blocks, status,
+                logdet_part, linv, lid);
 }
 #endif
 
