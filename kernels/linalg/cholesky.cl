@@ -197,83 +197,18 @@ potrf_panel(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb,
 #define STEP_ITEMS 256
 #define STEP_K 16
 
-/* How step_factor and step_invert work (build option STEP_BLOCK, src/linalg/cholesky.c): 0
- * the updates a row by 4 items; 1 item (ty, tx) of 16 x 16 the elements (ty + 16 p, tx + 16
- * s), so the shrinking triangle stays spread over all items (the same bits as 0); 2 as 1, with
- * the column scaled by rsqrt of its pivot (one operation on the serial chain instead of a
- * square root and a division; within an ulp or two); 3 as 2, and the inverse by 16-row blocks
- * (22 barriers instead of 64: the four diagonal blocks inverted together, then the blocks
- * below them diagonal by diagonal as products); 4 as 3 with one barrier a column in the
- * factor (the same bits as 3). col holds 2 NB values. */
-#ifndef STEP_BLOCK
-#define STEP_BLOCK 0
-#endif
-
 /* The diagonal block of nb rows, in t's lower triangle (zeros elsewhere), factored in place by
- * the group's STEP_ITEMS items, two barriers a column, right-looking (STEP_BLOCK 0 and 1: the
- * same operations as potrf_block's, so the same L11). Returns the first bad pivot + 1, or 0;
- * the same in every item (each reads the pivot after the barrier). */
-#if STEP_BLOCK == 4
-/* step_factor with one barrier a column (STEP_BLOCK 4): column j's values in col (two buffers,
- * alternately), every item computes the next pivot itself from them, items 0 .. nb - 1 the next
- * column's values (the same operations as STEP_BLOCK 2, so the same bits), and the rest of the
- * trailing triangle is updated beside them by the square's items, which leave the next column
- * and diagonal element to those. */
+ * the group's STEP_ITEMS items, right-looking, two barriers a column: items 0 .. nb - 1 scale
+ * the column by rsqrt of its pivot (one operation on the serial chain instead of a square
+ * root and a division; L11 differs from potrf_block's by that rounding), then item (ty, tx) of
+ * 16 x 16 updates the elements (ty + 16 p, tx + 16 s), so the shrinking triangle stays spread
+ * over all items (RESULTS "issue 23j": rows of 4 items, division, one barrier a column).
+ * Returns the first bad pivot + 1, or 0; the same in every item (each reads the pivot after
+ * the barrier). */
 static int step_factor(__local REAL (*t)[NB + 1], __local REAL *col, __local int *bad, uint nb,
                        uint lid)
 {
-    __local REAL *cbuf[2] = {col, col + NB};
     const uint tx = lid % 16, ty = lid / 16;
-    if (lid == 0) *bad = 0;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    REAL d = t[0][0], l = 0;
-    if (!(d > 0)) {
-        if (lid == 0) *bad = 1;
-    } else {
-        l = sqrt(d);
-        if (lid > 0 && lid < nb) {
-            const REAL x = t[lid][0] * rsqrt(d);
-            cbuf[0][lid] = x;
-            t[lid][0] = x;
-        }
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-    if (*bad) return *bad; /* the same in every item */
-    for (uint j = 0; j + 1 < nb; j++) {
-        __local const REAL *cj = cbuf[j % 2];
-        __local REAL *cn = cbuf[(j + 1) % 2];
-        if (lid == 0) t[j][j] = l; /* every item read t[j][j] before the last barrier */
-        const REAL cjn = cj[j + 1];
-        const REAL dn = t[j + 1][j + 1] - cjn * cjn;
-        if (!(dn > 0)) {
-            if (lid == 0) *bad = (int)j + 2;
-            break;
-        }
-        l = sqrt(dn);
-        if (lid > j + 1 && lid < nb) {
-            const REAL x = (t[lid][j + 1] - cj[lid] * cjn) * rsqrt(dn);
-            cn[lid] = x;
-            t[lid][j + 1] = x;
-        }
-        for (int p = 0; p < 4; p++) {
-            const uint r = ty + 16 * p;
-            if (r <= j + 1 || r >= nb) continue;
-            const REAL lrj = cj[r];
-            for (int s = 0; s < 4; s++) {
-                const uint k = tx + 16 * s;
-                if (k > j + 1 && k <= r) t[r][k] -= lrj * cj[k];
-            }
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    if (lid == 0 && !*bad) t[nb - 1][nb - 1] = l;
-    barrier(CLK_LOCAL_MEM_FENCE);
-    return *bad;
-}
-#else
-static int step_factor(__local REAL (*t)[NB + 1], __local REAL *col, __local int *bad, uint nb,
-                       uint lid)
-{
     if (lid == 0) *bad = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
     for (uint j = 0; j < nb; j++) {
@@ -282,28 +217,12 @@ static int step_factor(__local REAL (*t)[NB + 1], __local REAL *col, __local int
             if (lid == 0) *bad = (int)j + 1;
             break;
         }
-        const REAL l = sqrt(d);
-#if STEP_BLOCK == 0
-        const uint r = lid / 4, q = lid % 4;
-        if (q == 0 && r > j && r < nb) col[r] = t[r][j] / l;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (r > j && r < nb) {
-            const REAL lrj = col[r];
-            for (uint k = j + 1 + q; k <= r; k += 4) t[r][k] -= lrj * col[k];
-            if (q == 0) t[r][j] = lrj;
-        }
-#else
         if (lid > j && lid < nb) {
-#if STEP_BLOCK == 1
-            const REAL x = t[lid][j] / l;
-#else
             const REAL x = t[lid][j] * rsqrt(d);
-#endif
             col[lid] = x;
             t[lid][j] = x;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        const uint tx = lid % 16, ty = lid / 16;
         for (int p = 0; p < 4; p++) {
             const uint r = ty + 16 * p;
             if (r <= j || r >= nb) continue;
@@ -313,14 +232,12 @@ static int step_factor(__local REAL (*t)[NB + 1], __local REAL *col, __local int
                 if (k > j && k <= r) t[r][k] -= lrj * col[k];
             }
         }
-#endif
-        if (lid == 0) t[j][j] = l;
+        if (lid == 0) t[j][j] = sqrt(d);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
     return *bad;
 }
-#endif
 
 /* The factored block's log determinant part (2 sum log L_jj, NaN if it failed) and the
  * matrix's first bad pivot, as potrf_block records them: the logs by nb items at once into
@@ -339,17 +256,23 @@ static void step_record(__local REAL (*t)[NB + 1], __local REAL *lg, uint nb, in
     }
 }
 
-/* Rows of the blocks of step_invert's blocked inverse (STEP_BLOCK 3): NB / INV_B of them. */
+/* Rows of the blocks of step_invert's inverse: NB / INV_B of them. */
 #define INV_B 16
 
-#if STEP_BLOCK >= 3
-/* X = inv(L11) by INV_B-row blocks, X transposed above t's diagonal (X_ic at t[c][i]), its
- * diagonal in dinv: each diagonal block inverted by a quarter of the group (as below, within
- * the block), then the blocks below them a diagonal of blocks at a time, X_ab = -X_aa sum_k
- * L_ak X_kb (k from b to a - 1), the sums staged in w (a block of rows a pair). */
-static void invert_blocked(__local REAL (*t)[NB + 1], __local REAL *dinv,
-                           __local REAL (*w)[STEP_K + 1], uint nb, uint lid)
+/* t's factored block (nb rows) becomes inv(L11)^T, upper triangular, zeros below, by INV_B-row
+ * blocks (22 barriers, where row by row took 64: RESULTS "issue 23j"): X = inv(L11), X_ic at
+ * t[c][i] above the diagonal, its diagonal in dinv. Each diagonal block is inverted by a
+ * quarter of the group, row by row (row j of X is B's row j over L_jj, then B_ic -= L_ij X_jc
+ * below it; B starts as I), then the blocks below them a diagonal of blocks at a time, X_ab =
+ * -X_aa sum_k L_ak X_kb (k from b to a - 1), the sums staged in w (a block of rows a pair,
+ * 3 INV_B rows). */
+static void step_invert(__local REAL (*t)[NB + 1], __local REAL *dinv,
+                        __local REAL (*w)[STEP_K + 1], uint nb, uint lid)
 {
+    for (uint j = lid; j < nb; j += STEP_ITEMS) dinv[j] = 1 / t[j][j];
+    barrier(CLK_LOCAL_MEM_FENCE);
+    /* Diagonal block lid / 64 (NB = 64, STEP_ITEMS = 256), item (u, v) of its 8 x 8 the
+     * elements (u + 8 pp, v + 8 sp). */
     const uint o = INV_B * (lid / 64), u = lid % 64 / 8, v = lid % 8;
     for (uint jj = 0; jj + 1 < INV_B; jj++) {
         const uint j = o + jj;
@@ -393,51 +316,6 @@ static void invert_blocked(__local REAL (*t)[NB + 1], __local REAL *dinv,
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-}
-#endif
-
-/* t's factored block (nb rows) becomes inv(L11)^T, upper triangular, zeros below: inv(L11) = X
- * solves L11 X = I row by row (row j is B's row j over L_jj, then B_ic -= L_ij X_jc below it;
- * B starts as I), kept transposed above the diagonal, its diagonal in dinv (or by blocks,
- * STEP_BLOCK 3, w its scratch: 48 rows). */
-static void step_invert(__local REAL (*t)[NB + 1], __local REAL *dinv,
-                        __local REAL (*w)[STEP_K + 1], uint nb, uint lid)
-{
-    for (uint j = lid; j < nb; j += STEP_ITEMS) dinv[j] = 1 / t[j][j];
-    barrier(CLK_LOCAL_MEM_FENCE);
-#if STEP_BLOCK >= 3
-    invert_blocked(t, dinv, w, nb, lid);
-#else
-    for (uint j = 0; j + 1 < nb; j++) {
-        const REAL inv_jj = dinv[j];
-#if STEP_BLOCK == 0
-        const uint below = nb - 1 - j;
-        for (uint e = lid; e < below * (j + 1); e += STEP_ITEMS) {
-            const uint i = j + 1 + e % below, c = e / below;
-            const REAL xjc = c == j ? inv_jj : t[c][j] * inv_jj;
-            t[c][i] -= t[i][j] * xjc;
-        }
-#else
-        const uint tx = lid % 16, ty = lid / 16;
-        for (int s = 0; s < 4; s++) {
-            const uint c = tx + 16 * s;
-            if (c > j) continue;
-            const REAL xjc = c == j ? inv_jj : t[c][j] * inv_jj;
-            for (int p = 0; p < 4; p++) {
-                const uint i = ty + 16 * p;
-                if (i > j && i < nb) t[c][i] -= t[i][j] * xjc;
-            }
-        }
-#endif
-        barrier(CLK_LOCAL_MEM_FENCE);
-    }
-    /* Row j's final scaling. */
-    for (uint e = lid; e < NB * NB; e += STEP_ITEMS) {
-        const uint c = e / NB, j = e % NB;
-        if (c < j && j < nb) t[c][j] *= dinv[j];
-    }
-    barrier(CLK_LOCAL_MEM_FENCE);
-#endif
     /* L11's triangle gives way to zeros and the diagonal to dinv. */
     for (uint e = lid; e < NB * NB; e += STEP_ITEMS) {
         const uint rr = e / NB, c = e % NB;
@@ -523,7 +401,7 @@ potrf_step(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb, 
     /* L11 on and below the diagonal; inv(L11) transposed above it, its diagonal in dinv:
      * element (j, c) of the inverse, c < j, at t[c][j]. */
     __local REAL t[NB][NB + 1];
-    __local REAL col[2 * NB], dinv[NB];
+    __local REAL col[NB], dinv[NB];
     __local REAL sa[NB][STEP_K + 1];
     __local int bad;
     const uint lid = get_local_id(0), g = get_group_id(0), m = get_group_id(1);
@@ -598,7 +476,7 @@ potrf_factor_first(__global REAL *a, ulong off, ulong step, uint lda, uint nb, u
                    __global int *status, __global REAL *logdet_part, __global REAL *linv)
 {
     __local REAL t[NB][NB + 1];
-    __local REAL col[2 * NB], dinv[NB];
+    __local REAL col[NB], dinv[NB];
     __local REAL w[3 * INV_B][STEP_K + 1];
     __local int bad;
     const uint lid = get_local_id(0), m = get_group_id(1);
@@ -717,7 +595,7 @@ potrf_update_ahead(__global REAL *a, ulong off, ulong step, uint lda, uint at, u
     __global REAL *M = a + off + m * step;
     /* The tile's staging, then the block being factored: one array for both. */
     __local REAL t[NB][NB + 1];
-    __local REAL col[2 * NB], dinv[NB];
+    __local REAL col[NB], dinv[NB];
     __local REAL w[3 * INV_B][STEP_K + 1];
     __local int bad;
     __local REAL(*pi)[SYRK_K + 1] = (__local REAL(*)[SYRK_K + 1]) & t[0][0];

@@ -24,8 +24,6 @@ static const char *const kmeans_assign[] = {"auto", "direct", "tiled", "gemm", "
 static const char *const kmeans_sums[] = {"auto", "groups", "serial", NULL};
 static const char *const potrf_updates[] = {"auto", "tiles", "rows", NULL};
 static const char *const potrf_steps[] = {"auto", "solve", "inverse", "ahead", NULL};
-static const char *const potrf_blocks[] = {"auto", "rows", "square", "rsqrt", "blocked",
-                                              "chain", NULL};
 static const char *const eigen_places[] = {"auto", "device", "host", NULL};
 static const char *const column_methods[] = {"auto",     "radix",   "registers",
                                              "streamed", "bracket", NULL};
@@ -167,11 +165,6 @@ static const struct param params[PARAMS] = {
      * factored and inverted inside the update launch before it, the panel a launch of its
      * own: the same bits as inverse (RESULTS "issue 23j"). */
     [P_LINALG_POTRF_STEP] = {"linalg.potrf_step", GPUS_CPU(3, 1), 3, potrf_steps},
-    /* How inverse and ahead's group of 256 factors and inverts the diagonal block
-     * (kernels/linalg/cholesky.cl STEP_BLOCK): a row by 4 items, or item (ty, tx) the
-     * elements (ty + 16 p, tx + 16 s) (the same bits), or that with rsqrt on the chain, or
-     * that with the inverse by 16-row blocks, or that with one barrier a column. */
-    [P_LINALG_POTRF_BLOCK] = {"linalg.potrf_block", ALL(5), 5, potrf_blocks},
     /* Where the extreme eigenvalues' tridiagonal reduction runs (src/linalg/extremes.c), auto:
      * on the host for CPU devices, where PoCL's build of the kernel ran about 3 times slower
      * than the host's loop (RESULTS "the nugget rule's eigenvalues"), on the device elsewhere. */

@@ -77,7 +77,6 @@ enum clstats__param_id {
     /* the blocked Cholesky (src/linalg/cholesky.c) */
     P_LINALG_POTRF_UPDATE, /* the blocked Cholesky's trailing update: 1 tiles, 2 columns */
     P_LINALG_POTRF_STEP,   /* its block and panel: 1 solve, 2 inverse (one launch), 3 ahead */
-    P_LINALG_POTRF_BLOCK,  /* inverse/ahead's block: 1 rows ... 5 chain */
     P_LINALG_EIGEN,        /* eigenvalues' reduction (src/linalg/extremes.c): 1 device, 2 host */
     /* PaSS (src/varsel/engine_device.c) */
     P_PASS_GRAM_ROWS, /* new Gram rows: auto and off (CLBlast's GEMM), on (pass_gram_rows) */

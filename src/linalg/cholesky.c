@@ -40,12 +40,9 @@ static int program_with(clstats_ctx *ctx, bool f64, bool lauum, cl_program *out)
 {
     if (f64 && !ctx->has_fp64)
         return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED, "the device has no float64");
-    char options[128];
-    /* linalg.potrf_block: 1 to 5 as STEP_BLOCK 0 to 4 (the table gives auto's value). */
-    const long block = clstats__tuned(ctx, P_LINALG_POTRF_BLOCK);
-    snprintf(options, sizeof options, "-D REAL=%s%s -D NB=%d -D STEP_BLOCK=%ld%s",
-             f64 ? "double" : "float", f64 ? " -D CLSTATS_FP64" : "", BLOCK,
-             block ? block - 1 : 4, lauum ? " -D LAUUM" : "");
+    char options[112];
+    snprintf(options, sizeof options, "-D REAL=%s%s -D NB=%d%s", f64 ? "double" : "float",
+             f64 ? " -D CLSTATS_FP64" : "", BLOCK, lauum ? " -D LAUUM" : "");
     return clstats__program(ctx, "cholesky.cl", options, out);
 }
 
