@@ -157,13 +157,13 @@ static const struct param params[PARAMS] = {
      * piece of row over the transposed panel on CPU devices, where the tiles ran about 5 times
      * slower (RESULTS "Gaussian processes (issue 23): our own blocked Cholesky"). */
     [P_LINALG_POTRF_UPDATE] = {"linalg.potrf_update", ALL(0), 2, potrf_updates},
-    /* The blocked Cholesky's diagonal block and panel (src/linalg/cholesky.c), auto: one
-     * launch a step on GPUs (each group factors the block and inverts it in local memory, its
-     * panel rows a product with the inverse), whose two serial kernels a step took 14 of 17 ms
-     * at n = 4064 on the H100 (RESULTS "where the large deviance's time goes"); the block,
-     * then the panel by substitution a row an item on CPU devices. ahead (3): each block
-     * factored and inverted inside the update launch before it, the panel a launch of its
-     * own: the same bits as inverse (RESULTS "issue 23j"). */
+    /* The blocked Cholesky's diagonal block and panel (src/linalg/cholesky.c), auto: ahead
+     * (3) on GPUs, each block factored and inverted in local memory by the first group of the
+     * update launch before it, beside the other tiles, the panel a product with the inverse in
+     * a launch of its own (kernels 5.6 ms at n = 4064 on the H100 against inverse's 7.7:
+     * RESULTS "issue 23j"); inverse (2) is the same block and panel in one launch after the
+     * update, the same bits; on CPU devices the block, then the panel by substitution a row
+     * an item (solve, 1), whose serial loops PoCL runs faster than the group's barriers. */
     [P_LINALG_POTRF_STEP] = {"linalg.potrf_step", GPUS_CPU(3, 1), 3, potrf_steps},
     /* Where the extreme eigenvalues' tridiagonal reduction runs (src/linalg/extremes.c), auto:
      * on the host for CPU devices, where PoCL's build of the kernel ran about 3 times slower

@@ -3,8 +3,9 @@
  * matrix blocked right-looking as clMAGMA does it, in our own kernels: each diagonal block
  * factored by one work-group, the panel below it solved against it, the trailing matrix
  * updated, no host work between the launches (CLBlast's TRSM and SYRK cost tens of launches,
- * temporary buffers and host work a call: bench/RESULTS.md, issue 23). On GPUs the block and
- * panel are one launch (potrf_step), two launches a block; on CPU devices three. */
+ * temporary buffers and host work a call: bench/RESULTS.md, issue 23). On GPUs by look-ahead,
+ * two launches a block (potrf_ahead: each block factored inside the update launch before it,
+ * then its panel); on CPU devices three. */
 #include "linalg_internal.h"
 
 #include <math.h>
