@@ -161,20 +161,30 @@ fail:
     return status;
 }
 
+/* The two kernels of a GPU design's step (k[0] named first, k[1] second) and its scratch of
+ * one NB x NB block a matrix (`what`). */
+static int step_kernels(clstats_ctx *ctx, cl_program prog, const char *first, const char *second,
+                        cl_kernel k[2], const char *what, size_t count, size_t es, cl_mem *block)
+{
+    int status = clstats__kernel(ctx, prog, first, &k[0]);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, second, &k[1]);
+    if (status == CLSTATS_OK)
+        status = clstats__scratch(ctx, what, count * BLOCK * BLOCK * es, block);
+    return status;
+}
+
 /* potrf_many by potrf_step, the block and panel in one launch a step (GPUs), then the update;
  * the last block's L11 put in place at the end (kernels/linalg/cholesky.cl says why). */
 static int potrf_fused(clstats_ctx *ctx, cl_program prog, cl_kernel ku, bool by_rows,
                        struct clstats__mat a, size_t step, size_t n, size_t extra, size_t count,
                        cl_mem info, cl_mem parts, cl_mem pt, size_t es)
 {
-    cl_kernel ks, kput;
+    cl_kernel two[2];
     cl_mem l11;
     const size_t blocks = clstats__potrf_blocks(n), rows = n + extra;
-    int status = clstats__kernel(ctx, prog, "potrf_step", &ks);
-    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_put_block", &kput);
-    if (status == CLSTATS_OK)
-        status = clstats__scratch(ctx, "linalg.l11", count * BLOCK * BLOCK * es, &l11);
-    cl_kernel all[3] = {ks, kput, ku};
+    int status = step_kernels(ctx, prog, "potrf_step", "potrf_put_block", two, "linalg.l11", count,
+                              es, &l11);
+    cl_kernel ks = two[0], kput = two[1], all[3] = {ks, kput, ku};
     if (status == CLSTATS_OK)
         status = start_factor(ctx, all, a, step, n, rows, count, info, by_rows, pt);
     if (status != CLSTATS_OK) return status;
@@ -221,16 +231,14 @@ static int potrf_ahead(clstats_ctx *ctx, cl_program prog, struct clstats__mat a,
                        size_t n, size_t extra, size_t count, cl_mem info, cl_mem parts,
                        size_t es)
 {
-    cl_kernel kf, kp, ku;
+    cl_kernel two[2], ku;
     cl_mem linv;
     const size_t blocks = clstats__potrf_blocks(n), rows = n + extra;
-    int status = clstats__kernel(ctx, prog, "potrf_factor_first", &kf);
-    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_panel_ahead", &kp);
+    int status = step_kernels(ctx, prog, "potrf_factor_first", "potrf_panel_ahead", two,
+                              "linalg.linv", count, es, &linv);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_update_ahead", &ku);
-    if (status == CLSTATS_OK)
-        status = clstats__scratch(ctx, "linalg.linv", count * BLOCK * BLOCK * es, &linv);
     /* start_factor's arguments 6-7 of the update (rows, cols) hold for potrf_update_ahead. */
-    cl_kernel all[3] = {kf, kp, ku};
+    cl_kernel kf = two[0], kp = two[1], all[3] = {kf, kp, ku};
     if (status == CLSTATS_OK)
         status = start_factor(ctx, all, a, step, n, rows, count, info, false, NULL);
     if (status != CLSTATS_OK) return status;
