@@ -240,15 +240,15 @@ static int step_factor(__local REAL (*t)[NB + 1], __local REAL *col, __local int
 }
 
 /* The factored block's log determinant part (2 sum log L_jj, NaN if it failed) and the
- * matrix's first bad pivot, as potrf_block records them: the logs by nb items at once into
- * lg, their sum in order by one; by the whole group. */
+ * matrix's first bad pivot, as potrf_block records them, where `write` is set: the logs by nb
+ * items at once into lg, their sum in order by one; by the whole group. */
 static void step_record(__local REAL (*t)[NB + 1], __local REAL *lg, uint nb, int failed, uint at,
                         uint m, uint block, uint blocks, __global int *status,
-                        __global REAL *logdet_part, uint lid)
+                        __global REAL *logdet_part, uint lid, bool write)
 {
     if (lid < nb) lg[lid] = log(t[lid][lid]);
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (lid == 0) {
+    if (lid == 0 && write) {
         REAL ld = 0;
         for (uint j = 0; j < nb; j++) ld += lg[j];
         logdet_part[(ulong)m * blocks + block] = failed ? (REAL)NAN : 2 * ld;
@@ -421,11 +421,11 @@ potrf_step(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb, 
         t[r][c] = c <= r && r < nb ? D[(ulong)r * lda + c] : 0;
     }
     const int failed = step_factor(t, col, &bad, nb, lid);
-    if (g == 0) {
-        /* To the scratch, not yet in place: other groups may still be reading A11. */
+    /* To the scratch, not yet in place: other groups may still be reading A11. */
+    if (g == 0)
         for (uint e = lid; e < NB * NB; e += STEP_ITEMS) keep[e] = t[e / NB][e % NB];
-        step_record(t, col, nb, failed, at, m, block, blocks, status, logdet_part, lid);
-    }
+    /* Every group reaches step_record's barrier (PoCL miscompiled it inside the branch). */
+    step_record(t, col, nb, failed, at, m, block, blocks, status, logdet_part, lid, g == 0);
     const ulong i0 = (ulong)at + nb + (ulong)g * NB;
     if (failed || i0 >= rows) return; /* the whole group: no barrier is left waiting */
     step_invert(t, dinv, sa, nb, lid);
@@ -461,7 +461,7 @@ static void ahead_block(__global REAL *M, uint lda, uint at, uint nb, __local RE
         const uint r = e / NB, c = e % NB;
         if (c <= r && r < nb) D[(ulong)r * lda + c] = t[r][c];
     }
-    step_record(t, col, nb, failed, at, m, block, blocks, status, logdet_part, lid);
+    step_record(t, col, nb, failed, at, m, block, blocks, status, logdet_part, lid, true);
     /* A failed block still gives the panel numbers (meaningless, as the status says). */
     step_invert(t, dinv, w, nb, lid);
     barrier(CLK_LOCAL_MEM_FENCE);
