@@ -100,18 +100,57 @@ START_TEST(deviances_match_the_reference)
     static const size_t shapes[][2] = {{2, 1},  {3, 2},   {7, 3},  {17, 1},
                                        {33, 5}, {40, 10}, {150, 4}};
     /* The factorisation's trailing update by GPUs' tiles and by CPU devices' rows, its block
-     * and panel by GPUs' one launch (the panel through the block's inverse) and by CPU
-     * devices' substitution; the single deviance beside each population takes the device's
-     * own designs, so the designs are also compared with each other. */
-    const char *paths[][2] = {{"tiles", "inverse"}, {"rows", "solve"}, {"rows", "inverse"}};
+     * and panel by one launch (the panel through the block's inverse), by GPUs' look-ahead
+     * (the block factored in the update before it) and by CPU devices' substitution; the
+     * single deviance beside each population takes the device's own designs, so the designs
+     * are also compared with each other. */
+    const char *paths[][2] = {
+        {"tiles", "inverse"}, {"rows", "solve"}, {"rows", "inverse"}, {"tiles", "ahead"}};
     for (int corr = 0; corr < 3; corr++)
         for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
-            for (int p = 0; p < 3; p++) {
+            for (int p = 0; p < 4; p++) {
                 check_deviances((enum clstats_gp_corr)corr, shapes[s][0], shapes[s][1], NAN,
                                 test_seed() + 31 * s + corr, paths[p][0], paths[p][1]);
                 check_deviances((enum clstats_gp_corr)corr, shapes[s][0], shapes[s][1], 1e-6,
                                 test_seed() + 31 * s + corr + 7, paths[p][0], paths[p][1]);
             }
+}
+END_TEST
+
+/* The look-ahead design gives the inverse design's bits (the same operations), also where
+ * the rows 1' and y' below the matrix share the last update's first tile (n = 150) or have a
+ * tile of their own (n = 128). */
+START_TEST(ahead_gives_the_inverse_designs_deviances)
+{
+    static const size_t sizes[] = {40, 128, 150};
+    enum { COUNT = 3, D = 3 };
+    struct test_rng rng;
+    test_rng_seed(&rng, test_seed() + 11);
+    for (size_t s = 0; s < sizeof sizes / sizeof *sizes; s++) {
+        const size_t n = sizes[s];
+        double *x = uniform(&rng, n * D), *y = response(x, n, D), beta[COUNT * D];
+        double dev[2][COUNT], mu[2][COUNT];
+        for (size_t i = 0; i < COUNT * D; i++) beta[i] = -2 + 3 * test_rng_uniform(&rng);
+        struct clstats_gp_model m;
+        clstats_gp_model_init(&m);
+        m.nugget = 1e-6;
+        const char *steps[] = {"inverse", "ahead"};
+        for (int t = 0; t < 2; t++) {
+            const struct clstats_gp_eval out = {.deviance = dev[t], .mu = mu[t]};
+            test_tune("linalg.potrf_update", "tiles");
+            test_tune("linalg.potrf_step", steps[t]);
+            const int status = clstats_gp_deviance(test_ctx(), &m, x, y, n, D, beta, COUNT, &out);
+            test_tune("linalg.potrf_update", NULL);
+            test_tune("linalg.potrf_step", NULL);
+            ck_assert_msg(status == CLSTATS_OK, "%s", clstats_ctx_message(test_ctx()));
+        }
+        for (int c = 0; c < COUNT; c++)
+            ck_assert_msg(dev[0][c] == dev[1][c] && mu[0][c] == mu[1][c],
+                          "n %zu: deviance %.17g vs %.17g, mu %.17g vs %.17g", n, dev[0][c],
+                          dev[1][c], mu[0][c], mu[1][c]);
+        free(x);
+        free(y);
+    }
 }
 END_TEST
 
@@ -155,8 +194,8 @@ START_TEST(gradient_matches_reference_and_finite_differences)
      * keeps S about as well conditioned as the small cases'. */
     check_gradient(ctx, &rng, 300, 0, 1e-3);
     /* The factor with its n extra rows by either design of block and panel. */
-    const char *steps[] = {"inverse", "solve"};
-    for (int s = 0; s < 2; s++) {
+    const char *steps[] = {"inverse", "solve", "ahead"};
+    for (int s = 0; s < 3; s++) {
         test_tune("linalg.potrf_step", steps[s]);
         check_gradient(ctx, &rng, 300, 0, 1e-3);
     }
@@ -393,6 +432,7 @@ int main(void)
     TCase *tc = tcase_create("gp");
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, deviances_match_the_reference);
+    tcase_add_test(tc, ahead_gives_the_inverse_designs_deviances);
     tcase_add_test(tc, gradient_matches_reference_and_finite_differences);
     tcase_add_test(tc, duplicates_take_the_nugget_or_fail_without_it);
     tcase_add_test(tc, rule_nugget_matches_the_reference_near_singular);

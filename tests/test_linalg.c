@@ -308,10 +308,10 @@ END_TEST
 START_TEST(cholesky_blocked_and_solve)
 {
     const size_t sizes[] = {1, 31, 32, 33, 63, 64, 65, 97, 130, 200};
-    /* Block and panel by substitution (CPU devices) and in one launch through the block's
-     * inverse (GPUs). */
-    const char *steps[] = {"solve", "inverse"};
-    for (int f = 0; f < 4; f++)
+    /* Block and panel by substitution (CPU devices), in one launch through the block's
+     * inverse, and each block factored inside the update before it (GPUs). */
+    const char *steps[] = {"solve", "inverse", "ahead"};
+    for (int f = 0; f < 6; f++)
         for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
             const bool f64 = f % 2;
             test_tune("linalg.potrf_step", steps[f / 2]);
@@ -358,10 +358,45 @@ START_TEST(cholesky_blocked_and_solve)
 }
 END_TEST
 
+/* The look-ahead design factors each block and forms each panel by the inverse design's
+ * operations (the update's tile subtracted in the same order), so the same bits, in float and
+ * double, across whole, partial and single blocks. */
+START_TEST(cholesky_ahead_gives_the_inverse_designs_bits)
+{
+    const size_t sizes[] = {1, 40, 64, 65, 130, 200};
+    for (int f = 0; f < 2; f++)
+        for (size_t si = 0; si < sizeof sizes / sizeof sizes[0]; si++) {
+            const bool f64 = f;
+            const size_t n = sizes[si];
+            double *a = malloc(n * n * 8), *got[2] = {malloc(n * n * 8), malloc(n * n * 8)};
+            double ld[2];
+            ref_spd(a, n, test_seed() + 3 * n);
+            const char *steps[] = {"inverse", "ahead"};
+            for (int s = 0; s < 2; s++) {
+                cl_mem da = upload(a, n * n, f64, 0);
+                struct clstats_array A = arr(da, 0, f64, n, n, n);
+                size_t bad = 99;
+                test_tune("linalg.potrf_step", steps[s]);
+                const int st = clstats_cholesky(test_ctx(), &A, &ld[s], &bad);
+                test_tune("linalg.potrf_step", NULL);
+                ck_assert_msg(st == CLSTATS_OK, "n %zu %s: %s", n, steps[s],
+                              clstats_ctx_message(test_ctx()));
+                download(da, got[s], n * n, f64, 0);
+                clReleaseMemObject(da);
+            }
+            ck_assert_msg(memcmp(got[0], got[1], n * n * 8) == 0, "n %zu f64 %d: factors differ",
+                          n, f64);
+            ck_assert_msg(memcmp(&ld[0], &ld[1], sizeof ld[0]) == 0, "n %zu: logdet %.17g vs %.17g",
+                          n, ld[0], ld[1]);
+            free(a), free(got[0]), free(got[1]);
+        }
+}
+END_TEST
+
 START_TEST(cholesky_reports_the_bad_row)
 {
-    const char *steps[] = {"solve", "inverse"};
-    for (int s = 0; s < 2; s++) {
+    const char *steps[] = {"solve", "inverse", "ahead"};
+    for (int s = 0; s < 3; s++) {
         test_tune("linalg.potrf_step", steps[s]);
         const size_t n = 70;
         double *a = malloc(n * n * 8);
@@ -414,6 +449,7 @@ int main(void)
     tcase_add_test(tc, cholesky_batched_flags_bad_matrices);
     tcase_add_test(tc, cholesky_solve_batched_several_rhs);
     tcase_add_test(tc, cholesky_blocked_and_solve);
+    tcase_add_test(tc, cholesky_ahead_gives_the_inverse_designs_bits);
     tcase_add_test(tc, cholesky_reports_the_bad_row);
     tcase_add_test(tc, bad_arguments_are_refused);
     suite_add_tcase(s, tc);

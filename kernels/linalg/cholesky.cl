@@ -197,99 +197,126 @@ potrf_panel(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb,
 #define STEP_ITEMS 256
 #define STEP_K 16
 
-/* One 64-row step of the blocked factorisation in one launch, for GPUs, where potrf_block and
- * potrf_panel's long serial loops (a row an item) left most of each step's time to latency:
- * every work-group factors the diagonal block at `at` in local memory (a row by 4 items, two
- * barriers a column: the same operations as potrf_block's, so the same L11), forms inv(L11) in
- * the same local array, then its own 64 rows of the panel as A21 inv(L11)^T, every element an
- * independent dot product. Group 0 alone writes the block's logdet part and the status (as
- * potrf_block does) and L11 to l11 (m NB^2 on), which the next step's group 0, or
- * potrf_put_block after the last step, copies into place: the other groups of this step may
- * still be reading A11 there. The panel differs from substitution's by rounding (inv(L11)'s error,
- * about eps cond(L11), where cond(L11) = sqrt(cond(A11))). pt as potrf_panel, written only
- * where want_pt is set (the CPU devices' update reads it, the tiles do not). */
-__kernel __attribute__((reqd_work_group_size(STEP_ITEMS, 1, 1))) void
-potrf_step(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb, uint rows,
-           __global REAL *pt, uint want_pt, uint block, uint blocks, __global int *status,
-           __global REAL *logdet_part, __global REAL *l11, uint prev_at)
+/* The diagonal block of nb rows, in t's lower triangle (zeros elsewhere), factored in place by
+ * the group's STEP_ITEMS items, right-looking, two barriers a column: items 0 .. nb - 1 scale
+ * the column by rsqrt of its pivot (one operation on the serial chain instead of a square
+ * root and a division; L11 differs from potrf_block's by that rounding), then item (ty, tx) of
+ * 16 x 16 updates the elements (ty + 16 p, tx + 16 s), so the shrinking triangle stays spread
+ * over all items (RESULTS "issue 23j": rows of 4 items, division, one barrier a column).
+ * Returns the first bad pivot + 1, or 0; the same in every item (each reads the pivot after
+ * the barrier). */
+static int step_factor(__local REAL (*t)[NB + 1], __local REAL *col, __local int *bad, uint nb,
+                       uint lid)
 {
-    /* L11 on and below the diagonal; inv(L11) transposed above it, its diagonal in dinv:
-     * element (j, c) of the inverse, c < j, at t[c][j]. */
-    __local REAL t[NB][NB + 1];
-    __local REAL col[NB], dinv[NB];
-    __local REAL sa[NB][STEP_K + 1];
-    __local int bad;
-    const uint lid = get_local_id(0), g = get_group_id(0), m = get_group_id(1);
-    __global REAL *M = a + off + m * step;
-    __global REAL *D = M + (ulong)at * lda + at;
-    __global REAL *keep = l11 + (ulong)m * NB * NB;
-    if (lid == 0) bad = 0;
-    /* The previous step's L11 into place (no group of this step reads there). */
-    if (g == 0 && block > 0) {
-        __global REAL *P = M + (ulong)prev_at * lda + prev_at;
-        for (uint e = lid; e < NB * NB; e += STEP_ITEMS) {
-            const uint r = e / NB, c = e % NB;
-            if (c <= r && r < at - prev_at) P[(ulong)r * lda + c] = keep[e];
-        }
-    }
-    for (uint e = lid; e < NB * NB; e += STEP_ITEMS) {
-        const uint r = e / NB, c = e % NB;
-        t[r][c] = c <= r && r < nb ? D[(ulong)r * lda + c] : 0;
-    }
+    const uint tx = lid % 16, ty = lid / 16;
+    if (lid == 0) *bad = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
-    const uint r = lid / 4, q = lid % 4;
     for (uint j = 0; j < nb; j++) {
         const REAL d = t[j][j];
         if (!(d > 0)) {
-            if (lid == 0) bad = (int)j + 1;
+            if (lid == 0) *bad = (int)j + 1;
             break;
         }
-        const REAL l = sqrt(d);
-        if (q == 0 && r > j && r < nb) col[r] = t[r][j] / l;
-        barrier(CLK_LOCAL_MEM_FENCE);
-        if (r > j && r < nb) {
-            const REAL lrj = col[r];
-            for (uint k = j + 1 + q; k <= r; k += 4) t[r][k] -= lrj * col[k];
-            if (q == 0) t[r][j] = lrj;
+        if (lid > j && lid < nb) {
+            const REAL x = t[lid][j] * rsqrt(d);
+            col[lid] = x;
+            t[lid][j] = x;
         }
-        if (lid == 0) t[j][j] = l;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int p = 0; p < 4; p++) {
+            const uint r = ty + 16 * p;
+            if (r <= j || r >= nb) continue;
+            const REAL lrj = col[r];
+            for (int s = 0; s < 4; s++) {
+                const uint k = tx + 16 * s;
+                if (k > j && k <= r) t[r][k] -= lrj * col[k];
+            }
+        }
+        if (lid == 0) t[j][j] = sqrt(d);
         barrier(CLK_LOCAL_MEM_FENCE);
     }
     barrier(CLK_LOCAL_MEM_FENCE);
-    const int failed = bad;
-    if (g == 0) {
-        /* To the scratch, not yet in place: other groups may still be reading A11. */
-        for (uint e = lid; e < NB * NB; e += STEP_ITEMS) keep[e] = t[e / NB][e % NB];
-        if (lid == 0) {
-            REAL ld = 0;
-            for (uint j = 0; j < nb; j++) ld += log(t[j][j]);
-            logdet_part[(ulong)m * blocks + block] = failed ? (REAL)NAN : 2 * ld;
-            if (failed && status[m] == 0) status[m] = (int)(at + failed);
-        }
+    return *bad;
+}
+
+/* The factored block's log determinant part (2 sum log L_jj, NaN if it failed) and the
+ * matrix's first bad pivot, as potrf_block records them, where `write` is set: the logs by nb
+ * items at once into lg, their sum in order by one; by the whole group. */
+static void step_record(__local REAL (*t)[NB + 1], __local REAL *lg, uint nb, int failed, uint at,
+                        uint m, uint block, uint blocks, __global int *status,
+                        __global REAL *logdet_part, uint lid, bool write)
+{
+    if (lid < nb) lg[lid] = log(t[lid][lid]);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (lid == 0 && write) {
+        REAL ld = 0;
+        for (uint j = 0; j < nb; j++) ld += lg[j];
+        logdet_part[(ulong)m * blocks + block] = failed ? (REAL)NAN : 2 * ld;
+        if (failed && status[m] == 0) status[m] = (int)(at + failed);
     }
-    const ulong i0 = (ulong)at + nb + (ulong)g * NB;
-    if (failed || i0 >= rows) return; /* the whole group: no barrier is left waiting */
-    /* inv(L11) = X solves L11 X = I row by row: row j is B's row j over L_jj, then
-     * B_ic -= L_ij X_jc below it; B starts as I (0 above the diagonal from the load). */
+}
+
+/* Rows of the blocks of step_invert's inverse: NB / INV_B of them. */
+#define INV_B 16
+
+/* t's factored block (nb rows) becomes inv(L11)^T, upper triangular, zeros below, by INV_B-row
+ * blocks (22 barriers, where row by row took 64: RESULTS "issue 23j"): X = inv(L11), X_ic at
+ * t[c][i] above the diagonal, its diagonal in dinv. Each diagonal block is inverted by a
+ * quarter of the group, row by row (row j of X is B's row j over L_jj, then B_ic -= L_ij X_jc
+ * below it; B starts as I), then the blocks below them a diagonal of blocks at a time, X_ab =
+ * -X_aa sum_k L_ak X_kb (k from b to a - 1), the sums staged in w (a block of rows a pair,
+ * 3 INV_B rows). */
+static void step_invert(__local REAL (*t)[NB + 1], __local REAL *dinv,
+                        __local REAL (*w)[STEP_K + 1], uint nb, uint lid)
+{
     for (uint j = lid; j < nb; j += STEP_ITEMS) dinv[j] = 1 / t[j][j];
     barrier(CLK_LOCAL_MEM_FENCE);
-    for (uint j = 0; j + 1 < nb; j++) {
-        const REAL inv_jj = dinv[j];
-        const uint below = nb - 1 - j;
-        for (uint e = lid; e < below * (j + 1); e += STEP_ITEMS) {
-            const uint i = j + 1 + e % below, c = e / below;
+    /* Diagonal block lid / 64 (NB = 64, STEP_ITEMS = 256), item (u, v) of its 8 x 8 the
+     * elements (u + 8 pp, v + 8 sp). */
+    const uint o = INV_B * (lid / 64), u = lid % 64 / 8, v = lid % 8;
+    for (uint jj = 0; jj + 1 < INV_B; jj++) {
+        const uint j = o + jj;
+        const REAL inv_jj = j < nb ? dinv[j] : 0;
+        for (int sp = 0; sp < 2; sp++) {
+            const uint c = o + v + 8 * sp;
+            if (c > j || j >= nb) continue;
             const REAL xjc = c == j ? inv_jj : t[c][j] * inv_jj;
-            t[c][i] -= t[i][j] * xjc;
+            for (int pp = 0; pp < 2; pp++) {
+                const uint i = o + u + 8 * pp;
+                if (i > j && i < nb) t[c][i] -= t[i][j] * xjc;
+            }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    /* Row j's final scaling; then L11's triangle gives way to zeros and the diagonal to dinv:
-     * t becomes inv(L11)^T, upper triangular. */
-    for (uint e = lid; e < NB * NB; e += STEP_ITEMS) {
-        const uint c = e / NB, j = e % NB;
-        if (c < j && j < nb) t[c][j] *= dinv[j];
-    }
+    for (int pp = 0; pp < 2; pp++)
+        for (int sp = 0; sp < 2; sp++) {
+            const uint i = o + u + 8 * pp, c = o + v + 8 * sp;
+            if (c < i && i < nb) t[c][i] *= dinv[i];
+        }
     barrier(CLK_LOCAL_MEM_FENCE);
+    const uint ri = lid / INV_B, ci = lid % INV_B;
+    for (uint d = 1; d < NB / INV_B; d++) {
+        /* Pair q: a = q + d, b = q; item (ri, ci) its element (ri, ci). */
+        for (uint q = 0; q + d < NB / INV_B; q++) {
+            const uint row = INV_B * (q + d) + ri, c = INV_B * q + ci;
+            REAL sum = 0;
+            if (row < nb)
+                for (uint k = c; k < INV_B * (q + d); k++)
+                    sum += t[row][k] * (k == c ? dinv[k] : t[c][k]);
+            w[INV_B * q + ri][ci] = sum;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (uint q = 0; q + d < NB / INV_B; q++) {
+            const uint a0 = INV_B * (q + d), row = a0 + ri, c = INV_B * q + ci;
+            if (row >= nb) continue;
+            REAL sum = 0;
+            for (uint k = a0; k <= row; k++)
+                sum += (k == row ? dinv[k] : t[k][row]) * w[INV_B * q + k - a0][ci];
+            t[c][row] = -sum;
+        }
+        barrier(CLK_LOCAL_MEM_FENCE);
+    }
+    /* L11's triangle gives way to zeros and the diagonal to dinv. */
     for (uint e = lid; e < NB * NB; e += STEP_ITEMS) {
         const uint rr = e / NB, c = e % NB;
         if (c < rr)
@@ -297,17 +324,38 @@ potrf_step(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb, 
         else if (c == rr)
             t[rr][c] = rr < nb ? dinv[rr] : 0;
     }
-    /* The panel: item (ty, tx) the rows ty + 16 p and columns tx + 16 q of the group's tile. */
-    const uint tx = lid % 16, ty = lid / 16;
+}
+
+/* The group's 64 panel rows from i0 on (below `rows` only), columns at .. at + nb - 1 of M,
+ * become A21 inv(L11)^T with t = inv(L11)^T: item (ty, tx) the rows ty + 16 p and columns tx +
+ * 16 s of the tile, every element an independent dot product; also into pt as potrf_panel
+ * writes it where want_pt is set. */
+static void step_panel(__global REAL *M, uint lda, uint at, uint nb, uint rows, ulong i0,
+                       __local REAL (*t)[NB + 1], __local REAL (*sa)[STEP_K + 1],
+                       __global REAL *pt, uint want_pt, uint m)
+{
+    const uint lid = get_local_id(0), tx = lid % 16, ty = lid / 16;
     REAL acc[4][4];
     for (int p = 0; p < 4; p++)
         for (int s = 0; s < 4; s++) acc[p][s] = 0;
-    for (uint k0 = 0; k0 < nb; k0 += STEP_K) {
-        barrier(CLK_LOCAL_MEM_FENCE);
-        for (uint e = lid; e < NB * STEP_K; e += STEP_ITEMS) {
-            const uint rr = e / STEP_K, c = e % STEP_K;
+    /* The group's rows of A21 read at once into registers (one wait on global memory, not one
+     * a staging), element e = lid + STEP_ITEMS h of column chunk kc at ahead[kc][h]. */
+    enum { CHUNKS = NB / STEP_K, EACH = NB * STEP_K / STEP_ITEMS };
+    REAL ahead[CHUNKS][EACH];
+    for (int kc = 0; kc < CHUNKS; kc++)
+        for (int h = 0; h < EACH; h++) {
+            const uint e = lid + STEP_ITEMS * h, rr = e / STEP_K, k = STEP_K * kc + e % STEP_K;
             const ulong i = i0 + rr;
-            sa[rr][c] = i < rows && k0 + c < nb ? M[i * lda + at + k0 + c] : 0;
+            ahead[kc][h] = i < rows && k < nb ? M[i * lda + at + k] : 0;
+        }
+    /* A loop of constant count, so that ahead's indices are constants (registers). */
+    for (int kc = 0; kc < CHUNKS; kc++) {
+        const uint k0 = STEP_K * kc;
+        if (k0 >= nb) break; /* the same in every item */
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int h = 0; h < EACH; h++) {
+            const uint e = lid + STEP_ITEMS * h;
+            sa[e / STEP_K][e % STEP_K] = ahead[kc][h];
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         for (uint c = 0; c < STEP_K; c++) {
@@ -335,6 +383,55 @@ potrf_step(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb, 
     }
 }
 
+/* One 64-row step of the blocked factorisation in one launch, for GPUs, where potrf_block and
+ * potrf_panel's long serial loops (a row an item) left most of each step's time to latency:
+ * every work-group factors the diagonal block at `at` in local memory (step_factor), forms
+ * inv(L11) in the same local array, then its own 64 rows of the panel as A21 inv(L11)^T.
+ * Group 0 alone writes the block's logdet part and the status (as potrf_block does) and L11
+ * to l11 (m NB^2 on), which the next step's group 0, or potrf_put_block after the last step,
+ * copies into place: the other groups of this step may still be reading A11 there. The panel
+ * differs from substitution's by rounding (inv(L11)'s error, about eps cond(L11), where
+ * cond(L11) = sqrt(cond(A11))). pt as potrf_panel, written only where want_pt is set (the CPU
+ * devices' update reads it, the tiles do not). */
+__kernel __attribute__((reqd_work_group_size(STEP_ITEMS, 1, 1))) void
+potrf_step(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb, uint rows,
+           __global REAL *pt, uint want_pt, uint block, uint blocks, __global int *status,
+           __global REAL *logdet_part, __global REAL *l11, uint prev_at)
+{
+    /* L11 on and below the diagonal; inv(L11) transposed above it, its diagonal in dinv:
+     * element (j, c) of the inverse, c < j, at t[c][j]. */
+    __local REAL t[NB][NB + 1];
+    __local REAL col[NB], dinv[NB];
+    __local REAL sa[NB][STEP_K + 1];
+    __local int bad;
+    const uint lid = get_local_id(0), g = get_group_id(0), m = get_group_id(1);
+    __global REAL *M = a + off + m * step;
+    __global REAL *D = M + (ulong)at * lda + at;
+    __global REAL *keep = l11 + (ulong)m * NB * NB;
+    /* The previous step's L11 into place (no group of this step reads there). */
+    if (g == 0 && block > 0) {
+        __global REAL *P = M + (ulong)prev_at * lda + prev_at;
+        for (uint e = lid; e < NB * NB; e += STEP_ITEMS) {
+            const uint r = e / NB, c = e % NB;
+            if (c <= r && r < at - prev_at) P[(ulong)r * lda + c] = keep[e];
+        }
+    }
+    for (uint e = lid; e < NB * NB; e += STEP_ITEMS) {
+        const uint r = e / NB, c = e % NB;
+        t[r][c] = c <= r && r < nb ? D[(ulong)r * lda + c] : 0;
+    }
+    const int failed = step_factor(t, col, &bad, nb, lid);
+    /* To the scratch, not yet in place: other groups may still be reading A11. */
+    if (g == 0)
+        for (uint e = lid; e < NB * NB; e += STEP_ITEMS) keep[e] = t[e / NB][e % NB];
+    /* Every group reaches step_record's barrier (PoCL miscompiled it inside the branch). */
+    step_record(t, col, nb, failed, at, m, block, blocks, status, logdet_part, lid, g == 0);
+    const ulong i0 = (ulong)at + nb + (ulong)g * NB;
+    if (failed || i0 >= rows) return; /* the whole group: no barrier is left waiting */
+    step_invert(t, dinv, sa, nb, lid);
+    step_panel(M, lda, at, nb, rows, i0, t, sa, pt, want_pt, m);
+}
+
 /* The last potrf_step's L11 (nb rows) from l11 into place at `at`. */
 __kernel void potrf_put_block(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb,
                               __global const REAL *l11)
@@ -344,6 +441,70 @@ __kernel void potrf_put_block(__global REAL *a, ulong off, ulong step, uint lda,
         a[off + m * step + (ulong)(at + r) * lda + at + c] = l11[(ulong)m * NB * NB + e];
 }
 
+/* The look-ahead design (src/linalg/cholesky.c): each diagonal block is factored by one group
+ * as soon as its last update is done, inside the update's own launch (potrf_update_ahead), so
+ * that the block's long serial chain overlaps the rest of that update instead of following it;
+ * the next launch then only forms the panel from the block's inverse (potrf_panel_ahead). */
+
+/* The block in t (nb rows at `at` of M, block number `block`) factored, L11 written in place
+ * (no other group of the launch reads there), its logdet part and status recorded, and
+ * inv(L11)^T (NB x NB, zeros below) to linv for the panel's launch; by the whole group. */
+static void ahead_block(__global REAL *M, uint lda, uint at, uint nb, __local REAL (*t)[NB + 1],
+                        __local REAL *col, __local REAL *dinv, __local REAL (*w)[STEP_K + 1],
+                        __local int *bad, uint m,
+                        uint block, uint blocks, __global int *status,
+                        __global REAL *logdet_part, __global REAL *linv, uint lid)
+{
+    __global REAL *D = M + (ulong)at * lda + at;
+    const int failed = step_factor(t, col, bad, nb, lid);
+    for (uint e = lid; e < NB * NB; e += STEP_ITEMS) {
+        const uint r = e / NB, c = e % NB;
+        if (c <= r && r < nb) D[(ulong)r * lda + c] = t[r][c];
+    }
+    step_record(t, col, nb, failed, at, m, block, blocks, status, logdet_part, lid, true);
+    /* A failed block still gives the panel numbers (meaningless, as the status says). */
+    step_invert(t, dinv, w, nb, lid);
+    barrier(CLK_LOCAL_MEM_FENCE);
+    __global REAL *keep = linv + (ulong)m * NB * NB;
+    for (uint e = lid; e < NB * NB; e += STEP_ITEMS) keep[e] = t[e / NB][e % NB];
+}
+
+/* The first diagonal block of the look-ahead design (at 0, no update before it): a group a
+ * matrix (group (0, m)). */
+__kernel __attribute__((reqd_work_group_size(STEP_ITEMS, 1, 1))) void
+potrf_factor_first(__global REAL *a, ulong off, ulong step, uint lda, uint nb, uint blocks,
+                   __global int *status, __global REAL *logdet_part, __global REAL *linv)
+{
+    __local REAL t[NB][NB + 1];
+    __local REAL col[NB], dinv[NB];
+    __local REAL w[3 * INV_B][STEP_K + 1];
+    __local int bad;
+    const uint lid = get_local_id(0), m = get_group_id(1);
+    __global REAL *M = a + off + m * step;
+    for (uint e = lid; e < NB * NB; e += STEP_ITEMS) {
+        const uint r = e / NB, c = e % NB;
+        t[r][c] = c <= r && r < nb ? M[(ulong)r * lda + c] : 0;
+    }
+    ahead_block(M, lda, 0, nb, t, col, dinv, w, &bad, m, 0, blocks, status, logdet_part, linv,
+                lid);
+}
+
+/* The panel below the block at `at` (nb columns, rows [at + nb, rows)) as A21 inv(L11)^T, with
+ * inv(L11)^T from linv (ahead_block's): group (g, m) its 64 rows from at + nb + 64 g. */
+__kernel __attribute__((reqd_work_group_size(STEP_ITEMS, 1, 1))) void
+potrf_panel_ahead(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb, uint rows,
+                  __global const REAL *linv)
+{
+    __local REAL t[NB][NB + 1];
+    __local REAL sa[NB][STEP_K + 1];
+    const uint lid = get_local_id(0), g = get_group_id(0), m = get_group_id(1);
+    __global const REAL *keep = linv + (ulong)m * NB * NB;
+    for (uint e = lid; e < NB * NB; e += STEP_ITEMS) t[e / NB][e % NB] = keep[e];
+    const ulong i0 = (ulong)at + nb + (ulong)g * NB;
+    if (i0 >= rows) return; /* the whole group: no barrier is left waiting */
+    step_panel(a + off + m * step, lda, at, nb, rows, i0, t, sa, (__global REAL *)0, 0, m);
+}
+
 /* Tile of the trailing update a work-group computes (SYRK_TILE x SYRK_TILE elements, each of
  * its 16 x 16 items SYRK_TILE / 16 squared of them, in registers) and the panel's columns
  * staged in local memory at a time. */
@@ -351,22 +512,14 @@ __kernel void potrf_put_block(__global REAL *a, ulong off, ulong step, uint lda,
 #define SYRK_K 16
 #define SYRK_R (SYRK_TILE / 16)
 
-/* The trailing update after the panel at `at` (nb columns): A22 -= A21 A21^T on the lower
- * triangle, rows [at + nb, rows), columns [at + nb, cols) (cols <= rows: rows past cols are
- * extra right-hand sides carried along, whose own corner is not needed). Work-group (x, y)
- * the tile of columns x and rows y; tiles above the diagonal leave at once. */
-__kernel __attribute__((reqd_work_group_size(16, 16, 1))) void
-potrf_update(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb, uint rows,
-             uint cols)
+/* One tile of the trailing update after the panel at `at` (nb columns): acc = the tile's part
+ * of A21 A21^T, rows from i0, columns from j0 (rows past `rows` read as zeros), item (lx, ly)
+ * the elements (ly + 16 p, lx + 16 q), the panel's columns staged in pi and pj. */
+static void update_tile(__global const REAL *M, uint lda, uint at, uint nb, uint rows, uint i0,
+                        uint j0, __local REAL (*pi)[SYRK_K + 1], __local REAL (*pj)[SYRK_K + 1],
+                        REAL acc[SYRK_R][SYRK_R], uint lx, uint ly)
 {
-    const uint tj = get_group_id(0), ti = get_group_id(1);
-    if (tj > ti) return; /* the whole group: no barrier is left waiting */
-    const uint start = at + nb, i0 = start + ti * SYRK_TILE, j0 = start + tj * SYRK_TILE;
-    if (j0 >= cols) return;
-    const uint lx = get_local_id(0), ly = get_local_id(1), lid = ly * 16 + lx;
-    __global REAL *M = a + off + get_group_id(2) * step;
-    __local REAL pi[SYRK_TILE][SYRK_K + 1], pj[SYRK_TILE][SYRK_K + 1];
-    REAL acc[SYRK_R][SYRK_R];
+    const uint lid = ly * 16 + lx;
     for (int p = 0; p < SYRK_R; p++)
         for (int q = 0; q < SYRK_R; q++) acc[p][q] = 0;
     for (uint k0 = 0; k0 < nb; k0 += SYRK_K) {
@@ -389,12 +542,85 @@ potrf_update(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb
         }
         barrier(CLK_LOCAL_MEM_FENCE);
     }
+}
+
+/* The tile's elements subtracted from M on the lower triangle, within rows and cols. */
+static void update_write(__global REAL *M, uint lda, uint rows, uint cols, uint i0, uint j0,
+                         REAL acc[SYRK_R][SYRK_R], uint lx, uint ly)
+{
     for (int p = 0; p < SYRK_R; p++)
         for (int q = 0; q < SYRK_R; q++) {
             const uint i = i0 + ly + 16 * p, j = j0 + lx + 16 * q;
             if (i < rows && j < cols && j <= i) M[(ulong)i * lda + j] -= acc[p][q];
         }
 }
+
+/* The trailing update after the panel at `at` (nb columns): A22 -= A21 A21^T on the lower
+ * triangle, rows [at + nb, rows), columns [at + nb, cols) (cols <= rows: rows past cols are
+ * extra right-hand sides carried along, whose own corner is not needed). Work-group (x, y)
+ * the tile of columns x and rows y; tiles above the diagonal leave at once. */
+__kernel __attribute__((reqd_work_group_size(16, 16, 1))) void
+potrf_update(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb, uint rows,
+             uint cols)
+{
+    const uint tj = get_group_id(0), ti = get_group_id(1);
+    if (tj > ti) return; /* the whole group: no barrier is left waiting */
+    const uint start = at + nb, i0 = start + ti * SYRK_TILE, j0 = start + tj * SYRK_TILE;
+    if (j0 >= cols) return;
+    const uint lx = get_local_id(0), ly = get_local_id(1);
+    __global REAL *M = a + off + get_group_id(2) * step;
+    __local REAL pi[SYRK_TILE][SYRK_K + 1], pj[SYRK_TILE][SYRK_K + 1];
+    REAL acc[SYRK_R][SYRK_R];
+    update_tile(M, lda, at, nb, rows, i0, j0, pi, pj, acc, lx, ly);
+    update_write(M, lda, rows, cols, i0, j0, acc, lx, ly);
+}
+
+#if SYRK_TILE == NB
+/* potrf_update for the look-ahead design: a group of 256 items in one dimension (group (x, y,
+ * m) the tile of columns x and rows y of matrix m), and the first tile, the next diagonal block
+ * (`block`, nb2 = min(NB, cols - start) rows), is not written back but factored at once by its
+ * group (ahead_block), which the launch's earliest groups are: its serial chain then runs
+ * beside the other tiles. Rows of that tile past cols (extra right-hand sides) are written as
+ * any tile's. */
+__kernel __attribute__((reqd_work_group_size(STEP_ITEMS, 1, 1))) void
+potrf_update_ahead(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb,
+                   uint rows, uint cols, uint block, uint blocks, __global int *status,
+                   __global REAL *logdet_part, __global REAL *linv)
+{
+    const uint tj = get_group_id(0), ti = get_group_id(1), m = get_group_id(2);
+    if (tj > ti) return; /* the whole group: no barrier is left waiting */
+    const uint start = at + nb, i0 = start + ti * SYRK_TILE, j0 = start + tj * SYRK_TILE;
+    if (j0 >= cols) return;
+    const uint lid = get_local_id(0), lx = lid % 16, ly = lid / 16;
+    __global REAL *M = a + off + m * step;
+    /* The tile's staging, then the block being factored: one array for both. */
+    __local REAL t[NB][NB + 1];
+    __local REAL col[NB], dinv[NB];
+    __local REAL w[3 * INV_B][STEP_K + 1];
+    __local int bad;
+    __local REAL(*pi)[SYRK_K + 1] = (__local REAL(*)[SYRK_K + 1]) & t[0][0];
+    __local REAL(*pj)[SYRK_K + 1] = pi + SYRK_TILE;
+    REAL acc[SYRK_R][SYRK_R];
+    update_tile(M, lda, at, nb, rows, i0, j0, pi, pj, acc, lx, ly);
+    if (ti != 0) {
+        update_write(M, lda, rows, cols, i0, j0, acc, lx, ly);
+        return;
+    }
+    const uint nb2 = min(cols - start, (uint)NB);
+    for (int p = 0; p < SYRK_R; p++)
+        for (int q = 0; q < SYRK_R; q++) {
+            const uint r = ly + 16 * p, c = lx + 16 * q, i = i0 + r, j = j0 + c;
+            if (r < nb2)
+                t[r][c] = c <= r ? M[(ulong)i * lda + j] - acc[p][q] : 0;
+            else {
+                t[r][c] = 0;
+                if (i < rows && j < cols && j <= i) M[(ulong)i * lda + j] -= acc[p][q];
+            }
+        }
+    ahead_block(M, lda, start, nb2, t, col, dinv, w, &bad, m, block, blocks, status,
+                logdet_part, linv, lid);
+}
+#endif
 
 /* Columns of the trailing update a potrf_update_rows work-item computes. */
 #define ROW_CHUNK 64

@@ -23,7 +23,7 @@ static const char *const regress_products[] = {"auto", "pairs", "rows", NULL};
 static const char *const kmeans_assign[] = {"auto", "direct", "tiled", "gemm", "serial", NULL};
 static const char *const kmeans_sums[] = {"auto", "groups", "serial", NULL};
 static const char *const potrf_updates[] = {"auto", "tiles", "rows", NULL};
-static const char *const potrf_steps[] = {"auto", "solve", "inverse", NULL};
+static const char *const potrf_steps[] = {"auto", "solve", "inverse", "ahead", NULL};
 static const char *const eigen_places[] = {"auto", "device", "host", NULL};
 static const char *const column_methods[] = {"auto",     "radix",   "registers",
                                              "streamed", "bracket", NULL};
@@ -184,12 +184,14 @@ static const struct param params[PARAMS] = {
      * piece of row over the transposed panel on CPU devices, where the tiles ran about 5 times
      * slower (RESULTS "Gaussian processes (issue 23): our own blocked Cholesky"). */
     [P_LINALG_POTRF_UPDATE] = {"linalg.potrf_update", ALL(0), 2, potrf_updates},
-    /* The blocked Cholesky's diagonal block and panel (src/linalg/cholesky.c), auto: one
-     * launch a step on GPUs (each group factors the block and inverts it in local memory, its
-     * panel rows a product with the inverse), whose two serial kernels a step took 14 of 17 ms
-     * at n = 4064 on the H100 (RESULTS "where the large deviance's time goes"); the block,
-     * then the panel by substitution a row an item on CPU devices. */
-    [P_LINALG_POTRF_STEP] = {"linalg.potrf_step", GPUS_CPU(2, 1), 2, potrf_steps},
+    /* The blocked Cholesky's diagonal block and panel (src/linalg/cholesky.c), auto: ahead
+     * (3) on GPUs, each block factored and inverted in local memory by the first group of the
+     * update launch before it, beside the other tiles, the panel a product with the inverse in
+     * a launch of its own (kernels 5.6 ms at n = 4064 on the H100 against inverse's 7.7:
+     * RESULTS "issue 23j"); inverse (2) is the same block and panel in one launch after the
+     * update, the same bits; on CPU devices the block, then the panel by substitution a row
+     * an item (solve, 1), whose serial loops PoCL runs faster than the group's barriers. */
+    [P_LINALG_POTRF_STEP] = {"linalg.potrf_step", GPUS_CPU(3, 1), 3, potrf_steps},
     /* Where the extreme eigenvalues' tridiagonal reduction runs (src/linalg/extremes.c), auto:
      * on the host for CPU devices, where PoCL's build of the kernel ran about 3 times slower
      * than the host's loop (RESULTS "the nugget rule's eigenvalues"), on the device elsewhere. */

@@ -77,7 +77,7 @@ static int build(struct gp_job *job, cl_mem thetas, size_t count, size_t mat_ste
 {
     clstats_ctx *ctx = job->ctx;
     const size_t n = job->n;
-    const cl_uint n32 = (cl_uint)n;
+    const cl_uint n32 = (cl_uint)n, full = isnan(job->model.nugget);
     const cl_ulong step = mat_step;
     cl_kernel k;
     cl_mem dbuf = NULL, table;
@@ -93,6 +93,7 @@ static int build(struct gp_job *job, cl_mem thetas, size_t count, size_t mat_ste
     CL_ARG(k, 2, thetas);
     CL_ARG(k, 3, r);
     CL_ARG(k, 4, step);
+    CL_ARG(k, 5, full);
     const size_t global[3] = {n, n, count};
     status = clstats__launch(ctx, k, 3, NULL, global, NULL, "gp corr_matrix");
     if (status != CLSTATS_OK) goto fail;
@@ -184,7 +185,9 @@ static int eval_many(struct gp_job *job, const double *beta, size_t count,
     CL_ARG(k, 5, parts);
     CL_ARG(k, 6, b32);
     CL_ARG(k, 7, res);
-    status = clstats__launch(ctx, k, 1, NULL, &count, NULL, "gp deviance_sums");
+    /* A work-group of 64 a matrix (kernels/gp/gp.cl SUM_ITEMS). */
+    const size_t sum_local = 64, sum_global = count * sum_local;
+    status = clstats__launch(ctx, k, 1, NULL, &sum_global, &sum_local, "gp deviance_sums");
     if (status == CLSTATS_OK)
         status = clstats__cl_check(ctx, clEnqueueReadBuffer(ctx->queue, info, CL_FALSE, 0,
                                                             count * sizeof *bad, bad, 0, NULL,

@@ -3,8 +3,9 @@
  * matrix blocked right-looking as clMAGMA does it, in our own kernels: each diagonal block
  * factored by one work-group, the panel below it solved against it, the trailing matrix
  * updated, no host work between the launches (CLBlast's TRSM and SYRK cost tens of launches,
- * temporary buffers and host work a call: bench/RESULTS.md, issue 23). On GPUs the block and
- * panel are one launch (potrf_step), two launches a block; on CPU devices three. */
+ * temporary buffers and host work a call: bench/RESULTS.md, issue 23). On GPUs by look-ahead,
+ * two launches a block (potrf_ahead: each block factored inside the update launch before it,
+ * then its panel); on CPU devices three. */
 #include "linalg_internal.h"
 
 #include <math.h>
@@ -23,6 +24,9 @@
 /* linalg.potrf_step's value for the one-launch step, and that launch's work-group
  * (kernels/linalg/cholesky.cl STEP_ITEMS). */
 #define STEP_INVERSE 2
+/* ... and for the look-ahead design: each diagonal block factored inside the update launch
+ * before it, the panel a launch of its own. */
+#define STEP_AHEAD 3
 #define STEP_ITEMS 256
 #define ROW_CHUNK 64
 /* lauum's tile (kernels/linalg/cholesky.cl WIDE_TILE). */
@@ -157,20 +161,30 @@ fail:
     return status;
 }
 
+/* The two kernels of a GPU design's step (k[0] named first, k[1] second) and its scratch of
+ * one NB x NB block a matrix (`what`). */
+static int step_kernels(clstats_ctx *ctx, cl_program prog, const char *first, const char *second,
+                        cl_kernel k[2], const char *what, size_t count, size_t es, cl_mem *block)
+{
+    int status = clstats__kernel(ctx, prog, first, &k[0]);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, second, &k[1]);
+    if (status == CLSTATS_OK)
+        status = clstats__scratch(ctx, what, count * BLOCK * BLOCK * es, block);
+    return status;
+}
+
 /* potrf_many by potrf_step, the block and panel in one launch a step (GPUs), then the update;
  * the last block's L11 put in place at the end (kernels/linalg/cholesky.cl says why). */
 static int potrf_fused(clstats_ctx *ctx, cl_program prog, cl_kernel ku, bool by_rows,
                        struct clstats__mat a, size_t step, size_t n, size_t extra, size_t count,
                        cl_mem info, cl_mem parts, cl_mem pt, size_t es)
 {
-    cl_kernel ks, kput;
+    cl_kernel two[2];
     cl_mem l11;
     const size_t blocks = clstats__potrf_blocks(n), rows = n + extra;
-    int status = clstats__kernel(ctx, prog, "potrf_step", &ks);
-    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_put_block", &kput);
-    if (status == CLSTATS_OK)
-        status = clstats__scratch(ctx, "linalg.l11", count * BLOCK * BLOCK * es, &l11);
-    cl_kernel all[3] = {ks, kput, ku};
+    int status = step_kernels(ctx, prog, "potrf_step", "potrf_put_block", two, "linalg.l11", count,
+                              es, &l11);
+    cl_kernel ks = two[0], kput = two[1], all[3] = {ks, kput, ku};
     if (status == CLSTATS_OK)
         status = start_factor(ctx, all, a, step, n, rows, count, info, by_rows, pt);
     if (status != CLSTATS_OK) return status;
@@ -209,6 +223,61 @@ fail:
     return status;
 }
 
+/* potrf_many by look-ahead (GPUs): the first block factored alone, then per step the panel
+ * from the block's inverse and the update, whose first group factors the next block
+ * (kernels/linalg/cholesky.cl potrf_update_ahead); the queue flushed after each step, so the
+ * device starts on the first steps while the host enqueues the rest. */
+static int potrf_ahead(clstats_ctx *ctx, cl_program prog, struct clstats__mat a, size_t step,
+                       size_t n, size_t extra, size_t count, cl_mem info, cl_mem parts,
+                       size_t es)
+{
+    cl_kernel two[2], ku;
+    cl_mem linv;
+    const size_t blocks = clstats__potrf_blocks(n), rows = n + extra;
+    int status = step_kernels(ctx, prog, "potrf_factor_first", "potrf_panel_ahead", two,
+                              "linalg.linv", count, es, &linv);
+    if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, "potrf_update_ahead", &ku);
+    /* start_factor's arguments 6-7 of the update (rows, cols) hold for potrf_update_ahead. */
+    cl_kernel kf = two[0], kp = two[1], all[3] = {kf, kp, ku};
+    if (status == CLSTATS_OK)
+        status = start_factor(ctx, all, a, step, n, rows, count, info, false, NULL);
+    if (status != CLSTATS_OK) return status;
+    const cl_uint rows32 = (cl_uint)rows, blocks32 = (cl_uint)blocks,
+                  nb0 = (cl_uint)(n < BLOCK ? n : BLOCK);
+    CL_ARG(kf, 4, nb0);
+    CL_ARG(kf, 5, blocks32);
+    CL_ARG(kf, 6, info);
+    CL_ARG(kf, 7, parts);
+    CL_ARG(kf, 8, linv);
+    CL_ARG(kp, 6, rows32);
+    CL_ARG(kp, 7, linv);
+    CL_ARG(ku, 9, blocks32);
+    CL_ARG(ku, 10, info);
+    CL_ARG(ku, 11, parts);
+    CL_ARG(ku, 12, linv);
+    const size_t gf[2] = {STEP_ITEMS, count}, ls[3] = {STEP_ITEMS, 1, 1};
+    status = clstats__launch(ctx, kf, 2, NULL, gf, ls, "potrf_factor_first");
+    for (size_t b = 0; b < blocks && status == CLSTATS_OK; b++) {
+        const size_t at = b * BLOCK, nb = n - at < BLOCK ? n - at : BLOCK, below = rows - at - nb;
+        if (below == 0) break;
+        const cl_uint at32 = (cl_uint)at, nb32 = (cl_uint)nb, next = (cl_uint)(b + 1);
+        CL_ARG(kp, 4, at32);
+        CL_ARG(kp, 5, nb32);
+        const size_t tiles = (below + BLOCK - 1) / BLOCK;
+        const size_t gp[2] = {tiles * STEP_ITEMS, count};
+        status = clstats__launch(ctx, kp, 2, NULL, gp, ls, "potrf_panel_ahead");
+        if (status != CLSTATS_OK || at + nb >= n) break;
+        CL_ARG(ku, 4, at32);
+        CL_ARG(ku, 5, nb32);
+        CL_ARG(ku, 8, next);
+        const size_t gu[3] = {tiles * STEP_ITEMS, tiles, count};
+        status = clstats__launch(ctx, ku, 3, NULL, gu, ls, "potrf_update_ahead");
+        if (status == CLSTATS_OK) CL_TRY(ctx, clFlush(ctx->queue), "clFlush(potrf)");
+    }
+fail:
+    return status;
+}
+
 int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t step,
                         size_t n, size_t extra, size_t count, cl_mem info, cl_mem parts)
 {
@@ -221,9 +290,11 @@ int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_
         update == UPDATE_ROWS || (update == AUTO && ctx->device_class == CLASS_CPU);
     const char *update_name = by_rows ? "potrf_update_rows" : "potrf_update";
     const long design = clstats__tuned(ctx, P_LINALG_POTRF_STEP);
-    const bool fused =
-        design == STEP_INVERSE || (design == AUTO && ctx->device_class != CLASS_CPU);
+    const bool ahead = design == STEP_AHEAD || (design == AUTO && ctx->device_class != CLASS_CPU);
+    const bool fused = design == STEP_INVERSE;
     int status = program(ctx, f64, &prog);
+    if (status == CLSTATS_OK && ahead)
+        return potrf_ahead(ctx, prog, a, step, n, extra, count, info, parts, es);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, update_name, &ku);
     if (status == CLSTATS_OK)
         status = clstats__scratch(ctx, "linalg.panel", count * BLOCK * rows * es, &pt);

@@ -68,8 +68,8 @@ int clstats__potrf(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t n, 
 /* The same for `count` matrices at once (matrix m at a.off + m step, each with its extra
  * rows), enqueued only: info (count int32, device) gets each matrix's first bad pivot + 1 or
  * 0, parts (count x clstats__potrf_blocks(n) of the dtype, device) the log determinants of its
- * diagonal blocks, to be summed in block order. Launches: three a 64-row block step, for all
- * the matrices together. */
+ * diagonal blocks, to be summed in block order. Launches: two (GPUs) or three (CPU devices) a
+ * 64-row block step, for all the matrices together. */
 int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t step,
                         size_t n, size_t extra, size_t count, cl_mem info, cl_mem parts);
 size_t clstats__potrf_blocks(size_t n);
