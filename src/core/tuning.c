@@ -18,7 +18,7 @@ struct param {
 };
 
 static const char *const switches[] = {"auto", "off", "on", NULL};
-static const char *const filter_paths[] = {"auto", "sorted", "bisect", "binned", "rank", "runs", NULL};
+static const char *const filter_paths[] = {"auto", "sorted", "bisect", "binned", "rank", "runs", "bracket", NULL};
 static const char *const regress_products[] = {"auto", "pairs", "rows", NULL};
 static const char *const kmeans_assign[] = {"auto", "direct", "tiled", "gemm", "serial", NULL};
 static const char *const kmeans_sums[] = {"auto", "groups", "serial", NULL};
@@ -44,8 +44,8 @@ static const struct param params[PARAMS] = {
      * (RESULTS "... median/MAD filter: large windows on the H100 and PoCL (issue 20)"); the
      * sorted design's group shape is the first of its list that fits local memory (auto);
      * shape_px is also the runs design's output rows a work-item, shape_tx the rank design's
-     * tile side. */
-    [P_FILTER_PATH] = {"filter.path", ALL(0), 5, filter_paths},
+     * tile side and the bracket design's list capacity. */
+    [P_FILTER_PATH] = {"filter.path", ALL(0), 6, filter_paths},
     [P_FILTER_SHAPE_TX] = {"filter.shape_tx", ALL(0), 1024, NULL},
     [P_FILTER_SHAPE_TY] = {"filter.shape_ty", ALL(0), 1024, NULL},
     [P_FILTER_SHAPE_PX] = {"filter.shape_px", ALL(0), 64, NULL},
