@@ -177,9 +177,11 @@ static size_t bracket_local_bytes(struct rect r, int py, int cap, int sample)
 
 /* The bracket design (median only): work-groups of 32 x 8 work-items over tiles of 32 x 32
  * outputs; the largest list (a power of two up to 4096) and sample (1024, or 512 where local
- * memory is short) that fit. filter.shape_tx forces the list's capacity (tests make it small
- * so that brackets overflow and miss). Its counts are 16-bit: windows of at most 65535 cells. */
-static bool plan_bracket(const clstats_ctx *ctx, struct rect r, struct filter_plan *plan)
+ * memory is short) that fit. Where filter.path forces the design, filter.shape_tx forces the
+ * list's capacity (tests make it small so that brackets overflow and miss). Its counts are
+ * 16-bit: windows of at most 65535 cells. */
+static bool plan_bracket(const clstats_ctx *ctx, struct rect r, bool forced,
+                         struct filter_plan *plan)
 {
     const int py = 4;
     if ((long)r.wx * r.wy > 65535 || ctx->max_work_group < 256) return false;
@@ -189,10 +191,10 @@ static bool plan_bracket(const clstats_ctx *ctx, struct rect r, struct filter_pl
         sample /= 2;
     while (cap > 1024 && bracket_local_bytes(r, py, cap, sample) > budget)
         cap /= 2;
-    const long forced = clstats__tuned(ctx, P_FILTER_SHAPE_TX);
-    if (forced > 0) {
+    const long forced_cap = forced ? clstats__tuned(ctx, P_FILTER_SHAPE_TX) : 0;
+    if (forced_cap > 0) {
         cap = 1;
-        while (cap * 2 <= forced && cap < 4096)
+        while (cap * 2 <= forced_cap && cap < 4096)
             cap *= 2;
     }
     if (bracket_local_bytes(r, py, cap, sample) > budget) return false;
@@ -227,7 +229,7 @@ static int plan_filter(clstats_ctx *ctx, struct rect r, bool want_mad, struct fi
     const bool wide = r.wx >= BRACKET_FROM || r.wy >= BRACKET_FROM;
     long want = forced ? forced : !ctx->is_cpu && wide && !want_mad ? FILTER_BRACKET : fallback;
     if (want == FILTER_BRACKET) {
-        if (!want_mad && plan_bracket(ctx, r, plan)) return CLSTATS_OK;
+        if (!want_mad && plan_bracket(ctx, r, forced == FILTER_BRACKET, plan)) return CLSTATS_OK;
         want = fallback;
     }
 
@@ -568,7 +570,7 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
                "clSetKernelArg");
         CL_TRY(ctx, clSetKernelArg(kernel, 12, 8 * (size_t)plan.cap, NULL), "clSetKernelArg");
         CL_TRY(ctx, clSetKernelArg(kernel, 13, 8 * (size_t)plan.sample, NULL), "clSetKernelArg");
-        work = plan.cap / 4;
+        work = plan.cap / 4 + 64;
     }
 
     long band = WORK_PER_LAUNCH / ((long)gx * work);
