@@ -18,7 +18,8 @@ static const enum clstats_boundary all_modes[] = {CLSTATS_BOUNDARY_REFLECT, CLST
 static const char *const rule_name[] = {"mean", "lower", "upper"};
 
 /* The median map alone (the design's one map) from the device and from the reference; returns
- * the mismatching pixels. */
+ * the mismatching pixels. BRACKET_TRACE in the environment names each case before its call (a
+ * crash then says where). */
 static size_t median_case(size_t nx, size_t ny, const struct clstats_filter_params *p,
                           enum fill kind, double nan_frac, uint64_t seed)
 {

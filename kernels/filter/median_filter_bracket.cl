@@ -69,9 +69,9 @@ inline ulong element_at(__global const float *img, long stride, __global const i
         __global const int *rowmap, float cval, int x0, int y0
 #define SOURCE_PASS img, stride, colmap, rowmap, cval, x0, y0
 
-/* Every pixel of the work-item's column's count of its window's elements below t (out[p] for
- * the pixel PY rows... see below: pixel p is tile row ly + p GY, column lx). Sums wrap at 2^16,
- * and a difference of two is exact: a window holds at most 65535 elements (the host checks). */
+/* For each of the work-item's pixels (pixel p: tile column lx, row ly + p GY), its window's
+ * count of elements below t, into out[p]. Sums wrap at 2^16, and a difference of two is exact:
+ * a window holds at most 65535 elements (the host checks). */
 void box_counts(SOURCE, ulong t, __local ushort *sums, int lid, int lx, int ly, ushort *out)
 {
     for (int uc = lid; uc < UW; uc += GROUP) {
