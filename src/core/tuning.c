@@ -18,7 +18,7 @@ struct param {
 };
 
 static const char *const switches[] = {"auto", "off", "on", NULL};
-static const char *const filter_paths[] = {"auto", "sorted", "bisect", "binned", "rank", "runs", NULL};
+static const char *const filter_paths[] = {"auto", "sorted", "bisect", "binned", "rank", "runs", "bracket", NULL};
 static const char *const regress_products[] = {"auto", "pairs", "rows", NULL};
 static const char *const kmeans_assign[] = {"auto", "direct", "tiled", "gemm", "serial", NULL};
 static const char *const kmeans_sums[] = {"auto", "groups", "serial", NULL};
@@ -41,11 +41,13 @@ static const struct param params[PARAMS] = {
     /* Filter designs: sorted runs on GPUs, rank sets on CPU devices (auto; RESULTS
      * "2026-11-23 — median/MAD filter: sorted column runs on the GPU" and "... on 2 CPU cores:
      * rank design on PoCL"); windows of 36 or more rows or columns on GPUs the runs design
-     * (RESULTS "... median/MAD filter: large windows on the H100 and PoCL (issue 20)"); the
+     * (RESULTS "... median/MAD filter: large windows on the H100 and PoCL (issue 20)"), and for
+     * a median without a MAD from 31 the bracket design (RESULTS "... the bracket design"); the
      * sorted design's group shape is the first of its list that fits local memory (auto);
      * shape_px is also the runs design's output rows a work-item and the rank design's output
-     * rows a sweep, shape_tx the rank design's tile side. */
-    [P_FILTER_PATH] = {"filter.path", ALL(0), 5, filter_paths},
+     * rows a sweep, shape_tx the rank design's tile side and the bracket design's list capacity
+     * (where filter.path forces it). */
+    [P_FILTER_PATH] = {"filter.path", ALL(0), 6, filter_paths},
     [P_FILTER_SHAPE_TX] = {"filter.shape_tx", ALL(0), 1024, NULL},
     [P_FILTER_SHAPE_TY] = {"filter.shape_ty", ALL(0), 1024, NULL},
     [P_FILTER_SHAPE_PX] = {"filter.shape_px", ALL(0), 64, NULL},

@@ -17,7 +17,7 @@ enum clstats__class {
 
 enum clstats__param_id {
     /* filter (src/filter/) */
-    P_FILTER_PATH,     /* design: auto, sorted, bisect, binned, rank, runs */
+    P_FILTER_PATH,     /* design: auto, sorted, bisect, binned, rank, runs, bracket */
     P_FILTER_SHAPE_TX, /* sorted design's work-group: x, y, pixels per work-item (0: auto) */
     P_FILTER_SHAPE_TY,
     P_FILTER_SHAPE_PX,
@@ -93,7 +93,7 @@ enum clstats__param_id {
 /* The choices of the parameters that take names; the value is the name's index. */
 enum { AUTO = 0 };
 enum { SWITCH_OFF = 1, SWITCH_ON = 2 };
-enum { FILTER_SORTED = 1, FILTER_BISECT, FILTER_BINNED, FILTER_RANK, FILTER_RUNS };
+enum { FILTER_SORTED = 1, FILTER_BISECT, FILTER_BINNED, FILTER_RANK, FILTER_RUNS, FILTER_BRACKET };
 enum { COLUMNS_RADIX = 1, COLUMNS_REGISTERS, COLUMNS_STREAMED, COLUMNS_BRACKET };
 
 #endif

@@ -29,11 +29,24 @@
  * counting bisection over a local-memory tile; the binned reference design reading global
  * memory, for any width; on CPU devices, rank sets swept over a sorted tile, one work-item per
  * group; for large windows on GPUs, sorted runs built column by column in global memory. */
-enum filter_path { PATH_SORTED, PATH_BISECT, PATH_BINNED, PATH_RANK, PATH_FOOTPRINT, PATH_RUNS };
+enum filter_path {
+    PATH_SORTED,
+    PATH_BISECT,
+    PATH_BINNED,
+    PATH_RANK,
+    PATH_FOOTPRINT,
+    PATH_RUNS,
+    PATH_BRACKET
+};
 
 /* Above this many rows or columns GPUs take the runs design: the sorted design's segments stop
  * fitting registers and its groups shrink there (bench/RESULTS.md, issue 20). */
 #define RUNS_FROM 36
+
+/* From this many rows or columns GPUs take the bracket design for a median without a MAD: it
+ * measured faster than the sorted design from w = 31 and than the runs design at every w from
+ * 37 to 255 (bench/RESULTS.md, "the bracket design"). */
+#define BRACKET_FROM 31
 
 struct filter_plan {
     enum filter_path path;
@@ -41,6 +54,7 @@ struct filter_plan {
     int tx, ty;    /* bisect, sorted: work-group shape; rank: tile shape */
     int px, py;    /* output pixels per work-item along x and y (rank: a whole tile) */
     int run_group; /* runs: the building pass's work-group */
+    int sample;    /* bracket: the sample's size (cap: the list's capacity) */
     size_t tile_bytes; /* rank: a group's tile in global scratch, 0 for local memory */
     size_t local[2];
     char options[160];
@@ -170,21 +184,71 @@ static bool plan_runs(const clstats_ctx *ctx, struct rect r, struct filter_plan 
     return true;
 }
 
+/* Local memory of the bracket design's group for the window r (kernels/filter/
+ * median_filter_bracket.cl: its sums, list and sample; tiles of 32 x 8 py). */
+static size_t bracket_local_bytes(struct rect r, int py, int cap, int sample)
+{
+    const size_t uw = 32 + (size_t)r.wx - 1;
+    return 2 * (8 * (size_t)py * uw + 256) + 8 * (size_t)cap + 8 * (size_t)sample + 64;
+}
+
+/* The bracket design (median only): work-groups of 32 x 8 work-items over tiles of 32 x 32
+ * outputs; the largest list (a power of two up to 4096) and sample (1024, or 512 where local
+ * memory is short) that fit. Where filter.path forces the design, filter.shape_tx forces the
+ * list's capacity (tests make it small so that brackets overflow and miss). Its counts are
+ * 16-bit: windows of at most 65535 cells. */
+static bool plan_bracket(const clstats_ctx *ctx, struct rect r, bool forced,
+                         struct filter_plan *plan)
+{
+    const int py = 4;
+    if ((long)r.wx * r.wy > 65535 || ctx->max_work_group < 256) return false;
+    const size_t budget = ctx->local_mem > 2048 ? ctx->local_mem - 1024 : ctx->local_mem;
+    int sample = 1024, cap = 4096;
+    while (sample > 512 && bracket_local_bytes(r, py, 1024, sample) > budget)
+        sample /= 2;
+    while (cap > 1024 && bracket_local_bytes(r, py, cap, sample) > budget)
+        cap /= 2;
+    const long forced_cap = forced ? clstats__tuned(ctx, P_FILTER_SHAPE_TX) : 0;
+    if (forced_cap > 0) {
+        cap = 1;
+        while (cap * 2 <= forced_cap && cap < 4096)
+            cap *= 2;
+    }
+    if (bracket_local_bytes(r, py, cap, sample) > budget) return false;
+    plan->path = PATH_BRACKET;
+    plan->tx = 32;
+    plan->px = 1;
+    plan->py = py;
+    plan->cap = cap;
+    plan->sample = sample;
+    plan->local[0] = 32;
+    plan->local[1] = 8;
+    plan->source = "median_filter_bracket.cl";
+    snprintf(plan->options, sizeof plan->options,
+             "-D WX=%d -D WY=%d -D EVEN=%d -D PY=%d -D CAP=%d -D SAMPLE=%d", r.wx, r.wy, r.even,
+             py, cap, sample);
+    return true;
+}
+
 /* Chooses the design and its build options: on GPUs sorted runs where the window is small and
- * the tile fits, the runs design for larger windows, else bisection where its tile fits; rank
+ * the tile fits, the runs design for larger windows (the bracket design for a median alone
+ * there), else bisection where its tile fits; rank
  * on CPU devices, else binned where the rank tile cannot fit (bench/RESULTS.md). The tuning
  * parameter filter.path forces one (tests judge each; a design whose tile cannot fit falls
  * back as the default would). */
-static int plan_filter(clstats_ctx *ctx, struct rect r, struct filter_plan *plan)
+static int plan_filter(clstats_ctx *ctx, struct rect r, bool want_mad, struct filter_plan *plan)
 {
     memset(plan, 0, sizeof *plan);
     plan->px = plan->py = 1;
     const long forced = clstats__tuned(ctx, P_FILTER_PATH);
     const bool large = r.wx >= RUNS_FROM || r.wy >= RUNS_FROM;
-    const long want = forced              ? forced
-                      : ctx->is_cpu       ? FILTER_RANK
-                      : large             ? FILTER_RUNS
-                                          : FILTER_SORTED;
+    const long fallback = ctx->is_cpu ? FILTER_RANK : large ? FILTER_RUNS : FILTER_SORTED;
+    const bool wide = r.wx >= BRACKET_FROM || r.wy >= BRACKET_FROM;
+    long want = forced ? forced : !ctx->is_cpu && wide && !want_mad ? FILTER_BRACKET : fallback;
+    if (want == FILTER_BRACKET) {
+        if (!want_mad && plan_bracket(ctx, r, forced == FILTER_BRACKET, plan)) return CLSTATS_OK;
+        want = fallback;
+    }
 
     if (want == FILTER_RANK && plan_rank(ctx, r, plan)) return CLSTATS_OK;
     if (want == FILTER_RUNS && plan_runs(ctx, r, plan)) return CLSTATS_OK;
@@ -403,7 +467,7 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
     const bool rectangle = win.rectangle && !f64;
     if (rectangle) {
         const struct rect r = {win.width, win.height, (int)p->even};
-        status = plan_filter(ctx, r, &plan);
+        status = plan_filter(ctx, r, mad_out != NULL, &plan);
         if (status != CLSTATS_OK) goto fail;
     } else {
         plan_footprint(f64, &plan);
@@ -514,6 +578,16 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
         CL_TRY(ctx, clSetKernelArg(kernel, 12, sizeof n_cells, &n_cells), "clSetKernelArg");
         CL_TRY(ctx, clSetKernelArg(kernel, 13, sizeof even, &even), "clSetKernelArg");
         work *= f64 ? 16 : 8;
+    }
+    if (plan.path == PATH_BRACKET) {
+        /* Its local arrays (kernels/filter/median_filter_bracket.cl); a pixel costs about its
+         * list's walk, whatever the window. */
+        const size_t uw = (size_t)plan.tx + (size_t)win.width - 1;
+        CL_TRY(ctx, clSetKernelArg(kernel, 11, 2 * (8 * (size_t)plan.py * uw + 256), NULL),
+               "clSetKernelArg");
+        CL_TRY(ctx, clSetKernelArg(kernel, 12, 8 * (size_t)plan.cap, NULL), "clSetKernelArg");
+        CL_TRY(ctx, clSetKernelArg(kernel, 13, 8 * (size_t)plan.sample, NULL), "clSetKernelArg");
+        work = plan.cap / 4 + 64;
     }
 
     long band = WORK_PER_LAUNCH / ((long)gx * work);

@@ -1,0 +1,217 @@
+/* test_filter_bracket.c - the bracket design (kernels/filter/median_filter_bracket.cl, the GPUs'
+ * median for wide windows) against the plain C reference, bit for bit: squares and rectangles
+ * with origins, every boundary mode, NaN and finite cvals, every even rule, on random data with
+ * NaNs, ties, constant regions, infinities, signed zeros and huge values, tiny and odd shapes;
+ * and lists so small that first brackets miss and overflow, so that every round is taken. */
+#include "filter_fills.h"
+#include "reference_filter.h"
+#include "test_util.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const enum clstats_boundary all_modes[] = {CLSTATS_BOUNDARY_REFLECT, CLSTATS_BOUNDARY_MIRROR,
+                                                  CLSTATS_BOUNDARY_NEAREST,
+                                                  CLSTATS_BOUNDARY_CONSTANT, CLSTATS_BOUNDARY_WRAP};
+static const char *const rule_name[] = {"mean", "lower", "upper"};
+
+/* The median map alone (the design's one map) from the device and from the reference; returns
+ * the mismatching pixels. BRACKET_TRACE in the environment names each case before its call (a
+ * crash then says where). */
+static size_t median_case(size_t nx, size_t ny, const struct clstats_filter_params *p,
+                          enum fill kind, double nan_frac, uint64_t seed)
+{
+    const size_t stride = nx + 2;
+    float *img = malloc(stride * ny * sizeof *img);
+    float *med = malloc(nx * ny * sizeof *med), *ref = malloc(nx * ny * sizeof *ref);
+    ck_assert(img && med && ref);
+    fill_image(img, nx, ny, stride, kind, nan_frac, seed);
+    if (getenv("BRACKET_TRACE"))
+        fprintf(stderr, "case %zux%zu %dx%d %s seed=%llu\n", nx, ny, p->width, p->height,
+                fill_name[kind], (unsigned long long)seed);
+    const int status = clstats_median_filter(test_ctx(), img, nx, ny, stride, p, med, NULL);
+    ck_assert_msg(status == CLSTATS_OK, "%s: %s", clstats_strerror(status),
+                  clstats_ctx_message(test_ctx()));
+    ck_assert_int_eq(reference_median_filter(img, nx, ny, stride, p, ref, NULL), 0);
+    char what[200];
+    snprintf(what, sizeof what, "%zux%zu %dx%d at (%d,%d) %s cval %g %s %s seed=%llu median", nx,
+             ny, p->width, p->height, p->origin_x, p->origin_y,
+             clstats_boundary_name(p->boundary), (double)p->cval, fill_name[kind],
+             rule_name[p->even], (unsigned long long)seed);
+    const size_t bad = test_compare_bits(med, ref, nx * ny, nx, what);
+    free(img), free(med), free(ref);
+    return bad;
+}
+
+/* Odd shapes (single rows and columns, smaller and larger than a 32 x 32 tile, several tiles)
+ * at the widths the design serves, and small ones; every fill, mode and rule. */
+START_TEST(bracket_design_matches_reference)
+{
+    static const size_t shapes[][2] = {{1, 1}, {1, 40}, {45, 1}, {3, 2},
+                                       {33, 31}, {70, 41}, {29, 67}};
+    static const int widths[] = {1, 11, 37, 101, 255};
+    size_t bad = 0;
+    uint64_t seed = test_seed() + 11000;
+    test_tune("filter.path", "bracket");
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
+            /* The reference sorts every window: the larger images only with smaller ones. */
+            if (shapes[s][0] * shapes[s][1] > 1000 && widths[wi] > 51) continue;
+            const size_t c = s * 5 + wi;
+            const struct clstats_filter_params p = {.width = widths[wi],
+                                                    .boundary = all_modes[c % 5],
+                                                    .cval = c % 2 ? NAN : -1.0f,
+                                                    .even = (enum clstats_even)(c % 3)};
+            bad += median_case(shapes[s][0], shapes[s][1], &p,
+                               (enum fill)(c % (FILL_SCALE_STEPS + 1)), 0.1, seed++);
+        }
+    test_tune("filter.path", NULL);
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
+/* Rectangles, tall and wide, with origins, under every rule. */
+START_TEST(bracket_design_serves_rectangles_and_origins)
+{
+    static const int shapes[][4] = {/* width, height, origin x, y */
+                                    {101, 37, 20, -5}, {37, 151, -3, 40}, {64, 2, 0, 0},
+                                    {2, 200, 0, -99},  {255, 40, 0, 0},   {40, 255, 7, 3},
+                                    {36, 1, 0, 0},     {1, 36, 0, 0}};
+    size_t bad = 0;
+    uint64_t seed = test_seed() + 11500;
+    test_tune("filter.path", "bracket");
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const struct clstats_filter_params p = {.width = shapes[s][0],
+                                                .height = shapes[s][1],
+                                                .origin_x = shapes[s][2],
+                                                .origin_y = shapes[s][3],
+                                                .boundary = all_modes[s % 5],
+                                                .cval = s % 2 ? NAN : 0.5f,
+                                                .even = (enum clstats_even)(s % 3)};
+        bad += median_case(s % 2 ? 17 : 37, s % 2 ? 23 : 11, &p, (enum fill)(s * 3 % 11), 0.1,
+                           seed++);
+    }
+    test_tune("filter.path", NULL);
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
+/* Lists of 1 to 64 elements (filter.shape_tx): the first bracket overflows and is halved, in
+ * element order even where every key ties (constant blocks, integers); most pixels miss it and
+ * take further brackets below and above, where the level jumps (scale steps, huge values,
+ * infinite blocks) and where NaN blocks empty windows. */
+START_TEST(bracket_design_exact_when_brackets_overflow_and_miss)
+{
+    static const char *const caps[] = {"1", "16", "64"};
+    static const enum fill fills[] = {FILL_SCALE_STEPS, FILL_INTEGERS, FILL_CONSTANT,
+                                      FILL_HUGE,        FILL_INFINITE, FILL_NAN_BLOCKS,
+                                      FILL_ZERO_BLOCKS, FILL_NORMAL};
+    static const int widths[] = {3, 37, 63};
+    size_t bad = 0;
+    uint64_t seed = test_seed() + 12000;
+    test_tune("filter.path", "bracket");
+    for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
+        test_tune("filter.shape_tx", caps[c]);
+        for (size_t f = 0; f < sizeof fills / sizeof fills[0]; f++) {
+            const size_t i = c * 8 + f;
+            const struct clstats_filter_params p = {.width = widths[i % 3],
+                                                    .height = widths[(i + 1) % 3],
+                                                    .boundary = all_modes[i % 5],
+                                                    .cval = i % 2 ? NAN : 3.0f,
+                                                    .even = (enum clstats_even)(i % 3)};
+            bad += median_case(c == 0 ? 21 : 45, c == 0 ? 19 : 38, &p, fills[f], 0.05, seed++);
+        }
+    }
+    test_tune("filter.shape_tx", NULL);
+    test_tune("filter.path", NULL);
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
+/* Asked for a MAD too, the forced design gives way to the one the device would take: both maps
+ * exact. */
+START_TEST(bracket_design_gives_way_where_a_mad_is_wanted)
+{
+    const size_t nx = 40, ny = 33, n = nx * ny;
+    float *img = malloc(n * sizeof *img), *med = malloc(n * sizeof *med),
+          *mad = malloc(n * sizeof *mad), *ref_med = malloc(n * sizeof *med),
+          *ref_mad = malloc(n * sizeof *mad);
+    ck_assert(img && med && mad && ref_med && ref_mad);
+    fill_image(img, nx, ny, nx, FILL_NORMAL, 0.1, test_seed() + 12500);
+    const struct clstats_filter_params p = {.width = 41, .boundary = CLSTATS_BOUNDARY_REFLECT};
+    test_tune("filter.path", "bracket");
+    const int status = clstats_median_filter(test_ctx(), img, nx, ny, nx, &p, med, mad);
+    test_tune("filter.path", NULL);
+    ck_assert_int_eq(status, CLSTATS_OK);
+    ck_assert_int_eq(reference_median_filter(img, nx, ny, nx, &p, ref_med, ref_mad), 0);
+    ck_assert_uint_eq(test_compare_bits(med, ref_med, n, nx, "median"), 0);
+    ck_assert_uint_eq(test_compare_bits(mad, ref_mad, n, nx, "MAD"), 0);
+    free(img), free(med), free(mad), free(ref_med), free(ref_mad);
+}
+END_TEST
+
+/* The whole public path: the device's own choice for a median-only call at a wide window, a
+ * strip at a time through the band entry point, against the reference. */
+START_TEST(median_only_calls_at_wide_windows_match_reference)
+{
+    const size_t nx = 50, ny = 70, n = nx * ny;
+    const int w = 45;
+    float *img = malloc(n * sizeof *img), *med = malloc(n * sizeof *med),
+          *ref = malloc(n * sizeof *ref);
+    ck_assert(img && med && ref);
+    fill_image(img, nx, ny, nx, FILL_SCALE_STEPS, 0.05, test_seed() + 12600);
+    const struct clstats_filter_params p = {.width = w, .boundary = CLSTATS_BOUNDARY_MIRROR};
+    ck_assert_int_eq(reference_median_filter(img, nx, ny, nx, &p, ref, NULL), 0);
+    for (int forced = 0; forced < 2; forced++) {
+        test_tune("filter.path", forced ? "bracket" : NULL);
+        memset(med, 0, n * sizeof *med);
+        ck_assert_int_eq(clstats_median_filter(test_ctx(), img, nx, ny, nx, &p, med, NULL),
+                         CLSTATS_OK);
+        ck_assert_uint_eq(test_compare_bits(med, ref, n, nx, "whole"), 0);
+        /* Bands of 20 rows: each band's buffer holds the rows its windows read. */
+        memset(med, 0, n * sizeof *med);
+        for (size_t row0 = 0; row0 < ny; row0 += 20) {
+            const size_t rows = ny - row0 < 20 ? ny - row0 : 20;
+            const long first = (long)row0 - w / 2;
+            float *band = malloc(nx * (rows + w - 1) * sizeof *band);
+            ck_assert(band);
+            for (size_t j = 0; j < rows + w - 1; j++) {
+                const long r = clstats_boundary_index(first + (long)j, ny, p.boundary);
+                memcpy(band + j * nx, img + (size_t)r * nx, nx * sizeof *band);
+            }
+            ck_assert_int_eq(clstats_median_filter_band(test_ctx(), band, nx, ny, nx, row0, rows,
+                                                        &p, med + row0 * nx, NULL),
+                             CLSTATS_OK);
+            free(band);
+        }
+        ck_assert_uint_eq(test_compare_bits(med, ref, n, nx, "bands"), 0);
+    }
+    test_tune("filter.path", NULL);
+    free(img), free(med), free(ref);
+}
+END_TEST
+
+static Suite *bracket_suite(void)
+{
+    Suite *s = suite_create("filter_bracket");
+    TCase *tc = tcase_create("bracket");
+    tcase_set_timeout(tc, 0);
+    tcase_add_test(tc, bracket_design_exact_when_brackets_overflow_and_miss);
+    tcase_add_test(tc, bracket_design_serves_rectangles_and_origins);
+    tcase_add_test(tc, bracket_design_gives_way_where_a_mad_is_wanted);
+    tcase_add_test(tc, median_only_calls_at_wide_windows_match_reference);
+    suite_add_tcase(s, tc);
+    /* The widest windows (CK_RUN_CASE=large runs these alone). */
+    TCase *large = tcase_create("large");
+    tcase_set_timeout(large, 0);
+    tcase_add_test(large, bracket_design_matches_reference);
+    suite_add_tcase(s, large);
+    return s;
+}
+
+int main(void)
+{
+    return test_run_suite(bracket_suite());
+}
