@@ -617,6 +617,9 @@ potrf_update_ahead(__global REAL *a, ulong off, ulong step, uint lda, uint at, u
                 if (i < rows && j < cols && j <= i) M[(ulong)i * lda + j] -= acc[p][q];
             }
         }
+    /* Every item's reads of the block above are done before ahead_block writes L11 over it:
+     * its own barriers fence local memory only. */
+    barrier(CLK_GLOBAL_MEM_FENCE);
     ahead_block(M, lda, start, nb2, t, col, dinv, w, &bad, m, block, blocks, status,
                 logdet_part, linv, lid);
 }
