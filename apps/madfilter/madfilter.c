@@ -613,6 +613,11 @@ static int run_one(struct session *s, int i, bool *fatal)
 
     int rc = open_input(&j);
     timeline_mark("input opened");
+    /* The context is made on a thread from here, not before: opening an input forks a probe
+     * (fits_probe.c), and a child forked while another thread holds an allocator's lock waits
+     * on it for ever (seen under AddressSanitizer while the thread loaded the OpenCL driver). */
+    if (rc == EXIT_OK && !s->ctx && !s->pending.started)
+        program_context_start(&s->pending, mpi_device(s->opt.device));
     if (rc == EXIT_OK && !s->ctx) {
         s->warm = (struct warm_request){.params = window_params(&s->opt, &s->window),
                                         .maps = library_maps(&s->opt),
@@ -656,7 +661,6 @@ static int run_all(struct session *s)
         return error("%s", err);
     s->count = o->n_inputs;
     s->show_progress = !o->quiet && isatty(STDERR_FILENO);
-    program_context_start(&s->pending, mpi_device(o->device));
     int failed = 0;
     bool fatal = false;
     const double start = now();
