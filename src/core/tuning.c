@@ -25,6 +25,7 @@ static const char *const kmeans_sums[] = {"auto", "groups", "serial", NULL};
 static const char *const potrf_updates[] = {"auto", "tiles", "rows", NULL};
 static const char *const potrf_steps[] = {"auto", "solve", "inverse", "ahead", NULL};
 static const char *const eigen_places[] = {"auto", "device", "host", NULL};
+static const char *const nugget_rules[] = {"auto", "eigen", "shift", NULL};
 static const char *const column_methods[] = {"auto",     "radix",   "registers",
                                              "streamed", "bracket", NULL};
 
@@ -198,6 +199,11 @@ static const struct param params[PARAMS] = {
      * on the host for CPU devices, where PoCL's build of the kernel ran about 3 times slower
      * than the host's loop (RESULTS "the nugget rule's eigenvalues"), on the device elsewhere. */
     [P_LINALG_EIGEN] = {"linalg.eigen", ALL(0), 2, eigen_places},
+    /* GPfit's nugget rule (src/gp/nugget.c), auto: on GPUs by shift and invert (2,
+     * src/gp/nugget_shift.c: lambda_max by Lanczos, then lambda_min by Lanczos on the inverse
+     * of R + s I through its Cholesky factor; RESULTS "issue 23l"), on CPU devices from both
+     * extreme eigenvalues of the tridiagonal reduction (1, src/linalg/extremes.c). */
+    [P_GP_NUGGET] = {"gp.nugget", GPUS_CPU(2, 1), 2, nugget_rules},
     /* PaSS's Gram rows for the few variables new to its cache an iteration (tens of rows of
      * X^T X over p columns), auto and off: CLBlast's GEMM; on: pass_gram_rows, a tiled product
      * that reads X once for up to 64 rows, about 1.3 times slower than CLBlast on the H100 at

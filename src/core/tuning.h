@@ -85,6 +85,8 @@ enum clstats__param_id {
     P_LINALG_POTRF_UPDATE, /* the blocked Cholesky's trailing update: 1 tiles, 2 columns */
     P_LINALG_POTRF_STEP,   /* its block and panel: 1 solve, 2 inverse (one launch), 3 ahead */
     P_LINALG_EIGEN,        /* eigenvalues' reduction (src/linalg/extremes.c): 1 device, 2 host */
+    /* GPfit's nugget rule (src/gp/nugget.c): 1 both eigenvalues (extremes.c), 2 shift-invert */
+    P_GP_NUGGET,
     /* PaSS (src/varsel/engine_device.c) */
     P_PASS_GRAM_ROWS, /* new Gram rows: auto and off (CLBlast's GEMM), on (pass_gram_rows) */
     PARAMS
