@@ -18,7 +18,7 @@
 #include <stdlib.h>
 
 /* The share of n eps lambda_max to which delta is found. */
-#define TAU (1.0 / 64)
+#define TAU 0.25
 /* Step limits of the two iterations (the Hartman-6 designs of bench_gp at n = 4064: RESULTS
  * "issue 23l"); at n steps T holds every eigenvalue. */
 #define STEPS_MAX 96
