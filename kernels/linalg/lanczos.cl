@@ -8,16 +8,18 @@
  */
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 
-/* Work-items a row of rows_times and of the reductions (a power of two). */
+/* Work-items a row of rows_times, and a vector of dots and next_vector (powers of two): a
+ * group reads its n values in n / items rounds, the latency of one step. */
 #define ROW_ITEMS 64
-/* cols_times's group: COL_X columns by COL_Y slices of the rows. */
-#define COL_X 32
-#define COL_Y 8
+#define SUM_ITEMS 256
+/* cols_times_upper's group: COL_X columns by COL_Y slices of the rows. */
+#define COL_X 16
+#define COL_Y 16
 
-/* The sum of the group's s[0 .. ROW_ITEMS), left in s[0]. */
-static void reduce(__local double *s, uint t)
+/* The sum of the group's s[0 .. items), left in s[0]. */
+static void reduce(__local double *s, uint t, uint items)
 {
-    for (uint h = ROW_ITEMS / 2; h > 0; h >>= 1) {
+    for (uint h = items / 2; h > 0; h >>= 1) {
         barrier(CLK_LOCAL_MEM_FENCE);
         if (t < h) s[t] += s[t + h];
     }
@@ -36,7 +38,7 @@ __kernel void rows_times(__global const double *a, ulong off, ulong step, uint n
     double acc = 0;
     for (uint j = (upper ? i : 0) + t; j < n; j += ROW_ITEMS) acc += row[j] * xm[j];
     s[t] = acc;
-    reduce(s, t);
+    reduce(s, t, ROW_ITEMS);
     if (t == 0) y[m * ystep + i] = s[0];
 }
 
@@ -67,14 +69,14 @@ __kernel void cols_times_upper(__global const double *a, ulong off, ulong step, 
 __kernel void dots(__global const double *v, uint n, uint k1, __global const double *w,
                    __global double *h, ulong hoff, ulong hstep)
 {
-    __local double s[ROW_ITEMS];
+    __local double s[SUM_ITEMS];
     const uint t = get_local_id(0), i = get_group_id(0), m = get_global_id(1);
     __global const double *vi = v + ((ulong)m * k1 + i) * n;
     __global const double *wm = w + (ulong)m * n;
     double acc = 0;
-    for (uint j = t; j < n; j += ROW_ITEMS) acc += vi[j] * wm[j];
+    for (uint j = t; j < n; j += SUM_ITEMS) acc += vi[j] * wm[j];
     s[t] = acc;
-    reduce(s, t);
+    reduce(s, t, SUM_ITEMS);
     if (t == 0) h[hoff + m * hstep + i] = s[0];
 }
 
@@ -100,13 +102,13 @@ __kernel void next_vector(__global double *v, uint n, uint k1, uint k, __global 
                           __global const double *h, ulong hstep, __global double *alpha,
                           __global double *beta)
 {
-    __local double s[ROW_ITEMS];
+    __local double s[SUM_ITEMS];
     const uint t = get_local_id(0), m = get_group_id(0);
     __global const double *wm = w + (ulong)m * n;
     double acc = 0;
-    for (uint j = t; j < n; j += ROW_ITEMS) acc += wm[j] * wm[j];
+    for (uint j = t; j < n; j += SUM_ITEMS) acc += wm[j] * wm[j];
     s[t] = acc;
-    reduce(s, t);
+    reduce(s, t, SUM_ITEMS);
     const double b = sqrt(s[0]);
     const double a = h[m * hstep + k] + h[m * hstep + hstep / 2 + k];
     const double prev = k ? beta[(ulong)m * (k1 - 1) + k - 1] : 0;
@@ -116,7 +118,7 @@ __kernel void next_vector(__global double *v, uint n, uint k1, uint k, __global 
         beta[(ulong)m * (k1 - 1) + k] = broke ? 0 : b;
     }
     __global double *next = v + ((ulong)m * k1 + k + 1) * n;
-    for (uint j = t; j < n; j += ROW_ITEMS) next[j] = broke ? 0 : wm[j] / b;
+    for (uint j = t; j < n; j += SUM_ITEMS) next[j] = broke ? 0 : wm[j] / b;
 }
 
 /* dst_m = [A_m + shift_m I; I] (2 n rows of n): the identity's rows below become L^-T when

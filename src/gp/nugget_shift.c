@@ -81,7 +81,7 @@ static int chunk(clstats_ctx *ctx, cl_mem r, size_t first, size_t step, size_t n
     if (status == CLSTATS_OK)
         status = clstats__shifted_with_identity(ctx, a, step, n, count, sbuf, copy);
     if (status == CLSTATS_OK)
-        status = clstats__potrf_many(ctx, true, c, mat, n, n, count, info, parts);
+        status = clstats__potrf_many_identity(ctx, true, c, mat, n, n, n, count, info, parts);
     if (status == CLSTATS_OK)
         status = clstats__cl_check(ctx,
                                    clEnqueueReadBuffer(ctx->queue, info, CL_TRUE, 0, count * 4,

@@ -21,9 +21,9 @@
 
 /* Checks from step MIN_STEPS, then every CHECK_EVERY: each reads T back (a wait on the queue). */
 enum { MIN_STEPS = 8, CHECK_EVERY = 4 };
-/* The group of the kernels' rows and reductions (kernels/linalg/lanczos.cl ROW_ITEMS), and
- * cols_times_upper's COL_X x COL_Y. */
-enum { ROW_ITEMS = 64, COL_X = 32, COL_Y = 8 };
+/* The groups of rows_times (kernels/linalg/lanczos.cl ROW_ITEMS), of dots and next_vector
+ * (SUM_ITEMS), and cols_times_upper's COL_X x COL_Y. */
+enum { ROW_ITEMS = 64, SUM_ITEMS = 256, COL_X = 16, COL_Y = 16 };
 
 /* A start vector with no particular direction (splitmix64 from a fixed seed: reproducible),
  * entries uniform in [-1, 1), normalised. */
@@ -168,7 +168,7 @@ static int orthogonalise(struct run *r, size_t k)
         CL_ARG(kd, 4, r->h);
         CL_ARG(kd, 5, hoff);
         CL_ARG(kd, 6, hstep);
-        const size_t gd[2] = {(k + 1) * ROW_ITEMS, r->count}, ld[2] = {ROW_ITEMS, 1};
+        const size_t gd[2] = {(k + 1) * SUM_ITEMS, r->count}, ld[2] = {SUM_ITEMS, 1};
         status = clstats__launch(ctx, kd, 2, NULL, gd, ld, "lanczos dots");
         if (status != CLSTATS_OK) break;
         CL_ARG(ks, 0, r->v);
@@ -192,7 +192,7 @@ static int orthogonalise(struct run *r, size_t k)
     CL_ARG(kn, 6, hstep);
     CL_ARG(kn, 7, r->alpha);
     CL_ARG(kn, 8, r->beta);
-    const size_t gn = r->count * ROW_ITEMS, ln = ROW_ITEMS;
+    const size_t gn = r->count * SUM_ITEMS, ln = SUM_ITEMS;
     status = clstats__launch(ctx, kn, 1, NULL, &gn, &ln, "lanczos next_vector");
 fail:
     return status;
