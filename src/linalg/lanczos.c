@@ -20,7 +20,7 @@
 #include <stdlib.h>
 
 /* Checks from step MIN_STEPS, then every CHECK_EVERY: each reads T back (a wait on the queue). */
-enum { MIN_STEPS = 8, CHECK_EVERY = 4 };
+enum { MIN_STEPS = 6, CHECK_EVERY = 4 };
 /* The groups of rows_times (kernels/linalg/lanczos.cl ROW_ITEMS), of dots and next_vector
  * (SUM_ITEMS), and cols_times_upper's COL_X x COL_Y. */
 enum { ROW_ITEMS = 64, SUM_ITEMS = 256, COL_X = 16, COL_Y = 16 };
