@@ -21,8 +21,8 @@
 #define TAU 0.25
 /* Step limits of the two iterations (the Hartman-6 designs of bench_gp at n = 4064: RESULTS
  * "issue 23l"); at n steps T holds every eigenvalue. */
-#define STEPS_MAX 96
-#define STEPS_MIN 128
+#define LMAX_STEPS 96
+#define LMIN_STEPS 128
 /* Bytes of shifted copies with their identities factored at once (two matrices at n = 4064). */
 #define COPY_BYTES ((size_t)1 << 30)
 
@@ -89,7 +89,7 @@ static int chunk(clstats_ctx *ctx, cl_mem r, size_t first, size_t step, size_t n
                                    "clEnqueueReadBuffer(gp shift info)");
     struct rule rule = {e, (double)n * 0x1.0p-52, lmax, shift};
     if (status == CLSTATS_OK)
-        status = clstats__lanczos_top(ctx, LANCZOS_GRAM_UPPER, y, mat, n, count, STEPS_MIN,
+        status = clstats__lanczos_top(ctx, LANCZOS_GRAM_UPPER, y, mat, n, count, LMIN_STEPS,
                                       lmin_done, &rule, theta, err);
     for (size_t m = 0; m < count && status == CLSTATS_OK; m++) {
         if (bad[m]) {
@@ -119,7 +119,7 @@ int clstats__gp_nugget_shift(clstats_ctx *ctx, cl_mem r, size_t step, size_t n, 
     double *err = lmax + count;
     struct rule rule = {exp(thres), (double)n * 0x1.0p-52, NULL, NULL};
     const struct clstats__mat a = {r, 0, n};
-    int status = clstats__lanczos_top(ctx, LANCZOS_SYMMETRIC, a, step, n, count, STEPS_MAX,
+    int status = clstats__lanczos_top(ctx, LANCZOS_SYMMETRIC, a, step, n, count, LMAX_STEPS,
                                       lmax_done, &rule, lmax, err);
     const size_t most = COPY_BYTES < ctx->max_alloc ? COPY_BYTES : (size_t)ctx->max_alloc;
     size_t per = most / (2 * n * n * 8);
