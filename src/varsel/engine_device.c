@@ -139,7 +139,7 @@ static int gemm_rows(struct pass_engine *e, size_t m, size_t at)
     return status ? status : clstats__gemm(e->ctx, d->f64, false, false, m, d->p, d->n, 1, a, x, 0, g);
 }
 
-/* The same by pass_gram_rows: 64 x 128 tiles of the rows, X read once for up to 64 rows. */
+/* The same by pass_gram_rows: 64 x 64 tiles of the rows, X read once for up to 64 rows. */
 static int own_rows(struct pass_engine *e, size_t m, size_t at)
 {
     struct device_state *st = e->state;
@@ -148,10 +148,10 @@ static int own_rows(struct pass_engine *e, size_t m, size_t at)
     const cl_ulong g0 = (cl_ulong)at;
     const size_t es = d->f64 ? 8 : 4;
     const int status = SET_ARGS(e->ctx, st->gram_rows, ARG(st->x), ARG(n), ARG(p), ARG(st->xnew),
-                                ARG(mm), ARG(st->cache), ARG(g0), LOCAL_ARG(16 * 128 * es),
+                                ARG(mm), ARG(st->cache), ARG(g0), LOCAL_ARG(16 * 64 * es),
                                 LOCAL_ARG(16 * 68 * es));
     if (status) return status;
-    const size_t local[2] = {32, 8}, g[2] = {(d->p + 127) / 128 * 32, (m + 63) / 64 * 8};
+    const size_t local[2] = {8, 8}, g[2] = {(d->p + 63) / 64 * 8, (m + 63) / 64 * 8};
     return clstats__launch(e->ctx, st->gram_rows, 2, NULL, g, local, "pass_gram_rows");
 }
 
@@ -413,7 +413,9 @@ static int standardise_pass(struct pass_engine *e, cl_mem raw, cl_uint pass, cl_
 /* X as the caller gave it into a device buffer *raw: on GPUs through the context's pinned slots
  * (src/core/staging.c: copy threads fill them while earlier slots cross the bus at the pinned
  * rate), the kernels after it ordered by a barrier; else as clstats__array_in makes it (the
- * caller's memory itself on CPU devices). *staged says whether clstats__stage_finish is due. */
+ * caller's memory itself on CPU devices; the caller's buffer itself where X is already on the
+ * device, rows packed: nothing crosses the bus). *staged says whether clstats__stage_finish is
+ * due. */
 static int x_up(struct pass_engine *e, const struct clstats_array *x, cl_mem *raw, bool *owned,
                 bool *staged)
 {
@@ -422,7 +424,7 @@ static int x_up(struct pass_engine *e, const struct clstats_array *x, cl_mem *ra
     int status = clstats__array_check(ctx, x, "x", &span);
     if (status) return status;
     *staged = false;
-    if (!clstats__stage_wanted(ctx) || clstats__array_stride(x) != x->nx ||
+    if (!x->host || !clstats__stage_wanted(ctx) || clstats__array_stride(x) != x->nx ||
         clstats__stage_begin(ctx) != CLSTATS_OK)
         return clstats__array_in(ctx, x, true, raw, NULL, owned);
     cl_int err;
