@@ -206,6 +206,9 @@ static void check_step(const struct pass_data *d, const struct pass_data *dh, si
     for (size_t c = 0; c < sizeof rows / sizeof *rows; c++) {
         struct pass_data dc = *d;
         dc.cache_rows = rows[c];
+        /* pass_scan's variables a work-group: its own choice, and a few, so that a particle's
+         * scan spans several work-groups (pass_scan_fold) at the tests' p too. */
+        dc.scan_span = c % 2 ? 37 : 0;
         const bool had = ctx->has_fp64;
         if (!fp64) ctx->has_fp64 = false;
         struct pass_engine dev;
@@ -222,6 +225,7 @@ static void check_step(const struct pass_data *d, const struct pass_data *dh, si
     for (size_t c = 2; c < sizeof rows / sizeof *rows; c++) {
         struct pass_data dc = *d;
         dc.cache_rows = rows[c];
+        dc.scan_span = c % 2 ? 37 : 0;
         struct pass_engine dev;
         ck_assert_int_eq(clstats__engine_device(ctx, &dc, K, cap, &dev), 0);
         for (int again = 0; again < 2; again++)

@@ -48,9 +48,9 @@ inline bool beats(real v, int i, real w, int k)
     return i >= 0 && (k < 0 || v > w || (v == w && i < k));
 }
 
-/* The work-group's best of its work-items' (top, arg) by a halving reduction, into *out. */
-inline void best_of_group(real top, int arg, uint l, __local real *lv, __local int *li,
-                          __global int *out)
+/* The work-group's best of its work-items' (top, arg) by a halving reduction, into lv[0] and
+ * li[0]. */
+inline void best_of_group(real top, int arg, uint l, __local real *lv, __local int *li)
 {
     lv[l] = top, li[l] = arg;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -58,7 +58,6 @@ inline void best_of_group(real top, int arg, uint l, __local real *lv, __local i
         if (l < s && beats(lv[l + s], li[l + s], lv[l], li[l])) lv[l] = lv[l + s], li[l] = li[l + s];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (l == 0) *out = li[0];
 }
 
 /* One work-group per particle that takes the argmax (row q of E is particle rows[q]'s): each
@@ -87,7 +86,8 @@ pass_argmax(__global const real *e, uint p, __global const int *idx, __global co
         const real v = fabs(row[i]);
         if (beats(v, (int)i, top, arg)) top = v, arg = (int)i;
     }
-    best_of_group(top, arg, l, lv, li, best + j);
+    best_of_group(top, arg, l, lv, li);
+    if (l == 0) best[j] = li[0];
 }
 
 /* Column var[first + q] of x (row-major n x p) into row q of xnew (q < m, row-major m x n): the new
@@ -166,17 +166,21 @@ pass_gram_rows(__global const real *x, uint n, uint p, __global const real *xnew
     }
 }
 
-/* One work-group per particle that takes the argmax (particle rows[q]): E_i = xty_i -
- * sum_m g[slot_m p + i] beta_m, the model's terms in the order they entered (slot_m the cache
- * row of its m-th variable, g's rows x_v^T X), and the largest |E_i| outside the model as
- * pass_argmax finds it. */
+/* Work-group (c, q) for the q-th particle that takes the argmax (particle rows[q]) and its
+ * variables c span .. (c + 1) span - 1: E_i = xty_i - sum_m g[slot_m p + i] beta_m, the model's
+ * terms in the order they entered (slot_m the cache row of its m-th variable, g's rows x_v^T X),
+ * and the largest |E_i| outside the model there as pass_argmax finds it, into part_v and part_i
+ * at q chunks + c (chunks work-groups a particle, so that every compute unit has several
+ * groups' loads in flight: one group a particle left most of a GPU idle); pass_scan_fold then
+ * takes each particle's best over its chunks. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
-pass_scan(__global const real *xty, __global const real *g, uint p, __global const int *idx,
-          __global const int *slot, __global const real *beta, __global const int *size,
-          __global const int *rows, __global int *best, __local int *model, __local ulong *row,
-          __local real *b, __local real *lv, __local int *li)
+pass_scan(__global const real *xty, __global const real *g, uint p, uint span,
+          __global const int *idx, __global const int *slot, __global const real *beta,
+          __global const int *size, __global const int *rows, __global real *part_v,
+          __global int *part_i, __local int *model, __local ulong *row, __local real *b,
+          __local real *lv, __local int *li)
 {
-    const uint q = get_group_id(0), l = get_local_id(0);
+    const uint c = get_group_id(0), q = get_group_id(1), l = get_local_id(0);
     const int j = rows[q], k = size[j];
     for (int m = l; m < k; m += WG) {
         model[m] = idx[j * CAP + m];
@@ -186,7 +190,8 @@ pass_scan(__global const real *xty, __global const real *g, uint p, __global con
     barrier(CLK_LOCAL_MEM_FENCE);
     real top = 0;
     int arg = -1;
-    for (uint i = l; i < p; i += WG) {
+    const uint end = p - c * span < span ? p : c * span + span;
+    for (uint i = c * span + l; i < end; i += WG) {
         bool in = false;
         real e = xty[i];
         for (int m = 0; m < k; m++) {
@@ -197,7 +202,27 @@ pass_scan(__global const real *xty, __global const real *g, uint p, __global con
         const real v = fabs(e);
         if (beats(v, (int)i, top, arg)) top = v, arg = (int)i;
     }
-    best_of_group(top, arg, l, lv, li, best + j);
+    best_of_group(top, arg, l, lv, li);
+    if (l == 0) {
+        part_v[q * get_num_groups(0) + c] = lv[0];
+        part_i[q * get_num_groups(0) + c] = li[0];
+    }
+}
+
+/* The q-th particle's best over its chunks' (q < m): into best[rows[q]]. */
+__kernel void pass_scan_fold(__global const real *part_v, __global const int *part_i,
+                             uint chunks, __global const int *rows, uint m, __global int *best)
+{
+    const uint q = get_global_id(0);
+    if (q >= m) return;
+    real top = 0;
+    int arg = -1;
+    for (uint c = 0; c < chunks; c++) {
+        const real v = part_v[q * chunks + c];
+        const int i = part_i[q * chunks + c];
+        if (beats(v, i, top, arg)) top = v, arg = i;
+    }
+    best[rows[q]] = arg;
 }
 
 /* x (row-major n x p) into xt (p x n: column i of x at xt + i n) through 16 x 16 tiles, so that

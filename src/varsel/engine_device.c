@@ -40,12 +40,14 @@ enum { DOWN_ADD, DOWN_GRAM, N_DOWN };
 struct device_state {
     cl_mem x, xt, y, y64, idx, beta, size, want, rows_dev, r, e, best, add, gram;
     cl_mem xty, cache, fresh, xnew, slot; /* the Gram cache (slots x p) and its helpers */
+    cl_mem part_v, part_i;                /* pass_scan's best of each chunk of variables */
     cl_mem up, down;                      /* idx ... rows_dev and add, gram are their parts */
     size_t up_at[N_UP + 1], down_at[N_DOWN + 1]; /* each part's offset; the last: the size */
     char *up_host, *down_host;                   /* pinned, the context's */
-    cl_kernel residuals, argmax, gather, scan, transpose, gram_rows;
+    cl_kernel residuals, argmax, gather, scan, scan_fold, transpose, gram_rows;
     cl_kernel grams, lane_sums, lane_fold, scale; /* NULL without fp64 */
     size_t wg, chunk;             /* chunk: new rows a GEMM makes at most */
+    size_t span, spans;           /* pass_scan's variables a work-group, and work-groups a particle */
     bool have_xty, own_rows; /* own_rows: pass_gram_rows makes the new rows (tuning), else CLBlast */
     struct pass_cache book;
     /* Where the time goes, logged at release (clstats_ctx_set_log; bench/bench_pass prints it):
@@ -238,14 +240,20 @@ static int argmaxes(struct pass_engine *e, const struct argmax_plan *plan)
     }
     st->mark_scan = clstats__event_mark(ctx);
     const cl_uint p = (cl_uint)d->p;
-    if ((status = SET_ARGS(ctx, st->scan, ARG(st->xty), ARG(st->cache), ARG(p), ARG(st->idx),
-                           ARG(st->slot), ARG(st->beta), ARG(st->size), ARG(st->rows_dev),
-                           ARG(st->best), LOCAL_ARG(cap * sizeof(cl_int)),
-                           LOCAL_ARG(cap * sizeof(cl_ulong)), LOCAL_ARG(cap * es),
-                           LOCAL_ARG(st->wg * es), LOCAL_ARG(st->wg * sizeof(cl_int)))))
+    const cl_uint span = (cl_uint)st->span, spans = (cl_uint)st->spans, mm = (cl_uint)plan->m;
+    if ((status = SET_ARGS(ctx, st->scan, ARG(st->xty), ARG(st->cache), ARG(p), ARG(span),
+                           ARG(st->idx), ARG(st->slot), ARG(st->beta), ARG(st->size),
+                           ARG(st->rows_dev), ARG(st->part_v), ARG(st->part_i),
+                           LOCAL_ARG(cap * sizeof(cl_int)), LOCAL_ARG(cap * sizeof(cl_ulong)),
+                           LOCAL_ARG(cap * es), LOCAL_ARG(st->wg * es),
+                           LOCAL_ARG(st->wg * sizeof(cl_int)))))
         return status;
-    const size_t g = plan->m * st->wg;
-    return clstats__launch(ctx, st->scan, 1, NULL, &g, &st->wg, "pass_scan");
+    const size_t g[2] = {st->spans * st->wg, plan->m}, local[2] = {st->wg, 1};
+    if ((status = clstats__launch(ctx, st->scan, 2, NULL, g, local, "pass_scan")) ||
+        (status = SET_ARGS(ctx, st->scan_fold, ARG(st->part_v), ARG(st->part_i), ARG(spans),
+                           ARG(st->rows_dev), ARG(mm), ARG(st->best))))
+        return status;
+    return clstats__launch(ctx, st->scan_fold, 1, NULL, &plan->m, NULL, "pass_scan_fold");
 }
 
 static int grams(struct pass_engine *e, size_t products)
@@ -371,7 +379,8 @@ static void release(struct pass_engine *e)
     cl_mem *bufs[] = {&st->x,    &st->xt,   &st->y,     &st->y64,      &st->idx,  &st->beta,
                       &st->size, &st->want, &st->r,     &st->e,        &st->best, &st->add,
                       &st->gram, &st->xty,  &st->cache, &st->fresh,    &st->xnew, &st->slot,
-                      &st->rows_dev, &st->up, &st->down}; /* parts before their buffers */
+                      &st->rows_dev, &st->part_v, &st->part_i, &st->up,
+                      &st->down}; /* parts before their buffers */
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (*bufs[i]) clReleaseMemObject(*bufs[i]);
     clstats__cache_free(&st->book);
@@ -604,12 +613,16 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
           (status = clstats__kernel(ctx, prog, "pass_scale", &st->scale)))) ||
         (status = clstats__kernel(ctx, prog, "pass_gather", &st->gather)) ||
         (status = clstats__kernel(ctx, prog, "pass_scan", &st->scan)) ||
+        (status = clstats__kernel(ctx, prog, "pass_scan_fold", &st->scan_fold)) ||
         (status = clstats__kernel(ctx, prog, "pass_transpose", &st->transpose)) ||
         (status = clstats__kernel(ctx, prog, "pass_gram_rows", &st->gram_rows)))
         return status;
     st->own_rows = clstats__tuned(ctx, P_PASS_GRAM_ROWS) == SWITCH_ON;
     const size_t slots = cache_rows(ctx, d, K * cap);
     st->chunk = slots < 512 ? slots : 512;
+    /* Sixteen variables a work-item of pass_scan: at p = 40 000 ten work-groups a particle. */
+    st->span = d->scan_span ? d->scan_span : 16 * st->wg;
+    st->spans = (d->p + st->span - 1) / st->span;
     if ((status = clstats__cache_init(ctx, &st->book, d->p, slots))) return status;
     st->columns = malloc(2 * d->n * sizeof *st->columns);
     void *yh = y_in_dtype(d);
@@ -632,7 +645,9 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
     if (status || (status = buffer(ctx, d->n * 8, (void *)d->ys, &st->y64)) ||
         (status = buffer(ctx, d->n * K * es, NULL, &st->r)) ||
         (status = buffer(ctx, K * d->p * es, NULL, &st->e)) ||
-        (status = buffer(ctx, K * 4, NULL, &st->best)))
+        (status = buffer(ctx, K * 4, NULL, &st->best)) ||
+        (status = buffer(ctx, K * st->spans * es, NULL, &st->part_v)) ||
+        (status = buffer(ctx, K * st->spans * 4, NULL, &st->part_i)))
         return status;
     return CLSTATS_OK;
 }
