@@ -194,7 +194,7 @@ static void compare_step(struct pass_engine *dev, const struct pass_data *d, siz
 
 static void check_step(const struct pass_data *d, const struct pass_data *dh, size_t K, size_t cap,
                        const int32_t *idx, const int32_t *size, const double *beta,
-                       const int32_t *want, bool fp64)
+                       const int32_t *want, bool fp64, bool every_tile)
 {
     clstats_ctx *ctx = test_ctx();
     struct pass_engine host;
@@ -220,18 +220,27 @@ static void check_step(const struct pass_data *d, const struct pass_data *dh, si
         dev.release(&dev);
     }
     /* The new Gram rows by pass_gram_rows instead of CLBlast's GEMM (tuning pass.gram_rows),
-     * with a cache of two rows (afresh each step) and one that holds every model. */
+     * with a cache of two rows (afresh each step), one of cap + 1, and one of p - 1 that holds
+     * every model's variables (most models' only there) without taking the whole Gram matrix
+     * at once (CLBlast's); where every_tile, in each of pass.gram_tile's tiles. */
     ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_rows", "on"), 0);
-    for (size_t c = 2; c < sizeof rows / sizeof *rows; c++) {
-        struct pass_data dc = *d;
-        dc.cache_rows = rows[c];
-        dc.scan_span = c % 2 ? 37 : 0;
-        struct pass_engine dev;
-        ck_assert_int_eq(clstats__engine_device(ctx, &dc, K, cap, &dev), 0);
-        for (int again = 0; again < 2; again++)
-            compare_step(&dev, d, K, cap, idx, size, beta, want, fp64 && ctx->has_fp64, b, gb);
-        dev.release(&dev);
+    const char *tiles[] = {"auto", "64x128", "128x128", "64x64x32", "64x64x8"};
+    const size_t on_rows[] = {2, cap + 1, d->p > 1 ? d->p - 1 : 1};
+    for (size_t tile = 0; tile < (every_tile ? sizeof tiles / sizeof *tiles : 1); tile++) {
+        ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_tile", tiles[tile]), 0);
+        for (size_t c = 0; c < sizeof on_rows / sizeof *on_rows; c++) {
+            struct pass_data dc = *d;
+            dc.cache_rows = on_rows[c];
+            dc.scan_span = c % 2 ? 37 : 0;
+            struct pass_engine dev;
+            ck_assert_int_eq(clstats__engine_device(ctx, &dc, K, cap, &dev), 0);
+            for (int again = 0; again < 2; again++)
+                compare_step(&dev, d, K, cap, idx, size, beta, want, fp64 && ctx->has_fp64, b,
+                             gb);
+            dev.release(&dev);
+        }
     }
+    ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_tile", "auto"), 0);
     ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_rows", "auto"), 0);
     host.release(&host);
     free(b), free(gb);
@@ -259,7 +268,7 @@ static void compare_step(struct pass_engine *dev, const struct pass_data *d, siz
 /* The engines alone on coefficients that are not the LS fit, so that variables inside the models
  * have large |X_i^T R| and must be passed over; columns repeated make exact ties (lowest index);
  * particles that take the argmax, that name their variable, and that take nothing. */
-static void engines_agree_on(struct test_rng *rng, size_t n, size_t p, size_t K)
+static void engines_agree_on(struct test_rng *rng, size_t n, size_t p, size_t K, bool every_tile)
 {
     const size_t cap = p < 6 ? p : 6;
     for (int f64 = 0; f64 <= 1; f64++) {
@@ -298,8 +307,8 @@ static void engines_agree_on(struct test_rng *rng, size_t n, size_t p, size_t K)
         struct pass_data d = {.n = n, .p = p, .f64 = f64, .xr = xr, .ys = ys};
         struct pass_data dh = d;
         dh.xs = xs;
-        check_step(&d, &dh, K, cap, idx, size, beta, want, true);
-        if (!f64) check_step(&d, &dh, K, cap, idx, size, beta, want, false);
+        check_step(&d, &dh, K, cap, idx, size, beta, want, true, every_tile && !f64);
+        if (!f64) check_step(&d, &dh, K, cap, idx, size, beta, want, false, false);
         free(xs), free(xr), free(ys), free(beta), free(idx), free(size), free(want);
     }
 }
@@ -308,9 +317,11 @@ START_TEST(pass_engines_agree)
 {
     struct test_rng rng;
     test_rng_seed(&rng, test_seed() + 40);
-    const size_t shapes[][3] = {{7, 5, 3}, {33, 260, 9}, {4, 1, 1}, {50, 700, 17}, {200, 30, 5}};
+    /* n, p, K, and whether pass_gram_rows goes through every tile (odd n and p: edges) */
+    const size_t shapes[][4] = {
+        {7, 5, 3, 0}, {33, 260, 9, 0}, {4, 1, 1, 0}, {51, 701, 17, 1}, {200, 30, 5, 0}};
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
-        engines_agree_on(&rng, shapes[s][0], shapes[s][1], shapes[s][2]);
+        engines_agree_on(&rng, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3]);
 }
 END_TEST
 
@@ -322,7 +333,7 @@ START_TEST(pass_engines_agree_with_many_groups_at_once)
 {
     struct test_rng rng;
     test_rng_seed(&rng, test_seed() + 41);
-    engines_agree_on(&rng, 300, 900, 96);
+    engines_agree_on(&rng, 300, 900, 96, false);
 }
 END_TEST
 

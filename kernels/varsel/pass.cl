@@ -101,52 +101,67 @@ __kernel void pass_gather(__global const real *x, uint n, uint p, __global const
 }
 
 /* Rows q < m of g (row q at g0 + q p, p values) = xnew's row q (n values) times x (row-major
- * n x p): the Gram rows of the variables new to the cache, a 64 x 64 tile of them (rows x
- * columns) a work-group of 8 x 8, each work-item 8 rows (4 ly .. 4 ly + 3 and 32 + 4 ly ..) by 8
- * columns (4 lx .. 4 lx + 3 and 32 + 4 lx ..) in registers (64 sums). Small work-groups so that
- * an iteration's ~60 rows make ~p / 64 of them, many to a compute unit, none idle while others
- * take a second round (a 64 x 128 tile made 313 work-groups at p = 40 000 for 132 compute units:
- * three rounds for 2.4 rounds' work). x and xnew pass through local memory GR_T rows of x at a
- * time (xs GR_T x 64; ns GR_T x GR_NS, xnew's tile transposed, padded so that its stores spread
- * over the banks; arguments as pass_argmax's), x read once for up to 64 rows, the next slice
- * loaded into registers while this one is summed. In the inner loop a warp's rows are four
- * broadcasts and its columns 128 bytes each: four vector loads from local memory for 64
- * multiply-adds. Each sum runs over t rising. */
+ * n x p): the Gram rows of the variables new to the cache, a GR_H x GR_W tile of them (rows x
+ * columns) a work-group of GR_TX x GR_TY, each work-item 8 rows (4 ly .. 4 ly + 3 and
+ * GR_H / 2 + 4 ly ..) by 8 columns (4 lx .. 4 lx + 3 and GR_W / 2 + 4 lx ..) in registers (64
+ * sums). The tile's shape is the tuning's (pass.gram_tile): small tiles make many work-groups,
+ * so that an iteration's ~60 rows keep every compute unit busy (a 64 x 128 tile made 313
+ * work-groups at p = 40 000 for 132 compute units). x and xnew pass through local memory GR_T
+ * rows of x at a time (xs GR_T x GR_W; ns GR_T x GR_NS, xnew's tile transposed, padded so that
+ * its stores spread over the banks; arguments as pass_argmax's), x read once for up to GR_H
+ * rows, the next slice loaded into registers while this one is summed. In the inner loop a
+ * warp's rows are broadcasts and its columns whole lines: four vector loads from local memory
+ * for 64 multiply-adds. Each sum runs over t rising. */
+#ifndef GR_TX
+#define GR_TX 8
+#endif
+#ifndef GR_TY
+#define GR_TY 8
+#endif
+#ifndef GR_T
 #define GR_T 16
-#define GR_NS 68 /* 64 and a pad, a multiple of 4 for the vector loads */
-__kernel __attribute__((reqd_work_group_size(8, 8, 1))) void
+#endif
+#define GR_W (8 * GR_TX)
+#define GR_H (8 * GR_TY)
+#define GR_N (GR_TX * GR_TY)
+#define GR_NS (GR_H + 4) /* a pad, a multiple of 4 for the vector loads */
+#define GR_XL (GR_T * GR_W / GR_N) /* the slice's x values a work-item loads */
+#define GR_NL (GR_T * GR_H / GR_N) /* and xnew's */
+__kernel __attribute__((reqd_work_group_size(GR_TX, GR_TY, 1))) void
 pass_gram_rows(__global const real *x, uint n, uint p, __global const real *xnew, uint m,
                __global real *g, ulong g0, __local real *xs, __local real *ns)
 {
-    const uint lx = get_local_id(0), ly = get_local_id(1), flat = ly * 8 + lx;
-    const uint i0 = get_group_id(0) * 64, q0 = get_group_id(1) * 64;
-    real4 lo[8], hi[8]; /* row a's columns 4 lx .. and 32 + 4 lx .. */
+    const uint lx = get_local_id(0), ly = get_local_id(1), flat = ly * GR_TX + lx;
+    const uint i0 = get_group_id(0) * GR_W, q0 = get_group_id(1) * GR_H;
+    real4 lo[8], hi[8]; /* row a's columns 4 lx .. and GR_W / 2 + 4 lx .. */
     for (uint a = 0; a < 8; a++) lo[a] = hi[a] = (real4)(0);
-    real xr[GR_T], nr[GR_T]; /* the next slice, on its way to local memory */
-    /* Work-item flat loads x's column i0 + flat in the slice's GR_T rows, and xnew's row
-     * q0 + flat / 16 + 4 r at t0 + flat % 16 for r < GR_T. */
-    const uint xi = i0 + flat, nq = q0 + flat / 16, nu = flat % 16;
-    for (uint r = 0; r < GR_T; r++) {
-        xr[r] = r < n && xi < p ? x[(ulong)r * p + xi] : 0;
-        nr[r] = nq + 4 * r < m && nu < n ? xnew[(ulong)(nq + 4 * r) * n + nu] : 0;
-    }
-    for (uint t0 = 0; t0 < n; t0 += GR_T) {
-        barrier(CLK_LOCAL_MEM_FENCE); /* the last slice's sums are done */
-        for (uint r = 0; r < GR_T; r++) {
-            xs[r * 64 + flat] = xr[r];
-            ns[nu * GR_NS + flat / 16 + 4 * r] = nr[r];
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
-        const uint t1 = t0 + GR_T; /* the next slice, loaded while this one is summed */
-        if (t1 < n)
-            for (uint r = 0; r < GR_T; r++) {
-                const uint q = nq + 4 * r;
-                xr[r] = t1 + r < n && xi < p ? x[(ulong)(t1 + r) * p + xi] : 0;
-                nr[r] = q < m && t1 + nu < n ? xnew[(ulong)q * n + t1 + nu] : 0;
+    real xr[GR_XL], nr[GR_NL]; /* the next slice, on its way to local memory */
+    /* Value r of a work-item's share is element flat + GR_N r of the slice (x's GR_T x GR_W
+     * along its rows, xnew's GR_H x GR_T along its rows). */
+    for (uint t0 = 0; t0 < n + GR_T; t0 += GR_T) {
+        if (t0) {
+            barrier(CLK_LOCAL_MEM_FENCE); /* the last slice's sums are done */
+            for (uint r = 0; r < GR_XL; r++) xs[flat + GR_N * r] = xr[r];
+            for (uint r = 0; r < GR_NL; r++) {
+                const uint e = flat + GR_N * r;
+                ns[(e % GR_T) * GR_NS + e / GR_T] = nr[r];
             }
+            barrier(CLK_LOCAL_MEM_FENCE);
+        }
+        if (t0 < n) /* the next slice, loaded while the last one is summed */
+            for (uint r = 0; r < GR_XL; r++) {
+                const uint e = flat + GR_N * r, t = t0 + e / GR_W, i = i0 + e % GR_W;
+                xr[r] = t < n && i < p ? x[(ulong)t * p + i] : 0;
+            }
+        if (t0 < n)
+            for (uint r = 0; r < GR_NL; r++) {
+                const uint e = flat + GR_N * r, q = q0 + e / GR_T, t = t0 + e % GR_T;
+                nr[r] = q < m && t < n ? xnew[(ulong)q * n + t] : 0;
+            }
+        if (!t0) continue;
         for (uint tt = 0; tt < GR_T; tt++) {
-            const real4 b0 = vload4(lx, xs + tt * 64), b1 = vload4(8 + lx, xs + tt * 64);
-            const real4 a0 = vload4(ly, ns + tt * GR_NS), a1 = vload4(8 + ly, ns + tt * GR_NS);
+            const real4 b0 = vload4(lx, xs + tt * GR_W), b1 = vload4(GR_TX + lx, xs + tt * GR_W);
+            const real4 a0 = vload4(ly, ns + tt * GR_NS), a1 = vload4(GR_TY + ly, ns + tt * GR_NS);
             const real av[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
             for (uint a = 0; a < 8; a++) {
                 lo[a] += av[a] * b0;
@@ -155,12 +170,12 @@ pass_gram_rows(__global const real *x, uint n, uint p, __global const real *xnew
         }
     }
     for (uint a = 0; a < 8; a++) {
-        const uint q = q0 + (a < 4 ? 4 * ly + a : 32 + 4 * ly + a - 4);
+        const uint q = q0 + (a < 4 ? 4 * ly + a : GR_H / 2 + 4 * ly + a - 4);
         if (q >= m) continue;
         __global real *row = g + g0 + (ulong)q * p;
         const real v[8] = {lo[a].x, lo[a].y, lo[a].z, lo[a].w, hi[a].x, hi[a].y, hi[a].z, hi[a].w};
         for (uint b = 0; b < 8; b++) {
-            const uint i = i0 + (b < 4 ? 4 * lx + b : 32 + 4 * lx + b - 4);
+            const uint i = i0 + (b < 4 ? 4 * lx + b : GR_W / 2 + 4 * lx + b - 4);
             if (i < p) row[i] = v[b];
         }
     }

@@ -25,6 +25,8 @@ static const char *const kmeans_sums[] = {"auto", "groups", "serial", NULL};
 static const char *const potrf_updates[] = {"auto", "tiles", "rows", NULL};
 static const char *const potrf_steps[] = {"auto", "solve", "inverse", "ahead", NULL};
 static const char *const eigen_places[] = {"auto", "device", "host", NULL};
+static const char *const gram_tiles[] = {"auto",     "64x64",    "64x128", "128x128",
+                                          "64x64x32", "64x64x8", NULL};
 static const char *const column_methods[] = {"auto",     "radix",   "registers",
                                              "streamed", "bracket", NULL};
 
@@ -199,10 +201,14 @@ static const struct param params[PARAMS] = {
      * than the host's loop (RESULTS "the nugget rule's eigenvalues"), on the device elsewhere. */
     [P_LINALG_EIGEN] = {"linalg.eigen", ALL(0), 2, eigen_places},
     /* PaSS's Gram rows for the few variables new to its cache an iteration (tens of rows of
-     * X^T X over p columns), auto and off: CLBlast's GEMM; on: pass_gram_rows, a tiled product
-     * that reads X once for up to 64 rows, about 1.3 times slower than CLBlast on the H100 at
-     * n 4000, p 40000 (RESULTS "PaSS (issue 24h)"). */
+     * X^T X over p columns): off, CLBlast's GEMM; on, pass_gram_rows (64 x 64 tiles, many
+     * work-groups); auto, pass_gram_rows for float32 on NVIDIA's GPUs, where it was a little
+     * faster than CLBlast at n 4000, p 40000, and CLBlast elsewhere (float64 on the H100 and
+     * PoCL: RESULTS "PaSS (issue 24j)"). */
     [P_PASS_GRAM_ROWS] = {"pass.gram_rows", ALL(0), 2, switches},
+    /* pass_gram_rows's tile, rows x columns of Gram rows a work-group (x slice rows, 16 where
+     * not named); auto: 64x64, many small work-groups for an iteration's ~60 new rows. */
+    [P_PASS_GRAM_TILE] = {"pass.gram_tile", ALL(0), 5, gram_tiles},
 };
 
 void clstats__tuning_init(clstats_ctx *ctx)

@@ -86,7 +86,8 @@ enum clstats__param_id {
     P_LINALG_POTRF_STEP,   /* its block and panel: 1 solve, 2 inverse (one launch), 3 ahead */
     P_LINALG_EIGEN,        /* eigenvalues' reduction (src/linalg/extremes.c): 1 device, 2 host */
     /* PaSS (src/varsel/engine_device.c) */
-    P_PASS_GRAM_ROWS, /* new Gram rows: auto and off (CLBlast's GEMM), on (pass_gram_rows) */
+    P_PASS_GRAM_ROWS, /* new Gram rows: off (CLBlast), on (pass_gram_rows), auto (by dtype, device) */
+    P_PASS_GRAM_TILE, /* pass_gram_rows's tile: auto, 64x64, 64x128, 128x128, 64x64x32, 64x64x8 */
     PARAMS
 };
 

@@ -30,6 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* pass_gram_rows's tiles (tuning pass.gram_tile, in its order; auto the first): work-items
+ * across and down a work-group, each 8 x 8 Gram values, and x's rows a slice. */
+static const struct gram_tile {
+    unsigned tx, ty, t;
+} gram_tiles[] = {{8, 8, 16}, {8, 8, 16}, {16, 8, 16}, {16, 16, 16}, {8, 8, 32}, {8, 8, 8}};
+
 /* The largest p for which the device takes the whole Gram matrix at its first argmax. */
 #define WHOLE_GRAM 2048
 
@@ -49,6 +55,7 @@ struct device_state {
     size_t wg, chunk;             /* chunk: new rows a GEMM makes at most */
     size_t span, spans;           /* pass_scan's variables a work-group, and work-groups a particle */
     bool have_xty, own_rows; /* own_rows: pass_gram_rows makes the new rows (tuning), else CLBlast */
+    struct gram_tile tile;   /* pass_gram_rows's */
     struct pass_cache book;
     /* Where the time goes, logged at release (clstats_ctx_set_log; bench/bench_pass prints it):
      * the steps' wall time and their kernels' by part, the Gram rows made, the residual GEMMs. */
@@ -141,19 +148,20 @@ static int gemm_rows(struct pass_engine *e, size_t m, size_t at)
     return status ? status : clstats__gemm(e->ctx, d->f64, false, false, m, d->p, d->n, 1, a, x, 0, g);
 }
 
-/* The same by pass_gram_rows: 64 x 64 tiles of the rows, X read once for up to 64 rows. */
+/* The same by pass_gram_rows: 8 tx x 8 ty tiles of the rows, X read once for up to 8 ty rows. */
 static int own_rows(struct pass_engine *e, size_t m, size_t at)
 {
     struct device_state *st = e->state;
     const struct pass_data *d = e->d;
     const cl_uint n = (cl_uint)d->n, p = (cl_uint)d->p, mm = (cl_uint)m;
     const cl_ulong g0 = (cl_ulong)at;
-    const size_t es = d->f64 ? 8 : 4;
+    const size_t es = d->f64 ? 8 : 4, tx = st->tile.tx, ty = st->tile.ty, t = st->tile.t;
     const int status = SET_ARGS(e->ctx, st->gram_rows, ARG(st->x), ARG(n), ARG(p), ARG(st->xnew),
-                                ARG(mm), ARG(st->cache), ARG(g0), LOCAL_ARG(16 * 64 * es),
-                                LOCAL_ARG(16 * 68 * es));
+                                ARG(mm), ARG(st->cache), ARG(g0), LOCAL_ARG(t * 8 * tx * es),
+                                LOCAL_ARG(t * (8 * ty + 4) * es));
     if (status) return status;
-    const size_t local[2] = {8, 8}, g[2] = {(d->p + 63) / 64 * 8, (m + 63) / 64 * 8};
+    const size_t local[2] = {tx, ty},
+                 g[2] = {(d->p + 8 * tx - 1) / (8 * tx) * tx, (m + 8 * ty - 1) / (8 * ty) * ty};
     return clstats__launch(e->ctx, st->gram_rows, 2, NULL, g, local, "pass_gram_rows");
 }
 
@@ -599,9 +607,11 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
     const size_t es = d->f64 ? 8 : 4, K = k_particles;
     st->wg = 1;
     while (st->wg * 2 <= 256 && st->wg * 2 <= ctx->max_work_group) st->wg *= 2;
-    char options[128];
-    snprintf(options, sizeof options, "%s%s -DWG=%zu -DCAP=%zu", d->f64 ? "-DUSE_DOUBLE" : "",
-             ctx->has_fp64 ? " -DPASS_GRAMS" : "", st->wg, cap);
+    st->tile = gram_tiles[clstats__tuned(ctx, P_PASS_GRAM_TILE)];
+    char options[160];
+    snprintf(options, sizeof options, "%s%s -DWG=%zu -DCAP=%zu -DGR_TX=%u -DGR_TY=%u -DGR_T=%u",
+             d->f64 ? "-DUSE_DOUBLE" : "", ctx->has_fp64 ? " -DPASS_GRAMS" : "", st->wg, cap,
+             st->tile.tx, st->tile.ty, st->tile.t);
     cl_program prog;
     int status = clstats__program(ctx, "pass.cl", options, &prog);
     if (status || (status = clstats__kernel(ctx, prog, "pass_residuals", &st->residuals)) ||
@@ -617,7 +627,11 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
         (status = clstats__kernel(ctx, prog, "pass_transpose", &st->transpose)) ||
         (status = clstats__kernel(ctx, prog, "pass_gram_rows", &st->gram_rows)))
         return status;
-    st->own_rows = clstats__tuned(ctx, P_PASS_GRAM_ROWS) == SWITCH_ON;
+    /* auto: pass_gram_rows for float32 on NVIDIA's GPUs, CLBlast elsewhere and for float64
+     * (RESULTS "PaSS (issue 24j)"). */
+    const long rows = clstats__tuned(ctx, P_PASS_GRAM_ROWS);
+    st->own_rows = rows == SWITCH_ON ||
+                   (rows == AUTO && !d->f64 && ctx->device_class == CLASS_NVIDIA);
     const size_t slots = cache_rows(ctx, d, K * cap);
     st->chunk = slots < 512 ? slots : 512;
     /* Sixteen variables a work-item of pass_scan: at p = 40 000 ten work-groups a particle. */
