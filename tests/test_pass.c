@@ -224,7 +224,7 @@ static void check_step(const struct pass_data *d, const struct pass_data *dh, si
      * every model's variables (most models' only there) without taking the whole Gram matrix
      * at once (CLBlast's); where every_tile, in each of pass.gram_tile's tiles. */
     ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_rows", "on"), 0);
-    const char *tiles[] = {"auto", "64x128", "128x128", "64x64x32", "64x64x8"};
+    const char *tiles[] = {"auto", "64x64", "64x128", "128x128", "64x64x32"};
     const size_t on_rows[] = {2, cap + 1, d->p > 1 ? d->p - 1 : 1};
     for (size_t tile = 0; tile < (every_tile ? sizeof tiles / sizeof *tiles : 1); tile++) {
         ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_tile", tiles[tile]), 0);

@@ -202,12 +202,13 @@ static const struct param params[PARAMS] = {
     [P_LINALG_EIGEN] = {"linalg.eigen", ALL(0), 2, eigen_places},
     /* PaSS's Gram rows for the few variables new to its cache an iteration (tens of rows of
      * X^T X over p columns): off, CLBlast's GEMM; on, pass_gram_rows (64 x 64 tiles, many
-     * work-groups); auto, pass_gram_rows for float32 on NVIDIA's GPUs, where it was a little
-     * faster than CLBlast at n 4000, p 40000, and CLBlast elsewhere (float64 on the H100 and
-     * PoCL: RESULTS "PaSS (issue 24j)"). */
+     * work-groups); auto, pass_gram_rows on NVIDIA's GPUs, where in 64x64x8 tiles it took the
+     * rows of Ing & Lai (n 4000, p 40000) in 18.5 ms against CLBlast's 21-29 (float32) and
+     * 34.5 against 46-59 (float64), and CLBlast elsewhere (RESULTS "PaSS (issue 24j)"). */
     [P_PASS_GRAM_ROWS] = {"pass.gram_rows", ALL(0), 2, switches},
     /* pass_gram_rows's tile, rows x columns of Gram rows a work-group (x slice rows, 16 where
-     * not named); auto: 64x64, many small work-groups for an iteration's ~60 new rows. */
+     * not named); auto: 64x64x8, many small work-groups for an iteration's ~60 new rows, short
+     * slices (fewer registers held for the next one: the fastest on the H100). */
     [P_PASS_GRAM_TILE] = {"pass.gram_tile", ALL(0), 5, gram_tiles},
 };
 

@@ -30,11 +30,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* pass_gram_rows's tiles (tuning pass.gram_tile, in its order; auto the first): work-items
- * across and down a work-group, each 8 x 8 Gram values, and x's rows a slice. */
+/* pass_gram_rows's tiles (tuning pass.gram_tile, in its order; auto the first, 64x64x8, the
+ * fastest on the H100 in both dtypes: RESULTS "PaSS (issue 24j)"): work-items across and down
+ * a work-group, each 8 x 8 Gram values, and x's rows a slice. */
 static const struct gram_tile {
     unsigned tx, ty, t;
-} gram_tiles[] = {{8, 8, 16}, {8, 8, 16}, {16, 8, 16}, {16, 16, 16}, {8, 8, 32}, {8, 8, 8}};
+} gram_tiles[] = {{8, 8, 8}, {8, 8, 16}, {16, 8, 16}, {16, 16, 16}, {8, 8, 32}, {8, 8, 8}};
 
 /* The largest p for which the device takes the whole Gram matrix at its first argmax. */
 #define WHOLE_GRAM 2048
@@ -627,11 +628,9 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
         (status = clstats__kernel(ctx, prog, "pass_transpose", &st->transpose)) ||
         (status = clstats__kernel(ctx, prog, "pass_gram_rows", &st->gram_rows)))
         return status;
-    /* auto: pass_gram_rows for float32 on NVIDIA's GPUs, CLBlast elsewhere and for float64
-     * (RESULTS "PaSS (issue 24j)"). */
+    /* auto: pass_gram_rows on NVIDIA's GPUs, CLBlast elsewhere (RESULTS "PaSS (issue 24j)"). */
     const long rows = clstats__tuned(ctx, P_PASS_GRAM_ROWS);
-    st->own_rows = rows == SWITCH_ON ||
-                   (rows == AUTO && !d->f64 && ctx->device_class == CLASS_NVIDIA);
+    st->own_rows = rows == SWITCH_ON || (rows == AUTO && ctx->device_class == CLASS_NVIDIA);
     const size_t slots = cache_rows(ctx, d, K * cap);
     st->chunk = slots < 512 ? slots : 512;
     /* Sixteen variables a work-item of pass_scan: at p = 40 000 ten work-groups a particle. */
