@@ -13,11 +13,12 @@
  * R_j = y - X_T beta_j, X^T R_j = X^T y - sum_m (X^T x_m) beta_jm, an identity of the columns
  * as they are held (centred and scaled, so no intercept column), whatever they are. So the
  * device keeps X^T y and a cache of Gram rows x_v^T X for the variables that have been in a
- * model of a particle taking the argmax (gram_cache.c books them); each iteration one GEMM
- * through src/linalg (CLBlast; or pass_gram_rows, tuning pass.gram_rows) makes the rows of the
- * variables new to the cache (X read once,
- * for tens of variables rather than 256 residuals), and pass_scan forms each particle's E from
- * X^T y and its k rows (k ~ 10 terms instead of n ~ 4000) while it scans for the largest |E|.
+ * model of a particle taking the argmax (gram_cache.c books them); each iteration one product
+ * makes the rows of the variables new to the cache (X read once, for tens of variables rather
+ * than 256 residuals): pass_gram_rows on NVIDIA's GPUs, CLBlast's GEMM through src/linalg
+ * elsewhere (tuning pass.gram_rows); and pass_scan forms each particle's E from X^T y and its
+ * k rows (k ~ 10 terms instead of n ~ 4000) while it scans for the largest |E|, a chunk of the
+ * variables a work-group, pass_scan_fold taking each particle's best of its chunks.
  * Where an iteration's models hold more variables than the cache has rows, E = R^T X by one
  * GEMM from the residuals, as the paper does. The argmaxes agree with the plain C engine's up to
  * rounding in the dtype, either way. On a device without fp64 the inner products are the
