@@ -40,7 +40,8 @@ static void start_vector(double *x, size_t n)
         s += x[i] * x[i];
     }
     s = sqrt(s);
-    for (size_t i = 0; i < n; i++) x[i] /= s;
+    for (size_t i = 0; i < n; i++)
+        x[i] /= s;
 }
 
 /* |last entry| of the unit eigenvector of the k x k tridiagonal T (diag, off) for its largest
@@ -50,9 +51,11 @@ static double last_component(const double *diag, const double *off, size_t k, do
                              double *d, double *x)
 {
     double scale = 0;
-    for (size_t i = 0; i < k; i++) scale = fmax(scale, fabs(diag[i]) + (i ? off[i - 1] : 0));
+    for (size_t i = 0; i < k; i++)
+        scale = fmax(scale, fabs(diag[i]) + (i ? off[i - 1] : 0));
     const double floor = 1e-300 + scale * 0x1.0p-60;
-    for (size_t i = 0; i < k; i++) x[i] = 1;
+    for (size_t i = 0; i < k; i++)
+        x[i] = 1;
     for (int it = 0; it < 2; it++) {
         for (size_t i = 0; i < k; i++) { /* L D L' = T - theta I, solving L y = x as we go */
             double p = diag[i] - theta;
@@ -69,22 +72,24 @@ static double last_component(const double *diag, const double *off, size_t k, do
             if (i + 1 < k) x[i] -= off[i] / d[i] * x[i + 1];
         }
         double s = 0;
-        for (size_t i = 0; i < k; i++) s += x[i] * x[i];
+        for (size_t i = 0; i < k; i++)
+            s += x[i] * x[i];
         s = sqrt(s);
         if (!(s > 0) || !isfinite(s)) return 1; /* no estimate: counts as not converged */
-        for (size_t i = 0; i < k; i++) x[i] /= s;
+        for (size_t i = 0; i < k; i++)
+            x[i] /= s;
     }
     return fabs(x[k - 1]);
 }
 
 /* theta and its error estimate from T's first `steps` entries (beta[steps - 1] the last
  * vector's length). */
-static void ritz(const double *alpha, const double *beta, size_t steps, double *work,
-                 double *theta, double *err)
+static void ritz(const double *alpha, const double *beta, size_t steps, double *work, double *theta,
+                 double *err)
 {
     *theta = clstats__tridiagonal_eigenvalue(alpha, beta, steps, steps - 1);
-    const double r = beta[steps - 1] * last_component(alpha, beta, steps, *theta, work,
-                                                      work + steps);
+    const double r =
+        beta[steps - 1] * last_component(alpha, beta, steps, *theta, work, work + steps);
     const double gap =
         steps > 1 ? *theta - clstats__tridiagonal_eigenvalue(alpha, beta, steps, steps - 2) : 0;
     *err = gap > 0 ? fmin(r, r * r / gap) : r;
@@ -115,15 +120,11 @@ static int product(struct run *r, size_t k)
     if (upper) { /* tmp = Y' v_k first, then w = Y tmp */
         status = clstats__kernel(ctx, r->prog, "cols_times_upper", &kc);
         if (status != CLSTATS_OK) return status;
-        CL_ARG(kc, 0, r->a.buf);
-        CL_ARG(kc, 1, off);
-        CL_ARG(kc, 2, step);
-        CL_ARG(kc, 3, n32);
-        CL_ARG(kc, 4, r->v);
-        CL_ARG(kc, 5, xoff);
-        CL_ARG(kc, 6, vstep);
-        CL_ARG(kc, 7, r->tmp);
-        CL_ARG(kc, 8, nstep);
+        status = CLSTATS_SET_ARGS(ctx, kc, "clSetKernelArg(lanczos cols_times_upper)",
+                                  KERNEL_ARG(r->a.buf), KERNEL_ARG(off), KERNEL_ARG(step),
+                                  KERNEL_ARG(n32), KERNEL_ARG(r->v), KERNEL_ARG(xoff),
+                                  KERNEL_ARG(vstep), KERNEL_ARG(r->tmp), KERNEL_ARG(nstep));
+        if (status != CLSTATS_OK) return status;
         const size_t gc[3] = {(r->n + COL_X - 1) / COL_X * COL_X, COL_Y, r->count},
                      lc[3] = {COL_X, COL_Y, 1};
         status = clstats__launch(ctx, kc, 3, NULL, gc, lc, "lanczos cols_times_upper");
@@ -132,19 +133,13 @@ static int product(struct run *r, size_t k)
         x_off = zero;
         x_step = nstep;
     }
-    CL_ARG(kr, 0, r->a.buf);
-    CL_ARG(kr, 1, off);
-    CL_ARG(kr, 2, step);
-    CL_ARG(kr, 3, n32);
-    CL_ARG(kr, 4, upper);
-    CL_ARG(kr, 5, x);
-    CL_ARG(kr, 6, x_off);
-    CL_ARG(kr, 7, x_step);
-    CL_ARG(kr, 8, r->w);
-    CL_ARG(kr, 9, nstep);
+    status = CLSTATS_SET_ARGS(ctx, kr, "clSetKernelArg(lanczos rows_times)", KERNEL_ARG(r->a.buf),
+                              KERNEL_ARG(off), KERNEL_ARG(step), KERNEL_ARG(n32), KERNEL_ARG(upper),
+                              KERNEL_ARG(x), KERNEL_ARG(x_off), KERNEL_ARG(x_step),
+                              KERNEL_ARG(r->w), KERNEL_ARG(nstep));
+    if (status != CLSTATS_OK) return status;
     const size_t gr[2] = {r->n * ROW_ITEMS, r->count}, lr[2] = {ROW_ITEMS, 1};
     status = clstats__launch(ctx, kr, 2, NULL, gr, lr, "lanczos rows_times");
-fail:
     return status;
 }
 
@@ -161,40 +156,29 @@ static int orthogonalise(struct run *r, size_t k)
     const cl_ulong hstep = 2 * r->k1;
     for (int pass = 0; pass < 2 && status == CLSTATS_OK; pass++) {
         const cl_ulong hoff = pass * r->k1;
-        CL_ARG(kd, 0, r->v);
-        CL_ARG(kd, 1, n32);
-        CL_ARG(kd, 2, k1);
-        CL_ARG(kd, 3, r->w);
-        CL_ARG(kd, 4, r->h);
-        CL_ARG(kd, 5, hoff);
-        CL_ARG(kd, 6, hstep);
+        status = CLSTATS_SET_ARGS(ctx, kd, "clSetKernelArg(lanczos dots)", KERNEL_ARG(r->v),
+                                  KERNEL_ARG(n32), KERNEL_ARG(k1), KERNEL_ARG(r->w),
+                                  KERNEL_ARG(r->h), KERNEL_ARG(hoff), KERNEL_ARG(hstep));
+        if (status != CLSTATS_OK) return status;
         const size_t gd[2] = {(k + 1) * SUM_ITEMS, r->count}, ld[2] = {SUM_ITEMS, 1};
         status = clstats__launch(ctx, kd, 2, NULL, gd, ld, "lanczos dots");
         if (status != CLSTATS_OK) break;
-        CL_ARG(ks, 0, r->v);
-        CL_ARG(ks, 1, n32);
-        CL_ARG(ks, 2, k1);
-        CL_ARG(ks, 3, k32);
-        CL_ARG(ks, 4, r->h);
-        CL_ARG(ks, 5, hoff);
-        CL_ARG(ks, 6, hstep);
-        CL_ARG(ks, 7, r->w);
+        status =
+            CLSTATS_SET_ARGS(ctx, ks, "clSetKernelArg(lanczos subtract)", KERNEL_ARG(r->v),
+                             KERNEL_ARG(n32), KERNEL_ARG(k1), KERNEL_ARG(k32), KERNEL_ARG(r->h),
+                             KERNEL_ARG(hoff), KERNEL_ARG(hstep), KERNEL_ARG(r->w));
+        if (status != CLSTATS_OK) return status;
         const size_t gs[2] = {r->n, r->count};
         status = clstats__launch(ctx, ks, 2, NULL, gs, NULL, "lanczos subtract");
     }
     if (status != CLSTATS_OK) return status;
-    CL_ARG(kn, 0, r->v);
-    CL_ARG(kn, 1, n32);
-    CL_ARG(kn, 2, k1);
-    CL_ARG(kn, 3, k32);
-    CL_ARG(kn, 4, r->w);
-    CL_ARG(kn, 5, r->h);
-    CL_ARG(kn, 6, hstep);
-    CL_ARG(kn, 7, r->alpha);
-    CL_ARG(kn, 8, r->beta);
+    status = CLSTATS_SET_ARGS(ctx, kn, "clSetKernelArg(lanczos next_vector)", KERNEL_ARG(r->v),
+                              KERNEL_ARG(n32), KERNEL_ARG(k1), KERNEL_ARG(k32), KERNEL_ARG(r->w),
+                              KERNEL_ARG(r->h), KERNEL_ARG(hstep), KERNEL_ARG(r->alpha),
+                              KERNEL_ARG(r->beta));
+    if (status != CLSTATS_OK) return status;
     const size_t gn = r->count * SUM_ITEMS, ln = SUM_ITEMS;
     status = clstats__launch(ctx, kn, 1, NULL, &gn, &ln, "lanczos next_vector");
-fail:
     return status;
 }
 
@@ -212,9 +196,8 @@ static int buffers(struct run *r, const double *x0)
         status = clstats__scratch(ctx, "lanczos.beta", c * (k1 - 1) * 8, &r->beta);
     for (size_t m = 0; m < c && status == CLSTATS_OK; m++)
         status = clstats__cl_check(ctx,
-                                   clEnqueueWriteBuffer(ctx->queue, r->v, CL_FALSE,
-                                                        m * k1 * n * 8, n * 8, x0, 0, NULL,
-                                                        NULL),
+                                   clEnqueueWriteBuffer(ctx->queue, r->v, CL_FALSE, m * k1 * n * 8,
+                                                        n * 8, x0, 0, NULL, NULL),
                                    "clEnqueueWriteBuffer(lanczos start)");
     return status;
 }
@@ -226,13 +209,12 @@ int clstats__lanczos_top(clstats_ctx *ctx, enum clstats__lanczos_op op, struct c
     if (!ctx->has_fp64)
         return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED, "the device has no float64");
     const size_t K = kmax < n ? kmax : n;
-    struct run r = {.ctx = ctx, .op = op, .a = a, .step = step, .n = n, .count = count,
-                    .k1 = K + 1};
+    struct run r = {
+        .ctx = ctx, .op = op, .a = a, .step = step, .n = n, .count = count, .k1 = K + 1};
     double *host = malloc((2 * count * K + 2 * K + n) * sizeof *host);
     bool *ok = calloc(count, sizeof *ok);
     int status = host && ok ? CLSTATS_OK
-                            : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "lanczos: %zu matrices",
-                                            count);
+                            : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "lanczos: %zu matrices", count);
     double *al = host, *be = host + count * K, *work = be + count * K, *x0 = work + 2 * K;
     if (status == CLSTATS_OK) {
         start_vector(x0, n);
@@ -245,13 +227,13 @@ int clstats__lanczos_top(clstats_ctx *ctx, enum clstats__lanczos_op op, struct c
         if (status == CLSTATS_OK) status = orthogonalise(&r, k);
         steps = k + 1;
         const bool last = steps == K;
-        if (status != CLSTATS_OK || !(last || (steps >= MIN_STEPS &&
-                                               (steps - MIN_STEPS) % CHECK_EVERY == 0)))
+        if (status != CLSTATS_OK ||
+            !(last || (steps >= MIN_STEPS && (steps - MIN_STEPS) % CHECK_EVERY == 0)))
             continue;
-        status = clstats__cl_check(ctx,
-                                   clEnqueueReadBuffer(ctx->queue, r.alpha, CL_FALSE, 0,
-                                                       count * K * 8, al, 0, NULL, NULL),
-                                   "clEnqueueReadBuffer(lanczos alpha)");
+        status = clstats__cl_check(
+            ctx,
+            clEnqueueReadBuffer(ctx->queue, r.alpha, CL_FALSE, 0, count * K * 8, al, 0, NULL, NULL),
+            "clEnqueueReadBuffer(lanczos alpha)");
         if (status == CLSTATS_OK)
             status = clstats__cl_check(ctx,
                                        clEnqueueReadBuffer(ctx->queue, r.beta, CL_TRUE, 0,
@@ -263,8 +245,10 @@ int clstats__lanczos_top(clstats_ctx *ctx, enum clstats__lanczos_op op, struct c
             if (last || done(user, m, theta[m], err[m])) {
                 ok[m] = true;
                 left--;
-                clstats__log(ctx, "lanczos: matrix %zu of %zu, n %zu, %zu steps: %.12g (error "
-                             "%.2g)", m, count, n, steps, theta[m], err[m]);
+                clstats__log(ctx,
+                             "lanczos: matrix %zu of %zu, n %zu, %zu steps: %.12g (error "
+                             "%.2g)",
+                             m, count, n, steps, theta[m], err[m]);
             }
         }
     }
@@ -273,8 +257,8 @@ int clstats__lanczos_top(clstats_ctx *ctx, enum clstats__lanczos_op op, struct c
     return status;
 }
 
-int clstats__shifted_with_identity(clstats_ctx *ctx, struct clstats__mat a, size_t step,
-                                   size_t n, size_t count, cl_mem shift, cl_mem dst)
+int clstats__shifted_with_identity(clstats_ctx *ctx, struct clstats__mat a, size_t step, size_t n,
+                                   size_t count, cl_mem shift, cl_mem dst)
 {
     cl_program prog;
     cl_kernel k;
@@ -283,14 +267,11 @@ int clstats__shifted_with_identity(clstats_ctx *ctx, struct clstats__mat a, size
     if (status != CLSTATS_OK) return status;
     const cl_ulong off = a.off, step64 = step;
     const cl_uint n32 = (cl_uint)n;
-    CL_ARG(k, 0, a.buf);
-    CL_ARG(k, 1, off);
-    CL_ARG(k, 2, step64);
-    CL_ARG(k, 3, n32);
-    CL_ARG(k, 4, shift);
-    CL_ARG(k, 5, dst);
+    status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(shifted_with_identity)", KERNEL_ARG(a.buf),
+                              KERNEL_ARG(off), KERNEL_ARG(step64), KERNEL_ARG(n32),
+                              KERNEL_ARG(shift), KERNEL_ARG(dst));
+    if (status != CLSTATS_OK) return status;
     const size_t global[3] = {n, 2 * n, count};
     status = clstats__launch(ctx, k, 3, NULL, global, NULL, "shifted_with_identity");
-fail:
     return status;
 }
