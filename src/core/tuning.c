@@ -20,7 +20,7 @@ struct param {
 static const char *const switches[] = {"auto", "off", "on", NULL};
 static const char *const filter_paths[] = {"auto", "sorted", "bisect", "binned", "rank", "runs", "bracket", NULL};
 static const char *const regress_products[] = {"auto", "pairs", "rows", NULL};
-static const char *const kmeans_assign[] = {"auto", "direct", "tiled", "gemm", "serial", NULL};
+static const char *const kmeans_assign[] = {"auto", "direct", "tiled", "gemm", "serial", "fused", NULL};
 static const char *const kmeans_sums[] = {"auto", "groups", "serial", NULL};
 static const char *const potrf_updates[] = {"auto", "tiles", "rows", NULL};
 static const char *const potrf_steps[] = {"auto", "solve", "inverse", "ahead", NULL};
@@ -140,7 +140,7 @@ static const struct param params[PARAMS] = {
      * else the one-item serial kernel where the sums are serial (below), else the tiled kernel
      * where the centres fit in local memory (src/cluster/assign.c); every path gives the same
      * labels. */
-    [P_KMEANS_ASSIGN] = {"kmeans.assign", ALL(0), 4, kmeans_assign},
+    [P_KMEANS_ASSIGN] = {"kmeans.assign", ALL(0), 5, kmeans_assign},
     /* k-means' fixed-order sums: auto takes a 256-item group halving a segment on GPUs and one
      * work-item forming the same tree alone on CPU devices, where each of a group's barriers is
      * a pass over its items (src/cluster/job.c; RESULTS "k-means on 2 CPU cores (issue 22)");
