@@ -215,6 +215,39 @@ START_TEST(weights_match_the_reference)
 }
 END_TEST
 
+/* Rows with NaN (or infinite) values: refused, then left out (skip_nan, label -1) by a fit from
+ * the first k rows, whose labels and centres are the reference's with those rows left out. */
+static void check_rows_left_out(const void *x, int f64, int n, int d, int k,
+                                const unsigned char *valid)
+{
+    const size_t bytes = (size_t)k * d * (f64 ? 8 : 4);
+    void *init = first_rows(x, f64, d, k), *c = malloc(bytes), *wc = malloc(bytes);
+    int32_t *labels = malloc((size_t)n * 4), *want = malloc((size_t)n * 4);
+    struct clstats_kmeans_options o;
+    clstats_kmeans_options_init(&o);
+    struct clstats_array xa = host_array((void *)x, f64, d, n), ia = host_array(init, f64, d, k),
+                         ca = host_array(c, f64, d, k);
+    o.init = CLSTATS_KMEANS_GIVEN;
+    o.init_centers = &ia;
+    o.tol = 0;
+    ck_assert_int_eq(clstats_kmeans(test_ctx(), &xa, k, &o, &ca, labels), CLSTATS_ERR_NAN);
+    o.skip_nan = 1;
+    ck_assert_int_eq(clstats_kmeans(test_ctx(), &xa, k, &o, &ca, labels), CLSTATS_OK);
+    struct ref_kmeans ref = {.x = x, .f64 = f64, .n = n, .d = d, .k = k, .valid = valid,
+                             .init = init, .max_iter = 300};
+    double inertia;
+    int it;
+    ref_kmeans_run(&ref, wc, want, &it, &inertia);
+    for (int p = 0; p < n; p++)
+        ck_assert_msg(labels[p] == want[p], "row %d: %d, want %d", p, labels[p], want[p]);
+    ck_assert(memcmp(c, wc, bytes) == 0);
+    free(init);
+    free(c);
+    free(wc);
+    free(labels);
+    free(want);
+}
+
 START_TEST(nan_rows_are_refused_or_left_out)
 {
     const int n = 1200, d = 2, k = 4;
@@ -224,31 +257,9 @@ START_TEST(nan_rows_are_refused_or_left_out)
         valid[p] = p % 97 != 5;
         if (!valid[p]) x[(size_t)p * d + (p % 2)] = p % 3 ? NAN : INFINITY;
     }
-    double init[8], c[8];
-    memcpy(init, x, sizeof init);
-    int32_t *labels = malloc((size_t)n * 4), *want = malloc((size_t)n * 4);
-    struct clstats_kmeans_options o;
-    clstats_kmeans_options_init(&o);
-    struct clstats_array xa = host_array(x, 1, d, n), ia = host_array(init, 1, d, k),
-                         ca = host_array(c, 1, d, k);
-    o.init = CLSTATS_KMEANS_GIVEN;
-    o.init_centers = &ia;
-    o.tol = 0;
-    ck_assert_int_eq(clstats_kmeans(test_ctx(), &xa, k, &o, &ca, labels), CLSTATS_ERR_NAN);
-    o.skip_nan = 1;
-    ck_assert_int_eq(clstats_kmeans(test_ctx(), &xa, k, &o, &ca, labels), CLSTATS_OK);
-    struct ref_kmeans ref = {.x = x, .f64 = 1, .n = n, .d = d, .k = k, .valid = valid,
-                             .init = init, .max_iter = 300};
-    double wc[8], inertia;
-    int it;
-    ref_kmeans_run(&ref, wc, want, &it, &inertia);
-    for (int p = 0; p < n; p++)
-        ck_assert_msg(labels[p] == want[p], "row %d: %d, want %d", p, labels[p], want[p]);
-    ck_assert(memcmp(c, wc, sizeof c) == 0);
+    check_rows_left_out(x, 1, n, d, k, valid);
     free(x);
     free(valid);
-    free(labels);
-    free(want);
 }
 END_TEST
 
@@ -441,34 +452,10 @@ START_TEST(fused_path_gives_the_same_labels)
         valid[p] = p < k || p % 37 != 3;
         if (!valid[p]) x[(size_t)p * d + p % d] = p % 2 ? NAN : -INFINITY;
     }
-    float *init = first_rows(x, 0, d, k), *c = malloc((size_t)k * d * 4),
-          *wc = malloc((size_t)k * d * 4);
-    int32_t *labels = malloc((size_t)n * 4), *want = malloc((size_t)n * 4);
-    struct clstats_kmeans_options o;
-    clstats_kmeans_options_init(&o);
-    struct clstats_array xa = host_array(x, 0, d, n), ia = host_array(init, 0, d, k),
-                         ca = host_array(c, 0, d, k);
-    o.init = CLSTATS_KMEANS_GIVEN;
-    o.init_centers = &ia;
-    o.tol = 0;
-    o.skip_nan = 1;
-    ck_assert_int_eq(clstats_kmeans(test_ctx(), &xa, k, &o, &ca, labels), CLSTATS_OK);
-    struct ref_kmeans ref = {.x = x, .f64 = 0, .n = n, .d = d, .k = k, .valid = valid,
-                             .init = init, .max_iter = 300};
-    double inertia;
-    int it;
-    ref_kmeans_run(&ref, wc, want, &it, &inertia);
-    for (int p = 0; p < n; p++)
-        ck_assert_msg(labels[p] == want[p], "row %d: %d, want %d", p, labels[p], want[p]);
-    ck_assert(memcmp(c, wc, (size_t)k * d * 4) == 0);
+    check_rows_left_out(x, 0, n, d, k, valid);
     ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.assign", "auto"), CLSTATS_OK);
     free(x);
     free(valid);
-    free(init);
-    free(c);
-    free(wc);
-    free(labels);
-    free(want);
 }
 END_TEST
 
