@@ -20,7 +20,7 @@ struct param {
 static const char *const switches[] = {"auto", "off", "on", NULL};
 static const char *const filter_paths[] = {"auto", "sorted", "bisect", "binned", "rank", "runs", "bracket", NULL};
 static const char *const regress_products[] = {"auto", "pairs", "rows", NULL};
-static const char *const kmeans_assign[] = {"auto", "direct", "tiled", "gemm", "serial", NULL};
+static const char *const kmeans_assign[] = {"auto", "direct", "tiled", "gemm", "serial", "fused", NULL};
 static const char *const kmeans_sums[] = {"auto", "groups", "serial", NULL};
 static const char *const potrf_updates[] = {"auto", "tiles", "rows", NULL};
 static const char *const potrf_steps[] = {"auto", "solve", "inverse", "ahead", NULL};
@@ -139,11 +139,12 @@ static const struct param params[PARAMS] = {
      * columns in one contiguous loop and writing into the caller's arrays in place (RESULTS
      * "mesh background on 2 CPU cores (issue 27d)"); both give the same bits. */
     [P_BACKGROUND_ROWS] = {"background.rows", GPUS_CPU(1, 2), 2, switches},
-    /* k-means' nearest centres: auto takes the GEMM screen from 32 features and 32 clusters,
-     * else the one-item serial kernel where the sums are serial (below), else the tiled kernel
-     * where the centres fit in local memory (src/cluster/assign.c); every path gives the same
-     * labels. */
-    [P_KMEANS_ASSIGN] = {"kmeans.assign", ALL(0), 4, kmeans_assign},
+    /* k-means' nearest centres: auto takes the GEMM screen from 32 features and 32 clusters
+     * (on NVIDIA's GPUs from 64 clusters, float32, the screen fused into our own tiled
+     * products: RESULTS "k-means on the H100 (issue 22r)"), else the one-item serial kernel
+     * where the sums are serial (below), else the tiled kernel where the centres fit in local
+     * memory (src/cluster/assign.c); every path gives the same labels. */
+    [P_KMEANS_ASSIGN] = {"kmeans.assign", ALL(0), 5, kmeans_assign},
     /* k-means' fixed-order sums: auto takes a 256-item group halving a segment on GPUs and one
      * work-item forming the same tree alone on CPU devices, where each of a group's barriers is
      * a pass over its items (src/cluster/job.c; RESULTS "k-means on 2 CPU cores (issue 22)");

@@ -71,7 +71,7 @@ enum clstats__param_id {
     P_BACKGROUND_BAND_KIB, /* photutils' boxes: sorted pixels a launch holds (0: auto) */
     P_BACKGROUND_ROWS,     /* SEP's maps a work-item a row: auto, off (a pixel), on */
     /* k-means (src/cluster/assign.c) */
-    P_KMEANS_ASSIGN, /* auto, direct, tiled, gemm, serial */
+    P_KMEANS_ASSIGN, /* auto, direct, tiled, gemm, serial, fused */
     P_KMEANS_SUMS,   /* auto, groups, serial */
     P_KMEANS_FUSE,   /* auto, off, on: the fewer-launch scans and sums (src/cluster/lloyd.c) */
     P_KMEANS_FINISH_TREES,   /* upper levels' trees the finishing kernel makes at most (0: auto) */
