@@ -93,11 +93,21 @@ static int chunk(clstats_ctx *ctx, cl_mem r, size_t first, size_t step, size_t n
         status = clstats__lanczos_top(ctx, LANCZOS_GRAM_UPPER, y, mat, n, count, LMIN_STEPS,
                                       lmin_done, &rule, theta, err);
     for (size_t m = 0; m < count && status == CLSTATS_OK; m++) {
-        if (bad[m]) {
+        /* R is positive semidefinite to its rounding (n eps lambda_max, far below s), so
+         * lambda_min + s = 1 / theta lies above s / 2; a Ritz value past that bound is an
+         * iteration gone wrong (seen on Intel's CPU runtime, where the steps on one of four
+         * matrices ran to the cap with theta growing to 1e10: cause not found). */
+        const bool lost = !(1 / theta[m] > shift[m] / 2);
+        if (bad[m] || lost) {
             /* Not positive definite even shifted (a threshold so large that s is at R's
-             * rounding): the reduction's eigenvalues instead. */
-            clstats__log(ctx, "gp nugget: R + %g I not positive definite at row %d; the "
-                         "tridiagonal reduction instead", shift[m], bad[m] - 1);
+             * rounding), or the iteration lost: the reduction's eigenvalues instead. */
+            if (bad[m])
+                clstats__log(ctx, "gp nugget: R + %g I not positive definite at row %d; the "
+                             "tridiagonal reduction instead", shift[m], bad[m] - 1);
+            else
+                clstats__log(ctx, "gp nugget: matrix %zu's lambda_min + s = %g, below s / 2 "
+                             "= %g; the tridiagonal reduction instead", m, 1 / theta[m],
+                             shift[m] / 2);
             const struct clstats__mat am = {r, first + m * step, n};
             double lo, hi;
             status = clstats__eig_extremes_many(ctx, am, step, n, 1, &lo, &hi);
