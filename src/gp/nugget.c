@@ -9,6 +9,9 @@
 #include <math.h>
 #include <stdlib.h>
 
+/* gp.nugget's values, in its table's order (src/core/tuning.c). */
+enum { NUGGET_EIGEN = 1, NUGGET_SHIFT = 2 };
+
 double clstats__gp_rule(double lmin, double lmax, double thres)
 {
     /* (lmax + delta) / (lmin + delta) = e^thres; a negative or zero lmin (duplicate rows, or
@@ -35,7 +38,7 @@ int clstats__gp_nugget(clstats_ctx *ctx, cl_mem r, size_t step, size_t n, size_t
                        double thres, double *delta)
 {
     const long rule = clstats__tuned(ctx, P_GP_NUGGET);
-    if (rule == 2 || (rule == AUTO && !ctx->is_cpu))
+    if (rule == NUGGET_SHIFT || (rule == AUTO && !ctx->is_cpu))
         return clstats__gp_nugget_shift(ctx, r, step, n, count, thres, delta);
     return clstats__gp_nugget_eigen(ctx, r, step, n, count, thres, delta);
 }

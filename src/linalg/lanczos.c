@@ -194,10 +194,12 @@ static int buffers(struct run *r, const double *x0)
         status = clstats__scratch(ctx, "lanczos.alpha", c * (k1 - 1) * 8, &r->alpha);
     if (status == CLSTATS_OK)
         status = clstats__scratch(ctx, "lanczos.beta", c * (k1 - 1) * 8, &r->beta);
+    /* The last write waits (and the queue is in order): x0 is the caller's until it returns,
+     * which an error before the first read back would otherwise free under pending writes. */
     for (size_t m = 0; m < c && status == CLSTATS_OK; m++)
         status = clstats__cl_check(ctx,
-                                   clEnqueueWriteBuffer(ctx->queue, r->v, CL_FALSE, m * k1 * n * 8,
-                                                        n * 8, x0, 0, NULL, NULL),
+                                   clEnqueueWriteBuffer(ctx->queue, r->v, m + 1 == c,
+                                                        m * k1 * n * 8, n * 8, x0, 0, NULL, NULL),
                                    "clEnqueueWriteBuffer(lanczos start)");
     return status;
 }
