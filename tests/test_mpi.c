@@ -186,18 +186,76 @@ static void check_traffic(void)
         free(hp);
         free(x);
     }
-    /* ceil(32 / bits) radix passes, each a message of 2^bits 32-bit counts and two words (the
-     * failures, the NaNs), a last message alike, and the opening's five 64-bit words; on one
-     * rank, which runs the one-device call, only the opening and the last message */
+    /* ceil(32 / bits) radix passes, each a message of 2^bits 32-bit counts and five words (the
+     * failures, the NaNs, a sample bracket's three counts), a last message alike, and the
+     * opening's five 64-bit words; on one rank, which runs the one-device call, only the
+     * opening and the last message */
     const char *tuning = getenv("CLSTATS_TEST_TUNING"), *b = tuning ? strstr(tuning, "select.bits=") : NULL;
     const int bits = b ? atoi(b + strlen("select.bits=")) : 11,
               passes = size == 1 ? 0 : (32 + bits - 1) / bits;
-    const uint64_t expect = (uint64_t)(passes + 1) * (2 + ((uint64_t)1 << bits)) * 4 + 40;
+    const uint64_t expect = (uint64_t)(passes + 1) * (5 + ((uint64_t)1 << bits)) * 4 + 40;
     CHECK(t[0].bytes == t[1].bytes && t[0].bytes == expect &&
               t[0].messages == (uint64_t)passes + 2,
           "traffic: %llu bytes in %llu messages for n = 1000, %llu for n = 100000, expected %llu",
           (unsigned long long)t[0].bytes, (unsigned long long)t[0].messages,
           (unsigned long long)t[1].bytes, (unsigned long long)expect);
+}
+
+/* The sample's bracket over ranks: its counts and the first radix pass's histogram in one
+ * message. Values 2^(40 u - 20) (u uniform), so that the middle one's bracket spans a few binades
+ * and its keys take every radix pass: the opening, the ranks' sizes, the sample, the bracket
+ * with pass 0, the other npass - 1 passes and the last message (on one rank, which runs the
+ * one-device call, the opening and the last message); the value the one-device call's. */
+static void check_sample_traffic(void)
+{
+    const size_t n = 200000;
+    const char *tuning = getenv("CLSTATS_TEST_TUNING"),
+               *b = tuning ? strstr(tuning, "select.bits=") : NULL;
+    const int bits = b ? atoi(b + strlen("select.bits=")) : 11, npass = (32 + bits - 1) / bits;
+    double *x = malloc(n * sizeof *x);
+    struct test_rng rng;
+    test_rng_seed(&rng, 4242);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (double)(float)exp2(40.0 * test_rng_uniform(&rng) - 20.0);
+    void *hp, *hw;
+    cl_mem buf;
+    const struct clstats_array part = part_of(x, n, 4242, false, &hp, &buf);
+    const struct clstats_array all = whole(x, n, false, &hw);
+    const struct clstats_select_options o = {.method = CLSTATS_SELECT_SAMPLE};
+    struct clstats_mpi_traffic t;
+    double got = NAN, want = NAN;
+    int s = clstats_mpi_select_kth(ctx, MPI_COMM_WORLD, &part, n / 2, &o, &got, &t);
+    int sw = clstats_select_kth_array(ctx, &all, n / 2, &o, &want);
+    CHECK(s == CLSTATS_OK && sw == CLSTATS_OK && same_bits(got, want),
+          "sample bracket: %d %.17g, one device %d %.17g", s, got, sw, want);
+    const uint64_t messages = size == 1 ? 2 : (uint64_t)npass + 4;
+    const uint64_t count_msg = (5 + ((uint64_t)1 << bits)) * 4;
+    CHECK(t.messages == messages && t.bytes == 40 + (messages - 1) * count_msg,
+          "sample bracket traffic: %llu bytes in %llu messages, expected %llu messages",
+          (unsigned long long)t.bytes, (unsigned long long)t.messages,
+          (unsigned long long)messages);
+    if (buf) clReleaseMemObject(buf);
+    free(hp), free(hw), free(x);
+    if (size == 1) return;
+    /* Rank 0 holds 2^20 + 2^17 copies of 5 (its key buffer 2^20 keys), the others 10^5 values
+     * each around them: the bracket holds the 5s, rank 0's gathered keys overflow, and every
+     * rank starts the radix passes again on the data (all npass of them). */
+    const size_t fives = ((size_t)1 << 20) + ((size_t)1 << 17), others = 100000;
+    const size_t total = fives + others * (size_t)(size - 1);
+    float *w = malloc(total * sizeof *w);
+    for (size_t i = 0; i < total; i++)
+        w[i] = i < fives ? 5.0f : (float)(5.0 + test_rng_normal(&rng));
+    const size_t from = rank == 0 ? 0 : fives + others * (size_t)(rank - 1);
+    const struct clstats_array mine = {.host = w + from, .dtype = CLSTATS_FLOAT32,
+                                       .nx = rank == 0 ? fives : others, .ny = 1},
+                               every = {.host = w, .dtype = CLSTATS_FLOAT32, .nx = total, .ny = 1};
+    s = clstats_mpi_select_kth(ctx, MPI_COMM_WORLD, &mine, total / 2, &o, &got, &t);
+    sw = clstats_select_kth_array(ctx, &every, total / 2, &o, &want);
+    CHECK(s == CLSTATS_OK && sw == CLSTATS_OK && same_bits(got, want) && got == 5.0 &&
+              t.messages == (uint64_t)npass + 5,
+          "sample bracket overflowing rank 0's keys: %d %.17g in %llu messages, one device %d "
+          "%.17g", s, got, (unsigned long long)t.messages, sw, want);
+    free(w);
 }
 
 /* The cutting plane's messages: the opening's five 64-bit words, a gather of 11 words a pass
@@ -209,7 +267,7 @@ static void check_plane_traffic(void)
     const char *tuning = getenv("CLSTATS_TEST_TUNING"),
                *b = tuning ? strstr(tuning, "select.bits=") : NULL;
     const int bits = b ? atoi(b + strlen("select.bits=")) : 11, npass = (32 + bits - 1) / bits;
-    const uint64_t count_msg = (2 + ((uint64_t)1 << bits)) * 4, gather_msg = 11 * 8;
+    const uint64_t count_msg = (5 + ((uint64_t)1 << bits)) * 4, gather_msg = 11 * 8;
     for (int i = 0; i < 3; i++) {
         double *x = malloc(ns[i] * sizeof *x);
         fill(x, ns[i], 11 + (uint64_t)i, false, 0.01);
@@ -564,10 +622,15 @@ int main(int argc, char **argv)
             check_array(ns[i], seed + (uint64_t)i, false, 0.1, method);
             check_array(ns[i], seed + 100 + (uint64_t)i, true, 0.1, method);
         }
+        if (method == CLSTATS_SELECT_SAMPLE) { /* a sample large enough for its bracket to hold */
+            check_array(200000, seed + 210, false, 0.1, method);
+            check_array(200000, seed + 211, true, 0.1, method);
+        }
         check_array(300, seed + 200, false, 1.0, method); /* all NaN: empty everywhere */
         check_array(300, seed + 201, false, 0.0, method);
     }
     check_traffic();
+    check_sample_traffic();
     check_plane_traffic();
     const size_t shapes[][2] = {{1, 4}, {2, 5}, {37, 6}, {300, 4}, {9000, 3}};
     for (int i = 0; i < 5; i++) {

@@ -20,8 +20,9 @@ struct select_parts {
     /* Bracket first (the sample method over the parts): every part's share of one sample of the
      * whole array gathered through sum_counts (each part its own slots), the bracket picked
      * from it alike by every part, one pass counting and gathering each part's values inside
-     * it, the counts summed; the radix passes then run on the gathered values (or, where the
-     * bracket missed, on the data). part is this part's index of `parts` (at most 2^bits). */
+     * it, whose counts are summed in one message with the first radix pass's histogram of the
+     * gathered values; the radix passes then go on from those (or, where the bracket missed,
+     * start again on the data). part is this part's index of `parts` (at most 2^bits). */
     bool bracket;
     int part, parts;
     /* The cutting plane over the parts (plane: every part asked for it): each pass gathers
@@ -34,6 +35,11 @@ struct select_parts {
 
 /* Words a part's record holds in a cutting-plane pass over parts (src/select/select.c). */
 enum { SELECT_PLANE_WORDS = 10 };
+
+/* Counts a bracket's message carries past the NaNs and the first radix pass's histogram (the
+ * values below the bracket, inside it, and the parts whose gathered keys overflowed): a
+ * sum_counts user takes 1 + 2^bits + SELECT_PARTS_EXTRA counts a message. */
+enum { SELECT_PARTS_EXTRA = 3 };
 
 struct select_request {
     enum clstats_select_method method;
