@@ -492,6 +492,43 @@ static void check_columns(size_t rows, size_t cols, uint64_t seed, bool f64)
     free(hp), free(hw), free(x), free(got), free(want), free(gs), free(ws), free(wf), free(k);
 }
 
+/* The sums' order across blocks: the blocks of 4096 rows of a column sum to H, 1, 1, -H, H,
+ * 1, 1, -H (H = 2^53 for float64, 2^24 for float32; every block's sum exact), rotated by the
+ * column's index, where H + 1 rounds back to H: any other order of the blocks' sums (on a
+ * rank's device, at its seams, along the ranks) gives another total. The largest value once,
+ * in the last row, and k the rows: the sum below it is every other value's. */
+static void check_sum_order(bool f64, uint64_t seed)
+{
+    const size_t rows = 8 * 4096 + 1000, cols = 8;
+    const double h = f64 ? 0x1p41 : 0x1p12, one = 0x1p-12; /* 4096 of them: H and 1 */
+    const double pattern[8] = {h, one, one, -h, h, one, one, -h};
+    double *x = malloc(rows * cols * sizeof *x);
+    for (size_t c = 0; c < cols; c++) {
+        for (size_t r = 0; r < rows; r++)
+            x[r * cols + c] = r < 8 * 4096 ? pattern[(r / 4096 + c) % 8] : one;
+        x[(rows - 1) * cols + c] = 2 * h;
+    }
+    void *hp, *hw;
+    cl_mem buf;
+    size_t row0;
+    const struct clstats_array part = rows_of(x, rows, cols, seed, f64, &hp, &buf, &row0);
+    struct clstats_array all = whole(x, rows * cols, f64, &hw);
+    all.nx = cols, all.ny = rows;
+    uint64_t k[8];
+    for (size_t c = 0; c < cols; c++) k[c] = rows;
+    double want[8], ws[8], got[8], gs[8];
+    int sw = clstats_column_smallest(ctx, &all, k, NULL, want, ws);
+    int sg = clstats_mpi_column_smallest(ctx, MPI_COMM_WORLD, &part, k, NULL, got, gs, NULL);
+    CHECK(sw == CLSTATS_OK && sg == CLSTATS_OK, "sums' order: status %d, one device %d", sg, sw);
+    for (size_t c = 0; c < cols && sw == CLSTATS_OK; c++) {
+        CHECK(same_bits(want[c], got[c]) && same_bits(ws[c], gs[c]),
+              "sums' order %s column %zu: sum %.17g, one device %.17g", f64 ? "f64" : "f32", c,
+              gs[c], ws[c]);
+    }
+    if (buf) clReleaseMemObject(buf);
+    free(hp), free(hw), free(x);
+}
+
 /* The columns' traffic: the same for 300 and 9000 rows (a radix pass a column). */
 static void check_column_traffic(void)
 {
@@ -632,11 +669,14 @@ int main(int argc, char **argv)
     check_traffic();
     check_sample_traffic();
     check_plane_traffic();
-    const size_t shapes[][2] = {{1, 4}, {2, 5}, {37, 6}, {300, 4}, {9000, 3}};
-    for (int i = 0; i < 5; i++) {
+    /* 21000 rows: whole blocks of the sums' 4096 rows on some ranks, partial ones at seams */
+    const size_t shapes[][2] = {{1, 4}, {2, 5}, {37, 6}, {300, 4}, {9000, 3}, {21000, 3}};
+    for (int i = 0; i < 6; i++) {
         check_columns(shapes[i][0], shapes[i][1], seed + 400 + (uint64_t)i, false);
         check_columns(shapes[i][0], shapes[i][1], seed + 500 + (uint64_t)i, true);
     }
+    check_sum_order(false, seed + 600);
+    check_sum_order(true, seed + 601);
     check_column_traffic();
     check_faults();
     check_filter(23, 17, (struct clstats_filter_params){.width = 5}, seed + 300);

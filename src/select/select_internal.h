@@ -135,16 +135,35 @@ int clstats__column_ranks(clstats_ctx *ctx, bool f64, cl_mem buf, size_t off, si
                           size_t rstep, size_t rows, size_t cols, cl_mem ranks, cl_mem stats,
                           cl_mem sums);
 
+/* The sums below the k-th values of a part's whole blocks (the one-device sums' blocks of
+ * COLUMN_BLOCK rows, counted over all parts' rows: src/select/column_ranks.c), summed on the
+ * part's device in the one-device order. In: row0, the part's first row among all parts'. Out:
+ * head, the part's rows before its first whole block (those of a block that began on an
+ * earlier part, or the whole part where it holds no whole block); blocks, its whole blocks;
+ * sums[c blocks + b] (malloc'd, NULL where there are none, the caller's to free) block b's sum
+ * below column c's k-th value (the dtype's value as a double); below[c] (cols entries, the
+ * caller's) the count below it in those blocks. */
+#define COLUMN_BLOCK 4096
+struct column_block_sums {
+    uint64_t row0;
+    size_t head, blocks;
+    double *sums;
+    uint64_t *below;
+};
+
 /* The batched selection over parts (src/mpi/): every part's rows of the same columns (part:
  * part->nx columns, part->ny rows, float32 or float64, host or device), the NaN counts and each
  * pass's histograms (256 counts a column) summed over the parts through parts->sum_counts, so
  * that every part walks to the same key: keys[c] that of rank ranks[c] (0-based among column
  * c's valid values of all parts; ranks NULL: the median's, median 1 its lower and 2 its upper
- * middle), all ones where the column has too few; nans[c] its NaNs in all parts. A part that
- * fails before the first message returns without one (the caller sends its failure). */
+ * middle), all ones where the column has too few; nans[c] its NaNs in all parts; where bs is
+ * not NULL, the sums below those keys of the part's whole blocks (struct column_block_sums),
+ * with no message more. A part that fails before the first message returns without one (the
+ * caller sends its failure). */
 int clstats__column_ranks_parts(clstats_ctx *ctx, const struct clstats_array *part,
                                 const struct select_parts *parts, const uint64_t *ranks,
-                                int median, uint64_t *keys, uint64_t *nans);
+                                int median, uint64_t *keys, uint64_t *nans,
+                                struct column_block_sums *bs);
 
 /* The batched selection's status once its columns are done: CLSTATS_ERR_NAN where NaNs were
  * found and the policy refuses them, else CLSTATS_ERR_EMPTY where short_cols columns had too few
