@@ -594,7 +594,7 @@ static void check_filter(size_t nx, size_t ny, struct clstats_filter_params p, u
  * left waiting; some call must fail. */
 static void check_lost(void)
 {
-    const size_t n = 20000, rows = 500, cols = 4;
+    const size_t n = 40000, rows = 9000, cols = 4; /* rows: a whole block of the sums on some rank */
     double *x = malloc(n * sizeof *x);
     fill(x, n, 9, false, 0.05);
     void *hp, *hm;
@@ -603,7 +603,7 @@ static void check_lost(void)
     const struct clstats_array part = part_of(x, n, 9, false, &hp, &buf);
     const struct clstats_array m = rows_of(x, rows, cols, 9, false, &hm, &mbuf, &row0);
     const struct clstats_select_options plane = {.method = CLSTATS_SELECT_CUTTING_PLANE};
-    const uint64_t k[4] = {1, 100, 250, 500};
+    const uint64_t k[4] = {1, 100, 4500, 9000};
     double v, kth[4], sums[4];
     int failed = 0, shimmed = getenv("OPENCL_SHIM_LOSE_AFTER") != NULL, any_shimmed = 0;
     MPI_Allreduce(&shimmed, &any_shimmed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

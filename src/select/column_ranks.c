@@ -136,18 +136,14 @@ static int parts_block_sums(clstats_ctx *ctx, cl_kernel kb, bool f64, long wg, c
         const cl_ulong o = off + bs->head * rstep, cs = cstep, rs = rstep;
         const cl_uint nrows = (cl_uint)(blocks * COLUMN_BLOCK), nper = (cl_uint)per,
                       nblocks = (cl_uint)blocks;
-        CL_ARG(kb, 0, buf);
-        CL_ARG(kb, 1, o);
-        CL_ARG(kb, 2, cs);
-        CL_ARG(kb, 3, rs);
-        CL_ARG(kb, 4, nrows);
-        CL_ARG(kb, 5, nper);
-        CL_ARG(kb, 6, state);
-        CL_ARG(kb, 7, nblocks);
-        CL_ARG(kb, 8, counts);
-        CL_ARG(kb, 9, bsums);
         const size_t local[2] = {(size_t)wg, 1}, global[2] = {groups * (size_t)wg, cols};
-        if ((status = clstats__launch(ctx, kb, 2, NULL, global, local, "split_below"))) goto fail;
+        if ((status = CLSTATS_SET_ARGS(ctx, kb, "clSetKernelArg(split_below)", KERNEL_ARG(buf),
+                                       KERNEL_ARG(o), KERNEL_ARG(cs), KERNEL_ARG(rs),
+                                       KERNEL_ARG(nrows), KERNEL_ARG(nper), KERNEL_ARG(state),
+                                       KERNEL_ARG(nblocks), KERNEL_ARG(counts),
+                                       KERNEL_ARG(bsums))) ||
+            (status = clstats__launch(ctx, kb, 2, NULL, global, local, "split_below")))
+            goto fail;
         CL_TRY(ctx,
                clEnqueueReadBuffer(ctx->queue, counts, CL_FALSE, 0, groups * cols * 2 * sizeof *cnt,
                                    cnt, 0, NULL, NULL),
