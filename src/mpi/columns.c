@@ -14,7 +14,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <stdio.h>
 
 /* The one-device order of a column's sum below t (kernels/select/rank_keys.cl; fixed, not
  * tuned): blocks of SUM_BLOCK rows, row r in lane r mod SUM_LANES. */
