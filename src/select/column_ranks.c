@@ -205,23 +205,18 @@ static int split_columns(clstats_ctx *ctx, cl_program program, bool f64, long wg
     const cl_uint start_rows = sp ? (cl_uint)sp->rows_total : nrows;
     cl_kernel with_rows[] = {kr, kh, kb};
     for (int i = 0; i < 3; i++) {
-        CL_ARG(with_rows[i], 0, buf);
-        CL_ARG(with_rows[i], 1, o);
-        CL_ARG(with_rows[i], 2, cs);
-        CL_ARG(with_rows[i], 3, rs);
-        CL_ARG(with_rows[i], 4, nrows);
-        CL_ARG(with_rows[i], 5, nper);
+        status = CLSTATS_SET_ARGS(ctx, with_rows[i], "clSetKernelArg(split's rows)",
+                                  KERNEL_ARG(buf), KERNEL_ARG(o), KERNEL_ARG(cs), KERNEL_ARG(rs),
+                                  KERNEL_ARG(nrows), KERNEL_ARG(nper));
+        if (status != CLSTATS_OK) goto fail;
     }
     CL_ARG(kr, 6, range);
     CL_ARG(kr, 7, nans);
-    CL_ARG(ks, 0, range);
-    CL_ARG(ks, 1, nans);
-    CL_ARG(ks, 2, ngroups);
-    CL_ARG(ks, 3, start_rows);
-    CL_ARG(ks, 4, ncols);
-    CL_ARG(ks, 5, ranks);
-    CL_ARG(ks, 6, state);
-    CL_ARG(ks, 7, hist);
+    status = CLSTATS_SET_ARGS(ctx, ks, "clSetKernelArg(split_start)", KERNEL_ARG(range),
+                              KERNEL_ARG(nans), KERNEL_ARG(ngroups), KERNEL_ARG(start_rows),
+                              KERNEL_ARG(ncols), KERNEL_ARG(ranks), KERNEL_ARG(state),
+                              KERNEL_ARG(hist));
+    if (status != CLSTATS_OK) goto fail;
     CL_ARG(kh, 6, state);
     CL_ARG(kh, 8, hist);
     CL_ARG(kp, 0, hist);
@@ -230,14 +225,11 @@ static int split_columns(clstats_ctx *ctx, cl_program program, bool f64, long wg
     CL_ARG(kb, 7, nblocks);
     CL_ARG(kb, 8, counts);
     CL_ARG(kb, 9, bsums);
-    CL_ARG(kf, 0, state);
-    CL_ARG(kf, 1, counts);
-    CL_ARG(kf, 2, bsums);
-    CL_ARG(kf, 3, ngroups);
-    CL_ARG(kf, 4, nblocks);
-    CL_ARG(kf, 5, ncols);
-    CL_ARG(kf, 6, stats);
-    CL_ARG(kf, 7, sums);
+    status = CLSTATS_SET_ARGS(ctx, kf, "clSetKernelArg(split_finish)", KERNEL_ARG(state),
+                              KERNEL_ARG(counts), KERNEL_ARG(bsums), KERNEL_ARG(ngroups),
+                              KERNEL_ARG(nblocks), KERNEL_ARG(ncols), KERNEL_ARG(stats),
+                              KERNEL_ARG(sums));
+    if (status != CLSTATS_OK) goto fail;
     const size_t local[2] = {(size_t)wg, 1}, global[2] = {groups * (size_t)wg, cols};
     const size_t one = 64, per_col = (cols + 63) / 64 * 64, bins = 256, pick = cols * 256;
     if ((status = clstats__launch(ctx, kr, 2, NULL, global, local, "split_range")) ||
@@ -331,14 +323,10 @@ int clstats__column_ranks(clstats_ctx *ctx, bool f64, cl_mem buf, size_t off, si
     if (status != CLSTATS_OK) return status;
     const cl_ulong o = off, cs = cstep, rs = rstep;
     const cl_uint nrows = (cl_uint)rows;
-    CL_ARG(k, 0, buf);
-    CL_ARG(k, 1, o);
-    CL_ARG(k, 2, cs);
-    CL_ARG(k, 3, rs);
-    CL_ARG(k, 4, nrows);
-    CL_ARG(k, 5, ranks);
-    CL_ARG(k, 6, stats);
-    CL_ARG(k, 7, sums);
+    status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(column_ranks)", KERNEL_ARG(buf),
+                              KERNEL_ARG(o), KERNEL_ARG(cs), KERNEL_ARG(rs), KERNEL_ARG(nrows),
+                              KERNEL_ARG(ranks), KERNEL_ARG(stats), KERNEL_ARG(sums));
+    if (status != CLSTATS_OK) goto fail;
     const size_t local = (size_t)wg, global = cols * local;
     status = clstats__launch(ctx, k, 1, NULL, &global, &local, "column_ranks");
 fail:

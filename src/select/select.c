@@ -120,13 +120,8 @@ static int parts_agree(const struct select_parts *parts, int status)
 static int data_args(clstats_ctx *ctx, cl_kernel k, cl_mem data, cl_ulong off, cl_ulong n,
                      cl_mem st)
 {
-    int status = CLSTATS_OK;
-    CL_ARG(k, 0, data);
-    CL_ARG(k, 1, off);
-    CL_ARG(k, 2, n);
-    CL_ARG(k, 3, st);
-fail:
-    return status;
+    return CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(the data's)", KERNEL_ARG(data),
+                            KERNEL_ARG(off), KERNEL_ARG(n), KERNEL_ARG(st));
 }
 
 /* A part's histograms (and its NaN count, in the first pass) replaced by their sums over all
@@ -260,12 +255,12 @@ static int gather_sample(struct run *r, cl_program program, cl_mem data, size_t 
         if ((status = get_kernel(r, program, "sample_values", &k)) ||
             (status = clstats__scratch(ctx, "select.sample", mine * elem, &out)))
             return status;
-        CL_ARG(k, 0, data);
-        CL_ARG(k, 1, off);
-        CL_ARG(k, 2, stride);
-        CL_ARG(k, 3, m);
-        CL_ARG(k, 4, out);
-        if ((status = clstats__launch(ctx, k, 1, NULL, &global, &wg, "sample_values"))) return status;
+        status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(sample_values)", KERNEL_ARG(data),
+                                  KERNEL_ARG(off), KERNEL_ARG(stride), KERNEL_ARG(m),
+                                  KERNEL_ARG(out));
+        if (status != CLSTATS_OK) goto fail;
+        status = clstats__launch(ctx, k, 1, NULL, &global, &wg, "sample_values");
+        if (status != CLSTATS_OK) return status;
         void *raw = r->part_hist;
         CL_TRY(ctx,
                clEnqueueReadBuffer(ctx->queue, out, CL_TRUE, 0, mine * elem, raw, 0, NULL, NULL),
