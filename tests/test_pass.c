@@ -222,12 +222,16 @@ static void check_step(const struct pass_data *d, const struct pass_data *dh, si
     /* The new Gram rows by pass_gram_rows instead of CLBlast's GEMM (tuning pass.gram_rows),
      * with a cache of two rows (afresh each step), one of cap + 1, and one of p - 1 that holds
      * every model's variables (most models' only there) without taking the whole Gram matrix
-     * at once (CLBlast's); where every_tile, in each of pass.gram_tile's tiles. */
+     * at once (CLBlast's); where every_tile, in each of pass.gram_tile's tiles; x's rows split
+     * among work-groups (pass.gram_split) as auto does, not at all, in three (the last split
+     * shorter at odd n) and in as many as n allows. */
     ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_rows", "on"), 0);
-    const char *tiles[] = {"auto", "64x64", "64x128", "128x128", "64x64x32"};
+    const char *tiles[] = {"auto", "64x64", "64x128", "128x128", "64x64x32", "64x32x8"};
+    const char *splits[] = {"0", "8", "1", "3"};
     const size_t on_rows[] = {2, cap + 1, d->p > 1 ? d->p - 1 : 1};
-    for (size_t tile = 0; tile < (every_tile ? sizeof tiles / sizeof *tiles : 1); tile++) {
-        ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_tile", tiles[tile]), 0);
+    for (size_t run = 0; run < (every_tile ? 4 * sizeof tiles / sizeof *tiles : 2); run++) {
+        ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_tile", tiles[run / 4]), 0);
+        ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_split", splits[run % 4]), 0);
         for (size_t c = 0; c < sizeof on_rows / sizeof *on_rows; c++) {
             struct pass_data dc = *d;
             dc.cache_rows = on_rows[c];
@@ -241,6 +245,7 @@ static void check_step(const struct pass_data *d, const struct pass_data *dh, si
         }
     }
     ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_tile", "auto"), 0);
+    ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_split", "0"), 0);
     ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_rows", "auto"), 0);
     host.release(&host);
     free(b), free(gb);

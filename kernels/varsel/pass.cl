@@ -106,12 +106,17 @@ __kernel void pass_gather(__global const real *x, uint n, uint p, __global const
  * GR_H / 2 + 4 ly ..) by 8 columns (4 lx .. 4 lx + 3 and GR_W / 2 + 4 lx ..) in registers (64
  * sums). The tile's shape is the tuning's (pass.gram_tile): small tiles make many work-groups,
  * so that an iteration's ~60 rows keep every compute unit busy (a 64 x 128 tile made 313
- * work-groups at p = 40 000 for 132 compute units). x and xnew pass through local memory GR_T
- * rows of x at a time (xs GR_T x GR_W; ns GR_T x GR_NS, xnew's tile transposed, padded so that
- * its stores spread over the banks; arguments as pass_argmax's), x read once for up to GR_H
- * rows, the next slice loaded into registers while this one is summed. In the inner loop a
- * warp's rows are broadcasts and its columns whole lines: four vector loads from local memory
- * for 64 multiply-adds. Each sum runs over t rising. */
+ * work-groups at p = 40 000 for 132 compute units). Where they are still too few, the rows of x
+ * are split among the work-groups of dimension 2 (tuning pass.gram_split): group z sums rows
+ * z span .. z span + span - 1, split 0 into g, split z > 0 into part (z - 1) stride + q p + i,
+ * and pass_gram_fold adds the splits in rising z; the sums then depend on t only through its
+ * split and place there, never on the column, so equal columns still make equal rows. x and
+ * xnew pass through local memory GR_T rows of x at a time (xs GR_T x GR_W; ns GR_T x GR_NS,
+ * xnew's tile transposed, padded so that its stores spread over the banks; arguments as
+ * pass_argmax's), x read once for up to GR_H rows, the next slice loaded into registers while
+ * this one is summed. In the inner loop a warp's rows are broadcasts and its columns whole
+ * lines: four vector loads from local memory for 64 multiply-adds. Each sum runs over t rising
+ * within its split. */
 #ifndef GR_TX
 #define GR_TX 8
 #endif
@@ -129,17 +134,19 @@ __kernel void pass_gather(__global const real *x, uint n, uint p, __global const
 #define GR_NL (GR_T * GR_H / GR_N) /* and xnew's */
 __kernel __attribute__((reqd_work_group_size(GR_TX, GR_TY, 1))) void
 pass_gram_rows(__global const real *x, uint n, uint p, __global const real *xnew, uint m,
-               __global real *g, ulong g0, __local real *xs, __local real *ns)
+               __global real *g, ulong g0, uint span, __global real *part, ulong stride,
+               __local real *xs, __local real *ns)
 {
     const uint lx = get_local_id(0), ly = get_local_id(1), flat = ly * GR_TX + lx;
-    const uint i0 = get_group_id(0) * GR_W, q0 = get_group_id(1) * GR_H;
+    const uint i0 = get_group_id(0) * GR_W, q0 = get_group_id(1) * GR_H, z = get_group_id(2);
+    const uint ta = z * span, tb = min(n, ta + span); /* this split's rows of x */
     real4 lo[8], hi[8]; /* row a's columns 4 lx .. and GR_W / 2 + 4 lx .. */
     for (uint a = 0; a < 8; a++) lo[a] = hi[a] = (real4)(0);
     real xr[GR_XL], nr[GR_NL]; /* the next slice, on its way to local memory */
     /* Value r of a work-item's share is element flat + GR_N r of the slice (x's GR_T x GR_W
      * along its rows, xnew's GR_H x GR_T along its rows). */
-    for (uint t0 = 0; t0 < n + GR_T; t0 += GR_T) {
-        if (t0) {
+    for (uint t0 = ta; t0 < tb + GR_T; t0 += GR_T) {
+        if (t0 != ta) {
             barrier(CLK_LOCAL_MEM_FENCE); /* the last slice's sums are done */
             for (uint r = 0; r < GR_XL; r++) xs[flat + GR_N * r] = xr[r];
             for (uint r = 0; r < GR_NL; r++) {
@@ -148,17 +155,17 @@ pass_gram_rows(__global const real *x, uint n, uint p, __global const real *xnew
             }
             barrier(CLK_LOCAL_MEM_FENCE);
         }
-        if (t0 < n) /* the next slice, loaded while the last one is summed */
+        if (t0 < tb) /* the next slice, loaded while the last one is summed */
             for (uint r = 0; r < GR_XL; r++) {
                 const uint e = flat + GR_N * r, t = t0 + e / GR_W, i = i0 + e % GR_W;
-                xr[r] = t < n && i < p ? x[(ulong)t * p + i] : 0;
+                xr[r] = t < tb && i < p ? x[(ulong)t * p + i] : 0;
             }
-        if (t0 < n)
+        if (t0 < tb)
             for (uint r = 0; r < GR_NL; r++) {
                 const uint e = flat + GR_N * r, q = q0 + e / GR_T, t = t0 + e % GR_T;
-                nr[r] = q < m && t < n ? xnew[(ulong)q * n + t] : 0;
+                nr[r] = q < m && t < tb ? xnew[(ulong)q * n + t] : 0;
             }
-        if (!t0) continue;
+        if (t0 == ta) continue;
         for (uint tt = 0; tt < GR_T; tt++) {
             const real4 b0 = vload4(lx, xs + tt * GR_W), b1 = vload4(GR_TX + lx, xs + tt * GR_W);
             const real4 a0 = vload4(ly, ns + tt * GR_NS), a1 = vload4(GR_TY + ly, ns + tt * GR_NS);
@@ -169,16 +176,29 @@ pass_gram_rows(__global const real *x, uint n, uint p, __global const real *xnew
             }
         }
     }
+    __global real *out = z ? part + (z - 1) * stride : g + g0;
     for (uint a = 0; a < 8; a++) {
         const uint q = q0 + (a < 4 ? 4 * ly + a : GR_H / 2 + 4 * ly + a - 4);
         if (q >= m) continue;
-        __global real *row = g + g0 + (ulong)q * p;
+        __global real *row = out + (ulong)q * p;
         const real v[8] = {lo[a].x, lo[a].y, lo[a].z, lo[a].w, hi[a].x, hi[a].y, hi[a].z, hi[a].w};
         for (uint b = 0; b < 8; b++) {
             const uint i = i0 + (b < 4 ? 4 * lx + b : GR_W / 2 + 4 * lx + b - 4);
             if (i < p) row[i] = v[b];
         }
     }
+}
+
+/* The splits of pass_gram_rows summed in rising z: g[g0 + e] (split 0) + part[e] + part[stride
+ * + e] + ..., e < count (the m rows' values). */
+__kernel void pass_gram_fold(__global real *g, ulong g0, __global const real *part, ulong stride,
+                             uint splits, ulong count)
+{
+    const ulong e = get_global_id(0);
+    if (e >= count) return;
+    real s = g[g0 + e];
+    for (uint z = 1; z < splits; z++) s += part[(z - 1) * stride + e];
+    g[g0 + e] = s;
 }
 
 /* Work-group (c, q) for the q-th particle that takes the argmax (particle rows[q]) and its
@@ -267,7 +287,8 @@ pass_transpose(__global const real *x, uint n, uint p, __global real *xt)
  * work-item (i, l) here), then the lanes halved pairwise (pass_lane_fold, a work-item a column):
  * first the values (the mean; each lane's first non-finite row), then the squares of their
  * distances from the mean by fma (the norm); then pass_scale writes (x - mean) / norm in the
- * dtype, unless the column is bad or constant (which the host refuses). */
+ * dtype, unless the column is bad or constant (which the host refuses), and its transposition
+ * where with_xt. */
 __kernel void pass_lane_sums(__global const real *raw, uint n, uint p, __global const double *mean,
                              uint pass, __global double *lanes, __global int *lane_bad)
 {
@@ -315,18 +336,29 @@ __kernel void pass_lane_fold(__global const double *lanes, __global const int *l
     }
 }
 
-__kernel void pass_scale(__global const real *raw, __global real *x, uint n, uint p,
-                         __global const double *mean, __global const double *scale,
-                         __global const int *first_bad)
+__kernel __attribute__((reqd_work_group_size(TILE, TILE, 1))) void
+pass_scale(__global const real *raw, __global real *x, __global real *xt, uint with_xt, uint n,
+           uint p, __global const double *mean, __global const double *scale,
+           __global const int *first_bad)
 {
-    const uint i = get_global_id(0), t = get_global_id(1);
-    if (i >= p || t >= n) return;
-    const double m = mean[i], s = scale[i];
-    if (first_bad[i] >= 0 || !(s > 1e-12 * sqrt((double)n) * fabs(m)) || s == 0) return;
-    const ulong at = (ulong)t * p + i;
-    x[at] = (real)(((double)raw[at] - m) / s);
+    __local real tile[TILE][TILE + 1];
+    const uint i0 = get_group_id(0) * TILE, t0 = get_group_id(1) * TILE;
+    const uint a = get_local_id(0), c = get_local_id(1), i = i0 + a, t = t0 + c;
+    real v = 0;
+    if (i < p && t < n) {
+        const double m = mean[i], s = scale[i];
+        if (first_bad[i] < 0 && s > 1e-12 * sqrt((double)n) * fabs(m) && s != 0) {
+            const ulong at = (ulong)t * p + i;
+            x[at] = v = (real)(((double)raw[at] - m) / s);
+        }
+    }
+    /* The transposition (xt, where pass_grams reads the columns) from the same read of raw,
+     * through the tile as pass_transpose does. */
+    if (!with_xt) return;
+    tile[c][a] = v;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    if (i0 + c < p && t0 + a < n) xt[(ulong)(i0 + c) * n + t0 + a] = tile[a][c];
 }
-
 
 /* One work-group of LANES per particle that adds a variable and per inner product r it needs
  * (group (j, r)): the variable (want[j], or the argmax best[j]) into add[j], and in double its
