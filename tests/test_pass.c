@@ -226,7 +226,8 @@ static void check_step(const struct pass_data *d, const struct pass_data *dh, si
      * among work-groups (pass.gram_split) as auto does, not at all, in three (the last split
      * shorter at odd n) and in as many as n allows. */
     ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_rows", "on"), 0);
-    const char *tiles[] = {"auto", "64x64", "64x128", "128x128", "64x64x32", "64x32x8"};
+    const char *tiles[] = {"auto",    "64x64",    "64x128",    "128x128",  "64x64x32",
+                           "64x32x8", "64x64x8d", "64x64x16d", "64x128x8d"};
     const char *splits[] = {"0", "8", "1", "3"};
     const size_t on_rows[] = {2, cap + 1, d->p > 1 ? d->p - 1 : 1};
     for (size_t run = 0; run < (every_tile ? 4 * sizeof tiles / sizeof *tiles : 2); run++) {

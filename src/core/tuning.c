@@ -26,8 +26,9 @@ static const char *const potrf_updates[] = {"auto", "tiles", "rows", NULL};
 static const char *const potrf_steps[] = {"auto", "solve", "inverse", "ahead", NULL};
 static const char *const eigen_places[] = {"auto", "device", "host", NULL};
 static const char *const nugget_rules[] = {"auto", "eigen", "shift", NULL};
-static const char *const gram_tiles[] = {"auto",     "64x64",   "64x128",  "128x128",
-                                          "64x64x32", "64x64x8", "64x32x8", NULL};
+static const char *const gram_tiles[] = {"auto",    "64x64",    "64x128",    "128x128",
+                                          "64x64x32", "64x64x8", "64x32x8",  "64x64x8d",
+                                          "64x64x16d", "64x128x8d", NULL};
 static const char *const column_methods[] = {"auto",     "radix",   "registers",
                                              "streamed", "bracket", NULL};
 
@@ -216,7 +217,7 @@ static const struct param params[PARAMS] = {
     /* pass_gram_rows's tile, rows x columns of Gram rows a work-group (x slice rows, 16 where
      * not named); auto: 64x64x8, many small work-groups for an iteration's ~60 new rows, short
      * slices (fewer registers held for the next one: the fastest on the H100). */
-    [P_PASS_GRAM_TILE] = {"pass.gram_tile", ALL(0), 6, gram_tiles},
+    [P_PASS_GRAM_TILE] = {"pass.gram_tile", ALL(0), 9, gram_tiles},
     /* pass_gram_rows's splits of x's rows among work-groups, whose partial sums pass_gram_fold
      * adds (at most 8; rows past 128 an iteration never split); auto (0): about 16 work-groups
      * a compute unit. */

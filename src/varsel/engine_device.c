@@ -35,9 +35,9 @@
  * fastest on the H100 in both dtypes: RESULTS "PaSS (issue 24j)"): work-items across and down
  * a work-group, each 8 x 8 Gram values, and x's rows a slice. */
 static const struct gram_tile {
-    unsigned tx, ty, t;
-} gram_tiles[] = {{8, 8, 8},    {8, 8, 16}, {16, 8, 16}, {16, 16, 16},
-                  {8, 8, 32},   {8, 8, 8},  {4, 8, 8}};
+    unsigned tx, ty, t, db; /* db: local memory twice over, a barrier a slice (GR_DB) */
+} gram_tiles[] = {{8, 8, 8, 0},  {8, 8, 16, 0}, {16, 8, 16, 0}, {16, 16, 16, 0}, {8, 8, 32, 0},
+                  {8, 8, 8, 0},  {4, 8, 8, 0},  {8, 8, 8, 1},   {8, 8, 16, 1},   {16, 8, 8, 1}};
 
 /* The largest p for which the device takes the whole Gram matrix at its first argmax. */
 #define WHOLE_GRAM 2048
@@ -106,13 +106,16 @@ static void *up_part(const struct device_state *st, int part)
     return st->up_host + st->up_at[part];
 }
 
-/* The step's inputs up, in one write (the host rewrites them only after the step's wait). */
+/* The step's inputs up, in one write (the host rewrites them only after the step's wait),
+ * flushed so that it crosses while the host enqueues the kernels. */
 static int send(clstats_ctx *ctx, const struct device_state *st)
 {
-    return clstats__cl_check(ctx,
-                             clEnqueueWriteBuffer(ctx->queue, st->up, CL_FALSE, 0,
-                                                  st->up_at[N_UP], st->up_host, 0, NULL, NULL),
-                             "clEnqueueWriteBuffer(PaSS's step)");
+    const int status = clstats__cl_check(
+        ctx,
+        clEnqueueWriteBuffer(ctx->queue, st->up, CL_FALSE, 0, st->up_at[N_UP], st->up_host, 0,
+                             NULL, NULL),
+        "clEnqueueWriteBuffer(PaSS's step)");
+    return status ? status : clstats__cl_check(ctx, clFlush(ctx->queue), "clFlush(PaSS)");
 }
 
 /* E = R^T X from the residuals of the m particles that take the argmax, and their argmaxes
@@ -195,7 +198,8 @@ static int own_rows(struct pass_engine *e, size_t m, size_t at)
     const struct pass_data *d = e->d;
     const cl_uint n = (cl_uint)d->n, p = (cl_uint)d->p, mm = (cl_uint)m;
     const cl_ulong g0 = (cl_ulong)at, stride = (cl_ulong)(m * d->p);
-    const size_t es = d->f64 ? 8 : 4, tx = st->tile.tx, ty = st->tile.ty, t = st->tile.t;
+    const size_t es = d->f64 ? 8 : 4, tx = st->tile.tx, ty = st->tile.ty, t = st->tile.t,
+                 halves = st->tile.db ? 2 : 1;
     size_t splits = splits_for(e, m);
     /* each split's rows a whole number of slices; the splits that cover n */
     const size_t span = ((d->n + splits - 1) / splits + t - 1) / t * t;
@@ -208,7 +212,8 @@ static int own_rows(struct pass_engine *e, size_t m, size_t at)
     if (status ||
         (status = SET_ARGS(ctx, st->gram_rows, ARG(st->x), ARG(n), ARG(p), ARG(st->xnew), ARG(mm),
                            ARG(st->cache), ARG(g0), ARG(span32), ARG(part), ARG(stride),
-                           LOCAL_ARG(t * 8 * tx * es), LOCAL_ARG(t * (8 * ty + 4) * es))))
+                           LOCAL_ARG(halves * t * 8 * tx * es),
+                           LOCAL_ARG(halves * t * (8 * ty + 4) * es))))
         return status;
     const size_t local[3] = {tx, ty, 1},
                  g[3] = {(d->p + 8 * tx - 1) / (8 * tx) * tx, (m + 8 * ty - 1) / (8 * ty) * ty,
@@ -300,6 +305,8 @@ static int argmaxes(struct pass_engine *e, const struct argmax_plan *plan)
     const struct pass_data *d = e->d;
     const size_t cap = e->cap, es = d->f64 ? 8 : 4;
     int status = plan->n_new || !plan->by_residuals ? fresh_rows(e, plan) : CLSTATS_OK;
+    /* the Gram rows under way while the host enqueues the rest */
+    if (!status && plan->n_new) status = clstats__cl_check(ctx, clFlush(ctx->queue), "clFlush(PaSS)");
     if (status) return status;
     if (plan->by_residuals) {
         st->by_residuals++;
@@ -669,9 +676,10 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
     st->tile = gram_tiles[clstats__tuned(ctx, P_PASS_GRAM_TILE)];
     st->split = (size_t)clstats__tuned(ctx, P_PASS_GRAM_SPLIT);
     char options[160];
-    snprintf(options, sizeof options, "%s%s -DWG=%zu -DCAP=%zu -DGR_TX=%u -DGR_TY=%u -DGR_T=%u",
+    snprintf(options, sizeof options,
+             "%s%s -DWG=%zu -DCAP=%zu -DGR_TX=%u -DGR_TY=%u -DGR_T=%u -DGR_DB=%u",
              d->f64 ? "-DUSE_DOUBLE" : "", ctx->has_fp64 ? " -DPASS_GRAMS" : "", st->wg, cap,
-             st->tile.tx, st->tile.ty, st->tile.t);
+             st->tile.tx, st->tile.ty, st->tile.t, st->tile.db);
     cl_program prog;
     int status = clstats__program(ctx, "pass.cl", options, &prog);
     if (status || (status = clstats__kernel(ctx, prog, "pass_residuals", &st->residuals)) ||
