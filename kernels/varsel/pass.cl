@@ -417,28 +417,38 @@ __kernel void pass_lane_fold(__global const double *lanes, __global const int *l
     }
 }
 
-__kernel __attribute__((reqd_work_group_size(TILE, TILE, 1))) void
+/* A 32 x 32 tile of x a work-group of 32 x 8, each work-item four of its rows: whole lines
+ * of 128 bytes read and written along rows, and along columns for xt. */
+#define ST_W 32
+#define ST_H 8
+__kernel __attribute__((reqd_work_group_size(ST_W, ST_H, 1))) void
 pass_scale(__global const real *raw, __global real *x, __global real *xt, uint with_xt, uint n,
            uint p, __global const double *mean, __global const double *scale,
            __global const int *first_bad)
 {
-    __local real tile[TILE][TILE + 1];
-    const uint i0 = get_group_id(0) * TILE, t0 = get_group_id(1) * TILE;
-    const uint a = get_local_id(0), c = get_local_id(1), i = i0 + a, t = t0 + c;
-    real v = 0;
-    if (i < p && t < n) {
-        const double m = mean[i], s = scale[i];
-        if (first_bad[i] < 0 && s > 1e-12 * sqrt((double)n) * fabs(m) && s != 0) {
+    __local real tile[ST_W][ST_W + 1];
+    const uint i0 = get_group_id(0) * ST_W, t0 = get_group_id(1) * ST_W;
+    const uint a = get_local_id(0), c = get_local_id(1), i = i0 + a;
+    bool ok = false;
+    double m = 0, s = 1;
+    if (i < p) {
+        m = mean[i], s = scale[i];
+        ok = first_bad[i] < 0 && s > 1e-12 * sqrt((double)n) * fabs(m) && s != 0;
+    }
+    for (uint r = c; r < ST_W; r += ST_H) {
+        const uint t = t0 + r;
+        real v = 0;
+        if (ok && t < n) {
             const ulong at = (ulong)t * p + i;
             x[at] = v = (real)(((double)raw[at] - m) / s);
         }
+        tile[r][a] = v;
     }
-    /* The transposition (xt, where pass_grams reads the columns) from the same read of raw,
-     * through the tile as pass_transpose does. */
+    /* The transposition (xt, where pass_grams reads the columns) from the same read of raw. */
     if (!with_xt) return;
-    tile[c][a] = v;
     barrier(CLK_LOCAL_MEM_FENCE);
-    if (i0 + c < p && t0 + a < n) xt[(ulong)(i0 + c) * n + t0 + a] = tile[a][c];
+    for (uint r = c; r < ST_W; r += ST_H)
+        if (i0 + r < p && t0 + a < n) xt[(ulong)(i0 + r) * n + t0 + a] = tile[a][r];
 }
 
 /* One work-group of LANES per particle that adds a variable and per inner product r it needs

@@ -545,7 +545,7 @@ int clstats__engine_device_load(struct pass_engine *e, const struct clstats_arra
         (status = buffer(ctx, PASS_LANES * p * 4, NULL, &lane_bad)))
         goto exit;
     const cl_uint n32 = (cl_uint)n, p32 = (cl_uint)p;
-    const size_t g[2] = {(p + 15) / 16 * 16, (n + 15) / 16 * 16}, local[2] = {16, 16};
+    const size_t g[2] = {(p + 31) / 32 * 32, (n + 31) / 32 * 8}, local[2] = {32, 8};
     const cl_uint with_xt = st->xt != NULL;
     const cl_mem xt = with_xt ? st->xt : st->x; /* an argument either way */
     /* The scaling (and the transposition) goes before the blocking read: a bad column makes a
