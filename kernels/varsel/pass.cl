@@ -129,16 +129,22 @@ __kernel void pass_gather(__global const real *x, uint n, uint p, __global const
 #ifndef GR_DB
 #define GR_DB 0
 #endif
-#define GR_W (8 * GR_TX)
+#ifndef GR_RN
+#define GR_RN 8 /* columns a work-item: 8, or 16 in the "w" tiles (GR_DB only) */
+#endif
+#define GR_RG (GR_RN / 4) /* ... in vectors */
+#define GR_W (GR_RN * GR_TX)
 #define GR_H (8 * GR_TY)
 #define GR_N (GR_TX * GR_TY)
 #define GR_NS (GR_H + 4) /* a pad, a multiple of 4 for the vector loads */
 #define GR_XL (GR_T * GR_W / GR_N) /* the slice's x values a work-item loads */
 #define GR_NL (GR_T * GR_H / GR_N) /* and xnew's */
 #if GR_DB
-/* The same sums, local memory twice over (GR_DB, tuning pass.gram_tile's "d" tiles): slice s
- * summed from one side while slice s + 1 goes from registers into the other, one barrier a
- * slice; the halves as vectors, so that every read of them is one 16-byte load. */
+/* The same sums, local memory twice over (GR_DB, tuning pass.gram_tile's "d" and "w" tiles):
+ * slice s summed from one side while slice s + 1 goes from registers into the other, one barrier
+ * a slice; the halves as vectors, so that every read of them is one 16-byte load. A work-item
+ * takes 8 rows by GR_RN columns, vector g of its columns at 4 (g GR_TX + lx): in "w" tiles 16,
+ * six loads from local memory for 128 multiply-adds. */
 #define GR_XV (GR_W / 4)  /* a row of the x slice, in vectors */
 #define GR_NV (GR_NS / 4) /* a row of xnew's transposed slice, in vectors */
 __kernel __attribute__((reqd_work_group_size(GR_TX, GR_TY, 1))) void
@@ -150,9 +156,11 @@ pass_gram_rows(__global const real *x, uint n, uint p, __global const real *xnew
     const uint i0 = get_group_id(0) * GR_W, q0 = get_group_id(1) * GR_H, z = get_group_id(2);
     const uint ta = z * span, tb = min(n, ta + span);
     __local real *xs = (__local real *)xs4, *ns = (__local real *)ns4;
-    real4 lo[8], hi[8];
+    real4 acc[8][GR_RG]; /* row a's columns 4 (g GR_TX + lx) .. + 3 */
 #pragma unroll
-    for (uint a = 0; a < 8; a++) lo[a] = hi[a] = (real4)(0);
+    for (uint a = 0; a < 8; a++)
+#pragma unroll
+        for (uint c = 0; c < GR_RG; c++) acc[a][c] = (real4)(0);
     real xr[GR_XL], nr[GR_NL];
     for (uint t0 = ta, side = 0; t0 < tb + GR_T; t0 += GR_T, side ^= 1) {
         /* slice t0 from registers into this side of local memory (its last readers passed the
@@ -183,16 +191,15 @@ pass_gram_rows(__global const real *x, uint n, uint p, __global const real *xnew
         __local const real4 *xb = xs4 + side * GR_T * GR_XV, *nb = ns4 + side * GR_T * GR_NV;
 #pragma unroll
         for (uint tt = 0; tt < GR_T; tt++) {
-            const real4 b0 = xb[tt * GR_XV + lx], b1 = xb[tt * GR_XV + GR_TX + lx];
+            real4 b[GR_RG];
+#pragma unroll
+            for (uint c = 0; c < GR_RG; c++) b[c] = xb[tt * GR_XV + c * GR_TX + lx];
             const real4 a0 = nb[tt * GR_NV + ly], a1 = nb[tt * GR_NV + GR_TY + ly];
-            lo[0] += a0.x * b0, hi[0] += a0.x * b1;
-            lo[1] += a0.y * b0, hi[1] += a0.y * b1;
-            lo[2] += a0.z * b0, hi[2] += a0.z * b1;
-            lo[3] += a0.w * b0, hi[3] += a0.w * b1;
-            lo[4] += a1.x * b0, hi[4] += a1.x * b1;
-            lo[5] += a1.y * b0, hi[5] += a1.y * b1;
-            lo[6] += a1.z * b0, hi[6] += a1.z * b1;
-            lo[7] += a1.w * b0, hi[7] += a1.w * b1;
+            const real av[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+#pragma unroll
+            for (uint a = 0; a < 8; a++)
+#pragma unroll
+                for (uint c = 0; c < GR_RG; c++) acc[a][c] += av[a] * b[c];
         }
         /* the side just read is written again two slices on, after the next barrier */
     }
@@ -202,11 +209,13 @@ pass_gram_rows(__global const real *x, uint n, uint p, __global const real *xnew
         const uint q = q0 + (a < 4 ? 4 * ly + a : GR_H / 2 + 4 * ly + a - 4);
         if (q >= m) continue;
         __global real *row = out + (ulong)q * p;
-        const real v[8] = {lo[a].x, lo[a].y, lo[a].z, lo[a].w, hi[a].x, hi[a].y, hi[a].z, hi[a].w};
 #pragma unroll
-        for (uint b = 0; b < 8; b++) {
-            const uint i = i0 + (b < 4 ? 4 * lx + b : GR_W / 2 + 4 * lx + b - 4);
-            if (i < p) row[i] = v[b];
+        for (uint c = 0; c < GR_RG; c++) {
+            const uint i = i0 + 4 * (c * GR_TX + lx);
+            const real v[4] = {acc[a][c].x, acc[a][c].y, acc[a][c].z, acc[a][c].w};
+#pragma unroll
+            for (uint b = 0; b < 4; b++)
+                if (i + b < p) row[i + b] = v[b];
         }
     }
 }

@@ -26,9 +26,10 @@ static const char *const potrf_updates[] = {"auto", "tiles", "rows", NULL};
 static const char *const potrf_steps[] = {"auto", "solve", "inverse", "ahead", NULL};
 static const char *const eigen_places[] = {"auto", "device", "host", NULL};
 static const char *const nugget_rules[] = {"auto", "eigen", "shift", NULL};
-static const char *const gram_tiles[] = {"auto",    "64x64",    "64x128",    "128x128",
-                                          "64x64x32", "64x64x8", "64x32x8",  "64x64x8d",
-                                          "64x64x16d", "64x128x8d", NULL};
+static const char *const gram_tiles[] = {"auto",      "64x64",     "64x128",    "128x128",
+                                          "64x64x32",  "64x64x8",   "64x32x8",   "64x64x8d",
+                                          "64x64x16d", "64x128x8d", "64x128x8w", "64x256x8w",
+                                          NULL};
 static const char *const column_methods[] = {"auto",     "radix",   "registers",
                                              "streamed", "bracket", NULL};
 
@@ -214,10 +215,11 @@ static const struct param params[PARAMS] = {
      * rows of Ing & Lai (n 4000, p 40000) in 18.5 ms against CLBlast's 21-29 (float32) and
      * 34.5 against 46-59 (float64), and CLBlast elsewhere (RESULTS "PaSS (issue 24j)"). */
     [P_PASS_GRAM_ROWS] = {"pass.gram_rows", ALL(0), 2, switches},
-    /* pass_gram_rows's tile, rows x columns of Gram rows a work-group (x slice rows, 16 where
-     * not named); auto: 64x64x8, many small work-groups for an iteration's ~60 new rows, short
-     * slices (fewer registers held for the next one: the fastest on the H100). */
-    [P_PASS_GRAM_TILE] = {"pass.gram_tile", ALL(0), 9, gram_tiles},
+    /* pass_gram_rows's tile, rows x columns of Gram rows a work-group, x slice rows (16 where
+     * not named); "d": local memory twice over, a barrier a slice; "w": 16 columns a work-item.
+     * auto: 64x64x16d for float32, 64x128x8d for float64, the fastest on the H100 (RESULTS
+     * "PaSS (issue 24k)"). */
+    [P_PASS_GRAM_TILE] = {"pass.gram_tile", ALL(0), 11, gram_tiles},
     /* pass_gram_rows's splits of x's rows among work-groups, whose partial sums pass_gram_fold
      * adds (at most 8; rows past 128 an iteration never split); auto (0): about 16 work-groups
      * a compute unit. */

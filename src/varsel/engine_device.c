@@ -31,13 +31,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* pass_gram_rows's tiles (tuning pass.gram_tile, in its order; auto the first, 64x64x8, the
- * fastest on the H100 in both dtypes: RESULTS "PaSS (issue 24j)"): work-items across and down
- * a work-group, each 8 x 8 Gram values, and x's rows a slice. */
+/* pass_gram_rows's tiles (tuning pass.gram_tile, in its order, auto the first): work-items
+ * across and down a work-group, each 8 x rn Gram values, x's rows a slice, and whether local
+ * memory is twice over. auto: GRAM_TILE_F32 or _F64 by dtype, the fastest on the H100 (RESULTS
+ * "PaSS (issue 24k)"). */
 static const struct gram_tile {
     unsigned tx, ty, t, db; /* db: local memory twice over, a barrier a slice (GR_DB) */
-} gram_tiles[] = {{8, 8, 8, 0},  {8, 8, 16, 0}, {16, 8, 16, 0}, {16, 16, 16, 0}, {8, 8, 32, 0},
-                  {8, 8, 8, 0},  {4, 8, 8, 0},  {8, 8, 8, 1},   {8, 8, 16, 1},   {16, 8, 8, 1}};
+    unsigned rn;            /* a work-item's columns (GR_RN) */
+} gram_tiles[] = {{8, 8, 8, 0, 8},  {8, 8, 16, 0, 8}, {16, 8, 16, 0, 8}, {16, 16, 16, 0, 8},
+                  {8, 8, 32, 0, 8}, {8, 8, 8, 0, 8},  {4, 8, 8, 0, 8},   {8, 8, 8, 1, 8},
+                  {8, 8, 16, 1, 8}, {16, 8, 8, 1, 8}, {8, 8, 8, 1, 16},  {16, 8, 8, 1, 16}};
+/* auto's, by dtype (their indices above) */
+enum { GRAM_TILE_F32 = 8, GRAM_TILE_F64 = 9 };
 
 /* The largest p for which the device takes the whole Gram matrix at its first argmax. */
 #define WHOLE_GRAM 2048
@@ -176,7 +181,7 @@ static int gemm_rows(struct pass_engine *e, size_t m, size_t at)
 static size_t splits_for(const struct pass_engine *e, size_t m)
 {
     const struct device_state *st = e->state;
-    const size_t w = 8 * st->tile.tx, h = 8 * st->tile.ty, n = e->d->n;
+    const size_t w = st->tile.rn * st->tile.tx, h = 8 * st->tile.ty, n = e->d->n;
     if (m > SPLIT_ROWS) return 1;
     size_t s = st->split;
     if (!s) {
@@ -199,7 +204,7 @@ static int own_rows(struct pass_engine *e, size_t m, size_t at)
     const cl_uint n = (cl_uint)d->n, p = (cl_uint)d->p, mm = (cl_uint)m;
     const cl_ulong g0 = (cl_ulong)at, stride = (cl_ulong)(m * d->p);
     const size_t es = d->f64 ? 8 : 4, tx = st->tile.tx, ty = st->tile.ty, t = st->tile.t,
-                 halves = st->tile.db ? 2 : 1;
+                 halves = st->tile.db ? 2 : 1, w = st->tile.rn * tx;
     size_t splits = splits_for(e, m);
     /* each split's rows a whole number of slices; the splits that cover n */
     const size_t span = ((d->n + splits - 1) / splits + t - 1) / t * t;
@@ -212,11 +217,11 @@ static int own_rows(struct pass_engine *e, size_t m, size_t at)
     if (status ||
         (status = SET_ARGS(ctx, st->gram_rows, ARG(st->x), ARG(n), ARG(p), ARG(st->xnew), ARG(mm),
                            ARG(st->cache), ARG(g0), ARG(span32), ARG(part), ARG(stride),
-                           LOCAL_ARG(halves * t * 8 * tx * es),
+                           LOCAL_ARG(halves * t * w * es),
                            LOCAL_ARG(halves * t * (8 * ty + 4) * es))))
         return status;
     const size_t local[3] = {tx, ty, 1},
-                 g[3] = {(d->p + 8 * tx - 1) / (8 * tx) * tx, (m + 8 * ty - 1) / (8 * ty) * ty,
+                 g[3] = {(d->p + w - 1) / w * tx, (m + 8 * ty - 1) / (8 * ty) * ty,
                          splits};
     if ((status = clstats__launch(ctx, st->gram_rows, 3, NULL, g, local, "pass_gram_rows")) ||
         splits == 1)
@@ -369,9 +374,11 @@ static int step(struct pass_engine *e, const int32_t *idx, const int32_t *size,
     const int status = timed_step(e, idx, size, beta, want, add, gram, marks);
     if (status) return status;
     const size_t end = clstats__event_mark(e->ctx);
-    st->fresh_ms += clstats__events_ms(e->ctx, marks[0]) - clstats__events_ms(e->ctx, marks[1]);
-    st->scan_ms += clstats__events_ms(e->ctx, marks[1]) - clstats__events_ms(e->ctx, marks[2]);
-    st->grams_ms += clstats__events_ms(e->ctx, marks[2]) - clstats__events_ms(e->ctx, end);
+    if (e->ctx->log) { /* a profiling query an event each time: only where it is logged */
+        st->fresh_ms += clstats__events_ms(e->ctx, marks[0]) - clstats__events_ms(e->ctx, marks[1]);
+        st->scan_ms += clstats__events_ms(e->ctx, marks[1]) - clstats__events_ms(e->ctx, marks[2]);
+        st->grams_ms += clstats__events_ms(e->ctx, marks[2]) - clstats__events_ms(e->ctx, end);
+    }
     st->wall_ms += clstats__pass_wall_ms() - t0;
     st->steps++;
     return CLSTATS_OK;
@@ -673,13 +680,14 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
     const size_t es = d->f64 ? 8 : 4, K = k_particles;
     st->wg = 1;
     while (st->wg * 2 <= 256 && st->wg * 2 <= ctx->max_work_group) st->wg *= 2;
-    st->tile = gram_tiles[clstats__tuned(ctx, P_PASS_GRAM_TILE)];
+    const long tile = clstats__tuned(ctx, P_PASS_GRAM_TILE);
+    st->tile = gram_tiles[tile != AUTO ? tile : d->f64 ? GRAM_TILE_F64 : GRAM_TILE_F32];
     st->split = (size_t)clstats__tuned(ctx, P_PASS_GRAM_SPLIT);
     char options[160];
     snprintf(options, sizeof options,
-             "%s%s -DWG=%zu -DCAP=%zu -DGR_TX=%u -DGR_TY=%u -DGR_T=%u -DGR_DB=%u",
+             "%s%s -DWG=%zu -DCAP=%zu -DGR_TX=%u -DGR_TY=%u -DGR_T=%u -DGR_DB=%u -DGR_RN=%u",
              d->f64 ? "-DUSE_DOUBLE" : "", ctx->has_fp64 ? " -DPASS_GRAMS" : "", st->wg, cap,
-             st->tile.tx, st->tile.ty, st->tile.t, st->tile.db);
+             st->tile.tx, st->tile.ty, st->tile.t, st->tile.db, st->tile.rn);
     cl_program prog;
     int status = clstats__program(ctx, "pass.cl", options, &prog);
     if (status || (status = clstats__kernel(ctx, prog, "pass_residuals", &st->residuals)) ||
