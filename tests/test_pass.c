@@ -228,12 +228,12 @@ static void check_step(const struct pass_data *d, const struct pass_data *dh, si
      * does, not at all, in three (the last split shorter at odd n) and in as many as n allows;
      * else the auto tile, split as auto does and as much as n allows. */
     ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_rows", "on"), 0);
-    const char *every[][2] = {
-        {"auto", "0"},      {"auto", "8"},      {"auto", "1"},       {"auto", "3"},
-        {"64x64x8", "3"},   {"64x128x8w", "3"}, {"64x32x8", "0"},    {"64x256x8w", "0"},
-        {"64x64", "0"},     {"64x128", "0"},    {"128x128", "0"},    {"64x64x32", "0"},
-        {"64x64x8", "0"},   {"64x64x8d", "0"},  {"64x64x16d", "0"},  {"64x128x8d", "0"},
-        {"64x128x8w", "0"}};
+    const char *every[][2] = {{"auto", "0"},      {"auto", "8"},      {"auto", "1"},
+                              {"auto", "3"},      {"64x64x8", "3"},   {"64x128x8w", "3"},
+                              {"64x32x8", "0"},   {"64x256x8w", "0"}, {"64x64", "0"},
+                              {"64x128", "0"},    {"128x128", "0"},   {"64x64x32", "0"},
+                              {"64x64x8", "0"},   {"64x64x8d", "0"},  {"64x64x16d", "0"},
+                              {"64x128x8d", "0"}, {"64x128x8w", "0"}};
     const size_t runs = !every_tile ? 2 : ctx->device_class == CLASS_CPU ? 8 : 17;
     const size_t on_rows[] = {2, cap + 1, d->p > 1 ? d->p - 1 : 1};
     for (size_t run = 0; run < runs; run++) {

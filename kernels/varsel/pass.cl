@@ -224,8 +224,8 @@ pass_gram_rows(__global const real *x, uint n, uint p, __global const real *xnew
 
 /* The splits of pass_gram_rows summed in rising z: g[g0 + e] (split 0) + part[e] + part[stride
  * + e] + ..., e < count (the m rows' values). */
-__kernel void pass_gram_fold(__global real *g, ulong g0, __global const real *part, ulong stride,
-                             uint splits, ulong count)
+__kernel void pass_gram_fold(__global real *g, ulong g0, __global const real *part,
+                             ulong stride, uint splits, ulong count)
 {
     const ulong e = get_global_id(0);
     if (e >= count) return;

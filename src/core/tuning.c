@@ -26,10 +26,9 @@ static const char *const potrf_updates[] = {"auto", "tiles", "rows", NULL};
 static const char *const potrf_steps[] = {"auto", "solve", "inverse", "ahead", NULL};
 static const char *const eigen_places[] = {"auto", "device", "host", NULL};
 static const char *const nugget_rules[] = {"auto", "eigen", "shift", NULL};
-static const char *const gram_tiles[] = {"auto",      "64x64",     "64x128",    "128x128",
-                                          "64x64x32",  "64x64x8",   "64x32x8",   "64x64x8d",
-                                          "64x64x16d", "64x128x8d", "64x128x8w", "64x256x8w",
-                                          NULL};
+static const char *const gram_tiles[] = {
+    "auto",     "64x64",     "64x128",    "128x128",   "64x64x32",  "64x64x8", "64x32x8",
+    "64x64x8d", "64x64x16d", "64x128x8d", "64x128x8w", "64x256x8w", NULL};
 static const char *const column_methods[] = {"auto",     "radix",   "registers",
                                              "streamed", "bracket", NULL};
 

@@ -115,11 +115,11 @@ static void *up_part(const struct device_state *st, int part)
  * flushed so that it crosses while the host enqueues the kernels. */
 static int send(clstats_ctx *ctx, const struct device_state *st)
 {
-    const int status = clstats__cl_check(
-        ctx,
-        clEnqueueWriteBuffer(ctx->queue, st->up, CL_FALSE, 0, st->up_at[N_UP], st->up_host, 0,
-                             NULL, NULL),
-        "clEnqueueWriteBuffer(PaSS's step)");
+    const int status =
+        clstats__cl_check(ctx,
+                          clEnqueueWriteBuffer(ctx->queue, st->up, CL_FALSE, 0, st->up_at[N_UP],
+                                               st->up_host, 0, NULL, NULL),
+                          "clEnqueueWriteBuffer(PaSS's step)");
     return status ? status : clstats__cl_check(ctx, clFlush(ctx->queue), "clFlush(PaSS)");
 }
 
@@ -211,18 +211,16 @@ static int own_rows(struct pass_engine *e, size_t m, size_t at)
     splits = (d->n + span - 1) / span;
     const cl_uint span32 = (cl_uint)span, splits32 = (cl_uint)splits;
     cl_mem part = st->x; /* not read where there is one split */
-    int status = splits > 1 ? clstats__scratch(ctx, "pass.gram_part", (splits - 1) * m * d->p * es,
-                                               &part)
-                            : CLSTATS_OK;
-    if (status ||
-        (status = SET_ARGS(ctx, st->gram_rows, ARG(st->x), ARG(n), ARG(p), ARG(st->xnew), ARG(mm),
-                           ARG(st->cache), ARG(g0), ARG(span32), ARG(part), ARG(stride),
-                           LOCAL_ARG(halves * t * w * es),
-                           LOCAL_ARG(halves * t * (8 * ty + 4) * es))))
+    int status = splits > 1
+                     ? clstats__scratch(ctx, "pass.gram_part", (splits - 1) * m * d->p * es, &part)
+                     : CLSTATS_OK;
+    if (status || (status = SET_ARGS(ctx, st->gram_rows, ARG(st->x), ARG(n), ARG(p), ARG(st->xnew),
+                                     ARG(mm), ARG(st->cache), ARG(g0), ARG(span32), ARG(part),
+                                     ARG(stride), LOCAL_ARG(halves * t * w * es),
+                                     LOCAL_ARG(halves * t * (8 * ty + 4) * es))))
         return status;
     const size_t local[3] = {tx, ty, 1},
-                 g[3] = {(d->p + w - 1) / w * tx, (m + 8 * ty - 1) / (8 * ty) * ty,
-                         splits};
+                 g[3] = {(d->p + w - 1) / w * tx, (m + 8 * ty - 1) / (8 * ty) * ty, splits};
     if ((status = clstats__launch(ctx, st->gram_rows, 3, NULL, g, local, "pass_gram_rows")) ||
         splits == 1)
         return status;
@@ -311,7 +309,8 @@ static int argmaxes(struct pass_engine *e, const struct argmax_plan *plan)
     const size_t cap = e->cap, es = d->f64 ? 8 : 4;
     int status = plan->n_new || !plan->by_residuals ? fresh_rows(e, plan) : CLSTATS_OK;
     /* the Gram rows under way while the host enqueues the rest */
-    if (!status && plan->n_new) status = clstats__cl_check(ctx, clFlush(ctx->queue), "clFlush(PaSS)");
+    if (!status && plan->n_new)
+        status = clstats__cl_check(ctx, clFlush(ctx->queue), "clFlush(PaSS)");
     if (status) return status;
     if (plan->by_residuals) {
         st->by_residuals++;
@@ -559,8 +558,8 @@ int clstats__engine_device_load(struct pass_engine *e, const struct clstats_arra
      * wasted copy, not a wait. */
     if ((status = standardise_pass(e, raw, 0, lanes, lane_bad, m, sc, bad)) ||
         (status = standardise_pass(e, raw, 1, lanes, lane_bad, m, sc, bad)) ||
-        (status = SET_ARGS(ctx, st->scale, ARG(raw), ARG(st->x), ARG(xt),
-                           ARG(with_xt), ARG(n32), ARG(p32), ARG(m), ARG(sc), ARG(bad))) ||
+        (status = SET_ARGS(ctx, st->scale, ARG(raw), ARG(st->x), ARG(xt), ARG(with_xt), ARG(n32),
+                           ARG(p32), ARG(m), ARG(sc), ARG(bad))) ||
         (status = clstats__launch(ctx, st->scale, 2, NULL, g, local, "pass_scale")) ||
         (status = read(ctx, m, p * 8, mean, false)) ||
         (status = read(ctx, sc, p * 8, scale, false)))
