@@ -121,3 +121,29 @@ int clstats__array_out(clstats_ctx *ctx, cl_mem src, const struct clstats_array 
                                       stride * es, 0, 0, NULL, NULL);
     return clstats__cl_check(ctx, err, "writing the output");
 }
+
+int clstats__array_rows_on_host(clstats_ctx *ctx, const struct clstats_array *a, size_t first,
+                                size_t count, const char *what, const void **rows, size_t *ld,
+                                void **copy)
+{
+    const size_t es = clstats__dtype_size(a->dtype);
+    *copy = NULL;
+    *rows = NULL;
+    *ld = clstats__array_stride(a);
+    if (!count || !a->nx) return CLSTATS_OK;
+    if (a->host) {
+        *rows = (const char *)a->host + first * *ld * es;
+        return CLSTATS_OK;
+    }
+    /* The span from the first row's start to the last row's end, gaps included, in one read:
+     * the callers walk rows at the array's stride either way. */
+    const size_t bytes = ((count - 1) * *ld + a->nx) * es;
+    if (!(*copy = malloc(bytes)))
+        return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "out of memory for %s", what);
+    *rows = *copy;
+    return clstats__cl_check(ctx,
+                             clEnqueueReadBuffer(ctx->queue, a->buffer, CL_TRUE,
+                                                 (a->offset + first * *ld) * es, bytes, *copy, 0,
+                                                 NULL, NULL),
+                             what);
+}

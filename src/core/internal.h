@@ -239,6 +239,12 @@ int clstats__array_check(clstats_ctx *ctx, const struct clstats_array *a, const 
 int clstats__array_in(clstats_ctx *ctx, const struct clstats_array *a, bool packed, cl_mem *out,
                       size_t *offset, bool *owned);
 int clstats__array_out(clstats_ctx *ctx, cl_mem src, const struct clstats_array *a);
+/* Rows first .. first + count of a in host memory, *ld elements apart: a's own memory where it
+ * is in host memory, else a copy read from its buffer into *copy (the caller frees it; NULL
+ * where nothing was copied). *rows is NULL where there are no elements. */
+int clstats__array_rows_on_host(clstats_ctx *ctx, const struct clstats_array *a, size_t first,
+                                size_t count, const char *what, const void **rows, size_t *ld,
+                                void **copy);
 /* The array's elements packed on the device (as clstats__array_in with `packed`), and where a
  * mask is given (uint8, the array's shape; src/core/masks.c) a copy whose masked elements are
  * NaN, which every module then leaves out as missing. */

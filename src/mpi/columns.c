@@ -46,30 +46,6 @@ static int check_part(clstats_ctx *ctx, const struct column_call *cc,
     return CLSTATS_OK;
 }
 
-/* Rows first .. first + count of the part in host memory, *ld elements apart (*copy to free,
- * or NULL where the caller's are used; *rows NULL where count is 0). */
-static int rows_on_host(clstats_ctx *ctx, const struct clstats_array *m, size_t first,
-                        size_t count, const void **rows, size_t *ld, void **copy)
-{
-    const size_t es = m->dtype == CLSTATS_FLOAT64 ? 8 : 4;
-    *copy = NULL;
-    *rows = NULL;
-    *ld = clstats__array_stride(m);
-    if (!count) return CLSTATS_OK;
-    if (m->host) {
-        *rows = (const char *)m->host + first * *ld * es;
-        return CLSTATS_OK;
-    }
-    const size_t bytes = ((count - 1) * *ld + m->nx) * es;
-    if (!(*copy = malloc(bytes))) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "the part's rows");
-    *rows = *copy;
-    return clstats__cl_check(ctx,
-                             clEnqueueReadBuffer(ctx->queue, m->buffer, CL_TRUE,
-                                                 (m->offset + first * *ld) * es, bytes, *copy, 0,
-                                                 NULL, NULL),
-                             "reading the part");
-}
-
 static uint64_t key_of(const void *rows, size_t i, bool f64, bool *nan)
 {
     uint64_t b;
@@ -172,10 +148,12 @@ static int sums_along_ranks(struct mpi_link *link, const struct clstats_array *m
     const void *head = NULL, *tail = NULL;
     void *head_copy = NULL, *tail_copy = NULL;
     size_t ld = 0;
-    int status = state ? rows_on_host(ctx, m, 0, bs->head, &head, &ld, &head_copy)
+    int status = state ? clstats__array_rows_on_host(ctx, m, 0, bs->head, "the part's rows", &head, &ld,
+                                                   &head_copy)
                        : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "the sums' state");
     if (status == CLSTATS_OK)
-        status = rows_on_host(ctx, m, after, nrows - after, &tail, &ld, &tail_copy);
+        status = clstats__array_rows_on_host(ctx, m, after, nrows - after, "the part's rows", &tail,
+                                             &ld, &tail_copy);
     /* Whether every rank can take its turn (after this no rank fails), in a count message, the
      * kind a rank that failed after the selections' last message sends. */
     status = clstats__mpi_sum_counts(link, NULL, 0, status);

@@ -107,7 +107,7 @@ static int non_finite(clstats_ctx *ctx, const struct clstats_array *x, size_t t,
 }
 
 /* a's elements in host memory: a itself, or, for an array in a buffer, its rows read into a
- * packed copy *copy (the caller frees it), which *out then describes. */
+ * copy *copy (the caller frees it), which *out then describes. */
 static int host_side(clstats_ctx *ctx, const struct clstats_array *a, const char *what,
                      struct clstats_array *out, void **copy)
 {
@@ -118,17 +118,13 @@ static int host_side(clstats_ctx *ctx, const struct clstats_array *a, const char
         return clstats__fail(NULL, CLSTATS_ERR_ARG, "%s is in a buffer: reading it needs a context",
                              what);
     int status = clstats__array_check(ctx, a, what, NULL);
-    if (status) return status;
-    const size_t es = clstats__dtype_size(a->dtype), row = a->nx * es;
-    if (!(*copy = malloc(row * a->ny)))
-        return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "out of memory for %s", what);
-    const size_t from[3] = {a->offset * es, 0, 0}, to[3] = {0, 0, 0}, region[3] = {row, a->ny, 1};
-    status = clstats__cl_check(ctx,
-                               clEnqueueReadBufferRect(ctx->queue, a->buffer, CL_TRUE, from, to,
-                                                       region, clstats__array_stride(a) * es, 0,
-                                                       row, 0, *copy, 0, NULL, NULL),
-                               "clEnqueueReadBufferRect(PaSS's input)");
-    *out = (struct clstats_array){.host = *copy, .dtype = a->dtype, .nx = a->nx, .ny = a->ny};
+    const void *rows = NULL;
+    size_t ld = 0;
+    if (status == CLSTATS_OK &&
+        (status = clstats__array_rows_on_host(ctx, a, 0, a->ny, what, &rows, &ld, copy)) ==
+            CLSTATS_OK && rows)
+        *out = (struct clstats_array){
+            .host = (void *)rows, .dtype = a->dtype, .nx = a->nx, .ny = a->ny, .stride = ld};
     return status;
 }
 
