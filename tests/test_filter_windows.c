@@ -390,6 +390,47 @@ START_TEST(masked_pixels_are_missing_like_nan)
         bad += test_compare_bits(med, med2, n, nx, "masked median vs NaN holes");
         bad += test_compare_bits(mad, mad2, n, nx, "masked MAD vs NaN holes");
     }
+    /* Image and mask in buffers, each at its own offset and row stride: the masked copy reads
+     * each through its own (the maps equal those of the host arrays above, last footprint). */
+    {
+        const size_t io = 5, is = nx + 3, mo = 11, ms = nx + 7;
+        float *ib = calloc(io + ny * is, sizeof *ib);
+        unsigned char *mb = calloc(mo + ny * ms, 1);
+        ck_assert(ib && mb);
+        for (size_t y = 0; y < ny; y++)
+            for (size_t x = 0; x < nx; x++) {
+                ib[io + y * is + x] = img[y * nx + x];
+                mb[mo + y * ms + x] = mask[y * nx + x];
+            }
+        cl_context cc = clstats_ctx_cl_context(test_ctx());
+        cl_int err1, err2;
+        cl_mem ibuf = clCreateBuffer(cc, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                                     (io + ny * is) * sizeof *ib, ib, &err1);
+        cl_mem mbuf =
+            clCreateBuffer(cc, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, mo + ny * ms, mb, &err2);
+        ck_assert(err1 == CL_SUCCESS && err2 == CL_SUCCESS);
+        const struct clstats_array ia = {.buffer = ibuf, .offset = io, .dtype = CLSTATS_FLOAT32,
+                                         .nx = nx, .ny = ny, .stride = is},
+                                   ma = {.buffer = mbuf, .offset = mo, .dtype = CLSTATS_UINT8,
+                                         .nx = nx, .ny = ny, .stride = ms},
+                                   mo_a = {.host = med2, .dtype = CLSTATS_FLOAT32, .nx = nx,
+                                           .ny = ny},
+                                   ao_a = {.host = mad2, .dtype = CLSTATS_FLOAT32, .nx = nx,
+                                           .ny = ny};
+        for (int t = 0; t < 2; t++) { /* the odd square, then the circle */
+            struct clstats_filter_params p = {.width = 5, .boundary = all_modes[3], .mask = &m};
+            if (t == 1) p.footprint = circle, p.footprint_width = p.footprint_height = 5;
+            ck_assert_int_eq(clstats_median_filter(test_ctx(), img, nx, ny, nx, &p, med, mad),
+                             CLSTATS_OK);
+            p.mask = &ma;
+            ck_assert_int_eq(clstats_median_filter_array(test_ctx(), &ia, &p, &mo_a, &ao_a),
+                             CLSTATS_OK);
+            bad += test_compare_bits(med2, med, n, nx, "buffer-masked median vs host-masked");
+            bad += test_compare_bits(mad2, mad, n, nx, "buffer-masked MAD vs host-masked");
+        }
+        clReleaseMemObject(ibuf), clReleaseMemObject(mbuf);
+        free(ib), free(mb);
+    }
     ck_assert_uint_eq(bad, 0);
     /* A mask of another shape or type is refused. */
     struct clstats_array wrong = m;

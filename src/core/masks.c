@@ -34,14 +34,10 @@ int clstats__array_in_masked(clstats_ctx *ctx, const struct clstats_array *a,
     const cl_long io = (cl_long)in_offset, is = (cl_long)clstats__array_stride(a),
                   mo = (cl_long)m_offset, ms = (cl_long)clstats__array_stride(mask);
     const cl_long nx = (cl_long)a->nx;
-    CL_TRY(ctx, clSetKernelArg(kernel, 0, sizeof in, &in), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 1, sizeof io, &io), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 2, sizeof is, &is), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 3, sizeof m, &m), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 4, sizeof mo, &mo), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 5, sizeof ms, &ms), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 6, sizeof nx, &nx), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 7, sizeof copy, &copy), "clSetKernelArg");
+    status = CLSTATS_SET_ARGS(ctx, kernel, "clSetKernelArg(masked_copy)", KERNEL_ARG(in),
+                              KERNEL_ARG(io), KERNEL_ARG(is), KERNEL_ARG(m), KERNEL_ARG(mo),
+                              KERNEL_ARG(ms), KERNEL_ARG(nx), KERNEL_ARG(copy));
+    if (status != CLSTATS_OK) goto fail;
     const size_t global[2] = {(a->nx + 63) / 64 * 64, a->ny};
     status = clstats__launch(ctx, kernel, 2, NULL, global, NULL, "masked_copy");
     if (status == CLSTATS_OK)

@@ -46,12 +46,10 @@ static int transpose(clstats_ctx *ctx, cl_program program, cl_mem buf, size_t of
     if (status != CLSTATS_OK) return status;
     const cl_ulong off = offset, ldl = ld;
     const cl_uint nrows = (cl_uint)rows, ncols = (cl_uint)cols;
-    CL_TRY(ctx, clSetKernelArg(kernel, 0, sizeof buf, &buf), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 1, sizeof off, &off), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 2, sizeof nrows, &nrows), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 3, sizeof ncols, &ncols), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 4, sizeof ldl, &ldl), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 5, sizeof *t, t), "clSetKernelArg");
+    status =
+        CLSTATS_SET_ARGS(ctx, kernel, "clSetKernelArg(transpose)", KERNEL_ARG(buf), KERNEL_ARG(off),
+                         KERNEL_ARG(nrows), KERNEL_ARG(ncols), KERNEL_ARG(ldl), KERNEL_ARG(*t));
+    if (status != CLSTATS_OK) goto fail;
     const size_t local[2] = {32, 8};
     const size_t global[2] = {(cols + 31) / 32 * 32, (rows + 31) / 32 * 8};
     status = clstats__launch(ctx, kernel, 2, NULL, global, local, "transpose");
@@ -105,14 +103,10 @@ static int launch_tiles(clstats_ctx *ctx, cl_kernel kernel, cl_program program, 
     const cl_uint nx = (cl_uint)src_tl.nx, ny = (cl_uint)src_tl.ny, tw = (cl_uint)src_tl.tw,
                   th = (cl_uint)src_tl.th;
     const cl_mem src = t_buf ? t_buf : buf;
-    CL_TRY(ctx, clSetKernelArg(kernel, 0, sizeof src, &src), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 1, sizeof off, &off), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 2, sizeof nx, &nx), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 3, sizeof ny, &ny), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 4, sizeof stride, &stride), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 5, sizeof tw, &tw), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 6, sizeof th, &th), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(kernel, 7, sizeof res_buf, &res_buf), "clSetKernelArg");
+    status = CLSTATS_SET_ARGS(ctx, kernel, "clSetKernelArg(tile_select)", KERNEL_ARG(src),
+                              KERNEL_ARG(off), KERNEL_ARG(nx), KERNEL_ARG(ny), KERNEL_ARG(stride),
+                              KERNEL_ARG(tw), KERNEL_ARG(th), KERNEL_ARG(res_buf));
+    if (status != CLSTATS_OK) goto fail;
     const size_t global = tile_count(tl) * wg;
     status = clstats__launch(ctx, kernel, 1, NULL, &global, &wg, "tile_select");
 fail:
