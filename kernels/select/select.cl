@@ -504,6 +504,26 @@ inline void kadd(ksum *k, real v)
 #endif
 }
 
+/* The cutting plane's records of a work-group (each work-item's written at lid, a barrier
+ * passed) reduced by a tree into lq[.][0] and lr[.][0], in the same order on every device:
+ * counts added, the key bounds by min and max, the objective's two sums added. */
+inline void cp_group_tree(__local ulong (*lq)[WG], __local real (*lr)[WG], int lid)
+{
+    for (int s = WG / 2; s > 0; s >>= 1) {
+        if (lid < s) {
+            lq[0][lid] += lq[0][lid + s];
+            lq[1][lid] += lq[1][lid + s];
+            lq[2][lid] = min(lq[2][lid], lq[2][lid + s]);
+            lq[3][lid] = max(lq[3][lid], lq[3][lid + s]);
+            lq[4][lid] = min(lq[4][lid], lq[4][lid + s]);
+            lq[5][lid] = max(lq[5][lid], lq[5][lid + s]);
+            lr[0][lid] += lr[0][lid + s];
+            lr[1][lid] += lr[1][lid + s];
+        }
+        WG_BARRIER(CLK_LOCAL_MEM_FENCE);
+    }
+}
+
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 cp_reduce(__global const key_t *data, ulong off, ulong n, __global const ulong *st,
           __global ulong *pc, __global real *ps)
@@ -558,19 +578,7 @@ cp_reduce(__global const key_t *data, ulong off, ulong n, __global const ulong *
     lr[0][lid] = sl.s - sl.c;
     lr[1][lid] = sr.s - sr.c;
     WG_BARRIER(CLK_LOCAL_MEM_FENCE);
-    for (int s = WG / 2; s > 0; s >>= 1) {
-        if (lid < s) {
-            lq[0][lid] += lq[0][lid + s];
-            lq[1][lid] += lq[1][lid + s];
-            lq[2][lid] = min(lq[2][lid], lq[2][lid + s]);
-            lq[3][lid] = max(lq[3][lid], lq[3][lid + s]);
-            lq[4][lid] = min(lq[4][lid], lq[4][lid + s]);
-            lq[5][lid] = max(lq[5][lid], lq[5][lid + s]);
-            lr[0][lid] += lr[0][lid + s];
-            lr[1][lid] += lr[1][lid + s];
-        }
-        WG_BARRIER(CLK_LOCAL_MEM_FENCE);
-    }
+    cp_group_tree(lq, lr, lid);
     if (lid == 0) {
         const size_t g = get_group_id(0);
         for (int q = 0; q < CP_Q; q++) pc[g * CP_Q + q] = lq[q][0];
@@ -629,19 +637,7 @@ cp_update(__global ulong *st, __global const ulong *pc, __global const real *ps,
     lr[1][lid] = sr;
     /* Global too: every work-item's reads of st above come before work-item 0 writes it. */
     WG_BARRIER(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);
-    for (int s = WG / 2; s > 0; s >>= 1) {
-        if (lid < s) {
-            lq[0][lid] += lq[0][lid + s];
-            lq[1][lid] += lq[1][lid + s];
-            lq[2][lid] = min(lq[2][lid], lq[2][lid + s]);
-            lq[3][lid] = max(lq[3][lid], lq[3][lid + s]);
-            lq[4][lid] = min(lq[4][lid], lq[4][lid + s]);
-            lq[5][lid] = max(lq[5][lid], lq[5][lid + s]);
-            lr[0][lid] += lr[0][lid + s];
-            lr[1][lid] += lr[1][lid + s];
-        }
-        WG_BARRIER(CLK_LOCAL_MEM_FENCE);
-    }
+    cp_group_tree(lq, lr, lid);
     if (lid != 0) return;
 
     const ulong cl = lq[0][0], cr = lq[1][0];

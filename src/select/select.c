@@ -1187,24 +1187,28 @@ int clstats_median_array(clstats_ctx *ctx, const struct clstats_array *data,
     return status == CLSTATS_OK ? median_any(ctx, data, o, out) : status;
 }
 
-int clstats_percentiles_array(clstats_ctx *ctx, const struct clstats_array *data, const double *q,
-                              size_t nq, const struct clstats_select_options *opts, double *out)
+/* Percentiles (scale 100) or quantiles (scale 1) of an array, its arguments checked. */
+static int fractions_array(clstats_ctx *ctx, const struct clstats_array *data, const double *q,
+                           size_t nq, double scale, const struct clstats_select_options *opts,
+                           double *out)
 {
     const struct clstats_select_options *o = opts ? opts : &default_options;
     int status = check_common(ctx, o, data, out);
     if (status != CLSTATS_OK) return status;
     if (!q && nq) return clstats__fail(ctx, CLSTATS_ERR_ARG, "q is NULL");
-    return percentiles_any(ctx, data, q, nq, 100.0, o, NULL, out);
+    return percentiles_any(ctx, data, q, nq, scale, o, NULL, out);
+}
+
+int clstats_percentiles_array(clstats_ctx *ctx, const struct clstats_array *data, const double *q,
+                              size_t nq, const struct clstats_select_options *opts, double *out)
+{
+    return fractions_array(ctx, data, q, nq, 100.0, opts, out);
 }
 
 int clstats_quantiles_array(clstats_ctx *ctx, const struct clstats_array *data, const double *q,
                             size_t nq, const struct clstats_select_options *opts, double *out)
 {
-    const struct clstats_select_options *o = opts ? opts : &default_options;
-    int status = check_common(ctx, o, data, out);
-    if (status != CLSTATS_OK) return status;
-    if (!q && nq) return clstats__fail(ctx, CLSTATS_ERR_ARG, "q is NULL");
-    return percentiles_any(ctx, data, q, nq, 1.0, o, NULL, out);
+    return fractions_array(ctx, data, q, nq, 1.0, opts, out);
 }
 
 int clstats__percentiles_parts(clstats_ctx *ctx, const struct clstats_array *part, const double *q,
