@@ -202,6 +202,28 @@ static unsigned grey_level(float v, double lo, double hi)
 }
 
 /* libpng's own writer says only "Write Error": this one keeps the system's reason. */
+/* A job writing path (shown names it in errors), its libpng structures made and ny rows of
+ * rowbytes allocated. NULL with err on failure. */
+static struct png_job *write_open(const char *path, const char *shown, size_t rowbytes,
+                                  size_t ny, char *err, size_t errlen)
+{
+    /* On the heap: what setjmp's frame holds must not change between setjmp and longjmp. */
+    struct png_job *job = calloc(1, sizeof *job);
+    if (!job || !(job->fp = fopen(path, "wb"))) {
+        snprintf(err, errlen, "cannot create %s: %s", shown, strerror(errno));
+        job_free(job, false);
+        return NULL;
+    }
+    job->png = png_create_write_struct(PNG_LIBPNG_VER_STRING, job, on_error, on_warning);
+    if (job->png) job->info = png_create_info_struct(job->png);
+    if (!job->png || !job->info || alloc_rows(job, rowbytes, ny) != 0) {
+        snprintf(err, errlen, "out of memory writing %s", shown);
+        job_free(job, false);
+        return NULL;
+    }
+    return job;
+}
+
 static void write_data(png_structp png, png_bytep data, size_t length)
 {
     struct png_job *job = png_get_io_ptr(png);
@@ -252,17 +274,7 @@ int png_io_write(const char *path, const char *shown, const float *data, size_t 
         snprintf(range, sizeof range,
                  "grey 1..65535 = %.9g..%.9g (0.5th..99.5th percentile), linear; 0 = NaN", lo, hi);
 
-    job = calloc(1, sizeof *job);
-    if (!job || !(job->fp = fopen(path, "wb"))) {
-        snprintf(err, errlen, "cannot create %s: %s", shown, strerror(errno));
-        goto fail;
-    }
-    job->png = png_create_write_struct(PNG_LIBPNG_VER_STRING, job, on_error, on_warning);
-    if (job->png) job->info = png_create_info_struct(job->png);
-    if (!job->png || !job->info || alloc_rows(job, nx * 2, ny) != 0) {
-        snprintf(err, errlen, "out of memory writing %s", shown);
-        goto fail;
-    }
+    if (!(job = write_open(path, shown, nx * 2, ny, err, errlen))) goto fail;
     for (size_t y = 0; y < ny; y++) {
         unsigned char *row = job->rows[ny - 1 - y];
         for (size_t x = 0; x < nx; x++) {
@@ -369,17 +381,7 @@ int png_io_write_palette(const char *path, const char *shown, const int32_t *lab
                  ny, n_colours);
         return -1;
     }
-    job = calloc(1, sizeof *job);
-    if (!job || !(job->fp = fopen(path, "wb"))) {
-        snprintf(err, errlen, "cannot create %s: %s", shown, strerror(errno));
-        goto fail;
-    }
-    job->png = png_create_write_struct(PNG_LIBPNG_VER_STRING, job, on_error, on_warning);
-    if (job->png) job->info = png_create_info_struct(job->png);
-    if (!job->png || !job->info || alloc_rows(job, nx ? nx : 1, ny) != 0) {
-        snprintf(err, errlen, "out of memory writing %s", shown);
-        goto fail;
-    }
+    if (!(job = write_open(path, shown, nx ? nx : 1, ny, err, errlen))) goto fail;
     /* Index i is class i; index n_colours, black and transparent, is a pixel without a class. */
     for (size_t y = 0; y < ny; y++) {
         unsigned char *row = job->rows[ny - 1 - y];
