@@ -147,9 +147,7 @@ static int enqueue_row_norms(struct kmeans_job *job)
 {
     int status = CLSTATS_OK;
     const cl_int n = job->n;
-    KM_ARG(job->row_norms, 0, job->x);
-    KM_ARG(job->row_norms, 1, n);
-    KM_ARG(job->row_norms, 2, job->xnorms);
+    KM_ARGS(job->row_norms, 0, KERNEL_ARG(job->x), KERNEL_ARG(n), KERNEL_ARG(job->xnorms));
     if ((status = clstats__kmeans_launch(job, job->row_norms, round_up((size_t)n, 64), 0,
                                          "kmeans row norms")))
         return status;
@@ -164,11 +162,8 @@ static int enqueue_norms(struct kmeans_job *job, int buffer, cl_int ignore_stop)
 {
     int status = CLSTATS_OK;
     if (!job->xnorms_ready && (status = enqueue_row_norms(job))) return status;
-    KM_ARG(job->centre_norms, 0, job->centres[buffer]);
-    KM_ARG(job->centre_norms, 1, job->norms);
-    KM_ARG(job->centre_norms, 2, job->state);
-    KM_ARG(job->centre_norms, 3, ignore_stop);
-    KM_ARG(job->centre_norms, 4, job->undecided);
+    KM_ARGS(job->centre_norms, 0, KERNEL_ARG(job->centres[buffer]), KERNEL_ARG(job->norms),
+            KERNEL_ARG(job->state), KERNEL_ARG(ignore_stop), KERNEL_ARG(job->undecided));
     status = clstats__kmeans_launch(job, job->centre_norms, round_up((size_t)job->k, 64), 0,
                                     "kmeans centre norms");
 fail:
@@ -186,16 +181,10 @@ static int enqueue_fused(struct kmeans_job *job, int buffer, cl_int ignore_stop)
     if ((status = enqueue_norms(job, buffer, ignore_stop))) return status;
     const cl_kernel both[2] = {job->fused, job->decide};
     for (int i = 0; i < 2; i++) {
-        KM_ARG(both[i], 0, job->x);
-        KM_ARG(both[i], 1, job->valid);
-        KM_ARG(both[i], 2, n);
-        KM_ARG(both[i], 3, job->centres[buffer]);
-        KM_ARG(both[i], 4, job->labels);
-        KM_ARG(both[i], 5, job->state);
-        KM_ARG(both[i], 6, ignore_stop);
-        KM_ARG(both[i], 7, job->norms);
-        KM_ARG(both[i], 8, job->xnorms);
-        KM_ARG(both[i], 9, job->undecided);
+        KM_ARGS(both[i], 0, KERNEL_ARG(job->x), KERNEL_ARG(job->valid), KERNEL_ARG(n),
+                KERNEL_ARG(job->centres[buffer]), KERNEL_ARG(job->labels), KERNEL_ARG(job->state),
+                KERNEL_ARG(ignore_stop), KERNEL_ARG(job->norms), KERNEL_ARG(job->xnorms),
+                KERNEL_ARG(job->undecided));
         if ((status = clstats__kmeans_launch(job, both[i], global, FUSED_ITEMS,
                                              i ? "kmeans decide" : "kmeans fused assign")))
             return status;
@@ -219,11 +208,8 @@ static int enqueue_screened(struct kmeans_job *job, int buffer, cl_int ignore_st
         if ((status = clstats__gemm_colmajor(job->ctx, job->f64, true, false, (size_t)rows, k, d,
                                              1.0, a, b, 0.0, c)))
             return status;
-        KM_ARG(job->screened, 7, job->dots);
-        KM_ARG(job->screened, 8, job->norms);
-        KM_ARG(job->screened, 9, first);
-        KM_ARG(job->screened, 10, rows);
-        KM_ARG(job->screened, 11, job->xnorms);
+        KM_ARGS(job->screened, 7, KERNEL_ARG(job->dots), KERNEL_ARG(job->norms), KERNEL_ARG(first),
+                KERNEL_ARG(rows), KERNEL_ARG(job->xnorms));
         if ((status = clstats__kmeans_launch(job, job->screened, round_up((size_t)rows, 64), 0,
                                              "kmeans screened assign")))
             return status;
@@ -243,13 +229,9 @@ int clstats__kmeans_enqueue_assign(struct kmeans_job *job, int buffer, cl_int ig
     }
     cl_kernel kernel = job->path == ASSIGN_GEMM ? job->screened : job->assign;
     *counted = job->path == ASSIGN_TILED || job->path == ASSIGN_SERIAL;
-    KM_ARG(kernel, 0, job->x);
-    KM_ARG(kernel, 1, job->valid);
-    KM_ARG(kernel, 2, n);
-    KM_ARG(kernel, 3, job->centres[buffer]);
-    KM_ARG(kernel, 4, job->labels);
-    KM_ARG(kernel, 5, job->state);
-    KM_ARG(kernel, 6, ignore_stop);
+    KM_ARGS(kernel, 0, KERNEL_ARG(job->x), KERNEL_ARG(job->valid), KERNEL_ARG(n),
+            KERNEL_ARG(job->centres[buffer]), KERNEL_ARG(job->labels), KERNEL_ARG(job->state),
+            KERNEL_ARG(ignore_stop));
     if (job->path == ASSIGN_GEMM) return enqueue_screened(job, buffer, ignore_stop);
     if (job->path == ASSIGN_DIRECT)
         return clstats__kmeans_launch(job, kernel, round_up((size_t)n, 64), 0, "kmeans assign");
@@ -258,10 +240,8 @@ int clstats__kmeans_enqueue_assign(struct kmeans_job *job, int buffer, cl_int ig
         return clstats__kmeans_launch(job, kernel, (size_t)job->groups, 1, "kmeans serial assign");
     /* Lloyd's iterations only: the final and predicting assignments need no scan. */
     const cl_int fuse = job->scan_in_assign && !ignore_stop, levels = job->levels;
-    KM_ARG(kernel, 8, fuse);
-    KM_ARG(kernel, 9, job->done);
-    KM_ARG(kernel, 10, job->within);
-    KM_ARG(kernel, 11, job->start);
+    KM_ARGS(kernel, 8, KERNEL_ARG(fuse), KERNEL_ARG(job->done), KERNEL_ARG(job->within),
+            KERNEL_ARG(job->start));
     for (cl_uint level = 0; level < KMEANS_LEVELS; level++)
         KM_ARG(kernel, 12 + level, job->segs[level]);
     KM_ARG(kernel, 16, levels);

@@ -135,5 +135,14 @@ cl_int clstats__kmeans_arg(struct kmeans_job *job, cl_kernel kernel, cl_uint ind
 #define KM_ARG(kernel, index, value)                                                               \
     CL_TRY(job->ctx, clstats__kmeans_arg(job, (kernel), (index), sizeof(value), &(value)),         \
            "clSetKernelArg")
+/* Arguments first, first + 1, ... of kernel from a list of KERNEL_ARG(v), as KM_ARG sets each. */
+cl_int clstats__kmeans_args(struct kmeans_job *job, cl_kernel kernel, cl_uint first,
+                            const struct clstats__arg *args, size_t count);
+#define KM_ARGS(kernel, first, ...)                                                                \
+    CL_TRY(job->ctx,                                                                               \
+           clstats__kmeans_args(                                                                   \
+               job, (kernel), (first), (const struct clstats__arg[]){__VA_ARGS__},                 \
+               sizeof((const struct clstats__arg[]){__VA_ARGS__}) / sizeof(struct clstats__arg)),  \
+           "clSetKernelArg")
 
 #endif

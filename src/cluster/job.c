@@ -117,6 +117,17 @@ cl_int clstats__kmeans_arg(struct kmeans_job *job, cl_kernel kernel, cl_uint ind
     return err;
 }
 
+cl_int clstats__kmeans_args(struct kmeans_job *job, cl_kernel kernel, cl_uint first,
+                            const struct clstats__arg *args, size_t count)
+{
+    for (size_t i = 0; i < count; i++) {
+        const cl_int err =
+            clstats__kmeans_arg(job, kernel, first + (cl_uint)i, args[i].size, args[i].value);
+        if (err != CL_SUCCESS) return err;
+    }
+    return CL_SUCCESS;
+}
+
 /* From here until clstats__kmeans_forget_args, KM_ARG sets only what changed. */
 int clstats__kmeans_keep_args(struct kmeans_job *job)
 {
@@ -315,13 +326,8 @@ static int survey(struct kmeans_job *job, const struct clstats_array *weight, in
         if (owned) w_own = w;
     }
     const size_t global = (size_t)job->groups * KMEANS_WG, local = KMEANS_WG;
-    KM_ARG(job->prepare, 0, job->x);
-    KM_ARG(job->prepare, 1, w);
-    KM_ARG(job->prepare, 2, has_w);
-    KM_ARG(job->prepare, 3, n);
-    KM_ARG(job->prepare, 4, job->valid);
-    KM_ARG(job->prepare, 5, job->weight);
-    KM_ARG(job->prepare, 6, job->part);
+    KM_ARGS(job->prepare, 0, KERNEL_ARG(job->x), KERNEL_ARG(w), KERNEL_ARG(has_w), KERNEL_ARG(n),
+            KERNEL_ARG(job->valid), KERNEL_ARG(job->weight), KERNEL_ARG(job->part));
     if ((status = clstats__launch(ctx, job->prepare, 1, NULL, &global, &local, "kmeans prepare")) ||
         (status = clstats__kmeans_group_sums(job, job->part, job->groups, job->d + 3, sums)))
         goto fail;
@@ -364,11 +370,8 @@ static int survey(struct kmeans_job *job, const struct clstats_array *weight, in
         }
         if ((status = clstats__upload(ctx, mean, (size_t)job->d * job->as, "the means", &mean_buf)))
             goto fail;
-        KM_ARG(job->deviations, 0, job->x);
-        KM_ARG(job->deviations, 1, job->valid);
-        KM_ARG(job->deviations, 2, n);
-        KM_ARG(job->deviations, 3, mean_buf);
-        KM_ARG(job->deviations, 4, job->part);
+        KM_ARGS(job->deviations, 0, KERNEL_ARG(job->x), KERNEL_ARG(job->valid), KERNEL_ARG(n),
+                KERNEL_ARG(mean_buf), KERNEL_ARG(job->part));
         if ((status = clstats__launch(ctx, job->deviations, 1, NULL, &global, &local,
                                       "kmeans deviations")) ||
             (status = clstats__kmeans_group_sums(job, job->part, job->groups, job->d, sums)))

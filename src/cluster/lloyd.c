@@ -88,18 +88,13 @@ static int enqueue_scan(struct kmeans_job *job)
     const cl_int blocks = job->groups, chunks = job->chunks, levels = job->levels, wg = KMEANS_WG;
     const size_t k = (size_t)job->k;
     if (job->scan == SCAN_CLUSTERS) {
-        KM_ARG(job->scan_chunks, 0, job->counts);
-        KM_ARG(job->scan_chunks, 1, blocks);
-        KM_ARG(job->scan_chunks, 2, job->within);
-        KM_ARG(job->scan_chunks, 3, job->chunk_total);
-        KM_ARG(job->scan_chunks, 4, job->state);
+        KM_ARGS(job->scan_chunks, 0, KERNEL_ARG(job->counts), KERNEL_ARG(blocks),
+                KERNEL_ARG(job->within), KERNEL_ARG(job->chunk_total), KERNEL_ARG(job->state));
         if ((status = clstats__kmeans_launch(
                  job, job->scan_chunks, round_up((size_t)chunks * k, 64), 0, "kmeans scan chunks")))
             return status;
-        KM_ARG(job->scan_clusters, 0, job->chunk_total);
-        KM_ARG(job->scan_clusters, 1, chunks);
-        KM_ARG(job->scan_clusters, 2, job->chunk_offset);
-        KM_ARG(job->scan_clusters, 3, job->start);
+        KM_ARGS(job->scan_clusters, 0, KERNEL_ARG(job->chunk_total), KERNEL_ARG(chunks),
+                KERNEL_ARG(job->chunk_offset), KERNEL_ARG(job->start));
         for (cl_uint level = 0; level < KMEANS_LEVELS; level++)
             KM_ARG(job->scan_clusters, 4 + level, job->segs[level]);
         KM_ARG(job->scan_clusters, 8, levels);
@@ -114,13 +109,9 @@ static int enqueue_scan(struct kmeans_job *job)
                      last = pass;
         const cl_mem in = pass && !whole ? job->chunk_total : job->counts,
                      prefix = pass && !whole ? job->chunk_offset : job->within;
-        KM_ARG(job->scan_runs, 0, in);
-        KM_ARG(job->scan_runs, 1, rows);
-        KM_ARG(job->scan_runs, 2, per);
-        KM_ARG(job->scan_runs, 3, prefix);
-        KM_ARG(job->scan_runs, 4, job->chunk_total);
-        KM_ARG(job->scan_runs, 5, last);
-        KM_ARG(job->scan_runs, 6, job->start);
+        KM_ARGS(job->scan_runs, 0, KERNEL_ARG(in), KERNEL_ARG(rows), KERNEL_ARG(per),
+                KERNEL_ARG(prefix), KERNEL_ARG(job->chunk_total), KERNEL_ARG(last),
+                KERNEL_ARG(job->start));
         for (cl_uint level = 0; level < KMEANS_LEVELS; level++)
             KM_ARG(job->scan_runs, 7 + level, job->segs[level]);
         KM_ARG(job->scan_runs, 11, levels);
@@ -148,22 +139,16 @@ static int enqueue_sums(struct kmeans_job *job, bool counted)
                clEnqueueFillBuffer(ctx->queue, job->counts, &zero, sizeof zero, 0,
                                    (size_t)blocks * k * sizeof(cl_int), 0, NULL, NULL),
                "clearing counts");
-        KM_ARG(job->block_counts, 0, job->labels);
-        KM_ARG(job->block_counts, 1, n);
-        KM_ARG(job->block_counts, 2, job->counts);
-        KM_ARG(job->block_counts, 3, job->state);
+        KM_ARGS(job->block_counts, 0, KERNEL_ARG(job->labels), KERNEL_ARG(n),
+                KERNEL_ARG(job->counts), KERNEL_ARG(job->state));
         if ((status =
                  clstats__kmeans_launch(job, job->block_counts, rows, KMEANS_WG, "kmeans counts")))
             goto fail;
     }
     if (!(counted && job->scan_in_assign) && (status = enqueue_scan(job))) goto fail;
-    KM_ARG(job->scatter, 0, job->labels);
-    KM_ARG(job->scatter, 1, n);
-    KM_ARG(job->scatter, 2, job->within);
-    KM_ARG(job->scatter, 3, job->chunk_offset);
-    KM_ARG(job->scatter, 4, job->start);
-    KM_ARG(job->scatter, 5, job->order);
-    KM_ARG(job->scatter, 6, job->state);
+    KM_ARGS(job->scatter, 0, KERNEL_ARG(job->labels), KERNEL_ARG(n), KERNEL_ARG(job->within),
+            KERNEL_ARG(job->chunk_offset), KERNEL_ARG(job->start), KERNEL_ARG(job->order),
+            KERNEL_ARG(job->state));
     const bool serial_scatter = job->serial_sums && job->k <= KMEANS_SERIAL_MAX_K;
     if ((status = clstats__kmeans_launch(job, job->scatter, serial_scatter ? (size_t)blocks : rows,
                                          serial_scatter ? 1 : KMEANS_WG, "kmeans scatter")))
@@ -172,24 +157,17 @@ static int enqueue_sums(struct kmeans_job *job, bool counted)
     const size_t items = job->serial_sums ? 1 : KMEANS_WG;
     if (job->finish_in_sums) /* the iteration's last launch: enqueue_iteration's */
         return CLSTATS_OK;
-    KM_ARG(job->member_sums, 0, job->x);
-    KM_ARG(job->member_sums, 1, job->weight);
-    KM_ARG(job->member_sums, 2, job->order);
-    KM_ARG(job->member_sums, 3, job->start);
-    KM_ARG(job->member_sums, 4, job->segs[0]);
-    KM_ARG(job->member_sums, 5, job->sums[0]);
-    KM_ARG(job->member_sums, 6, job->state);
+    KM_ARGS(job->member_sums, 0, KERNEL_ARG(job->x), KERNEL_ARG(job->weight),
+            KERNEL_ARG(job->order), KERNEL_ARG(job->start), KERNEL_ARG(job->segs[0]),
+            KERNEL_ARG(job->sums[0]), KERNEL_ARG(job->state));
     if ((status = clstats__kmeans_launch(job, job->member_sums, job->seg_rows * items, items,
                                          "kmeans member sums")))
         goto fail;
     const int row_levels = job->finish_halve ? job->finish_halve : job->finish_from;
     for (int level = 1; level < row_levels; level++) {
         cl_mem below = job->segs[level - 1], next = job->segs[level];
-        KM_ARG(job->row_sums, 0, job->sums[(level - 1) % 2]);
-        KM_ARG(job->row_sums, 1, below);
-        KM_ARG(job->row_sums, 2, next);
-        KM_ARG(job->row_sums, 3, job->sums[level % 2]);
-        KM_ARG(job->row_sums, 4, job->state);
+        KM_ARGS(job->row_sums, 0, KERNEL_ARG(job->sums[(level - 1) % 2]), KERNEL_ARG(below),
+                KERNEL_ARG(next), KERNEL_ARG(job->sums[level % 2]), KERNEL_ARG(job->state));
         if ((status = clstats__kmeans_launch(job, job->row_sums, level_bound(job, level) * items,
                                              items, "kmeans row sums")))
             goto fail;
@@ -215,10 +193,8 @@ static int enqueue_iteration(struct kmeans_job *job, int t, int max_iter, bool l
     cl_kernel kernel = fused ? job->sums_finish : job->finish;
     const cl_uint a = fused ? 4 : 0;
     if (fused) {
-        KM_ARG(kernel, 0, job->x);
-        KM_ARG(kernel, 1, job->weight);
-        KM_ARG(kernel, 2, job->order);
-        KM_ARG(kernel, 3, job->start);
+        KM_ARGS(kernel, 0, KERNEL_ARG(job->x), KERNEL_ARG(job->weight), KERNEL_ARG(job->order),
+                KERNEL_ARG(job->start));
         KM_ARG(kernel, 21, job->done);
     }
     KM_ARG(kernel, a + 0, job->sums[0]);
@@ -307,11 +283,8 @@ static int relocate(struct kmeans_job *job, const cl_int *st, int max_iter, int 
         goto fail;
     }
     const cl_int n_arg = n;
-    KM_ARG(job->own_distances, 0, job->x);
-    KM_ARG(job->own_distances, 1, n_arg);
-    KM_ARG(job->own_distances, 2, job->centres[cur]);
-    KM_ARG(job->own_distances, 3, job->labels);
-    KM_ARG(job->own_distances, 4, job->closest);
+    KM_ARGS(job->own_distances, 0, KERNEL_ARG(job->x), KERNEL_ARG(n_arg),
+            KERNEL_ARG(job->centres[cur]), KERNEL_ARG(job->labels), KERNEL_ARG(job->closest));
     const size_t global = (size_t)job->groups * KMEANS_WG;
     if ((status = clstats__kmeans_launch(job, job->own_distances, global, KMEANS_WG,
                                          "kmeans own distances")))
@@ -559,12 +532,8 @@ int clstats__kmeans_inertia(struct kmeans_job *job, int buffer, double *inertia)
 {
     int status = CLSTATS_OK;
     const cl_int n = job->n;
-    KM_ARG(job->inertia, 0, job->x);
-    KM_ARG(job->inertia, 1, job->weight);
-    KM_ARG(job->inertia, 2, n);
-    KM_ARG(job->inertia, 3, job->centres[buffer]);
-    KM_ARG(job->inertia, 4, job->labels);
-    KM_ARG(job->inertia, 5, job->part);
+    KM_ARGS(job->inertia, 0, KERNEL_ARG(job->x), KERNEL_ARG(job->weight), KERNEL_ARG(n),
+            KERNEL_ARG(job->centres[buffer]), KERNEL_ARG(job->labels), KERNEL_ARG(job->part));
     if ((status = clstats__kmeans_launch(job, job->inertia, (size_t)job->groups * KMEANS_WG,
                                          KMEANS_WG, "kmeans inertia")))
         goto fail;

@@ -62,13 +62,8 @@ static int update_closest(struct kmeans_job *job, cl_mem centre, cl_int mode, do
     int status = CLSTATS_OK;
     const cl_int n = job->n;
     const size_t global = (size_t)job->groups * KMEANS_WG, local = KMEANS_WG;
-    KM_ARG(job->closest_update, 0, job->x);
-    KM_ARG(job->closest_update, 1, job->weight);
-    KM_ARG(job->closest_update, 2, n);
-    KM_ARG(job->closest_update, 3, job->closest);
-    KM_ARG(job->closest_update, 4, centre);
-    KM_ARG(job->closest_update, 5, mode);
-    KM_ARG(job->closest_update, 6, job->part);
+    KM_ARGS(job->closest_update, 0, KERNEL_ARG(job->x), KERNEL_ARG(job->weight), KERNEL_ARG(n),
+            KERNEL_ARG(job->closest), KERNEL_ARG(centre), KERNEL_ARG(mode), KERNEL_ARG(job->part));
     if ((status =
              clstats__launch(ctx, job->closest_update, 1, NULL, &global, &local, "kmeans closest")))
         return status;
@@ -215,13 +210,9 @@ int clstats__kmeans_plusplus(struct kmeans_job *job, struct clstats__rng *rng)
         if ((status = draw(job, part, v, trials, 1, cand))) goto fail;
         for (int t = 0; t < trials; t++)
             if ((status = copy_row(job, job->x, cand[t], cand_buf, t))) goto fail;
-        KM_ARG(job->trials, 0, job->x);
-        KM_ARG(job->trials, 1, job->weight);
-        KM_ARG(job->trials, 2, n);
-        KM_ARG(job->trials, 3, job->closest);
-        KM_ARG(job->trials, 4, cand_buf);
-        KM_ARG(job->trials, 5, nt);
-        KM_ARG(job->trials, 6, job->part);
+        KM_ARGS(job->trials, 0, KERNEL_ARG(job->x), KERNEL_ARG(job->weight), KERNEL_ARG(n),
+                KERNEL_ARG(job->closest), KERNEL_ARG(cand_buf), KERNEL_ARG(nt),
+                KERNEL_ARG(job->part));
         if ((status =
                  clstats__launch(ctx, job->trials, 1, NULL, &global, &local, "kmeans trials")) ||
             (status = clstats__kmeans_group_sums(job, job->part, job->groups, trials, pot)))
