@@ -433,8 +433,9 @@ START_TEST(pass_gram_rows_on_tensor_cores)
         ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_tile", "64x128x8d"), 0);
         const double plain = gram_rows_error(&d, K, cap, idx, size, beta, want, "pass_gram_rows",
                                              &plain_rows);
-        const char *tiles[] = {"64x128x32m", "64x256x32m", "64x128x32h", "64x256x32h"};
-        for (size_t tl = 0; tl < 4; tl++) {
+        const char *tiles[] = {"64x128x32m", "64x256x32m", "64x128x32h", "64x256x32h",
+                               "64x256x16h"};
+        for (size_t tl = 0; tl < sizeof tiles / sizeof *tiles; tl++) {
             ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_tile", tiles[tl]), 0);
             const char *by = mma ? "pass_gram_rows_mma" : "pass_gram_rows";
             const double err = gram_rows_error(&d, K, cap, idx, size, beta, want, by, &rows);

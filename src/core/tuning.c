@@ -29,7 +29,8 @@ static const char *const nugget_rules[] = {"auto", "eigen", "shift", NULL};
 static const char *const gram_tiles[] = {
     "auto",     "64x64",     "64x128",    "128x128",   "64x64x32",  "64x64x8", "64x32x8",
     "64x64x8d", "64x64x16d", "64x128x8d", "64x128x8w", "64x256x8w", "64x128x32m",
-    "64x256x32m", "64x128x32h", "64x256x32h", NULL};
+    "64x256x32m", "64x128x32h", "64x256x32h",
+    "64x256x16h", NULL};
 static const char *const column_methods[] = {"auto",     "radix",   "registers",
                                              "streamed", "bracket", NULL};
 
@@ -221,7 +222,7 @@ static const struct param params[PARAMS] = {
      * 64x128x8d, the fastest on the H100 in both dtypes (RESULTS "PaSS (issue 24k)": the rows
      * of Ing & Lai in 13.6-13.8 ms against 18.3 for 64x64x8 in float32, 26.6 against 30.9 in
      * float64). */
-    [P_PASS_GRAM_TILE] = {"pass.gram_tile", ALL(0), 15, gram_tiles},
+    [P_PASS_GRAM_TILE] = {"pass.gram_tile", ALL(0), 16, gram_tiles},
     /* pass_gram_rows's splits of x's rows among work-groups, whose partial sums pass_gram_fold
      * adds (at most 8; rows past 128 an iteration never split); auto (0): about 16 work-groups
      * a compute unit. */

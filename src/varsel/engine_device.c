@@ -47,9 +47,9 @@ static const struct gram_tile {
                   {4, 8, 8, 0, 8, 0, 0},    {8, 8, 8, 1, 8, 0, 0},    {8, 8, 16, 1, 8, 0, 0},
                   {16, 8, 8, 1, 8, 0, 0},   {8, 8, 8, 1, 16, 0, 0},   {16, 8, 8, 1, 16, 0, 0},
                   {128, 1, 32, 1, 1, 4, 0}, {256, 1, 32, 1, 1, 8, 0}, {128, 1, 32, 1, 1, 4, 1},
-                  {256, 1, 32, 1, 1, 8, 1}};
+                  {256, 1, 32, 1, 1, 8, 1}, {256, 1, 16, 1, 1, 8, 1}};
 /* auto's, by dtype and device (their indices above) */
-enum { GRAM_TILE_F32 = 9, GRAM_TILE_F64 = 9, GRAM_TILE_MMA = 14 };
+enum { GRAM_TILE_F32 = 9, GRAM_TILE_F64 = 9, GRAM_TILE_MMA = 15 };
 
 /* A tile's Gram values a work-group: columns (of X) and rows (new variables). */
 static size_t tile_cols(const struct gram_tile *t)
@@ -191,10 +191,12 @@ static int gemm_rows(struct pass_engine *e, size_t m, size_t at)
 
 /* The splits of x's rows pass_gram_rows takes for m new rows: the tuning's (pass.gram_split),
  * or on auto as many as make about SPLIT_GROUPS work-groups a compute unit (an iteration's ~60
- * rows made only 625 of 64 x 64 at p = 40 000 for the H100's 132), at most MAX_SPLIT; none past
- * SPLIT_ROWS rows (the partial sums' buffer: (splits - 1) m p values) and at least two slices
- * a split. */
+ * rows made only 625 of 64 x 64 at p = 40 000 for the H100's 132), or for pass_gram_rows_mma's
+ * tiles SPLIT_WARPS warps (its 64 x 256 tiles were fastest split in 4, RESULTS "issue 24l"), at
+ * most MAX_SPLIT; none past SPLIT_ROWS rows (the partial sums' buffer: (splits - 1) m p values)
+ * and at least two slices a split. */
 #define SPLIT_GROUPS 16
+#define SPLIT_WARPS 32
 #define MAX_SPLIT 8
 #define SPLIT_ROWS 128
 static size_t splits_for(const struct pass_engine *e, size_t m)
@@ -205,7 +207,8 @@ static size_t splits_for(const struct pass_engine *e, size_t m)
     size_t s = st->split;
     if (!s) {
         const size_t groups = (e->d->p + w - 1) / w * ((m + h - 1) / h),
-                     want = SPLIT_GROUPS * (size_t)e->ctx->compute_units;
+                     per_unit = st->tile.warps ? SPLIT_WARPS / st->tile.warps : SPLIT_GROUPS,
+                     want = per_unit * (size_t)e->ctx->compute_units;
         s = (want + groups - 1) / groups;
     }
     if (s > MAX_SPLIT) s = MAX_SPLIT;
