@@ -228,12 +228,12 @@ static void check_step(const struct pass_data *d, const struct pass_data *dh, si
      * does, not at all, in three (the last split shorter at odd n) and in as many as n allows;
      * else the auto tile, split as auto does and as much as n allows. */
     ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_rows", "on"), 0);
-    const char *every[][2] = {{"auto", "0"},      {"auto", "8"},      {"auto", "1"},
-                              {"auto", "3"},      {"64x64x8", "3"},   {"64x128x8w", "3"},
-                              {"64x32x8", "0"},   {"64x256x8w", "0"}, {"64x64", "0"},
-                              {"64x128", "0"},    {"128x128", "0"},   {"64x64x32", "0"},
-                              {"64x64x8", "0"},   {"64x64x8d", "0"},  {"64x64x16d", "0"},
-                              {"64x128x8d", "0"}, {"64x128x8w", "0"}, {"64x128x32m", "3"},
+    const char *every[][2] = {{"auto", "0"},       {"auto", "8"},       {"auto", "1"},
+                              {"auto", "3"},       {"64x64x8", "3"},    {"64x128x8w", "3"},
+                              {"64x32x8", "0"},    {"64x256x8w", "0"},  {"64x64", "0"},
+                              {"64x128", "0"},     {"128x128", "0"},    {"64x64x32", "0"},
+                              {"64x64x8", "0"},    {"64x64x8d", "0"},   {"64x64x16d", "0"},
+                              {"64x128x8d", "0"},  {"64x128x8w", "0"},  {"64x128x32m", "3"},
                               {"64x256x32m", "0"}, {"64x128x32h", "0"}, {"64x256x32h", "3"}};
     const size_t runs = !every_tile ? 2 : ctx->device_class == CLASS_CPU ? 8 : 21;
     const size_t on_rows[] = {2, cap + 1, d->p > 1 ? d->p - 1 : 1};
@@ -405,8 +405,9 @@ START_TEST(pass_gram_rows_on_tensor_cores)
 {
     clstats_ctx *ctx = test_ctx();
     const bool mma = ctx->device_class == CLASS_NVIDIA && ctx->nv_compute_major >= 8;
-    if (!mma) printf("tensor-core Gram rows: %s has none; their tiles must fall back\n",
-                     ctx->device_name);
+    if (!mma)
+        printf("tensor-core Gram rows: %s has none; their tiles must fall back\n",
+               ctx->device_name);
     struct test_rng rng;
     test_rng_seed(&rng, test_seed() + 60);
     const size_t n = 1001, K = 17, cap = 5, ps[] = {700, 517};
@@ -416,7 +417,8 @@ START_TEST(pass_gram_rows_on_tensor_cores)
         float *x = malloc(n * p * 4);
         double *ys = malloc(n * 8), *beta = calloc(K * cap, 8);
         for (size_t t = 0; t < n; t++) {
-            for (size_t i = 0; i < p; i++) x[t * p + i] = (float)test_rng_normal(&rng);
+            for (size_t i = 0; i < p; i++)
+                x[t * p + i] = (float)test_rng_normal(&rng);
             x[t * p + 3] = x[t * p + 1];
             ys[t] = test_rng_normal(&rng);
         }
@@ -424,24 +426,25 @@ START_TEST(pass_gram_rows_on_tensor_cores)
         for (size_t j = 0; j < K; j++) { /* 81 distinct variables, 1 and 3 among them */
             size[j] = j == 0 ? 1 : (int32_t)cap;
             for (int32_t m = 0; m < size[j]; m++)
-                idx[j * cap + (size_t)m] = j == 0 ? 3 : (int32_t)((j - 1) * cap + (size_t)m) * 7 % (int32_t)p;
+                idx[j * cap + (size_t)m] =
+                    j == 0 ? 3 : (int32_t)((j - 1) * cap + (size_t)m) * 7 % (int32_t)p;
             want[j] = PASS_ARGMAX;
         }
         const struct pass_data d = {.n = n, .p = p, .f64 = 0, .xr = x, .ys = ys};
         float *plain_rows, *rows, *again;
         ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_split", "3"), 0);
         ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_tile", "64x128x8d"), 0);
-        const double plain = gram_rows_error(&d, K, cap, idx, size, beta, want, "pass_gram_rows",
-                                             &plain_rows);
-        const char *tiles[] = {"64x128x32m", "64x256x32m", "64x128x32h", "64x256x32h",
-                               "64x256x16h"};
+        const double plain =
+            gram_rows_error(&d, K, cap, idx, size, beta, want, "pass_gram_rows", &plain_rows);
+        const char *tiles[] = {"64x128x32m", "64x256x32m", "64x128x32h", "64x256x32h"};
         for (size_t tl = 0; tl < sizeof tiles / sizeof *tiles; tl++) {
             ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_tile", tiles[tl]), 0);
             const char *by = mma ? "pass_gram_rows_mma" : "pass_gram_rows";
             const double err = gram_rows_error(&d, K, cap, idx, size, beta, want, by, &rows);
             gram_rows_error(&d, K, cap, idx, size, beta, want, by, &again);
             printf("Gram rows at n %zu p %zu, largest error / sum |ab|: %s %.3g, pass_gram_rows "
-                   "%.3g\n", n, p, tiles[tl], err, plain);
+                   "%.3g\n",
+                   n, p, tiles[tl], err, plain);
             ck_assert_msg(err <= 0x1p-20, "%s: error %.3g of sum |ab| (pass_gram_rows %.3g)",
                           tiles[tl], err, plain);
             ck_assert_msg(memcmp(rows, again, K * cap * p * 4) == 0, "%s: runs differ", tiles[tl]);

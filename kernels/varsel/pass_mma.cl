@@ -43,8 +43,9 @@
 #else
 #define MM_KK 8
 #endif
-#define MM_KS (MM_K / MM_KK)         /* k-steps a slice */
-#define MM_SIDE (MM_KS * 4 * 2 * 32) /* a slice's A fragments (16 bytes): k-steps x tiles x (hi, lo) x lanes */
+#define MM_KS (MM_K / MM_KK) /* k-steps a slice */
+/* a slice's A fragments (16 bytes each): k-steps x row tiles x (hi, lo) x lanes */
+#define MM_SIDE (MM_KS * 4 * 2 * 32)
 
 /* v rounded to 11 significant bits (TF32's, and half precision's), to nearest, ties away from
  * zero (cvt.rna.tf32.f32's rounding, without needing that instruction), on finite values. */

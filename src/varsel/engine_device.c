@@ -15,10 +15,12 @@
  * device keeps X^T y and a cache of Gram rows x_v^T X for the variables that have been in a
  * model of a particle taking the argmax (gram_cache.c books them); each iteration one product
  * makes the rows of the variables new to the cache (X read once, for tens of variables rather
- * than 256 residuals): pass_gram_rows on NVIDIA's GPUs, CLBlast's GEMM through src/linalg
- * elsewhere (tuning pass.gram_rows); and pass_scan forms each particle's E from X^T y and its
- * k rows (k ~ 10 terms instead of n ~ 4000) while it scans for the largest |E|, a chunk of the
- * variables a work-group, pass_scan_fold taking each particle's best of its chunks.
+ * than 256 residuals): pass_gram_rows on NVIDIA's GPUs (from compute capability 8 in float32
+ * on the tensor cores, pass_mma.cl's pass_gram_rows_mma), CLBlast's GEMM through src/linalg
+ * elsewhere (tuning pass.gram_rows, pass.gram_tile); and pass_scan forms each particle's E
+ * from X^T y and its k rows (k ~ 10 terms instead of n ~ 4000) while it scans for the largest
+ * |E|, a chunk of the variables a work-group, pass_scan_fold taking each particle's best of its
+ * chunks.
  * Where an iteration's models hold more variables than the cache has rows, E = R^T X by one
  * GEMM from the residuals, as the paper does. The argmaxes agree with the plain C engine's up to
  * rounding in the dtype, either way. On a device without fp64 the inner products are the
@@ -36,18 +38,19 @@
  * memory is twice over; or, with warps, pass_mma.cl's tensor-core kernel (float32 on NVIDIA from
  * compute capability 8): warps a work-group (64 x 32 warps Gram values), x's rows a slice (t).
  * auto: GRAM_TILE_F32 or _F64 by dtype, the fastest on the H100 in each (RESULTS "PaSS (issue
- * 24k)": 64x128x8d in both), and GRAM_TILE_MMA where the tensor cores can take float32. */
+ * 24k)": 64x128x8d in both), and GRAM_TILE_MMA where the tensor cores can take float32
+ * (64x256x32h, RESULTS "issue 24l": a third faster on the H100 than 64x128x8d). */
 static const struct gram_tile {
     unsigned tx, ty, t, db; /* db: local memory twice over, a barrier a slice (GR_DB) */
     unsigned rn;            /* a work-item's columns (GR_RN) */
     unsigned warps;         /* pass_gram_rows_mma's (MM_WARPS), 0: pass_gram_rows */
     unsigned f16;           /* pass_gram_rows_mma on half-precision pieces (MM_F16), else TF32 */
 } gram_tiles[] = {{8, 8, 8, 0, 8, 0, 0},    {8, 8, 16, 0, 8, 0, 0},   {16, 8, 16, 0, 8, 0, 0},
-                  {16, 16, 16, 0, 8, 0, 0},  {8, 8, 32, 0, 8, 0, 0},   {8, 8, 8, 0, 8, 0, 0},
+                  {16, 16, 16, 0, 8, 0, 0}, {8, 8, 32, 0, 8, 0, 0},   {8, 8, 8, 0, 8, 0, 0},
                   {4, 8, 8, 0, 8, 0, 0},    {8, 8, 8, 1, 8, 0, 0},    {8, 8, 16, 1, 8, 0, 0},
                   {16, 8, 8, 1, 8, 0, 0},   {8, 8, 8, 1, 16, 0, 0},   {16, 8, 8, 1, 16, 0, 0},
                   {128, 1, 32, 1, 1, 4, 0}, {256, 1, 32, 1, 1, 8, 0}, {128, 1, 32, 1, 1, 4, 1},
-                  {256, 1, 32, 1, 1, 8, 1}, {256, 1, 16, 1, 1, 8, 1}};
+                  {256, 1, 32, 1, 1, 8, 1}};
 /* auto's, by dtype and device (their indices above) */
 enum { GRAM_TILE_F32 = 9, GRAM_TILE_F64 = 9, GRAM_TILE_MMA = 15 };
 
@@ -77,12 +80,12 @@ struct device_state {
     size_t up_at[N_UP + 1], down_at[N_DOWN + 1]; /* each part's offset; the last: the size */
     char *up_host, *down_host;                   /* pinned, the context's */
     cl_kernel residuals, argmax, gather, scan, scan_fold, transpose, gram_rows, gram_fold;
-    const char *rows_by;          /* the kernel gram_rows is, for the log and the tests */
     cl_kernel grams, lane_sums, lane_fold, scale; /* NULL without fp64 */
     size_t wg, chunk;             /* chunk: new rows a GEMM makes at most */
     size_t span, spans;           /* pass_scan's variables a work-group, and work-groups a particle */
     bool have_xty, own_rows; /* own_rows: pass_gram_rows makes the new rows (tuning), else CLBlast */
     struct gram_tile tile;   /* pass_gram_rows's */
+    const char *rows_by;     /* the kernel gram_rows is, for the log and the tests */
     size_t split;            /* its splits of x's rows (tuning pass.gram_split; 0: auto) */
     struct pass_cache book;
     /* Where the time goes, logged at release (clstats_ctx_set_log; bench/bench_pass prints it):
@@ -227,8 +230,8 @@ static int own_rows(struct pass_engine *e, size_t m, size_t at)
     const cl_uint n = (cl_uint)d->n, p = (cl_uint)d->p, mm = (cl_uint)m;
     const cl_ulong g0 = (cl_ulong)at, stride = (cl_ulong)(m * d->p);
     const struct gram_tile *tile = &st->tile;
-    const size_t es = d->f64 ? 8 : 4, t = tile->t, halves = tile->db ? 2 : 1,
-                 w = tile_cols(tile), h = tile_rows(tile);
+    const size_t es = d->f64 ? 8 : 4, t = tile->t, halves = tile->db ? 2 : 1, w = tile_cols(tile),
+                 h = tile_rows(tile);
     size_t splits = splits_for(e, m);
     /* each split's rows a whole number of slices; the splits that cover n */
     const size_t span = ((d->n + splits - 1) / splits + t - 1) / t * t;
@@ -238,9 +241,9 @@ static int own_rows(struct pass_engine *e, size_t m, size_t at)
     int status = splits > 1
                      ? clstats__scratch(ctx, "pass.gram_part", (splits - 1) * m * d->p * es, &part)
                      : CLSTATS_OK;
-    if (status || (status = SET_ARGS(ctx, st->gram_rows, ARG(st->x), ARG(n), ARG(p), ARG(st->xnew),
-                                     ARG(mm), ARG(st->cache), ARG(g0), ARG(span32), ARG(part),
-                                     ARG(stride))))
+    if (status ||
+        (status = SET_ARGS(ctx, st->gram_rows, ARG(st->x), ARG(n), ARG(p), ARG(st->xnew), ARG(mm),
+                           ARG(st->cache), ARG(g0), ARG(span32), ARG(part), ARG(stride))))
         return status;
     /* local memory: pass_gram_rows's x and xnew slices; pass_gram_rows_mma's A fragments
      * (hi and lo of h x t values), twice over */
@@ -699,7 +702,8 @@ static size_t cache_rows(const clstats_ctx *ctx, const struct pass_data *d, size
 }
 
 /* Whether pass_mma.cl may make the Gram rows: float32 on NVIDIA's devices from compute
- * capability 8 (mma.sync on TF32), unless its build has failed on this context before. */
+ * capability 8 (mma.sync on TF32 and halves), unless its build has failed on this context
+ * before. */
 static bool tensor_cores(const clstats_ctx *ctx, const struct pass_data *d)
 {
     return !d->f64 && ctx->device_class == CLASS_NVIDIA && ctx->nv_compute_major >= 8 &&
@@ -742,11 +746,11 @@ int clstats__engine_device_gram_row(struct pass_engine *e, int32_t v, double *ro
     const size_t es = d->f64 ? 8 : 4;
     void *got = malloc(d->p * es);
     if (!got) return clstats__fail(e->ctx, CLSTATS_ERR_NOMEM, "out of memory");
-    const int status = clstats__cl_check(
-        e->ctx,
-        clEnqueueReadBuffer(e->ctx->queue, st->cache, CL_TRUE, (size_t)s * d->p * es, d->p * es,
-                            got, 0, NULL, NULL),
-        "clEnqueueReadBuffer(PaSS's Gram row)");
+    const int status =
+        clstats__cl_check(e->ctx,
+                          clEnqueueReadBuffer(e->ctx->queue, st->cache, CL_TRUE,
+                                              (size_t)s * d->p * es, d->p * es, got, 0, NULL, NULL),
+                          "clEnqueueReadBuffer(PaSS's Gram row)");
     for (size_t i = 0; i < d->p && !status; i++)
         row[i] = d->f64 ? ((double *)got)[i] : ((float *)got)[i];
     free(got);
@@ -768,8 +772,10 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
     while (st->wg * 2 <= 256 && st->wg * 2 <= ctx->max_work_group) st->wg *= 2;
     const long tile = clstats__tuned(ctx, P_PASS_GRAM_TILE);
     const bool mma = tensor_cores(ctx, d);
-    st->tile = gram_tiles[tile != AUTO ? tile : d->f64 ? GRAM_TILE_F64 : mma ? GRAM_TILE_MMA
-                                                                           : GRAM_TILE_F32];
+    st->tile = gram_tiles[tile != AUTO ? tile
+                          : d->f64     ? GRAM_TILE_F64
+                          : mma        ? GRAM_TILE_MMA
+                                       : GRAM_TILE_F32];
     /* pass.cl's pass_gram_rows: the tile's, or, for pass_mma.cl's, auto's where it fails */
     const struct gram_tile plain =
         st->tile.warps ? gram_tiles[d->f64 ? GRAM_TILE_F64 : GRAM_TILE_F32] : st->tile;
