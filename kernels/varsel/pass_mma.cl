@@ -9,10 +9,11 @@
  * precision (m16n8k16: twice the products an instruction at the same rate), scaled by 2^MM_S
  * so that the pieces of the values of a standardised X (|v| <= 1) stay normal halves (the
  * values must stay under 2^(16 - MM_S) in magnitude), the sums scaled back at the end.
- * The tensor cores' float32 sums truncate (round toward zero), which over n / 8 k-steps pulled
- * sums of like-signed terms toward zero by ~3.5e-6 of them (RESULTS "issue 24l"); so each
- * k-step's three products start from zero and are added to the accumulators by ordinary
- * (rounded to nearest) adds, as pass_gram_rows's FMAs round.
+ * The tensor cores' float32 sums truncate (round toward zero): chained over all k-steps they
+ * pulled sums of like-signed terms toward zero, to 8 times pass_gram_rows's error in test_pass
+ * (RESULTS "issue 24l"); so each k-step's three products start from zero and are added to the
+ * accumulators by ordinary (rounded to nearest) adds, as pass_gram_rows's FMAs round. The
+ * values (the engine's X) are finite, as the pieces' rounding assumes.
  *
  * A work-group of MM_WARPS warps makes a 64 x 32 MM_WARPS tile of the rows (rows q, columns i of
  * x), each warp 64 x 32 of it: 4 x 4 mma tiles of 16 x 8, 64 accumulators a work-item. Their
