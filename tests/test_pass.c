@@ -228,13 +228,14 @@ static void check_step(const struct pass_data *d, const struct pass_data *dh, si
      * does, not at all, in three (the last split shorter at odd n) and in as many as n allows;
      * else the auto tile, split as auto does and as much as n allows. */
     ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_rows", "on"), 0);
-    const char *every[][2] = {{"auto", "0"},      {"auto", "8"},      {"auto", "1"},
-                              {"auto", "3"},      {"64x64x8", "3"},   {"64x128x8w", "3"},
-                              {"64x32x8", "0"},   {"64x256x8w", "0"}, {"64x64", "0"},
-                              {"64x128", "0"},    {"128x128", "0"},   {"64x64x32", "0"},
-                              {"64x64x8", "0"},   {"64x64x8d", "0"},  {"64x64x16d", "0"},
-                              {"64x128x8d", "0"}, {"64x128x8w", "0"}};
-    const size_t runs = !every_tile ? 2 : ctx->device_class == CLASS_CPU ? 8 : 17;
+    const char *every[][2] = {{"auto", "0"},       {"auto", "8"},       {"auto", "1"},
+                              {"auto", "3"},       {"64x64x8", "3"},    {"64x128x8w", "3"},
+                              {"64x32x8", "0"},    {"64x256x8w", "0"},  {"64x64", "0"},
+                              {"64x128", "0"},     {"128x128", "0"},    {"64x64x32", "0"},
+                              {"64x64x8", "0"},    {"64x64x8d", "0"},   {"64x64x16d", "0"},
+                              {"64x128x8d", "0"},  {"64x128x8w", "0"},  {"64x128x32m", "3"},
+                              {"64x256x32m", "0"}, {"64x128x32h", "0"}, {"64x256x32h", "3"}};
+    const size_t runs = !every_tile ? 2 : ctx->device_class == CLASS_CPU ? 8 : 21;
     const size_t on_rows[] = {2, cap + 1, d->p > 1 ? d->p - 1 : 1};
     for (size_t run = 0; run < runs; run++) {
         ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_tile", every[run][0]), 0);
@@ -346,6 +347,115 @@ START_TEST(pass_engines_agree_with_many_groups_at_once)
     struct test_rng rng;
     test_rng_seed(&rng, test_seed() + 41);
     engines_agree_on(&rng, 300, 900, 96, false);
+}
+END_TEST
+
+/* Variable v's Gram row from a device engine (one step of the particles' models taking the
+ * argmax) against the plain one in double: the largest error as a fraction of sum_t |x_tv x_ti|,
+ * over the models' variables; equal columns 1 and 3 must make equal rows and equal values. */
+static double gram_rows_error(const struct pass_data *d, size_t K, size_t cap, const int32_t *idx,
+                              const int32_t *size, const double *beta, const int32_t *want,
+                              const char *by, float **rows_out)
+{
+    clstats_ctx *ctx = test_ctx();
+    const size_t n = d->n, p = d->p;
+    const float *x = d->xr;
+    struct pass_data dc = *d;
+    dc.cache_rows = p - 1; /* not the whole Gram matrix at once (CLBlast's) */
+    struct pass_engine dev;
+    ck_assert_msg(clstats__engine_device(ctx, &dc, K, cap, &dev) == 0, "%s",
+                  clstats_ctx_message(ctx));
+    ck_assert_str_eq(clstats__engine_device_rows_by(&dev), by);
+    int32_t *a = calloc(K, 4);
+    double *ga = calloc(K * PASS_GRAM(cap), 8), *row = malloc(p * 8), *row1 = malloc(p * 8);
+    ck_assert_int_eq(dev.step(&dev, idx, size, beta, want, a, ga), 0);
+    float *rows = calloc(K * cap * p, 4); /* each model position's row, for the callers' bits */
+    double worst = 0;
+    for (size_t j = 0; j < K; j++)
+        for (int32_t m = 0; m < size[j]; m++) {
+            const int32_t v = idx[j * cap + (size_t)m];
+            ck_assert_int_eq(clstats__engine_device_gram_row(&dev, v, row), 0);
+            for (size_t i = 0; i < p; i++) {
+                double want_g = 0, scale = 0;
+                for (size_t t = 0; t < n; t++) {
+                    const double ab = (double)x[t * p + (size_t)v] * x[t * p + i];
+                    want_g += ab, scale += fabs(ab);
+                }
+                const double err = fabs(row[i] - want_g) / scale;
+                if (err > worst) worst = err;
+                rows[(j * cap + (size_t)m) * p + i] = (float)row[i];
+            }
+            ck_assert_msg(row[1] == row[3], "%s: variable %d: columns 1 and 3 differ", by, v);
+            if (v == 3 && clstats__engine_device_gram_row(&dev, 1, row1) == 0)
+                ck_assert_msg(memcmp(row, row1, p * 8) == 0, "%s: rows 1 and 3 differ", by);
+        }
+    dev.release(&dev);
+    free(a), free(ga), free(row), free(row1);
+    *rows_out = rows;
+    return worst;
+}
+
+/* The new Gram rows on NVIDIA's tensor cores (pass_mma.cl, forced by its tiles) against the plain
+ * sums in double, beside pass_gram_rows (float32 FMAs): 3xTF32 keeps them near float32's
+ * accuracy (a single TF32 product, or a 3xTF32 sum short of a_lo b_hi, errs by ~2^-12 of a b,
+ * over 2^-17 of sum |a b| at n = 1001 on random data), and the same bits on every run. Rows of 64
+ * in two row tiles (the second partial), x's rows split in three (the last shorter), p a multiple
+ * of 4 (16-byte loads) and odd. Elsewhere the tiles fall back to pass_gram_rows. */
+START_TEST(pass_gram_rows_on_tensor_cores)
+{
+    clstats_ctx *ctx = test_ctx();
+    const bool mma = ctx->device_class == CLASS_NVIDIA && ctx->nv_compute_major >= 8;
+    if (!mma)
+        printf("tensor-core Gram rows: %s has none; their tiles must fall back\n",
+               ctx->device_name);
+    struct test_rng rng;
+    test_rng_seed(&rng, test_seed() + 60);
+    const size_t n = 1001, K = 17, cap = 5, ps[] = {700, 517};
+    ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_rows", "on"), 0);
+    for (size_t c = 0; c < 2; c++) {
+        const size_t p = ps[c];
+        float *x = malloc(n * p * 4);
+        double *ys = malloc(n * 8), *beta = calloc(K * cap, 8);
+        for (size_t t = 0; t < n; t++) {
+            for (size_t i = 0; i < p; i++)
+                x[t * p + i] = (float)test_rng_normal(&rng);
+            x[t * p + 3] = x[t * p + 1];
+            ys[t] = test_rng_normal(&rng);
+        }
+        int32_t *idx = calloc(K * cap, 4), *size = calloc(K, 4), *want = calloc(K, 4);
+        for (size_t j = 0; j < K; j++) { /* 81 distinct variables, 1 and 3 among them */
+            size[j] = j == 0 ? 1 : (int32_t)cap;
+            for (int32_t m = 0; m < size[j]; m++)
+                idx[j * cap + (size_t)m] =
+                    j == 0 ? 3 : (int32_t)((j - 1) * cap + (size_t)m) * 7 % (int32_t)p;
+            want[j] = PASS_ARGMAX;
+        }
+        const struct pass_data d = {.n = n, .p = p, .f64 = 0, .xr = x, .ys = ys};
+        float *plain_rows, *rows, *again;
+        ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_split", "3"), 0);
+        ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_tile", "64x128x8d"), 0);
+        const double plain =
+            gram_rows_error(&d, K, cap, idx, size, beta, want, "pass_gram_rows", &plain_rows);
+        const char *tiles[] = {"64x128x32m", "64x256x32m", "64x128x32h", "64x256x32h"};
+        for (size_t tl = 0; tl < sizeof tiles / sizeof *tiles; tl++) {
+            ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_tile", tiles[tl]), 0);
+            const char *by = mma ? "pass_gram_rows_mma" : "pass_gram_rows";
+            const double err = gram_rows_error(&d, K, cap, idx, size, beta, want, by, &rows);
+            gram_rows_error(&d, K, cap, idx, size, beta, want, by, &again);
+            printf("Gram rows at n %zu p %zu, largest error / sum |ab|: %s %.3g, pass_gram_rows "
+                   "%.3g\n",
+                   n, p, tiles[tl], err, plain);
+            ck_assert_msg(err <= 0x1p-20, "%s: error %.3g of sum |ab| (pass_gram_rows %.3g)",
+                          tiles[tl], err, plain);
+            ck_assert_msg(memcmp(rows, again, K * cap * p * 4) == 0, "%s: runs differ", tiles[tl]);
+            free(rows), free(again);
+        }
+        free(plain_rows);
+        free(x), free(ys), free(beta), free(idx), free(size), free(want);
+    }
+    ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_tile", "auto"), 0);
+    ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_split", "0"), 0);
+    ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_rows", "auto"), 0);
 }
 END_TEST
 
@@ -575,6 +685,7 @@ int main(void)
     tcase_add_test(tc, pass_without_fp64_matches_host);
     tcase_add_test(tc, pass_engines_agree);
     tcase_add_test(tc, pass_engines_agree_with_many_groups_at_once);
+    tcase_add_test(tc, pass_gram_rows_on_tensor_cores);
     tcase_add_test(tc, pass_cache_book);
     tcase_add_test(tc, pass_criterion_matches_plain_ls);
     tcase_add_test(tc, pass_finds_true_model);

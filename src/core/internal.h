@@ -60,6 +60,7 @@ struct clstats_ctx {
     bool is_cpu; /* local memory is ordinary memory there, and work-items are loop iterations */
     cl_uint nv_compute_major; /* NVIDIA's compute capability (major), 0 on other devices */
     bool load_hint_refused;   /* the driver would not build the kernels' L2 load hint */
+    bool tensor_rows_refused; /* nor PaSS's tensor-core Gram rows (src/varsel/engine_device.c) */
     long tuning[PARAMS];      /* the class's table, and what clstats_ctx_tune forced */
     char *build_options;      /* added to every build (tuning: "build.options"), or NULL */
     void (*log)(void *user, const char *line); /* clstats_ctx_set_log, or NULL */

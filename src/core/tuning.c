@@ -27,8 +27,9 @@ static const char *const potrf_steps[] = {"auto", "solve", "inverse", "ahead", N
 static const char *const eigen_places[] = {"auto", "device", "host", NULL};
 static const char *const nugget_rules[] = {"auto", "eigen", "shift", NULL};
 static const char *const gram_tiles[] = {
-    "auto",     "64x64",     "64x128",    "128x128",   "64x64x32",  "64x64x8", "64x32x8",
-    "64x64x8d", "64x64x16d", "64x128x8d", "64x128x8w", "64x256x8w", NULL};
+    "auto",       "64x64",      "64x128",     "128x128",    "64x64x32",  "64x64x8",
+    "64x32x8",    "64x64x8d",   "64x64x16d",  "64x128x8d",  "64x128x8w", "64x256x8w",
+    "64x128x32m", "64x256x32m", "64x128x32h", "64x256x32h", NULL};
 static const char *const column_methods[] = {"auto",     "radix",   "registers",
                                              "streamed", "bracket", NULL};
 
@@ -216,14 +217,18 @@ static const struct param params[PARAMS] = {
     [P_PASS_GRAM_ROWS] = {"pass.gram_rows", ALL(0), 2, switches},
     /* pass_gram_rows's tile, rows x columns of Gram rows a work-group, x slice rows (16 where
      * not named); "d": local memory twice over, a barrier a slice; "w": 16 columns a work-item
-     * (float32 only: in float64 its registers spill, 100 times slower on the H100). auto:
-     * 64x128x8d, the fastest on the H100 in both dtypes (RESULTS "PaSS (issue 24k)": the rows
-     * of Ing & Lai in 13.6-13.8 ms against 18.3 for 64x64x8 in float32, 26.6 against 30.9 in
-     * float64). */
-    [P_PASS_GRAM_TILE] = {"pass.gram_tile", ALL(0), 11, gram_tiles},
+     * (float32 only: in float64 its registers spill, 100 times slower on the H100); "m" and
+     * "h": pass_mma.cl's tensor-core kernel on TF32 or half-precision pieces (float32 on NVIDIA
+     * from compute capability 8; elsewhere, in float64, or where its build fails, auto's
+     * pass_gram_rows tile instead). auto: 64x256x32h where the tensor cores may be used (RESULTS
+     * "issue 24l": the rows of Ing & Lai in 9.1-9.2 ms against 13.7 for 64x128x8d, TF32's
+     * 64x256x32m 12.2), else 64x128x8d, the fastest pass_gram_rows tile on the H100 in both
+     * dtypes (RESULTS "PaSS (issue 24k)": 13.6-13.8 ms against 18.3 for 64x64x8 in float32,
+     * 26.6 against 30.9 in float64). */
+    [P_PASS_GRAM_TILE] = {"pass.gram_tile", ALL(0), 15, gram_tiles},
     /* pass_gram_rows's splits of x's rows among work-groups, whose partial sums pass_gram_fold
      * adds (at most 8; rows past 128 an iteration never split); auto (0): about 16 work-groups
-     * a compute unit. */
+     * a compute unit (pass_mma.cl's tiles: 32 warps). */
     [P_PASS_GRAM_SPLIT] = {"pass.gram_split", ALL(0), 8, NULL},
 };
 

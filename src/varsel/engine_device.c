@@ -15,10 +15,12 @@
  * device keeps X^T y and a cache of Gram rows x_v^T X for the variables that have been in a
  * model of a particle taking the argmax (gram_cache.c books them); each iteration one product
  * makes the rows of the variables new to the cache (X read once, for tens of variables rather
- * than 256 residuals): pass_gram_rows on NVIDIA's GPUs, CLBlast's GEMM through src/linalg
- * elsewhere (tuning pass.gram_rows); and pass_scan forms each particle's E from X^T y and its
- * k rows (k ~ 10 terms instead of n ~ 4000) while it scans for the largest |E|, a chunk of the
- * variables a work-group, pass_scan_fold taking each particle's best of its chunks.
+ * than 256 residuals): pass_gram_rows on NVIDIA's GPUs (from compute capability 8 in float32
+ * on the tensor cores, pass_mma.cl's pass_gram_rows_mma), CLBlast's GEMM through src/linalg
+ * elsewhere (tuning pass.gram_rows, pass.gram_tile); and pass_scan forms each particle's E
+ * from X^T y and its k rows (k ~ 10 terms instead of n ~ 4000) while it scans for the largest
+ * |E|, a chunk of the variables a work-group, pass_scan_fold taking each particle's best of its
+ * chunks.
  * Where an iteration's models hold more variables than the cache has rows, E = R^T X by one
  * GEMM from the residuals, as the paper does. The argmaxes agree with the plain C engine's up to
  * rounding in the dtype, either way. On a device without fp64 the inner products are the
@@ -33,16 +35,35 @@
 
 /* pass_gram_rows's tiles (tuning pass.gram_tile, in its order, auto the first): work-items
  * across and down a work-group, each 8 x rn Gram values, x's rows a slice, and whether local
- * memory is twice over. auto: GRAM_TILE_F32 or _F64 by dtype, the fastest on the H100 in each
- * (RESULTS "PaSS (issue 24k)": 64x128x8d in both). */
+ * memory is twice over; or, with warps, pass_mma.cl's tensor-core kernel (float32 on NVIDIA from
+ * compute capability 8): warps a work-group (64 x 32 warps Gram values), x's rows a slice (t).
+ * auto: GRAM_TILE_F32 or _F64 by dtype, the fastest on the H100 in each (RESULTS "PaSS (issue
+ * 24k)": 64x128x8d in both), and GRAM_TILE_MMA where the tensor cores can take float32
+ * (64x256x32h, RESULTS "issue 24l": a third faster on the H100 than 64x128x8d). */
 static const struct gram_tile {
     unsigned tx, ty, t, db; /* db: local memory twice over, a barrier a slice (GR_DB) */
     unsigned rn;            /* a work-item's columns (GR_RN) */
-} gram_tiles[] = {{8, 8, 8, 0, 8},  {8, 8, 16, 0, 8}, {16, 8, 16, 0, 8}, {16, 16, 16, 0, 8},
-                  {8, 8, 32, 0, 8}, {8, 8, 8, 0, 8},  {4, 8, 8, 0, 8},   {8, 8, 8, 1, 8},
-                  {8, 8, 16, 1, 8}, {16, 8, 8, 1, 8}, {8, 8, 8, 1, 16},  {16, 8, 8, 1, 16}};
-/* auto's, by dtype (their indices above) */
-enum { GRAM_TILE_F32 = 9, GRAM_TILE_F64 = 9 };
+    unsigned warps;         /* pass_gram_rows_mma's (MM_WARPS), 0: pass_gram_rows */
+    unsigned f16;           /* pass_gram_rows_mma on half-precision pieces (MM_F16), else TF32 */
+} gram_tiles[] = {{8, 8, 8, 0, 8, 0, 0},    {8, 8, 16, 0, 8, 0, 0},   {16, 8, 16, 0, 8, 0, 0},
+                  {16, 16, 16, 0, 8, 0, 0}, {8, 8, 32, 0, 8, 0, 0},   {8, 8, 8, 0, 8, 0, 0},
+                  {4, 8, 8, 0, 8, 0, 0},    {8, 8, 8, 1, 8, 0, 0},    {8, 8, 16, 1, 8, 0, 0},
+                  {16, 8, 8, 1, 8, 0, 0},   {8, 8, 8, 1, 16, 0, 0},   {16, 8, 8, 1, 16, 0, 0},
+                  {128, 1, 32, 1, 1, 4, 0}, {256, 1, 32, 1, 1, 8, 0}, {128, 1, 32, 1, 1, 4, 1},
+                  {256, 1, 32, 1, 1, 8, 1}};
+/* auto's, by dtype and device (their indices above) */
+enum { GRAM_TILE_F32 = 9, GRAM_TILE_F64 = 9, GRAM_TILE_MMA = 15 };
+
+/* A tile's Gram values a work-group: columns (of X) and rows (new variables). */
+static size_t tile_cols(const struct gram_tile *t)
+{
+    return t->warps ? 32 * t->warps : t->rn * t->tx;
+}
+
+static size_t tile_rows(const struct gram_tile *t)
+{
+    return t->warps ? 64 : 8 * t->ty;
+}
 
 /* The largest p for which the device takes the whole Gram matrix at its first argmax. */
 #define WHOLE_GRAM 2048
@@ -64,6 +85,7 @@ struct device_state {
     size_t span, spans;           /* pass_scan's variables a work-group, and work-groups a particle */
     bool have_xty, own_rows; /* own_rows: pass_gram_rows makes the new rows (tuning), else CLBlast */
     struct gram_tile tile;   /* pass_gram_rows's */
+    const char *rows_by;     /* the kernel gram_rows is, for the log and the tests */
     size_t split;            /* its splits of x's rows (tuning pass.gram_split; 0: auto) */
     struct pass_cache book;
     /* Where the time goes, logged at release (clstats_ctx_set_log; bench/bench_pass prints it):
@@ -172,21 +194,24 @@ static int gemm_rows(struct pass_engine *e, size_t m, size_t at)
 
 /* The splits of x's rows pass_gram_rows takes for m new rows: the tuning's (pass.gram_split),
  * or on auto as many as make about SPLIT_GROUPS work-groups a compute unit (an iteration's ~60
- * rows made only 625 of 64 x 64 at p = 40 000 for the H100's 132), at most MAX_SPLIT; none past
- * SPLIT_ROWS rows (the partial sums' buffer: (splits - 1) m p values) and at least two slices
- * a split. */
+ * rows made only 625 of 64 x 64 at p = 40 000 for the H100's 132), or for pass_gram_rows_mma's
+ * tiles SPLIT_WARPS warps (its 64 x 256 tiles were fastest split in 4, RESULTS "issue 24l"), at
+ * most MAX_SPLIT; none past SPLIT_ROWS rows (the partial sums' buffer: (splits - 1) m p values)
+ * and at least two slices a split. */
 #define SPLIT_GROUPS 16
+#define SPLIT_WARPS 32
 #define MAX_SPLIT 8
 #define SPLIT_ROWS 128
 static size_t splits_for(const struct pass_engine *e, size_t m)
 {
     const struct device_state *st = e->state;
-    const size_t w = st->tile.rn * st->tile.tx, h = 8 * st->tile.ty, n = e->d->n;
+    const size_t w = tile_cols(&st->tile), h = tile_rows(&st->tile), n = e->d->n;
     if (m > SPLIT_ROWS) return 1;
     size_t s = st->split;
     if (!s) {
         const size_t groups = (e->d->p + w - 1) / w * ((m + h - 1) / h),
-                     want = SPLIT_GROUPS * (size_t)e->ctx->compute_units;
+                     per_unit = st->tile.warps ? SPLIT_WARPS / st->tile.warps : SPLIT_GROUPS,
+                     want = per_unit * (size_t)e->ctx->compute_units;
         s = (want + groups - 1) / groups;
     }
     if (s > MAX_SPLIT) s = MAX_SPLIT;
@@ -194,8 +219,9 @@ static size_t splits_for(const struct pass_engine *e, size_t m)
     return s ? s : 1;
 }
 
-/* The same by pass_gram_rows: 8 tx x 8 ty tiles of the rows, X read once for up to 8 ty rows,
- * its rows split among splits_for's work-groups, whose partial sums pass_gram_fold adds. */
+/* The same by pass_gram_rows (or pass_gram_rows_mma): tile_rows x tile_cols Gram values a
+ * work-group, X read once for up to tile_rows rows, its rows split among splits_for's
+ * work-groups, whose partial sums pass_gram_fold adds. */
 static int own_rows(struct pass_engine *e, size_t m, size_t at)
 {
     clstats_ctx *ctx = e->ctx;
@@ -203,8 +229,9 @@ static int own_rows(struct pass_engine *e, size_t m, size_t at)
     const struct pass_data *d = e->d;
     const cl_uint n = (cl_uint)d->n, p = (cl_uint)d->p, mm = (cl_uint)m;
     const cl_ulong g0 = (cl_ulong)at, stride = (cl_ulong)(m * d->p);
-    const size_t es = d->f64 ? 8 : 4, tx = st->tile.tx, ty = st->tile.ty, t = st->tile.t,
-                 halves = st->tile.db ? 2 : 1, w = st->tile.rn * tx;
+    const struct gram_tile *tile = &st->tile;
+    const size_t es = d->f64 ? 8 : 4, t = tile->t, halves = tile->db ? 2 : 1, w = tile_cols(tile),
+                 h = tile_rows(tile);
     size_t splits = splits_for(e, m);
     /* each split's rows a whole number of slices; the splits that cover n */
     const size_t span = ((d->n + splits - 1) / splits + t - 1) / t * t;
@@ -214,14 +241,22 @@ static int own_rows(struct pass_engine *e, size_t m, size_t at)
     int status = splits > 1
                      ? clstats__scratch(ctx, "pass.gram_part", (splits - 1) * m * d->p * es, &part)
                      : CLSTATS_OK;
-    if (status || (status = SET_ARGS(ctx, st->gram_rows, ARG(st->x), ARG(n), ARG(p), ARG(st->xnew),
-                                     ARG(mm), ARG(st->cache), ARG(g0), ARG(span32), ARG(part),
-                                     ARG(stride), LOCAL_ARG(halves * t * w * es),
-                                     LOCAL_ARG(halves * t * (8 * ty + 4) * es))))
+    if (status ||
+        (status = SET_ARGS(ctx, st->gram_rows, ARG(st->x), ARG(n), ARG(p), ARG(st->xnew), ARG(mm),
+                           ARG(st->cache), ARG(g0), ARG(span32), ARG(part), ARG(stride))))
         return status;
-    const size_t local[3] = {tx, ty, 1},
-                 g[3] = {(d->p + w - 1) / w * tx, (m + 8 * ty - 1) / (8 * ty) * ty, splits};
-    if ((status = clstats__launch(ctx, st->gram_rows, 3, NULL, g, local, "pass_gram_rows")) ||
+    /* local memory: pass_gram_rows's x and xnew slices; pass_gram_rows_mma's A fragments
+     * (hi and lo of h x t values), twice over */
+    const size_t local_bytes[2] = {tile->warps ? 2 * 2 * h * t * (tile->f16 ? 2 : 4)
+                                               : halves * t * w * es,
+                                   halves * t * (h + 4) * es};
+    for (cl_uint a = 0; a < (tile->warps ? 1u : 2u) && !status; a++)
+        status = clstats__cl_check(ctx, clSetKernelArg(st->gram_rows, 10 + a, local_bytes[a], NULL),
+                                   "clSetKernelArg(pass_gram_rows's local memory)");
+    if (status) return status;
+    const size_t local[3] = {tile->tx, tile->ty, 1},
+                 g[3] = {(d->p + w - 1) / w * tile->tx, (m + h - 1) / h * tile->ty, splits};
+    if ((status = clstats__launch(ctx, st->gram_rows, 3, NULL, g, local, st->rows_by)) ||
         splits == 1)
         return status;
     const cl_ulong count = stride;
@@ -666,6 +701,62 @@ static size_t cache_rows(const clstats_ctx *ctx, const struct pass_data *d, size
     return rows ? rows : 1;
 }
 
+/* Whether pass_mma.cl may make the Gram rows: float32 on NVIDIA's devices from compute
+ * capability 8 (mma.sync on TF32 and halves), unless its build has failed on this context
+ * before. */
+static bool tensor_cores(const clstats_ctx *ctx, const struct pass_data *d)
+{
+    return !d->f64 && ctx->device_class == CLASS_NVIDIA && ctx->nv_compute_major >= 8 &&
+           !ctx->tensor_rows_refused;
+}
+
+/* pass_gram_rows_mma as st->gram_rows, in st->tile's shape; CLSTATS_ERR_BUILD, logged, where the
+ * driver will not build it (then never tried again on this context). */
+static int tensor_core_rows(clstats_ctx *ctx, struct device_state *st)
+{
+    char options[64];
+    snprintf(options, sizeof options, "-DMM_WARPS=%u -DMM_K=%u -DMM_F16=%u", st->tile.warps,
+             st->tile.t, st->tile.f16);
+    cl_program prog;
+    int status = clstats__program(ctx, "pass_mma.cl", options, &prog);
+    if (status == CLSTATS_ERR_BUILD) {
+        clstats__log(ctx, "pass_mma.cl did not build; pass_gram_rows instead: %s",
+                     clstats_ctx_message(ctx));
+        ctx->tensor_rows_refused = true;
+        return status;
+    }
+    if (status || (status = clstats__kernel(ctx, prog, "pass_gram_rows_mma", &st->gram_rows)))
+        return status;
+    st->rows_by = "pass_gram_rows_mma";
+    return CLSTATS_OK;
+}
+
+const char *clstats__engine_device_rows_by(const struct pass_engine *e)
+{
+    const struct device_state *st = e->state;
+    return st->own_rows ? st->rows_by : "CLBlast";
+}
+
+int clstats__engine_device_gram_row(struct pass_engine *e, int32_t v, double *row)
+{
+    const struct device_state *st = e->state;
+    const struct pass_data *d = e->d;
+    const int32_t s = st->book.slot_of[v];
+    if (s < 0) return clstats__fail(e->ctx, CLSTATS_ERR_ARG, "variable %d has no Gram row", v);
+    const size_t es = d->f64 ? 8 : 4;
+    void *got = malloc(d->p * es);
+    if (!got) return clstats__fail(e->ctx, CLSTATS_ERR_NOMEM, "out of memory");
+    const int status =
+        clstats__cl_check(e->ctx,
+                          clEnqueueReadBuffer(e->ctx->queue, st->cache, CL_TRUE,
+                                              (size_t)s * d->p * es, d->p * es, got, 0, NULL, NULL),
+                          "clEnqueueReadBuffer(PaSS's Gram row)");
+    for (size_t i = 0; i < d->p && !status; i++)
+        row[i] = d->f64 ? ((double *)got)[i] : ((float *)got)[i];
+    free(got);
+    return status;
+}
+
 int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k_particles,
                            size_t cap, struct pass_engine *e)
 {
@@ -680,13 +771,20 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
     st->wg = 1;
     while (st->wg * 2 <= 256 && st->wg * 2 <= ctx->max_work_group) st->wg *= 2;
     const long tile = clstats__tuned(ctx, P_PASS_GRAM_TILE);
-    st->tile = gram_tiles[tile != AUTO ? tile : d->f64 ? GRAM_TILE_F64 : GRAM_TILE_F32];
+    const bool mma = tensor_cores(ctx, d);
+    st->tile = gram_tiles[tile != AUTO ? tile
+                          : d->f64     ? GRAM_TILE_F64
+                          : mma        ? GRAM_TILE_MMA
+                                       : GRAM_TILE_F32];
+    /* pass.cl's pass_gram_rows: the tile's, or, for pass_mma.cl's, auto's where it fails */
+    const struct gram_tile plain =
+        st->tile.warps ? gram_tiles[d->f64 ? GRAM_TILE_F64 : GRAM_TILE_F32] : st->tile;
     st->split = (size_t)clstats__tuned(ctx, P_PASS_GRAM_SPLIT);
     char options[160];
     snprintf(options, sizeof options,
              "%s%s -DWG=%zu -DCAP=%zu -DGR_TX=%u -DGR_TY=%u -DGR_T=%u -DGR_DB=%u -DGR_RN=%u",
              d->f64 ? "-DUSE_DOUBLE" : "", ctx->has_fp64 ? " -DPASS_GRAMS" : "", st->wg, cap,
-             st->tile.tx, st->tile.ty, st->tile.t, st->tile.db, st->tile.rn);
+             plain.tx, plain.ty, plain.t, plain.db, plain.rn);
     cl_program prog;
     int status = clstats__program(ctx, "pass.cl", options, &prog);
     if (status || (status = clstats__kernel(ctx, prog, "pass_residuals", &st->residuals)) ||
@@ -703,6 +801,12 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
         (status = clstats__kernel(ctx, prog, "pass_gram_rows", &st->gram_rows)) ||
         (status = clstats__kernel(ctx, prog, "pass_gram_fold", &st->gram_fold)))
         return status;
+    st->rows_by = "pass_gram_rows";
+    if (st->tile.warps) {
+        if (mma) status = tensor_core_rows(ctx, st);
+        if (!mma || status == CLSTATS_ERR_BUILD) st->tile = plain, status = CLSTATS_OK;
+        if (status) return status;
+    }
     /* auto: pass_gram_rows on NVIDIA's GPUs, CLBlast elsewhere (RESULTS "PaSS (issue 24j)"). */
     const long rows = clstats__tuned(ctx, P_PASS_GRAM_ROWS);
     st->own_rows = rows == SWITCH_ON || (rows == AUTO && ctx->device_class == CLASS_NVIDIA);

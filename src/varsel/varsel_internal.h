@@ -104,6 +104,11 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
                            size_t cap, struct pass_engine *e);
 int clstats__engine_device_load(struct pass_engine *e, const struct clstats_array *x,
                                 double *mean, double *scale, int32_t *first_bad);
+/* For the tests: the kernel that makes the device engine's new Gram rows ("pass_gram_rows",
+ * "pass_gram_rows_mma" or "CLBlast"), and variable v's row x_v^T X from its Gram cache (an error
+ * where v has none) into row (p values). */
+const char *clstats__engine_device_rows_by(const struct pass_engine *e);
+int clstats__engine_device_gram_row(struct pass_engine *e, int32_t v, double *row);
 
 /* A monotonic clock in ms, for the times the log gives (clstats_ctx_set_log). */
 double clstats__pass_wall_ms(void);
