@@ -227,7 +227,10 @@ float counted_deviation(SOURCE, int uc0, int ur0, float m, int k)
     while (lo < hi) {
         const uint mid = lo + ((hi - lo) >> 1);
         int c = 0;
+        /* Not unrolled: rare, and a WX x WY unrolled body makes builds slow. */
+#pragma unroll 1
         for (int r = 0; r < WY; r++)
+#pragma unroll 1
             for (int q = 0; q < WX; q++) {
                 const uint key = (uint)(ELEMENT(ur0 + r, uc0 + q) >> 32);
                 c += key != KEY_NAN && as_uint(deviation(value_of(key), m)) <= mid;
