@@ -109,32 +109,39 @@ END_TEST
  * element order even where every key ties (constant blocks, integers); most pixels miss it and
  * take further brackets below and above, where the level jumps (scale steps, huge values,
  * infinite blocks) and where NaN blocks empty windows. */
+/* Each forced list capacity of caps[] with each fill of fills[] (small images, windows of 3 to 63
+ * rows or columns, every mode, rule and cval in turn); the mismatching pixels. */
+static size_t small_list_cases(const char *const *caps, size_t n_caps, const enum fill *fills,
+                               size_t n_fills, uint64_t seed, bool want_mad)
+{
+    static const int widths[] = {3, 37, 63};
+    size_t bad = 0;
+    test_tune("filter.path", "bracket");
+    for (size_t c = 0; c < n_caps; c++) {
+        test_tune("filter.shape_tx", caps[c]);
+        for (size_t f = 0; f < n_fills; f++) {
+            const size_t i = c * n_fills + f;
+            const struct clstats_filter_params p = {.width = widths[i % 3],
+                                                    .height = widths[(i + 1) % 3],
+                                                    .boundary = all_modes[i % 5],
+                                                    .cval = i % 2 ? NAN : 3.0f,
+                                                    .even = (enum clstats_even)(i % 3)};
+            bad += filter_case(c == 0 ? 21 : 45, c == 0 ? 19 : 38, &p, fills[f], 0.05, seed++,
+                               want_mad);
+        }
+    }
+    test_tune("filter.shape_tx", NULL);
+    test_tune("filter.path", NULL);
+    return bad;
+}
+
 START_TEST(bracket_design_exact_when_brackets_overflow_and_miss)
 {
     static const char *const caps[] = {"1", "16", "64"};
     static const enum fill fills[] = {FILL_SCALE_STEPS, FILL_INTEGERS, FILL_CONSTANT,
                                       FILL_HUGE,        FILL_INFINITE, FILL_NAN_BLOCKS,
                                       FILL_ZERO_BLOCKS, FILL_NORMAL};
-    static const int widths[] = {3, 37, 63};
-    size_t bad = 0;
-    uint64_t seed = test_seed() + 12000;
-    test_tune("filter.path", "bracket");
-    for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
-        test_tune("filter.shape_tx", caps[c]);
-        for (size_t f = 0; f < sizeof fills / sizeof fills[0]; f++) {
-            const size_t i = c * 8 + f;
-            const struct clstats_filter_params p = {.width = widths[i % 3],
-                                                    .height = widths[(i + 1) % 3],
-                                                    .boundary = all_modes[i % 5],
-                                                    .cval = i % 2 ? NAN : 3.0f,
-                                                    .even = (enum clstats_even)(i % 3)};
-            bad +=
-                filter_case(c == 0 ? 21 : 45, c == 0 ? 19 : 38, &p, fills[f], 0.05, seed++, false);
-        }
-    }
-    test_tune("filter.shape_tx", NULL);
-    test_tune("filter.path", NULL);
-    ck_assert_uint_eq(bad, 0);
+    ck_assert_uint_eq(small_list_cases(caps, 3, fills, 8, test_seed() + 12000, false), 0);
 }
 END_TEST
 
@@ -200,26 +207,7 @@ START_TEST(bracket_mad_exact_when_lists_overflow_and_miss)
                                       FILL_HUGE,        FILL_INFINITE, FILL_NAN_BLOCKS,
                                       FILL_ZERO_BLOCKS, FILL_NORMAL,   FILL_HEAVY_TAIL,
                                       FILL_ZEROS,       FILL_SPARSE};
-    static const int widths[] = {3, 37, 63};
-    size_t bad = 0;
-    uint64_t seed = test_seed() + 14000;
-    test_tune("filter.path", "bracket");
-    for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
-        test_tune("filter.shape_tx", caps[c]);
-        for (size_t f = 0; f < sizeof fills / sizeof fills[0]; f++) {
-            const size_t i = c * 11 + f;
-            const struct clstats_filter_params p = {.width = widths[i % 3],
-                                                    .height = widths[(i + 1) % 3],
-                                                    .boundary = all_modes[i % 5],
-                                                    .cval = i % 2 ? NAN : 3.0f,
-                                                    .even = (enum clstats_even)(i % 3)};
-            bad +=
-                filter_case(c == 0 ? 21 : 45, c == 0 ? 19 : 38, &p, fills[f], 0.05, seed++, true);
-        }
-    }
-    test_tune("filter.shape_tx", NULL);
-    test_tune("filter.path", NULL);
-    ck_assert_uint_eq(bad, 0);
+    ck_assert_uint_eq(small_list_cases(caps, 4, fills, 11, test_seed() + 14000, true), 0);
 }
 END_TEST
 
