@@ -2,12 +2,14 @@
  * median for wide windows) against the plain C reference, bit for bit: squares and rectangles
  * with origins, every boundary mode, NaN and finite cvals, every even rule, on random data with
  * NaNs, ties, constant regions, infinities, signed zeros and huge values, tiny and odd shapes;
- * and lists so small that first brackets miss and overflow, so that every round is taken. */
+ * and lists so small that first brackets miss and overflow, so that every round is taken; the
+ * same for its MAD (forced: the device's own choice takes it nowhere yet). */
 #include "filter_fills.h"
 #include "reference_filter.h"
 #include "test_util.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,31 +19,36 @@ static const enum clstats_boundary all_modes[] = {CLSTATS_BOUNDARY_REFLECT, CLST
                                                   CLSTATS_BOUNDARY_CONSTANT, CLSTATS_BOUNDARY_WRAP};
 static const char *const rule_name[] = {"mean", "lower", "upper"};
 
-/* The median map alone (the design's one map) from the device and from the reference; returns
- * the mismatching pixels. BRACKET_TRACE in the environment names each case before its call (a
- * crash then says where). */
-static size_t median_case(size_t nx, size_t ny, const struct clstats_filter_params *p,
-                          enum fill kind, double nan_frac, uint64_t seed)
+/* The median map, and with want_mad the MAD map too, from the device and from the reference;
+ * returns the mismatching pixels. BRACKET_TRACE in the environment names each case before its
+ * call (a crash then says where). */
+static size_t filter_case(size_t nx, size_t ny, const struct clstats_filter_params *p,
+                          enum fill kind, double nan_frac, uint64_t seed, bool want_mad)
 {
     const size_t stride = nx + 2;
     float *img = malloc(stride * ny * sizeof *img);
     float *med = malloc(nx * ny * sizeof *med), *ref = malloc(nx * ny * sizeof *ref);
-    ck_assert(img && med && ref);
+    float *mad = malloc(nx * ny * sizeof *mad), *ref_mad = malloc(nx * ny * sizeof *ref_mad);
+    ck_assert(img && med && ref && mad && ref_mad);
     fill_image(img, nx, ny, stride, kind, nan_frac, seed);
     if (getenv("BRACKET_TRACE"))
         fprintf(stderr, "case %zux%zu %dx%d %s seed=%llu\n", nx, ny, p->width, p->height,
                 fill_name[kind], (unsigned long long)seed);
-    const int status = clstats_median_filter(test_ctx(), img, nx, ny, stride, p, med, NULL);
+    const int status =
+        clstats_median_filter(test_ctx(), img, nx, ny, stride, p, med, want_mad ? mad : NULL);
     ck_assert_msg(status == CLSTATS_OK, "%s: %s", clstats_strerror(status),
                   clstats_ctx_message(test_ctx()));
-    ck_assert_int_eq(reference_median_filter(img, nx, ny, stride, p, ref, NULL), 0);
+    ck_assert_int_eq(reference_median_filter(img, nx, ny, stride, p, ref, ref_mad), 0);
     char what[200];
     snprintf(what, sizeof what, "%zux%zu %dx%d at (%d,%d) %s cval %g %s %s seed=%llu median", nx,
-             ny, p->width, p->height, p->origin_x, p->origin_y,
-             clstats_boundary_name(p->boundary), (double)p->cval, fill_name[kind],
-             rule_name[p->even], (unsigned long long)seed);
-    const size_t bad = test_compare_bits(med, ref, nx * ny, nx, what);
-    free(img), free(med), free(ref);
+             ny, p->width, p->height, p->origin_x, p->origin_y, clstats_boundary_name(p->boundary),
+             (double)p->cval, fill_name[kind], rule_name[p->even], (unsigned long long)seed);
+    size_t bad = test_compare_bits(med, ref, nx * ny, nx, what);
+    if (want_mad) {
+        strcat(what, " (MAD)");
+        bad += test_compare_bits(mad, ref_mad, nx * ny, nx, what);
+    }
+    free(img), free(med), free(ref), free(mad), free(ref_mad);
     return bad;
 }
 
@@ -49,7 +56,7 @@ static size_t median_case(size_t nx, size_t ny, const struct clstats_filter_para
  * at the widths the design serves, and small ones; every fill, mode and rule. */
 START_TEST(bracket_design_matches_reference)
 {
-    static const size_t shapes[][2] = {{1, 1}, {1, 40}, {45, 1}, {3, 2},
+    static const size_t shapes[][2] = {{1, 1},   {1, 40},  {45, 1}, {3, 2},
                                        {33, 31}, {70, 41}, {29, 67}};
     static const int widths[] = {1, 11, 37, 101, 255};
     size_t bad = 0;
@@ -64,8 +71,8 @@ START_TEST(bracket_design_matches_reference)
                                                     .boundary = all_modes[c % 5],
                                                     .cval = c % 2 ? NAN : -1.0f,
                                                     .even = (enum clstats_even)(c % 3)};
-            bad += median_case(shapes[s][0], shapes[s][1], &p,
-                               (enum fill)(c % (FILL_SCALE_STEPS + 1)), 0.1, seed++);
+            bad += filter_case(shapes[s][0], shapes[s][1], &p,
+                               (enum fill)(c % (FILL_SCALE_STEPS + 1)), 0.1, seed++, false);
         }
     test_tune("filter.path", NULL);
     ck_assert_uint_eq(bad, 0);
@@ -90,8 +97,8 @@ START_TEST(bracket_design_serves_rectangles_and_origins)
                                                 .boundary = all_modes[s % 5],
                                                 .cval = s % 2 ? NAN : 0.5f,
                                                 .even = (enum clstats_even)(s % 3)};
-        bad += median_case(s % 2 ? 17 : 37, s % 2 ? 23 : 11, &p, (enum fill)(s * 3 % 11), 0.1,
-                           seed++);
+        bad += filter_case(s % 2 ? 17 : 37, s % 2 ? 23 : 11, &p, (enum fill)(s * 3 % 11), 0.1,
+                           seed++, false);
     }
     test_tune("filter.path", NULL);
     ck_assert_uint_eq(bad, 0);
@@ -102,53 +109,105 @@ END_TEST
  * element order even where every key ties (constant blocks, integers); most pixels miss it and
  * take further brackets below and above, where the level jumps (scale steps, huge values,
  * infinite blocks) and where NaN blocks empty windows. */
+/* Each forced list capacity of caps[] with each fill of fills[] (small images, windows of 3 to 63
+ * rows or columns, every mode, rule and cval in turn); the mismatching pixels. */
+static size_t small_list_cases(const char *const *caps, size_t n_caps, const enum fill *fills,
+                               size_t n_fills, uint64_t seed, bool want_mad)
+{
+    static const int widths[] = {3, 37, 63};
+    size_t bad = 0;
+    test_tune("filter.path", "bracket");
+    for (size_t c = 0; c < n_caps; c++) {
+        test_tune("filter.shape_tx", caps[c]);
+        for (size_t f = 0; f < n_fills; f++) {
+            const size_t i = c * n_fills + f;
+            const struct clstats_filter_params p = {.width = widths[i % 3],
+                                                    .height = widths[(i + 1) % 3],
+                                                    .boundary = all_modes[i % 5],
+                                                    .cval = i % 2 ? NAN : 3.0f,
+                                                    .even = (enum clstats_even)(i % 3)};
+            bad += filter_case(c == 0 ? 21 : 45, c == 0 ? 19 : 38, &p, fills[f], 0.05, seed++,
+                               want_mad);
+        }
+    }
+    test_tune("filter.shape_tx", NULL);
+    test_tune("filter.path", NULL);
+    return bad;
+}
+
 START_TEST(bracket_design_exact_when_brackets_overflow_and_miss)
 {
     static const char *const caps[] = {"1", "16", "64"};
     static const enum fill fills[] = {FILL_SCALE_STEPS, FILL_INTEGERS, FILL_CONSTANT,
                                       FILL_HUGE,        FILL_INFINITE, FILL_NAN_BLOCKS,
                                       FILL_ZERO_BLOCKS, FILL_NORMAL};
-    static const int widths[] = {3, 37, 63};
+    ck_assert_uint_eq(small_list_cases(caps, 3, fills, 8, test_seed() + 12000, false), 0);
+}
+END_TEST
+
+/* The MAD through the forced design: odd shapes at the widths it serves and small ones, every
+ * fill (ties, infinities, signed zeros, NaN blocks, scale steps), mode and rule, NaN and finite
+ * cvals; both maps bit for bit. */
+START_TEST(bracket_mad_matches_reference)
+{
+    static const size_t shapes[][2] = {{1, 1}, {1, 40}, {45, 1}, {3, 2}, {33, 31}, {70, 41}};
+    static const int widths[] = {1, 4, 11, 37, 64};
     size_t bad = 0;
-    uint64_t seed = test_seed() + 12000;
+    uint64_t seed = test_seed() + 13000;
     test_tune("filter.path", "bracket");
-    for (size_t c = 0; c < sizeof caps / sizeof caps[0]; c++) {
-        test_tune("filter.shape_tx", caps[c]);
-        for (size_t f = 0; f < sizeof fills / sizeof fills[0]; f++) {
-            const size_t i = c * 8 + f;
-            const struct clstats_filter_params p = {.width = widths[i % 3],
-                                                    .height = widths[(i + 1) % 3],
-                                                    .boundary = all_modes[i % 5],
-                                                    .cval = i % 2 ? NAN : 3.0f,
-                                                    .even = (enum clstats_even)(i % 3)};
-            bad += median_case(c == 0 ? 21 : 45, c == 0 ? 19 : 38, &p, fills[f], 0.05, seed++);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
+            const size_t c = s * 5 + wi;
+            const struct clstats_filter_params p = {.width = widths[wi],
+                                                    .boundary = all_modes[c % 5],
+                                                    .cval = c % 2 ? NAN : -1.0f,
+                                                    .even = (enum clstats_even)(c % 3)};
+            bad += filter_case(shapes[s][0], shapes[s][1], &p,
+                               (enum fill)(c % (FILL_SCALE_STEPS + 1)), 0.1, seed++, true);
         }
-    }
-    test_tune("filter.shape_tx", NULL);
     test_tune("filter.path", NULL);
     ck_assert_uint_eq(bad, 0);
 }
 END_TEST
 
-/* Asked for a MAD too, the forced design gives way to the one the device would take: both maps
- * exact. */
-START_TEST(bracket_design_gives_way_where_a_mad_is_wanted)
+/* The MAD for rectangles, tall and wide, with origins, under every rule. */
+START_TEST(bracket_mad_serves_rectangles_and_origins)
 {
-    const size_t nx = 40, ny = 33, n = nx * ny;
-    float *img = malloc(n * sizeof *img), *med = malloc(n * sizeof *med),
-          *mad = malloc(n * sizeof *mad), *ref_med = malloc(n * sizeof *med),
-          *ref_mad = malloc(n * sizeof *mad);
-    ck_assert(img && med && mad && ref_med && ref_mad);
-    fill_image(img, nx, ny, nx, FILL_NORMAL, 0.1, test_seed() + 12500);
-    const struct clstats_filter_params p = {.width = 41, .boundary = CLSTATS_BOUNDARY_REFLECT};
+    static const int shapes[][4] = {/* width, height, origin x, y */
+                                    {51, 37, 20, -5}, {37, 61, -3, 20}, {64, 2, 0, 0},
+                                    {2, 100, 0, -49}, {36, 1, 0, 0},    {1, 36, 0, 0}};
+    size_t bad = 0;
+    uint64_t seed = test_seed() + 13500;
     test_tune("filter.path", "bracket");
-    const int status = clstats_median_filter(test_ctx(), img, nx, ny, nx, &p, med, mad);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+        for (int rule = 0; rule < 3; rule++) {
+            const struct clstats_filter_params p = {.width = shapes[s][0],
+                                                    .height = shapes[s][1],
+                                                    .origin_x = shapes[s][2],
+                                                    .origin_y = shapes[s][3],
+                                                    .boundary = all_modes[(s + rule) % 5],
+                                                    .cval = (s + rule) % 2 ? NAN : 0.5f,
+                                                    .even = (enum clstats_even)rule};
+            bad += filter_case(s % 2 ? 17 : 37, s % 2 ? 23 : 11, &p,
+                               (enum fill)((s * 3 + rule) % 11), 0.1, seed++, true);
+        }
     test_tune("filter.path", NULL);
-    ck_assert_int_eq(status, CLSTATS_OK);
-    ck_assert_int_eq(reference_median_filter(img, nx, ny, nx, &p, ref_med, ref_mad), 0);
-    ck_assert_uint_eq(test_compare_bits(med, ref_med, n, nx, "median"), 0);
-    ck_assert_uint_eq(test_compare_bits(mad, ref_mad, n, nx, "MAD"), 0);
-    free(img), free(med), free(mad), free(ref_med), free(ref_mad);
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
+/* Lists of 2 to 64 elements (filter.shape_tx): the MAD's brackets overflow and are halved, and
+ * most pixels' deviations fall outside them, so that they take the direct count; with 256 most
+ * are answered from the lists, some at the lists' ends. Fills whose levels jump, ties
+ * everywhere, infinite medians (all equal or not), zeros of both signs. */
+START_TEST(bracket_mad_exact_when_lists_overflow_and_miss)
+{
+    static const char *const caps[] = {"2", "16", "64", "256"};
+    static const enum fill fills[] = {FILL_SCALE_STEPS, FILL_INTEGERS, FILL_CONSTANT,
+                                      FILL_HUGE,        FILL_INFINITE, FILL_NAN_BLOCKS,
+                                      FILL_ZERO_BLOCKS, FILL_NORMAL,   FILL_HEAVY_TAIL,
+                                      FILL_ZEROS,       FILL_SPARSE};
+    ck_assert_uint_eq(small_list_cases(caps, 4, fills, 11, test_seed() + 14000, true), 0);
 }
 END_TEST
 
@@ -200,7 +259,9 @@ static Suite *bracket_suite(void)
     tcase_set_timeout(tc, 0);
     tcase_add_test(tc, bracket_design_exact_when_brackets_overflow_and_miss);
     tcase_add_test(tc, bracket_design_serves_rectangles_and_origins);
-    tcase_add_test(tc, bracket_design_gives_way_where_a_mad_is_wanted);
+    tcase_add_test(tc, bracket_mad_exact_when_lists_overflow_and_miss);
+    tcase_add_test(tc, bracket_mad_serves_rectangles_and_origins);
+    tcase_add_test(tc, bracket_mad_matches_reference);
     tcase_add_test(tc, median_only_calls_at_wide_windows_match_reference);
     suite_add_tcase(s, tc);
     /* The widest windows (CK_RUN_CASE=large runs these alone). */

@@ -52,6 +52,8 @@
 #define PART_LEN ((UW + PARTS - 1) / PARTS)
 #define ELEM_TOP 0xfffffffffffffffeul /* above every element: positions are below 2^31 */
 #define NO_ELEM 0xfffffffffffffffful  /* the list's padding, above ELEM_TOP */
+#define KEY_NEG_INF 0x007fffffu /* key_of(-inf) */
+#define KEY_POS_INF 0xff800000u /* key_of(+inf) */
 
 /* The element at union row ur, column uc of the tile whose first output is (x0, y0). */
 inline ulong element_at(__global const float *img, long stride, __global const int *colmap,
@@ -138,6 +140,222 @@ inline int sample_index(__local const ulong *s, ulong e)
         else hi = mid;
     }
     return lo;
+}
+
+/* ---- The MAD: the middle of |x - m| over each pixel's window, m its median. ----
+ *
+ * Over a window's valid elements in order, e_0 < ... < e_{n-1}, the deviation d(e) = |e - m|
+ * (rounded as the reference rounds it: monotone, so d falls up to m and rises after it) makes
+ * f(i) = max(d(e_i), d(e_{i+k})) a valley in i, and the k-th smallest deviation is min_i f(i):
+ * the k + 1 smallest deviations are one stretch of the order around m (where f is least), and
+ * any stretch of k + 1 elements holds one at least as large as f's least. So a pixel needs only
+ * the elements near its m - MAD and m + MAD: two brackets of union elements, [L1, H1] around the
+ * tile's lower ends and [L2, H2] around its upper ends, each compacted into a half of the list
+ * and sorted; box counts of elements below L1, at or under H1, below L2 and at or under H2 give
+ * the ranks of each pixel's first listed elements, so a walk pairs each listed e_i with e_{i+k}
+ * and takes the least f. That least is exact when the stretch of i it saw holds f's valley
+ * floor: every i below it has f(i) >= d(e_i) >= d(e_{i_lo - 1}) where that element lies at or
+ * below m, and every i above it f(i) >= d(e_{i_end + k}) where that one lies at or above m; so
+ * the walk checks those two elements' deviations (or the brackets' ends', where they lie
+ * outside the lists) against its answer. Ties need no care: ranks count (key, position) pairs.
+ * A pixel the brackets miss (rare: its m - MAD or m + MAD lies outside them) takes its answer
+ * by bisection over deviations, counting its window directly: exact, and bounded by 32 passes.
+ *
+ * The MAD's brackets are steered by the sample's own MAD about its middle; each holds at most
+ * half the list (HC), and one whose elements overflow it is halved about its middle. Infinite
+ * medians take no selection (mad_without_selection), only the count that tells whether every
+ * valid value equals them. */
+#define HC (CAP / 2)
+
+/* The next element of l[*at .. len-1] in the window whose top-left union cell is (uc0, ur0). */
+inline ulong next_in_window(__local const ulong *l, int len, int *at, int uc0, int ur0)
+{
+    while (*at < len) {
+        const ulong e = l[(*at)++];
+        const int uc = (int)(e & 0xffffu), ur = (int)((uint)e >> 16);
+        if ((uint)(uc - uc0) < (uint)WX && (uint)(ur - ur0) < (uint)WY) return e;
+    }
+    return NO_ELEM;
+}
+
+inline float value_of_elem(ulong e)
+{
+    return value_of((uint)(e >> 32));
+}
+
+/* The window's (uc0, ur0) k-th smallest deviation from m (finite), from the brackets' lists
+ * lo[0 .. lo_len-1] and up[0 .. up_len-1] and the window's counts a1 (elements below L1), a2
+ * (at or under H1), b1 (below L2), b2 (at or under H2) of its n valid; false where the lists
+ * cannot tell it. */
+bool paired_deviation(__local const ulong *lo, int lo_len, __local const ulong *up, int up_len,
+                      int uc0, int ur0, float m, int n, int k, int a1, int a2, int b1, int b2,
+                      ulong L1, ulong H2, float *out)
+{
+    const int i_lo = max(a1, b1 - k), i_end = min(min(a2, b2 - k), n - k);
+    if (i_lo >= i_end) return false;
+    int at_lo = 0, at_up = 0;
+    for (int s = a1; s < i_lo - 1; s++)
+        next_in_window(lo, lo_len, &at_lo, uc0, ur0);
+    /* Below the stretch: e_{i_lo - 1}, listed or bounded by L1's key. */
+    const float v_left = i_lo == 0          ? m
+                         : i_lo - 1 >= a1 ? value_of_elem(next_in_window(lo, lo_len, &at_lo, uc0, ur0))
+                                          : value_of_elem(L1);
+    for (int s = b1; s < i_lo + k; s++)
+        next_in_window(up, up_len, &at_up, uc0, ur0);
+    float best = INFINITY;
+    for (int i = i_lo; i < i_end; i++) {
+        const float dl = deviation(value_of_elem(next_in_window(lo, lo_len, &at_lo, uc0, ur0)), m);
+        const float du = deviation(value_of_elem(next_in_window(up, up_len, &at_up, uc0, ur0)), m);
+        best = min(best, max(dl, du));
+    }
+    /* Above it: e_{i_end + k}, listed, bounded by H2's key, or past the valid ones. */
+    const int j = i_end + k;
+    const float v_right = j >= n  ? m
+                          : j < b2 ? value_of_elem(next_in_window(up, up_len, &at_up, uc0, ur0))
+                                   : value_of_elem(H2);
+    const bool left_ok = i_lo == 0 || (v_left <= m && deviation(v_left, m) >= best);
+    const bool right_ok = j >= n || (v_right >= m && deviation(v_right, m) >= best);
+    *out = best;
+    return left_ok && right_ok;
+}
+
+/* The window's (uc0, ur0) k-th smallest deviation from m (finite) by bisection over deviation
+ * bits, counting the window's elements directly: for the pixels the brackets miss. */
+float counted_deviation(SOURCE, int uc0, int ur0, float m, int k)
+{
+    uint lo = 0u, hi = 0x7f800000u; /* +inf bounds every valid value's deviation */
+    while (lo < hi) {
+        const uint mid = lo + ((hi - lo) >> 1);
+        int c = 0;
+        /* Not unrolled: rare, and a WX x WY unrolled body makes builds slow. */
+#pragma unroll 1
+        for (int r = 0; r < WY; r++)
+#pragma unroll 1
+            for (int q = 0; q < WX; q++) {
+                const uint key = (uint)(ELEMENT(ur0 + r, uc0 + q) >> 32);
+                c += key != KEY_NAN && as_uint(deviation(value_of(key), m)) <= mid;
+            }
+        if (c > k) hi = mid;
+        else lo = mid + 1u;
+    }
+    return as_float(lo);
+}
+
+/* Halves the bracket [*L, *H] about its middle (its elements overflowed a list). */
+inline void halve_about_middle(ulong *L, ulong *H)
+{
+    const ulong span = (*H - *L) >> 1, centre = *L + span;
+    *L = centre - (span >> 1);
+    *H = centre + (span >> 1);
+}
+
+/* The MAD of each of the work-item's pixels (n[p] valid, median med[p]) into mad[p]; the whole
+ * group calls it (barriers). len_a, len_b: local counters. */
+void mad_pass(SOURCE, int nx, int ny, __local ushort *sums, __local ulong *list,
+              __local const ulong *sample, volatile __local int *len_a,
+              volatile __local int *len_b, int lid, int lx, int ly, const ushort *n,
+              const float *med, int valid_samples, int per_step, int first_half, float *mad)
+{
+    /* Where the union's sample puts m - MAD and m + MAD: its middle's deviations merged
+     * outward, by one work-item (the answer only steers). */
+    if (lid == 0) {
+        int lo = valid_samples > 0 ? (valid_samples - 1) / 2 : SAMPLE / 2, hi = lo + 1;
+        const float mc = value_of_elem(sample[lo]);
+        for (int taken = 0; taken < valid_samples / 2 && isfinite(mc); taken++) {
+            const float dl = lo > 0 ? deviation(value_of_elem(sample[lo - 1]), mc) : INFINITY;
+            const float dh = hi < valid_samples ? deviation(value_of_elem(sample[hi]), mc)
+                                                : INFINITY;
+            if (dl <= dh && lo > 0) lo--;
+            else if (hi < valid_samples) hi++;
+        }
+        *len_a = lo;
+        *len_b = max(hi - 1, lo);
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int at_lo = *len_a, at_hi = *len_b;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int steps = clamp(min(first_half, HC / 4) / per_step, 1, SAMPLE / 2);
+    ulong L1 = at_lo >= steps ? sample[at_lo - steps] : 0ul;
+    ulong H1 = at_lo + steps < SAMPLE ? sample[at_lo + steps] : ELEM_TOP;
+    ulong L2 = at_hi >= steps ? sample[at_hi - steps] : 0ul;
+    ulong H2 = at_hi + steps < SAMPLE ? sample[at_hi + steps] : ELEM_TOP;
+
+    __local ulong *lo_list = list, *up_list = list + HC;
+    int len1, len2;
+    for (;;) {
+        if (lid == 0) *len_a = *len_b = 0;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        for (int ur = ly; ur < UH; ur += GY)
+            for (int uc = lx; uc < UW; uc += GX) {
+                const ulong e = ELEMENT(ur, uc);
+                if (e >= L1 && e <= H1) {
+                    const int i = atomic_inc(len_a);
+                    if (i < HC) lo_list[i] = e;
+                }
+                if (e >= L2 && e <= H2) {
+                    const int i = atomic_inc(len_b);
+                    if (i < HC) up_list[i] = e;
+                }
+            }
+        barrier(CLK_LOCAL_MEM_FENCE);
+        len1 = *len_a;
+        len2 = *len_b;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        if (len1 <= HC && len2 <= HC) break;
+        if (len1 > HC) halve_about_middle(&L1, &H1);
+        if (len2 > HC) halve_about_middle(&L2, &H2);
+    }
+    for (int h = 0; h < 2; h++) {
+        __local ulong *l = h ? up_list : lo_list;
+        const int len = h ? len2 : len1;
+        int n2 = 1;
+        while (n2 < len)
+            n2 <<= 1;
+        for (int i = len + lid; i < n2; i += GROUP)
+            l[i] = NO_ELEM;
+        barrier(CLK_LOCAL_MEM_FENCE);
+        bitonic_sort(l, n2, lid);
+    }
+
+    ushort a1[PY], a2[PY], b1[PY], b2[PY];
+    box_counts(SOURCE_PASS, L1, sums, lid, lx, ly, a1);
+    box_counts(SOURCE_PASS, H1 + 1ul, sums, lid, lx, ly, a2);
+    box_counts(SOURCE_PASS, L2, sums, lid, lx, ly, b1);
+    box_counts(SOURCE_PASS, H2 + 1ul, sums, lid, lx, ly, b2);
+
+    /* Infinite medians: whether every valid value equals them (then NaN, else +inf). */
+    if (lid == 0) *len_a = 0;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (int p = 0; p < PY; p++)
+        if (n[p] > 0 && is_inf(med[p])) *len_a = 1;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    const int any_inf = *len_a;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    ushort below_pos_inf[PY], upto_neg_inf[PY];
+    if (any_inf) {
+        box_counts(SOURCE_PASS, (ulong)KEY_POS_INF << 32, sums, lid, lx, ly, below_pos_inf);
+        box_counts(SOURCE_PASS, (ulong)(KEY_NEG_INF + 1u) << 32, sums, lid, lx, ly,
+                   upto_neg_inf);
+    }
+
+    for (int p = 0; p < PY; p++) {
+        const float m = med[p];
+        const int cnt = n[p], ur0 = ly + p * GY;
+        mad[p] = as_float(CANONICAL_NAN);
+        if (x0 + lx >= nx || y0 + ur0 >= ny || cnt == 0 || is_nan(m)) continue;
+        if (is_inf(m)) {
+            const bool all_equal = m > 0.0f ? below_pos_inf[p] == 0 : upto_neg_inf[p] == cnt;
+            mad[p] = mad_without_selection(m, all_equal);
+            continue;
+        }
+        const int r = MIDDLE_RANK(cnt), rs = MIDDLE_IS_MEAN(cnt) ? 2 : 1;
+        float d[2];
+        for (int h = 0; h < rs; h++)
+            if (!paired_deviation(lo_list, len1, up_list, len2, lx, ur0, m, cnt, r + h, a1[p],
+                                  a2[p], b1[p], b2[p], L1, H2, &d[h]))
+                d[h] = counted_deviation(SOURCE_PASS, lx, ur0, m, r + h);
+        mad[p] = rs == 2 ? mean_of_middles(d[0], d[1]) : d[0];
+    }
 }
 
 __kernel __attribute__((reqd_work_group_size(GX, GY, 1))) void
@@ -279,13 +497,21 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
         }
     }
 
+    float med[PY], mad[PY];
+    for (int p = 0; p < PY; p++) {
+        med[p] = as_float(CANONICAL_NAN);
+        if (n[p] > 0)
+            med[p] = rb[p] != ra[p] ? mean_of_middles(value_of(ka[p]), value_of(kb[p]))
+                                    : value_of(ka[p]);
+    }
+    if (want_mad)
+        mad_pass(SOURCE_PASS, nx, ny, sums, list, sample, &list_len, &misses, lid, lx, ly, n,
+                 med, valid_samples, per_step, first_half, mad);
+
     for (int p = 0; p < PY; p++) {
         const int x = x0 + lx, y = y0 + ly + p * GY;
-        if (x >= nx || y >= ny || !want_median) continue;
-        float med = as_float(CANONICAL_NAN);
-        if (n[p] > 0)
-            med = rb[p] != ra[p] ? mean_of_middles(value_of(ka[p]), value_of(kb[p]))
-                                 : value_of(ka[p]);
-        median_out[(long)y * nx + x] = stored_result(med);
+        if (x >= nx || y >= ny) continue;
+        if (want_median) median_out[(long)y * nx + x] = stored_result(med[p]);
+        if (want_mad) mad_out[(long)y * nx + x] = stored_result(mad[p]);
     }
 }
