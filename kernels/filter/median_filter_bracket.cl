@@ -25,14 +25,16 @@
  *    finite, so every pixel is answered exactly.
  *
  * NaN keys (missing) are KEY_NAN, above every number's key: a window's n valid keys are its
- * elements below KEY_NAN << 32, and its middle ranks are among those. MAD: not here (the host
- * takes another design where a MAD is wanted).
+ * elements below KEY_NAN << 32, and its middle ranks are among those. The MAD, from each
+ * pixel's median, by the paired walk below (mad_pass).
  *
  * Build options: -D WX, -D WY (window columns and rows), -D EVEN (even_rule.cl), -D PY (output
  * rows a work-item holds; TY = 8 PY), -D CAP (the list's capacity, a power of two), -D SAMPLE
- * (the sample's size, a power of two). The local arrays come as kernel arguments (sized by the
- * host from the same numbers): sums of TY x UW + GROUP ushorts, list of CAP and sample of SAMPLE
- * ulongs.
+ * (the sample's size, a power of two), -D MAD (1: the MAD pass is built), -D ROLLED (1: loops
+ * with fixed trip counts stay loops: CPU compilers that unroll them, PoCL's, take minutes to
+ * build the kernel, and the CPUs take the design only where tests force it). The local arrays come
+ * as kernel arguments (sized by the host from the same numbers): sums of TY x UW + GROUP
+ * ushorts, list of CAP and sample of SAMPLE ulongs.
  */
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -40,6 +42,11 @@
 #include "even_rule.cl"
 
 #define KEY_NAN 0xffffffffu
+#if ROLLED
+#define ROLL _Pragma("unroll 1")
+#else
+#define ROLL
+#endif
 #define GX 32                /* work-group: GX x GY work-items, each PY pixels of one column */
 #define GY 8
 #define GROUP (GX * GY)
@@ -78,10 +85,10 @@ void box_counts(SOURCE, ulong t, __local ushort *sums, int lid, int lx, int ly, 
 {
     for (int uc = lid; uc < UW; uc += GROUP) {
         int s = 0;
-        for (int ur = 0; ur < WY; ur++)
+        ROLL for (int ur = 0; ur < WY; ur++)
             s += ELEMENT(ur, uc) < t;
         sums[uc] = (ushort)s;
-        for (int k = 1; k < TY; k++) {
+        ROLL for (int k = 1; k < TY; k++) {
             s += (int)(ELEMENT(k + WY - 1, uc) < t) - (int)(ELEMENT(k - 1, uc) < t);
             sums[k * UW + uc] = (ushort)s;
         }
@@ -114,8 +121,8 @@ void box_counts(SOURCE, ulong t, __local ushort *sums, int lid, int lx, int ly, 
 /* Sorts a[0 .. n-1] ascending (n a power of two; the caller's barrier made a whole). */
 void bitonic_sort(__local ulong *a, int n, int lid)
 {
-    for (int k = 2; k <= n; k <<= 1)
-        for (int j = k >> 1; j > 0; j >>= 1) {
+    ROLL for (int k = 2; k <= n; k <<= 1)
+        ROLL for (int j = k >> 1; j > 0; j >>= 1) {
             for (int i = lid; i < n; i += GROUP) {
                 const int l = i ^ j;
                 if (l > i) {
@@ -142,6 +149,7 @@ inline int sample_index(__local const ulong *s, ulong e)
     return lo;
 }
 
+#if MAD
 /* ---- The MAD: the middle of |x - m| over each pixel's window, m its median. ----
  *
  * Over a window's valid elements in order, e_0 < ... < e_{n-1}, the deviation d(e) = |e - m|
@@ -305,7 +313,7 @@ void mad_pass(SOURCE, int nx, int ny, __local ushort *sums, __local ulong *list,
         if (len1 > HC) halve_about_middle(&L1, &H1);
         if (len2 > HC) halve_about_middle(&L2, &H2);
     }
-    for (int h = 0; h < 2; h++) {
+    ROLL for (int h = 0; h < 2; h++) {
         __local ulong *l = h ? up_list : lo_list;
         const int len = h ? len2 : len1;
         int n2 = 1;
@@ -317,12 +325,6 @@ void mad_pass(SOURCE, int nx, int ny, __local ushort *sums, __local ulong *list,
         bitonic_sort(l, n2, lid);
     }
 
-    ushort a1[PY], a2[PY], b1[PY], b2[PY];
-    box_counts(SOURCE_PASS, L1, sums, lid, lx, ly, a1);
-    box_counts(SOURCE_PASS, H1 + 1ul, sums, lid, lx, ly, a2);
-    box_counts(SOURCE_PASS, L2, sums, lid, lx, ly, b1);
-    box_counts(SOURCE_PASS, H2 + 1ul, sums, lid, lx, ly, b2);
-
     /* Infinite medians: whether every valid value equals them (then NaN, else +inf). */
     if (lid == 0) *len_a = 0;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -331,32 +333,37 @@ void mad_pass(SOURCE, int nx, int ny, __local ushort *sums, __local ulong *list,
     barrier(CLK_LOCAL_MEM_FENCE);
     const int any_inf = *len_a;
     barrier(CLK_LOCAL_MEM_FENCE);
-    ushort below_pos_inf[PY], upto_neg_inf[PY];
-    if (any_inf) {
-        box_counts(SOURCE_PASS, (ulong)KEY_POS_INF << 32, sums, lid, lx, ly, below_pos_inf);
-        box_counts(SOURCE_PASS, (ulong)(KEY_NEG_INF + 1u) << 32, sums, lid, lx, ly,
-                   upto_neg_inf);
-    }
 
-    for (int p = 0; p < PY; p++) {
+    /* Each pixel's window counts below L1, at or under H1, below L2, at or under H2, and
+     * (infinite medians only) below +inf and at or under -inf. */
+    const ulong bound[6] = {L1, H1 + 1ul, L2, H2 + 1ul, (ulong)KEY_POS_INF << 32,
+                            (ulong)(KEY_NEG_INF + 1u) << 32};
+    ushort counts[6][PY];
+    ROLL for (int j = 0; j < 6; j++)
+        if (j < 4 || any_inf) box_counts(SOURCE_PASS, bound[j], sums, lid, lx, ly, counts[j]);
+
+    ROLL for (int p = 0; p < PY; p++) {
         const float m = med[p];
         const int cnt = n[p], ur0 = ly + p * GY;
         mad[p] = as_float(CANONICAL_NAN);
         if (x0 + lx >= nx || y0 + ur0 >= ny || cnt == 0 || is_nan(m)) continue;
         if (is_inf(m)) {
-            const bool all_equal = m > 0.0f ? below_pos_inf[p] == 0 : upto_neg_inf[p] == cnt;
+            const bool all_equal = m > 0.0f ? counts[4][p] == 0 : counts[5][p] == cnt;
             mad[p] = mad_without_selection(m, all_equal);
             continue;
         }
         const int r = MIDDLE_RANK(cnt), rs = MIDDLE_IS_MEAN(cnt) ? 2 : 1;
         float d[2];
-        for (int h = 0; h < rs; h++)
-            if (!paired_deviation(lo_list, len1, up_list, len2, lx, ur0, m, cnt, r + h, a1[p],
-                                  a2[p], b1[p], b2[p], L1, H2, &d[h]))
+        ROLL for (int h = 0; h < rs; h++)
+            if (!paired_deviation(lo_list, len1, up_list, len2, lx, ur0, m, cnt, r + h,
+                                  counts[0][p], counts[1][p], counts[2][p], counts[3][p], L1,
+                                  H2, &d[h]))
                 d[h] = counted_deviation(SOURCE_PASS, lx, ur0, m, r + h);
         mad[p] = rs == 2 ? mean_of_middles(d[0], d[1]) : d[0];
     }
 }
+
+#endif /* MAD */
 
 __kernel __attribute__((reqd_work_group_size(GX, GY, 1))) void
 median_mad(__global const float *img, long stride, int nx, int ny, __global const int *colmap,
@@ -435,7 +442,7 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
         barrier(CLK_LOCAL_MEM_FENCE);
         bitonic_sort(list, n2, lid);
 
-        for (int j = 0; j < 2; j++)
+        ROLL for (int j = 0; j < 2; j++)
             box_counts(SOURCE_PASS, j ? H + 1ul : L, sums, lid, lx, ly, j ? upto : below);
 
         /* The walk: target ta (tb) is the window's in-bracket element the rank falls on. */
@@ -499,14 +506,16 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
 
     float med[PY], mad[PY];
     for (int p = 0; p < PY; p++) {
-        med[p] = as_float(CANONICAL_NAN);
+        med[p] = mad[p] = as_float(CANONICAL_NAN);
         if (n[p] > 0)
             med[p] = rb[p] != ra[p] ? mean_of_middles(value_of(ka[p]), value_of(kb[p]))
                                     : value_of(ka[p]);
     }
+#if MAD
     if (want_mad)
         mad_pass(SOURCE_PASS, nx, ny, sums, list, sample, &list_len, &misses, lid, lx, ly, n,
                  med, valid_samples, per_step, first_half, mad);
+#endif
 
     for (int p = 0; p < PY; p++) {
         const int x = x0 + lx, y = y0 + ly + p * GY;

@@ -50,11 +50,11 @@ enum filter_path {
 
 struct filter_plan {
     enum filter_path path;
-    int bins, cap;     /* binned: value bins; largest bin sorted in registers */
-    int tx, ty;        /* bisect, sorted: work-group shape; rank: tile shape */
-    int px, py;        /* output pixels per work-item along x and y (rank: a whole tile) */
-    int run_group;     /* runs: the building pass's work-group */
-    int sample;        /* bracket: the sample's size (cap: the list's capacity) */
+    int bins, cap; /* binned: value bins; largest bin sorted in registers */
+    int tx, ty;    /* bisect, sorted: work-group shape; rank: tile shape */
+    int px, py;    /* output pixels per work-item along x and y (rank: a whole tile) */
+    int run_group; /* runs: the building pass's work-group */
+    int sample;    /* bracket: the sample's size (cap: the list's capacity) */
     size_t tile_bytes; /* rank: a group's tile in global scratch, 0 for local memory */
     size_t local[2];
     char options[160];
@@ -169,7 +169,8 @@ static bool plan_rank(const clstats_ctx *ctx, struct rect r, struct filter_plan 
  * one above. */
 static bool plan_runs(const clstats_ctx *ctx, struct rect r, struct filter_plan *plan)
 {
-    if (!clstats__runs_plan(ctx, r.wy, &plan->run_group) || ctx->max_work_group < 128) return false;
+    if (!clstats__runs_plan(ctx, r.wy, &plan->run_group) || ctx->max_work_group < 128)
+        return false;
     const long py = clstats__tuned(ctx, P_FILTER_SHAPE_PX);
     plan->path = PATH_RUNS;
     plan->px = 1;
@@ -191,12 +192,12 @@ static size_t bracket_local_bytes(struct rect r, int py, int cap, int sample)
     return 2 * (8 * (size_t)py * uw + 256) + 8 * (size_t)cap + 8 * (size_t)sample + 64;
 }
 
-/* The bracket design: work-groups of 32 x 8 work-items over tiles of 32 x 32
+/* The bracket design (median only): work-groups of 32 x 8 work-items over tiles of 32 x 32
  * outputs; the largest list (a power of two up to 4096) and sample (1024, or 512 where local
  * memory is short) that fit. Where filter.path forces the design, filter.shape_tx forces the
  * list's capacity (tests make it small so that brackets overflow and miss; at least 2 with a
- * MAD, whose two lists take a half each). Its counts are
- * 16-bit: windows of at most 65535 cells. */
+ * MAD, whose two lists take a half each). Its counts are 16-bit: windows of at most 65535
+ * cells. */
 static bool plan_bracket(const clstats_ctx *ctx, struct rect r, bool forced, bool want_mad,
                          struct filter_plan *plan)
 {
@@ -225,8 +226,8 @@ static bool plan_bracket(const clstats_ctx *ctx, struct rect r, bool forced, boo
     plan->local[1] = 8;
     plan->source = "median_filter_bracket.cl";
     snprintf(plan->options, sizeof plan->options,
-             "-D WX=%d -D WY=%d -D EVEN=%d -D PY=%d -D CAP=%d -D SAMPLE=%d", r.wx, r.wy, r.even, py,
-             cap, sample);
+             "-D WX=%d -D WY=%d -D EVEN=%d -D PY=%d -D CAP=%d -D SAMPLE=%d -D MAD=%d -D ROLLED=%d",
+             r.wx, r.wy, r.even, py, cap, sample, want_mad, ctx->is_cpu);
     return true;
 }
 
@@ -282,9 +283,8 @@ static int plan_filter(clstats_ctx *ctx, struct rect r, bool want_mad, struct fi
         plan->local[0] = (size_t)plan->tx;
         plan->local[1] = (size_t)plan->ty;
         plan->source = "median_filter_bisect.cl";
-        snprintf(plan->options, sizeof plan->options,
-                 "-D WX=%d -D WY=%d -D EVEN=%d -D TX=%d -D TY=%d", r.wx, r.wy, r.even, plan->tx,
-                 plan->ty);
+        snprintf(plan->options, sizeof plan->options, "-D WX=%d -D WY=%d -D EVEN=%d -D TX=%d -D TY=%d",
+                 r.wx, r.wy, r.even, plan->tx, plan->ty);
         return CLSTATS_OK;
     }
     /* Bins grow with the window so the median's bin stays small. */
@@ -538,26 +538,13 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
     }
 
     if (plan.path == PATH_RUNS) {
-        const struct runs_job job = {.img = img_buf,
-                                     .colmap = col_buf,
-                                     .rowmap = row_buf,
-                                     .median = med_buf,
-                                     .mad = mad_buf,
-                                     .nx = nx,
-                                     .ny = ny,
-                                     .stride = stride,
-                                     .gx = gx,
-                                     .gy = gy,
-                                     .step_y = step_y,
-                                     .local = local,
-                                     .wx = win.width,
-                                     .wy = win.height,
-                                     .py = plan.py,
-                                     .run_group = plan.run_group,
-                                     .cval = p->cval,
-                                     .want_median = median_out != NULL,
-                                     .want_mad = mad_out != NULL,
-                                     .progress = p->progress,
+        const struct runs_job job = {.img = img_buf, .colmap = col_buf, .rowmap = row_buf,
+                                     .median = med_buf, .mad = mad_buf, .nx = nx, .ny = ny,
+                                     .stride = stride, .gx = gx, .gy = gy, .step_y = step_y,
+                                     .local = local, .wx = win.width, .wy = win.height,
+                                     .py = plan.py, .run_group = plan.run_group,
+                                     .cval = p->cval, .want_median = median_out != NULL,
+                                     .want_mad = mad_out != NULL, .progress = p->progress,
                                      .progress_user = p->progress_user};
         status = clstats__filter_runs(ctx, program, &job);
         if (status != CLSTATS_OK) goto fail;
@@ -612,8 +599,8 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
         /* The rank design's tiles in global scratch, one per group of a launch: bands short
          * enough that the scratch stays within its budget. */
         const size_t groups_per_row = gx / step_x, budget = ctx->max_alloc < TILE_SCRATCH_BUDGET
-                                                                ? ctx->max_alloc
-                                                                : TILE_SCRATCH_BUDGET;
+                                                               ? ctx->max_alloc
+                                                               : TILE_SCRATCH_BUDGET;
         const long fit = (long)(budget / (plan.tile_bytes * groups_per_row)) * (long)step_y;
         band = band < fit ? band : fit;
     }
@@ -625,8 +612,8 @@ static int filter_span(clstats_ctx *ctx, const struct clstats_array *in,
     size_t uploaded = 0; /* bytes of the image on the device so far (streamed) */
     if (plan.tile_bytes) {
         const size_t groups = gx / step_x * ((size_t)band / step_y);
-        tile_buf =
-            clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, groups * plan.tile_bytes, NULL, &err);
+        tile_buf = clCreateBuffer(ctx->context, CL_MEM_READ_WRITE, groups * plan.tile_bytes, NULL,
+                                  &err);
         CL_TRY(ctx, err, "clCreateBuffer(rank tiles)");
         CL_TRY(ctx, clSetKernelArg(kernel, 11, sizeof tile_buf, &tile_buf), "clSetKernelArg");
     }
