@@ -6,7 +6,7 @@
  * D [REPS]` the seed's fit by its genetic algorithm (population 100, 20 generations: 2 000
  * deviances) of Hartman-6 (d = 6; other d the smooth response). Uniform designs, a
  * Hartman-like smooth response, a given nugget (1e-8, or NUGGET=value; NUGGET=rule: GPfit's
- * rule, its eigenvalues timed too). Host wall time per call and the kernels' share
+ * rule, timed too, and the nuggets printed; CLSTATS_TUNE=gp.nugget=eigen|shift its path). Host wall time per call and the kernels' share
  * (clstats_ctx_last_kernel_ms); CLSTATS_TUNE=linalg.potrf_update=tiles|rows picks the
  * factorisation's trailing update; CLSTATS_LOG=1 adds the kernels' times by name. Peers:
  * bench/peers_gp.py. */
@@ -79,7 +79,10 @@ int main(int argc, char **argv)
         }
         y[i] = d == 6 && fit ? hartman6(x + i * d) : -exp(-v);
     }
-    for (size_t i = 0; i < count * d; i++) beta[i] = -1 + 1.5 * uniform(&s);
+    /* BETA_LO=b: the population's log10 theta in [b, b + 1.5] (default -1; lower, smoother R
+     * that GPfit's rule gives a nugget). */
+    const double beta_lo = getenv("BETA_LO") ? atof(getenv("BETA_LO")) : -1;
+    for (size_t i = 0; i < count * d; i++) beta[i] = beta_lo + 1.5 * uniform(&s);
     clstats_ctx *ctx = bench_context(NULL); /* $CLSTATS_DEVICE, $CLSTATS_TUNE */
     if (!ctx) return 1;
     struct clstats_gp_model m;
@@ -88,7 +91,9 @@ int main(int argc, char **argv)
     m.nugget = !nug ? 1e-8 : strcmp(nug, "rule") == 0 ? NAN : atof(nug);
     printf("device: %s\n%s n %zu d %zu count %zu nugget %s\n", clstats_ctx_device_name(ctx),
            argv[1], n, d, count, nug ? nug : "1e-8");
-    const struct clstats_gp_eval out = {.deviance = dev, .gradient = grad ? g : NULL};
+    double *nugget = malloc(count * sizeof *nugget);
+    const struct clstats_gp_eval out = {.deviance = dev, .gradient = grad ? g : NULL,
+                                        .nugget = nugget};
     double *xnew = predict ? malloc(count * d * 8) : NULL;
     double *mean = predict ? malloc(count * 8) : NULL, *mse = predict ? malloc(count * 8) : NULL;
     /* GRID=1: the new points a square grid in the first two columns (a sky's pixels). */
@@ -125,6 +130,12 @@ int main(int argc, char **argv)
         printf("%s: %.2f ms (kernels %.2f ms) deviance[0] %.10g\n",
                r ? "run" : "warm-up (kernel builds)", 1e3 * (t1 - t0),
                clstats_ctx_last_kernel_ms(ctx), dev[0]);
+        /* The rule's nuggets, to compare one gp.nugget path with another. */
+        if (nug && strcmp(nug, "rule") == 0 && !fit && !predict && r == reps) {
+            printf("nuggets:");
+            for (size_t c = 0; c < count; c++) printf(" %.10g", nugget[c]);
+            printf("\n");
+        }
     }
     clstats_ctx_destroy(ctx);
     free(x);
@@ -135,5 +146,6 @@ int main(int argc, char **argv)
     free(xnew);
     free(mean);
     free(mse);
+    free(nugget);
     return 0;
 }

@@ -1,12 +1,17 @@
 /* bench_pass.c - PaSS (src/varsel/) on the seed paper's simulated problems, device path beside
- * the plain C path: bench_pass ing-lai|chen-chen [N P] [K ITER] [f32|f64] [host|device|both].
+ * the plain C path: bench_pass ing-lai|chen-chen [N P] [K ITER] [f32|f64] [PATHS].
  * Defaults: Ing and Lai n 400, p 4000 (HDBIC), Chen and Chen n 200, p 50 (EBIC gamma 1), 256
  * particles, 16 iterations, float32; the paper's huge problems are `ing-lai 4000 40000` and
- * `chen-chen 20000 500`. Times are whole fits from the host call (data standardised and sent
- * up included) over the iterations, and the device kernels' share; the device's second fit is
- * timed again stopped after one iteration, which parts the setup from the iterations. With
- * PASS_LOG set the library's log lines say where the time goes; PASS_TUNE="name=value,..." sets
- * the library's tuning first (clstats_ctx_tune). */
+ * `chen-chen 20000 500`. PATHS, a comma-separated list (default "both" = device,host):
+ * `device`, X in host memory: each fit sends it up (its bus crossing timed with the fit);
+ * `resident`, X already on the device: it goes up once into a buffer before the timed fits
+ * (that upload timed apart) and every fit reads it there; `host`, the plain C path. Times are
+ * whole fits from the host call over the iterations, and the device kernels' share; the
+ * device's second fit is timed again stopped after one iteration, which parts the setup from
+ * the iterations. With PASS_LOG set the library's log lines say where the time goes;
+ * PASS_TUNE="name=value,..." sets the library's tuning first (clstats_ctx_tune); several such
+ * sets separated by ';' run the paths once under each, in turn, on the same data (and the
+ * same resident X). */
 #include "clstats.h"
 
 #include <math.h>
@@ -84,57 +89,87 @@ int main(int argc, char **argv)
         return 1;
     }
     if (getenv("PASS_LOG")) clstats_ctx_set_log(ctx, print_line, NULL);
-    /* PASS_TUNE="name=value,...": the library's tuning (e.g. transfer.stream=off,
-     * pass.gram_rows=off for the paths before pinned uploads and pass_gram_rows). */
-    char tune[256];
-    snprintf(tune, sizeof tune, "%s", getenv("PASS_TUNE") ? getenv("PASS_TUNE") : "");
-    for (char *item = strtok(tune, ","); item; item = strtok(NULL, ",")) {
-        char *eq = strchr(item, '=');
-        if (!eq) continue;
-        *eq = 0;
-        if (clstats_ctx_tune(ctx, item, eq + 1) != CLSTATS_OK) {
-            fprintf(stderr, "%s\n", clstats_ctx_message(ctx));
-            return 1;
-        }
-    }
     printf("device: %s\n%s n %zu p %zu K %u iterations %u %s\n", clstats_ctx_device_name(ctx),
            ing_lai ? "ing-lai HDBIC" : "chen-chen EBIC(1)", n, p, o.n_particles, o.n_iter,
            f64 ? "float64" : "float32");
-    for (int path = 0; path < 2; path++) {
-        const bool device = path == 0;
-        if (strcmp(which, "both") != 0 && strcmp(which, device ? "device" : "host") != 0) continue;
-        for (int r = 0; r < (device ? 2 : 1); r++) {
-            struct clstats_pass_result res = {.coef = coef, .support = support};
-            const double t0 = now();
-            const int st = device ? clstats_pass_fit(ctx, &X, &Y, &o, &res)
-                                  : clstats_pass_fit_host(ctx, &X, &Y, &o, &res);
-            const double t1 = now();
-            if (st != CLSTATS_OK) {
+    const char *paths = strcmp(which, "both") == 0 ? "device,host" : which;
+    const char *names[3] = {"device", "resident", "host"};
+    struct clstats_array XX = X; /* X on the device before the fits, as a caller's own buffer */
+    if (strstr(paths, "resident")) {
+        const double u0 = now();
+        cl_int err;
+        XX.host = NULL;
+        XX.buffer = clCreateBuffer(clstats_ctx_cl_context(ctx), CL_MEM_READ_ONLY,
+                                   n * p * (f64 ? 8 : 4), NULL, &err);
+        if (err == CL_SUCCESS)
+            err = clEnqueueWriteBuffer(clstats_ctx_cl_queue(ctx), XX.buffer, CL_TRUE, 0,
+                                       n * p * (f64 ? 8 : 4), X.host, 0, NULL, NULL);
+        if (err != CL_SUCCESS) {
+            fprintf(stderr, "X into a buffer: OpenCL error %d\n", err);
+            return 1;
+        }
+        printf("resident: X (%zu MB) up once, before the timed fits: %.1f ms\n",
+               n * p * (f64 ? 8 : 4) >> 20, 1e3 * (now() - u0));
+    }
+    /* PASS_TUNE="name=value,...[;name=value,...]": the library's tuning (e.g.
+     * transfer.stream=off, pass.gram_rows=off), a set at a time. */
+    char tunes[512];
+    snprintf(tunes, sizeof tunes, "%s", getenv("PASS_TUNE") ? getenv("PASS_TUNE") : "");
+    char *next_set = tunes;
+    do {
+        char *set = next_set, *semi = strchr(set, ';');
+        next_set = semi ? semi + 1 : NULL;
+        if (semi) *semi = 0;
+        if (*set) printf("== tuning %s\n", set);
+        char *save = NULL;
+        for (char *item = strtok_r(set, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+            char *eq = strchr(item, '=');
+            if (!eq) continue;
+            *eq = 0;
+            if (clstats_ctx_tune(ctx, item, eq + 1) != CLSTATS_OK) {
                 fprintf(stderr, "%s\n", clstats_ctx_message(ctx));
                 return 1;
             }
-            size_t hits = 0;
-            for (size_t i = 0; i < (ing_lai ? 10u : 8u); i++) hits += support[i];
-            printf("%s%s: %.3f s, %.1f ms an iteration%s; selected %zu (%zu true), "
-                   "criterion %.6f\n",
-                   device ? "device" : "plain C", device && !r ? " (warm-up: builds)" : "", t1 - t0,
-                   1e3 * (t1 - t0) / o.n_iter, device ? "" : " (one host thread)",
-                   res.n_selected, hits, res.criterion);
-            if (device)
-                printf("  kernels and GEMMs %.1f ms an iteration\n",
-                       clstats_ctx_last_kernel_ms(ctx) / o.n_iter);
-            if (device && r && o.n_iter > 1) { /* the same fit stopped after one iteration */
-                struct clstats_pass_options one = o;
-                one.n_iter = 1;
-                const double u0 = now();
-                if (clstats_pass_fit(ctx, &X, &Y, &one, &res) != CLSTATS_OK) return 1;
-                const double u1 = now();
-                printf("  one iteration: %.3f s (x up, standardised, the start and one "
-                       "iteration); the other %u: %.2f ms each\n",
-                       u1 - u0, o.n_iter - 1, 1e3 * ((t1 - t0) - (u1 - u0)) / (o.n_iter - 1));
+        }
+        for (int path = 0; path < 3; path++) {
+            const bool device = path < 2;
+            if (!strstr(paths, names[path])) continue;
+            const struct clstats_array *xp = path == 1 ? &XX : &X;
+            for (int r = 0; r < (device ? 2 : 1); r++) {
+                struct clstats_pass_result res = {.coef = coef, .support = support};
+                const double t0 = now();
+                const int st = device ? clstats_pass_fit(ctx, xp, &Y, &o, &res)
+                                      : clstats_pass_fit_host(ctx, xp, &Y, &o, &res);
+                const double t1 = now();
+                if (st != CLSTATS_OK) {
+                    fprintf(stderr, "%s\n", clstats_ctx_message(ctx));
+                    return 1;
+                }
+                size_t hits = 0;
+                for (size_t i = 0; i < (ing_lai ? 10u : 8u); i++) hits += support[i];
+                printf("%s%s: %.3f s, %.1f ms an iteration%s; selected %zu (%zu true), "
+                       "criterion %.6f\n",
+                       device ? names[path] : "plain C", device && !r ? " (warm-up: builds)" : "",
+                       t1 - t0, 1e3 * (t1 - t0) / o.n_iter, device ? "" : " (one host thread)",
+                       res.n_selected, hits, res.criterion);
+                if (device)
+                    printf("  kernels and GEMMs %.1f ms an iteration\n",
+                           clstats_ctx_last_kernel_ms(ctx) / o.n_iter);
+                if (device && r && o.n_iter > 1) { /* the same fit stopped after one iteration */
+                    struct clstats_pass_options one = o;
+                    one.n_iter = 1;
+                    const double u0 = now();
+                    if (clstats_pass_fit(ctx, xp, &Y, &one, &res) != CLSTATS_OK) return 1;
+                    const double u1 = now();
+                    printf("  one iteration: %.3f s (x up, standardised, the start and one "
+                           "iteration); the other %u: %.2f ms each\n",
+                           u1 - u0, o.n_iter - 1,
+                           1e3 * ((t1 - t0) - (u1 - u0)) / (o.n_iter - 1));
+                }
             }
         }
-    }
+    } while (next_set);
+    if (XX.buffer) clReleaseMemObject(XX.buffer);
     clstats_ctx_destroy(ctx);
     free(x), free(y), free(coef), free(support), free(xf), free(yf);
     return 0;

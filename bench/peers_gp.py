@@ -1,7 +1,9 @@
 """peers_gp.py - GPfit's deviance in numpy/scipy (cho_factor) and, where present, torch
 float64 (CPU, or CUDA when available), on the designs bench_gp makes (uniform, the same
-response): one evaluation at n x d and a population of COUNT at n. Usage:
-peers_gp.py [--n 4064] [--d 6] [--batch-n 256] [--count 100] [--reps 3]."""
+response): one evaluation at n x d and a population of COUNT at n; with --rule also one
+evaluation at n x d with GPfit's nugget rule (R's extreme eigenvalues by LAPACK's/cuSOLVER's
+symmetric eigensolver, then the Cholesky of R + delta I). Usage:
+peers_gp.py [--n 4064] [--d 6] [--batch-n 256] [--count 100] [--reps 3] [--rule]."""
 import argparse
 import time
 
@@ -21,9 +23,19 @@ def corr(x, theta, power=1.95):
     return np.exp(-(theta * h ** power).sum(-1))
 
 
+def rule(lo, hi, thres=20.0):
+    """GPfit's nugget from R's extreme eigenvalues."""
+    e = np.exp(thres)
+    return max(0.0, (hi - e * lo) / (e - 1))
+
+
 def deviance_numpy(x, y, beta, nugget=1e-8):
     n = len(y)
-    c = scipy.linalg.cho_factor(corr(x, 10.0 ** beta) + nugget * np.eye(n), lower=True)
+    r = corr(x, 10.0 ** beta)
+    if nugget is None:
+        lo, hi = (scipy.linalg.eigvalsh(r, subset_by_index=[i, i])[0] for i in (0, n - 1))
+        nugget = rule(lo, hi)
+    c = scipy.linalg.cho_factor(r + nugget * np.eye(n), lower=True)
     ab = scipy.linalg.solve_triangular(c[0], np.stack([np.ones(n), y], 1), lower=True)
     mu = ab[:, 0] @ ab[:, 1] / (ab[:, 0] @ ab[:, 0])
     q = ((ab[:, 1] - mu * ab[:, 0]) ** 2).sum()
@@ -35,6 +47,10 @@ def deviance_torch(torch, x, y, betas, nugget=1e-8):
     theta = 10.0 ** betas
     r = torch.exp(-(h[None] * theta[:, None, None, :]).sum(-1))
     n = y.shape[0]
+    if nugget is None:
+        w = torch.linalg.eigvalsh(r)
+        e = float(np.exp(20.0))
+        nugget = torch.clamp((w[:, -1] - e * w[:, 0]) / (e - 1), min=0)[:, None, None]
     r = r + nugget * torch.eye(n, dtype=r.dtype, device=r.device)
     l = torch.linalg.cholesky(r)
     rhs = torch.stack([torch.ones_like(y), y], 1).expand(len(betas), n, 2)
@@ -61,9 +77,13 @@ def main():
     p.add_argument("--batch-n", type=int, default=256)
     p.add_argument("--count", type=int, default=100)
     p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--rule", action="store_true")
     a = p.parse_args()
     x, y = design(a.n, a.d)
     beta = np.full(a.d, -0.25)
+    if a.rule:
+        t, v = timed(lambda: deviance_numpy(x, y, beta, None), 1)
+        print(f"numpy/scipy one n {a.n} d {a.d} nugget rule: {1e3 * t:.1f} ms deviance {v:.10g}")
     t, v = timed(lambda: deviance_numpy(x, y, beta), a.reps)
     print(f"numpy/scipy one n {a.n} d {a.d}: {1e3 * t:.1f} ms deviance {v:.10g}")
     xb, yb = design(a.batch_n, a.d)
@@ -90,6 +110,14 @@ def main():
         t, v = timed(run, a.reps)
         print(f"torch {dev} {label} n {n} count {len(bs)}: {1e3 * t:.1f} ms "
               f"deviance[0] {float(v[0]):.10g}")
+        if a.rule and label == "one":
+            def run_rule():
+                out = deviance_torch(torch, tx, ty, tb, None)
+                sync()
+                return out
+            t, v = timed(run_rule, a.reps)
+            print(f"torch {dev} one n {n} nugget rule (eigvalsh): {1e3 * t:.1f} ms "
+                  f"deviance[0] {float(v[0]):.10g}")
 
 
 if __name__ == "__main__":

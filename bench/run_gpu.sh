@@ -426,13 +426,16 @@ if has pass; then
         CLSTATS_DEVICE=gpu timeout 300 ./build/tests/test_pass 2>&1 | tail -3
         CLSTATS_DEVICE=gpu timeout 250 ./build/bench/bench_pass ing-lai 400 4000 256 16 f32 both
         export PASS_LOG=1 # the library's log: setup against iterations, the steps' parts
-        CLSTATS_DEVICE=gpu timeout 250 ./build/bench/bench_pass ing-lai 4000 40000 256 16 f32 device
-        CLSTATS_DEVICE=gpu timeout 250 ./build/bench/bench_pass chen-chen 20000 500 256 16 f32 device
-        CLSTATS_DEVICE=gpu timeout 250 ./build/bench/bench_pass ing-lai 4000 40000 256 16 f64 device
-        # The Gram rows by pass_gram_rows instead of CLBlast's GEMM (the log's "Gram rows" is
-        # then their whole time), beside the default above.
-        PASS_TUNE=pass.gram_rows=on CLSTATS_DEVICE=gpu timeout 250 \
-            ./build/bench/bench_pass ing-lai 4000 40000 256 16 f32 device
+        # X sent up by each fit (device: the paper's comparison) and already on the device
+        # (resident), the default (pass_gram_rows, the log's "Gram rows" their whole time)
+        # and CLBlast's GEMM for the Gram rows, two rounds alternated in one process.
+        PASS_TUNE="pass.gram_rows=auto;pass.gram_rows=off;pass.gram_rows=auto;pass.gram_rows=off" \
+            CLSTATS_DEVICE=gpu timeout 250 ./build/bench/bench_pass ing-lai 4000 40000 256 16 f32 \
+            device,resident
+        CLSTATS_DEVICE=gpu timeout 250 ./build/bench/bench_pass chen-chen 20000 500 256 16 f32 \
+            device,resident
+        PASS_TUNE="pass.gram_rows=auto;pass.gram_rows=off" CLSTATS_DEVICE=gpu timeout 250 \
+            ./build/bench/bench_pass ing-lai 4000 40000 256 16 f64 resident
         unset PASS_LOG
     } 2>&1 | tee "$OUT/bench_pass.txt"
 fi

@@ -162,3 +162,9 @@ done:
     free(dr);
     return dev;
 }
+
+void reference_gp_extremes(const struct clstats_gp_model *m, const double *x, size_t n, size_t d,
+                           const double *beta, double *lo, double *hi)
+{
+    extremes(m, x, n, d, beta, lo, hi);
+}

@@ -12,6 +12,9 @@ double reference_gp_nugget(const struct clstats_gp_model *m, const double *x, si
 /* The 2-norm condition number of R + delta I at beta (Jacobi's eigenvalues). */
 double reference_gp_condition(const struct clstats_gp_model *m, const double *x, size_t n,
                               size_t d, const double *beta, double delta);
+/* R's smallest and largest eigenvalues at beta (Jacobi's). */
+void reference_gp_extremes(const struct clstats_gp_model *m, const double *x, size_t n, size_t d,
+                           const double *beta, double *lo, double *hi);
 /* Deviance (return), mu, sigma2 and, when grad is not NULL, d dev / d beta at fixed nugget
  * delta; NaN where S is not positive definite. */
 double reference_gp_deviance(const struct clstats_gp_model *m, const double *x, const double *y,

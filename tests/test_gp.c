@@ -392,6 +392,101 @@ START_TEST(rule_nugget_matches_the_reference_near_singular)
 }
 END_TEST
 
+/* GPfit's rule by shift and invert (gp.nugget=shift: Lanczos on R for lambda_max, on (R +
+ * sI)^-1 through its factor for lambda_min) against the rule on the reference's Jacobi
+ * eigenvalues and on the tridiagonal reduction's (gp.nugget=eigen). Tolerance 4 n eps
+ * lambda_max: the device's R differs from the reference's by a few ulps an entry (its power
+ * is exp(p log h)), which moves each eigenvalue by up to n times that, and a backward-stable
+ * factor or reduction adds about as much; delta moves with lambda_min (times e/(e - 1)), and
+ * nothing smaller than lambda_min's rounding can be asked of any method. The cases cover
+ * delta > 0 with lambda_min well above that rounding (so delta differs from the shift s by far
+ * more than the tolerance: a lambda_min found roughly fails), delta just above 0 and 0 at the
+ * threshold's boundary, delta = 0 far from it, lambda_min at rounding (duplicate rows), tiny n
+ * (the iteration ends at n steps) and a population against itself reversed (the same bits). */
+static void shift_case(size_t n, size_t d, const double *x, const double *beta, size_t count,
+                       double thres, const char *what, double *got)
+{
+    clstats_ctx *ctx = test_ctx();
+    double *y = response(x, n, d), dev[8], eig[8];
+    struct clstats_gp_model m;
+    clstats_gp_model_init(&m);
+    m.nug_thres = thres;
+    const struct clstats_gp_eval out = {.deviance = dev, .nugget = got};
+    test_tune("gp.nugget", "shift");
+    int status = clstats_gp_deviance(ctx, &m, x, y, n, d, beta, count, &out);
+    test_tune("gp.nugget", NULL);
+    ck_assert_msg(status == CLSTATS_OK, "%s: %s", what, clstats_ctx_message(ctx));
+    const struct clstats_gp_eval by_eigen = {.nugget = eig};
+    test_tune("gp.nugget", "eigen");
+    status = clstats_gp_deviance(ctx, &m, x, y, n, d, beta, count, &by_eigen);
+    test_tune("gp.nugget", NULL);
+    ck_assert_msg(status == CLSTATS_OK, "%s: %s", what, clstats_ctx_message(ctx));
+    const double e = exp(thres);
+    for (size_t c = 0; c < count; c++) {
+        double lo, hi;
+        reference_gp_extremes(&m, x, n, d, beta + c * d, &lo, &hi);
+        const double want = fmax(0, (hi - e * lo) / (e - 1)), tol = 4 * n * 0x1.0p-52 * hi;
+        ck_assert_msg(fabs(got[c] - want) <= tol && fabs(got[c] - eig[c]) <= tol &&
+                          isfinite(dev[c]),
+                      "%s [%zu]: delta %.10g, Jacobi's %.10g, the reduction's %.10g (tol %.3g; "
+                      "lambda %.6g .. %.6g), deviance %g",
+                      what, c, got[c], want, eig[c], tol, lo, hi, dev[c]);
+    }
+    free(y);
+}
+
+START_TEST(rule_by_shift_and_invert_matches_the_eigenvalues)
+{
+    struct test_rng rng;
+    test_rng_seed(&rng, test_seed() + 23);
+    const size_t n = 300, d = 2;
+    double *x = uniform(&rng, n * d), got[8];
+    struct clstats_gp_model m;
+    clstats_gp_model_init(&m);
+    /* cond R about 1.4e9, 5.5e8 (both past e^20), 8e6, and R singular to rounding. */
+    const double beta[] = {-0.5, -0.5, -0.2, -0.2, 1, 1, -3, -3};
+    shift_case(n, d, x, beta, 4, 20, "population", got);
+    /* The look-ahead factorisation (GPUs' default) skips the identity's zero tiles: forced
+     * here, so CPU devices check that path too. */
+    double ahead[8];
+    test_tune("linalg.potrf_step", "ahead");
+    shift_case(n, d, x, beta, 4, 20, "population, look-ahead", ahead);
+    test_tune("linalg.potrf_step", NULL);
+    double lo, hi;
+    reference_gp_extremes(&m, x, n, d, beta, &lo, &hi);
+    const double s = hi / (exp(20) - 1);
+    ck_assert_msg(got[0] > 0 && fabs(got[0] - s) > 1000 * 4 * n * 0x1.0p-52 * hi,
+                  "case 0 should need lambda_min resolved: delta %g, s %g", got[0], s);
+    ck_assert_msg(got[1] > 0 && got[2] == 0 && got[3] > 0, "nuggets %g %g %g", got[1], got[2],
+                  got[3]);
+    /* The population reversed: each matrix's iteration is its own, whatever its neighbours
+     * (and whenever they stop), so the same bits. */
+    double reversed[8], back[4];
+    for (size_t c = 0; c < 4; c++)
+        for (size_t k = 0; k < d; k++) reversed[(3 - c) * d + k] = beta[c * d + k];
+    shift_case(n, d, x, reversed, 4, 20, "reversed", back);
+    for (size_t c = 0; c < 4; c++)
+        ck_assert_msg(back[3 - c] == got[c], "[%zu] reversed %.17g, in order %.17g", c,
+                      back[3 - c], got[c]);
+    /* The threshold's boundary at beta (1, 1): just inside, delta small but above the
+     * tolerance; just outside, 0. */
+    reference_gp_extremes(&m, x, n, d, beta + 4, &lo, &hi);
+    shift_case(n, d, x, beta + 4, 1, log(hi / lo) - 1e-4, "boundary, inside", got);
+    ck_assert_msg(got[0] > 4 * n * 0x1.0p-52 * hi, "boundary: delta %g", got[0]);
+    shift_case(n, d, x, beta + 4, 1, log(hi / lo) + 1e-4, "boundary, outside", got);
+    /* Duplicate rows: lambda_min 0 exactly. */
+    for (size_t i = 0; i < 20; i++)
+        for (size_t k = 0; k < d; k++) x[(2 * i + 1) * d + k] = x[2 * i * d + k];
+    shift_case(n, d, x, beta + 4, 1, 20, "duplicates", got);
+    ck_assert(got[0] > 0);
+    /* Tiny n: Lanczos's T holds every eigenvalue at n steps. */
+    const double tiny_beta[] = {-1, 0.5, 2};
+    for (size_t t = 2; t <= 5; t += 3)
+        shift_case(t, 1, x, tiny_beta, 3, 20, "tiny", got);
+    free(x);
+}
+END_TEST
+
 START_TEST(prediction_on_a_grid_matches_point_by_point)
 {
     clstats_ctx *ctx = test_ctx();
@@ -442,5 +537,10 @@ int main(void)
     tcase_add_test(tc, genetic_algorithm_is_deterministic_and_near_the_lbfgs_optimum);
     tcase_add_test(tc, bad_input_gives_clear_errors);
     suite_add_tcase(s, tc);
+    /* A case of its own, so that CK_RUN_CASE=shift runs it alone on a GPU. */
+    TCase *shift = tcase_create("shift");
+    tcase_set_timeout(shift, 600);
+    tcase_add_test(shift, rule_by_shift_and_invert_matches_the_eigenvalues);
+    suite_add_tcase(s, shift);
     return test_run_suite(s);
 }

@@ -215,6 +215,39 @@ START_TEST(weights_match_the_reference)
 }
 END_TEST
 
+/* Rows with NaN (or infinite) values: refused, then left out (skip_nan, label -1) by a fit from
+ * the first k rows, whose labels and centres are the reference's with those rows left out. */
+static void check_rows_left_out(const void *x, int f64, int n, int d, int k,
+                                const unsigned char *valid)
+{
+    const size_t bytes = (size_t)k * d * (f64 ? 8 : 4);
+    void *init = first_rows(x, f64, d, k), *c = malloc(bytes), *wc = malloc(bytes);
+    int32_t *labels = malloc((size_t)n * 4), *want = malloc((size_t)n * 4);
+    struct clstats_kmeans_options o;
+    clstats_kmeans_options_init(&o);
+    struct clstats_array xa = host_array((void *)x, f64, d, n), ia = host_array(init, f64, d, k),
+                         ca = host_array(c, f64, d, k);
+    o.init = CLSTATS_KMEANS_GIVEN;
+    o.init_centers = &ia;
+    o.tol = 0;
+    ck_assert_int_eq(clstats_kmeans(test_ctx(), &xa, k, &o, &ca, labels), CLSTATS_ERR_NAN);
+    o.skip_nan = 1;
+    ck_assert_int_eq(clstats_kmeans(test_ctx(), &xa, k, &o, &ca, labels), CLSTATS_OK);
+    struct ref_kmeans ref = {.x = x, .f64 = f64, .n = n, .d = d, .k = k, .valid = valid,
+                             .init = init, .max_iter = 300};
+    double inertia;
+    int it;
+    ref_kmeans_run(&ref, wc, want, &it, &inertia);
+    for (int p = 0; p < n; p++)
+        ck_assert_msg(labels[p] == want[p], "row %d: %d, want %d", p, labels[p], want[p]);
+    ck_assert(memcmp(c, wc, bytes) == 0);
+    free(init);
+    free(c);
+    free(wc);
+    free(labels);
+    free(want);
+}
+
 START_TEST(nan_rows_are_refused_or_left_out)
 {
     const int n = 1200, d = 2, k = 4;
@@ -224,31 +257,9 @@ START_TEST(nan_rows_are_refused_or_left_out)
         valid[p] = p % 97 != 5;
         if (!valid[p]) x[(size_t)p * d + (p % 2)] = p % 3 ? NAN : INFINITY;
     }
-    double init[8], c[8];
-    memcpy(init, x, sizeof init);
-    int32_t *labels = malloc((size_t)n * 4), *want = malloc((size_t)n * 4);
-    struct clstats_kmeans_options o;
-    clstats_kmeans_options_init(&o);
-    struct clstats_array xa = host_array(x, 1, d, n), ia = host_array(init, 1, d, k),
-                         ca = host_array(c, 1, d, k);
-    o.init = CLSTATS_KMEANS_GIVEN;
-    o.init_centers = &ia;
-    o.tol = 0;
-    ck_assert_int_eq(clstats_kmeans(test_ctx(), &xa, k, &o, &ca, labels), CLSTATS_ERR_NAN);
-    o.skip_nan = 1;
-    ck_assert_int_eq(clstats_kmeans(test_ctx(), &xa, k, &o, &ca, labels), CLSTATS_OK);
-    struct ref_kmeans ref = {.x = x, .f64 = 1, .n = n, .d = d, .k = k, .valid = valid,
-                             .init = init, .max_iter = 300};
-    double wc[8], inertia;
-    int it;
-    ref_kmeans_run(&ref, wc, want, &it, &inertia);
-    for (int p = 0; p < n; p++)
-        ck_assert_msg(labels[p] == want[p], "row %d: %d, want %d", p, labels[p], want[p]);
-    ck_assert(memcmp(c, wc, sizeof c) == 0);
+    check_rows_left_out(x, 1, n, d, k, valid);
     free(x);
     free(valid);
-    free(labels);
-    free(want);
 }
 END_TEST
 
@@ -406,6 +417,45 @@ START_TEST(assignment_paths_give_the_same_labels)
             }
     }
     ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.assign", "auto"), CLSTATS_OK);
+}
+END_TEST
+
+/* The fused path (kmeans.assign "fused", float32: our own tiled products, never written, the
+ * screen in their epilogue and the direct form for the rows it leaves): the reference's labels
+ * and bits across the tiles' edges (rows not a multiple of 128, features not of 8, one to three
+ * blocks of 128 centres, one cluster), on blobs, on a grid of exact ties and far from the
+ * origin (where most rows go to the direct form), and with NaN and infinite rows left out. */
+START_TEST(fused_path_gives_the_same_labels)
+{
+    static const int shapes[][3] = {{1000, 13, 130}, {300, 64, 257}, {129, 8, 1}, {2000, 40, 33}};
+    ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.assign", "fused"), CLSTATS_OK);
+    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++) {
+        const int n = shapes[s][0], d = shapes[s][1], k = shapes[s][2];
+        for (int kind = 0; kind < 3; kind++) {
+            float *x = make_data(0, n, d, kind == 0 ? k : 0, kind == 1 ? 4.0 : 0,
+                                 test_seed() + s * 13 + kind);
+            for (size_t e = 0; kind == 2 && e < (size_t)n * d; e++)
+                x[e] += 1000.0f;
+            void *init = first_rows(x, 0, d, k);
+            char what[112];
+            snprintf(what, sizeof what, "fused n=%d d=%d k=%d kind %d", n, d, k, kind);
+            check_given(x, 0, n, d, k, init, NULL, 300, 0.0, what);
+            free(init);
+            free(x);
+        }
+    }
+    /* rows left out: label -1, the others as the reference's */
+    const int n = 700, d = 16, k = 20;
+    float *x = make_data(0, n, d, k, 0, test_seed() + 71);
+    unsigned char *valid = malloc(n);
+    for (int p = 0; p < n; p++) {
+        valid[p] = p < k || p % 37 != 3;
+        if (!valid[p]) x[(size_t)p * d + p % d] = p % 2 ? NAN : -INFINITY;
+    }
+    check_rows_left_out(x, 0, n, d, k, valid);
+    ck_assert_int_eq(clstats_ctx_tune(test_ctx(), "kmeans.assign", "auto"), CLSTATS_OK);
+    free(x);
+    free(valid);
 }
 END_TEST
 
@@ -590,14 +640,15 @@ END_TEST
 
 int main(void)
 {
-    /* Three cases, so that CK_RUN_CASE can pick one (a GPU builds each shape's programs: the
+    /* Four cases, so that CK_RUN_CASE can pick one (a GPU builds each shape's programs: the
      * whole suite takes minutes there). */
     Suite *s = suite_create("kmeans");
     TCase *lloyd = tcase_create("lloyd"), *paths = tcase_create("paths"),
-          *minibatch = tcase_create("minibatch");
+          *fused = tcase_create("fused"), *minibatch = tcase_create("minibatch");
     tcase_set_timeout(lloyd, 600);
     tcase_set_timeout(paths, 600);
     tcase_set_timeout(minibatch, 600);
+    tcase_set_timeout(fused, 600);
     tcase_add_test(lloyd, lloyd_matches_reference_bit_for_bit);
     tcase_add_test(lloyd, ties_go_to_the_lowest_centre);
     tcase_add_test(lloyd, empty_clusters_take_the_farthest_rows);
@@ -608,10 +659,12 @@ int main(void)
     tcase_add_test(lloyd, bad_input_gives_clear_errors);
     tcase_add_test(paths, assignment_paths_give_the_same_labels);
     tcase_add_test(paths, sums_and_scatter_paths_give_the_same_bits);
+    tcase_add_test(fused, fused_path_gives_the_same_labels);
     tcase_add_test(minibatch, minibatch_matches_reference_bit_for_bit);
     tcase_add_test(minibatch, minibatch_steps_seeding_and_errors);
     suite_add_tcase(s, lloyd);
     suite_add_tcase(s, paths);
+    suite_add_tcase(s, fused);
     suite_add_tcase(s, minibatch);
     return test_run_suite(s);
 }

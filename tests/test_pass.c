@@ -194,7 +194,7 @@ static void compare_step(struct pass_engine *dev, const struct pass_data *d, siz
 
 static void check_step(const struct pass_data *d, const struct pass_data *dh, size_t K, size_t cap,
                        const int32_t *idx, const int32_t *size, const double *beta,
-                       const int32_t *want, bool fp64)
+                       const int32_t *want, bool fp64, bool every_tile)
 {
     clstats_ctx *ctx = test_ctx();
     struct pass_engine host;
@@ -206,6 +206,9 @@ static void check_step(const struct pass_data *d, const struct pass_data *dh, si
     for (size_t c = 0; c < sizeof rows / sizeof *rows; c++) {
         struct pass_data dc = *d;
         dc.cache_rows = rows[c];
+        /* pass_scan's variables a work-group: its own choice, and a few, so that a particle's
+         * scan spans several work-groups (pass_scan_fold) at the tests' p too. */
+        dc.scan_span = c % 2 ? 37 : 0;
         const bool had = ctx->has_fp64;
         if (!fp64) ctx->has_fp64 = false;
         struct pass_engine dev;
@@ -217,17 +220,27 @@ static void check_step(const struct pass_data *d, const struct pass_data *dh, si
         dev.release(&dev);
     }
     /* The new Gram rows by pass_gram_rows instead of CLBlast's GEMM (tuning pass.gram_rows),
-     * with a cache of two rows (afresh each step) and one that holds every model. */
+     * with a cache of two rows (afresh each step), one of cap + 1, and one of p - 1 that holds
+     * every model's variables (most models' only there) without taking the whole Gram matrix
+     * at once (CLBlast's); where every_tile, in each of pass.gram_tile's tiles. */
     ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_rows", "on"), 0);
-    for (size_t c = 2; c < sizeof rows / sizeof *rows; c++) {
-        struct pass_data dc = *d;
-        dc.cache_rows = rows[c];
-        struct pass_engine dev;
-        ck_assert_int_eq(clstats__engine_device(ctx, &dc, K, cap, &dev), 0);
-        for (int again = 0; again < 2; again++)
-            compare_step(&dev, d, K, cap, idx, size, beta, want, fp64 && ctx->has_fp64, b, gb);
-        dev.release(&dev);
+    const char *tiles[] = {"auto", "64x64", "64x128", "128x128", "64x64x32"};
+    const size_t on_rows[] = {2, cap + 1, d->p > 1 ? d->p - 1 : 1};
+    for (size_t tile = 0; tile < (every_tile ? sizeof tiles / sizeof *tiles : 1); tile++) {
+        ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_tile", tiles[tile]), 0);
+        for (size_t c = 0; c < sizeof on_rows / sizeof *on_rows; c++) {
+            struct pass_data dc = *d;
+            dc.cache_rows = on_rows[c];
+            dc.scan_span = c % 2 ? 37 : 0;
+            struct pass_engine dev;
+            ck_assert_int_eq(clstats__engine_device(ctx, &dc, K, cap, &dev), 0);
+            for (int again = 0; again < 2; again++)
+                compare_step(&dev, d, K, cap, idx, size, beta, want, fp64 && ctx->has_fp64, b,
+                             gb);
+            dev.release(&dev);
+        }
     }
+    ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_tile", "auto"), 0);
     ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_rows", "auto"), 0);
     host.release(&host);
     free(b), free(gb);
@@ -255,7 +268,7 @@ static void compare_step(struct pass_engine *dev, const struct pass_data *d, siz
 /* The engines alone on coefficients that are not the LS fit, so that variables inside the models
  * have large |X_i^T R| and must be passed over; columns repeated make exact ties (lowest index);
  * particles that take the argmax, that name their variable, and that take nothing. */
-static void engines_agree_on(struct test_rng *rng, size_t n, size_t p, size_t K)
+static void engines_agree_on(struct test_rng *rng, size_t n, size_t p, size_t K, bool every_tile)
 {
     const size_t cap = p < 6 ? p : 6;
     for (int f64 = 0; f64 <= 1; f64++) {
@@ -294,8 +307,8 @@ static void engines_agree_on(struct test_rng *rng, size_t n, size_t p, size_t K)
         struct pass_data d = {.n = n, .p = p, .f64 = f64, .xr = xr, .ys = ys};
         struct pass_data dh = d;
         dh.xs = xs;
-        check_step(&d, &dh, K, cap, idx, size, beta, want, true);
-        if (!f64) check_step(&d, &dh, K, cap, idx, size, beta, want, false);
+        check_step(&d, &dh, K, cap, idx, size, beta, want, true, every_tile && !f64);
+        if (!f64) check_step(&d, &dh, K, cap, idx, size, beta, want, false, false);
         free(xs), free(xr), free(ys), free(beta), free(idx), free(size), free(want);
     }
 }
@@ -304,9 +317,11 @@ START_TEST(pass_engines_agree)
 {
     struct test_rng rng;
     test_rng_seed(&rng, test_seed() + 40);
-    const size_t shapes[][3] = {{7, 5, 3}, {33, 260, 9}, {4, 1, 1}, {50, 700, 17}, {200, 30, 5}};
+    /* n, p, K, and whether pass_gram_rows goes through every tile (odd n and p: edges) */
+    const size_t shapes[][4] = {
+        {7, 5, 3, 0}, {33, 260, 9, 0}, {4, 1, 1, 0}, {51, 701, 17, 1}, {200, 30, 5, 0}};
     for (size_t s = 0; s < sizeof shapes / sizeof *shapes; s++)
-        engines_agree_on(&rng, shapes[s][0], shapes[s][1], shapes[s][2]);
+        engines_agree_on(&rng, shapes[s][0], shapes[s][1], shapes[s][2], shapes[s][3]);
 }
 END_TEST
 
@@ -318,7 +333,7 @@ START_TEST(pass_engines_agree_with_many_groups_at_once)
 {
     struct test_rng rng;
     test_rng_seed(&rng, test_seed() + 41);
-    engines_agree_on(&rng, 300, 900, 96);
+    engines_agree_on(&rng, 300, 900, 96, false);
 }
 END_TEST
 
@@ -407,6 +422,92 @@ START_TEST(pass_seed_reproducible)
 }
 END_TEST
 
+/* pr's x and y in buffers of the test context, x at an offset with rows padded (stride p + 3),
+ * y as a column at an offset; row t of x with column `bad` at row `bad_t` set to NaN where
+ * bad_t < n. */
+static struct outcome fit_buffers(const struct problem *pr, int f64,
+                                  const struct clstats_pass_options *o, int device, size_t bad_t,
+                                  size_t bad)
+{
+    clstats_ctx *ctx = test_ctx();
+    const size_t es = f64 ? 8 : 4, stride = pr->p + 3, off = 5;
+    char *xh = calloc(off + pr->n * stride, es), *yh = calloc(off + pr->n, es);
+    for (size_t t = 0; t < pr->n; t++) {
+        for (size_t i = 0; i < pr->p; i++) {
+            const double v = t == bad_t && i == bad ? NAN : pr->x[t * pr->p + i];
+            if (f64) ((double *)xh)[off + t * stride + i] = v;
+            else ((float *)xh)[off + t * stride + i] = (float)v;
+        }
+        if (f64) ((double *)yh)[off + t] = pr->y[t];
+        else ((float *)yh)[off + t] = (float)pr->y[t];
+    }
+    cl_int err;
+    cl_mem xb = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                               (off + pr->n * stride) * es, xh, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    cl_mem yb = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR,
+                               (off + pr->n) * es, yh, &err);
+    ck_assert_int_eq(err, CL_SUCCESS);
+    const enum clstats_dtype dt = f64 ? CLSTATS_FLOAT64 : CLSTATS_FLOAT32;
+    struct clstats_array xa = {.buffer = xb, .offset = off, .dtype = dt, .nx = pr->p, .ny = pr->n,
+                               .stride = stride};
+    struct clstats_array ya = {.buffer = yb, .offset = off, .dtype = dt, .nx = 1, .ny = pr->n};
+    struct outcome out = {.coef = calloc(pr->p, 8), .history = calloc(o->n_iter + 1, 8),
+                          .support = calloc(pr->p, 1)};
+    struct clstats_pass_result res = {.coef = out.coef, .support = out.support,
+                                      .history = out.history};
+    out.status = device ? clstats_pass_fit(ctx, &xa, &ya, o, &res)
+                        : clstats_pass_fit_host(ctx, &xa, &ya, o, &res);
+    /* The caller's buffer is never written. */
+    char *back = malloc((off + pr->n * stride) * es);
+    ck_assert_int_eq(clEnqueueReadBuffer(ctx->queue, xb, CL_TRUE, 0, (off + pr->n * stride) * es,
+                                         back, 0, NULL, NULL),
+                     CL_SUCCESS);
+    ck_assert(memcmp(back, xh, (off + pr->n * stride) * es) == 0);
+    out.intercept = res.intercept, out.criterion = res.criterion, out.n_selected = res.n_selected;
+    clReleaseMemObject(xb), clReleaseMemObject(yb);
+    free(xh), free(yh), free(back);
+    return out;
+}
+
+/* X and y already on the device (buffers, at offsets, rows padded): the same selection as from
+ * host memory, on the device path (X standardised where it lies; without fp64 read down) and
+ * the plain C path; a NaN in the buffer reported with its value. */
+START_TEST(pass_device_arrays_match_host)
+{
+    clstats_ctx *ctx = test_ctx();
+    const bool had = ctx->has_fp64;
+    for (int f64 = 0; f64 <= 1; f64++)
+        for (int fp64 = had; fp64 >= 0; fp64--) {
+            if (f64 && !fp64) continue;
+            struct problem pr = make_problem(61, 300, 4, 0.5, test_seed() + 60 + (uint64_t)f64);
+            struct clstats_pass_options o;
+            options(&o, 19, 10, test_seed() + 61);
+            ctx->has_fp64 = fp64;
+            struct outcome dev = fit_buffers(&pr, f64, &o, 1, pr.n, 0);
+            ctx->has_fp64 = had;
+            struct outcome host = fit(&pr, f64, &o, 0), hb = fit_buffers(&pr, f64, &o, 0, pr.n, 0);
+            ck_assert_msg(dev.status == 0, "%s", clstats_ctx_message(ctx));
+            ck_assert_int_eq(host.status, 0);
+            ck_assert_int_eq(hb.status, 0);
+            ck_assert(memcmp(dev.support, host.support, pr.p) == 0);
+            ck_assert(memcmp(hb.support, host.support, pr.p) == 0);
+            ck_assert(dev.criterion == host.criterion && hb.criterion == host.criterion);
+            ck_assert(memcmp(dev.history, host.history, (o.n_iter + 1) * 8) == 0);
+            for (size_t i = 0; i < pr.p; i++) ck_assert(dev.coef[i] == host.coef[i]);
+            ck_assert(dev.intercept == host.intercept);
+            free_outcome(&dev), free_outcome(&host), free_outcome(&hb);
+            ctx->has_fp64 = fp64;
+            struct outcome bad = fit_buffers(&pr, f64, &o, 1, 7, 123);
+            ctx->has_fp64 = had;
+            ck_assert_int_eq(bad.status, CLSTATS_ERR_NAN);
+            ck_assert_msg(strstr(clstats_ctx_message(ctx), "x[7, 123] is nan") != NULL, "%s",
+                          clstats_ctx_message(ctx));
+            free_outcome(&bad), free_problem(&pr);
+        }
+}
+END_TEST
+
 static int status_of(struct problem *pr, const struct clstats_pass_options *o)
 {
     struct outcome got = fit(pr, 1, o, 1);
@@ -467,6 +568,7 @@ int main(void)
     tcase_add_test(tc, pass_finds_true_model);
     tcase_add_test(tc, pass_seed_reproducible);
     tcase_add_test(tc, pass_bad_input);
+    tcase_add_test(tc, pass_device_arrays_match_host);
     suite_add_tcase(s, tc);
     return test_run_suite(s);
 }

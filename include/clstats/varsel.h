@@ -30,8 +30,9 @@
  * Each particle's fit is an upper-triangular U with U^T U = X_T^T X_T and c with U^T c = X_T^T y,
  * updated as variables enter (one new column) and leave (Givens rotations), never refitted:
  * RSS = y^T y - |c|^2. The device holds X, X^T y and a cache of Gram rows x_v^T X for the
- * variables that have been in a model (those new to it made by one GEMM an iteration through
- * CLBlast), forms E = X^T R for the particles that take the argmax as X^T y - sum_m (X^T x_m)
+ * variables that have been in a model (those new to it made by one product an iteration: our
+ * tiled kernel for float32 on NVIDIA's GPUs, CLBlast's GEMM elsewhere; tuning pass.gram_rows),
+ * forms E = X^T R for the particles that take the argmax as X^T y - sum_m (X^T x_m)
  * beta_m (the identity X^T (y - X_T beta) holds for the standardised columns as held; the
  * residuals' GEMM where an iteration's models outgrow the cache), finds each particle's argmax
  * outside its model and computes, in double, the inner products the fits need for the variable
@@ -85,9 +86,13 @@ struct clstats_pass_result {
 
 CLSTATS_API void clstats_pass_default_options(struct clstats_pass_options *opts);
 
-/* Selects columns of x (n rows of p columns, host memory, float32 or float64: the device works in
- * that dtype, the fits and criteria in double) for y (n values, host). Errors: CLSTATS_ERR_ARG
- * for p = 0, fewer than 3 rows, bad options or device arrays; CLSTATS_ERR_NAN for a NaN or
+/* Selects columns of x (n rows of p columns, float32 or float64: the device works in that
+ * dtype, the fits and criteria in double) for y (n values). Either may be in host memory or in
+ * a buffer of the context (struct clstats_array's buffer, offset and stride): X already on the
+ * device skips the bus (on a device with fp64 it is standardised where it lies, into the
+ * engine's own copy; the caller's buffer is only read), y and, without fp64, X are read down.
+ * Errors: CLSTATS_ERR_ARG for p = 0, fewer than 3 rows, bad options or arrays (neither or both
+ * of host and buffer); CLSTATS_ERR_NAN for a NaN or
  * infinity in x or y; CLSTATS_ERR_SINGULAR for a constant column or a constant y (the column's
  * index in the message); CLSTATS_ERR_UNSUPPORTED for float64 on a device without it. */
 CLSTATS_API int clstats_pass_fit(clstats_ctx *ctx, const struct clstats_array *x,
@@ -96,7 +101,8 @@ CLSTATS_API int clstats_pass_fit(clstats_ctx *ctx, const struct clstats_array *x
                                  struct clstats_pass_result *result);
 
 /* The same selection by plain C on the host, no device (ctx may be NULL: errors then go to the
- * process-wide message): the reference the tests judge the device path by. */
+ * process-wide message; arrays in buffers, read down, need it): the reference the tests judge
+ * the device path by. */
 CLSTATS_API int clstats_pass_fit_host(clstats_ctx *ctx, const struct clstats_array *x,
                                       const struct clstats_array *y,
                                       const struct clstats_pass_options *opts,

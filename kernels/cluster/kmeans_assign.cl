@@ -197,12 +197,15 @@ __kernel void assign_serial(__global const real *x, __global const uchar *valid,
     if (changed) state[S_CHANGED] = 1;
 }
 
-/* norms[j] = |c_j|^2 and norms[K + j] = |c_j|, for the screen. */
+/* norms[j] = |c_j|^2 and norms[K + j] = |c_j|, for the screen; and the fused path's list of
+ * rows left undecided emptied (kmeans_fused.cl: its count, undecided[0]). */
 __kernel void centre_norms(__global const real *centres, __global real *norms,
-                           __global const int *state, int ignore_stop)
+                           __global const int *state, int ignore_stop, __global int *undecided)
 {
     const int j = get_global_id(0);
-    if ((!ignore_stop && state[S_STOP]) || j >= K) return;
+    if (!ignore_stop && state[S_STOP]) return;
+    if (j == 0) undecided[0] = 0;
+    if (j >= K) return;
     real s = 0;
     for (int c = 0; c < DIM; c++) {
         const real v = centres[(size_t)j * DIM + c];
@@ -211,11 +214,6 @@ __kernel void centre_norms(__global const real *centres, __global real *norms,
     norms[j] = s;
     norms[K + j] = sqrt(s);
 }
-
-/* The unit roundoff u of the data's type (FP64 says only that the sums may be double), and a
- * floor for what underflow may lose: float's smallest normal bounds double's too. */
-#define UNIT_ROUNDOFF (sizeof(real) == 8 ? (real)0x1p-53f : (real)0x1p-24f)
-#define TINY FLT_MIN
 
 /* xnorms[p] = |x_p|^2 and xnorms[n + p] = |x_p|, once a job (the rows do not change between
  * iterations), as the screen's bound takes them. */
@@ -274,9 +272,8 @@ __kernel void assign_screened(__global const real *x, __global const uchar *vali
                 cn[u] = norms[K + j];
             }
             for (int u = 0; u < SCREEN_BATCH && j0 + u < K; u++) {
-                const real q = xx - 2 * dv[u] + cc[u];
-                const real a = xn + cn[u], e = scale * a * a + tiny;
-                const real hi = q + e, lo = q - e;
+                real lo, hi;
+                screen_bounds(xx, xn, dv[u], cc[u], cn[u], scale, tiny, &lo, &hi);
                 limit = fmin(limit, hi);
                 odd |= isnan(hi) || isnan(lo);
                 if (lo < low1) {
@@ -292,9 +289,10 @@ __kernel void assign_screened(__global const real *x, __global const uchar *vali
         if (alone) best = j1;
         real bd = 0;
         for (int j = 0; !alone && j < K; j++) {
-            const real q = xx - 2 * dots[(size_t)j * rows + r] + norms[j];
-            const real a = xn + norms[K + j];
-            if (isfinite(limit) && q - (scale * a * a + tiny) > limit) continue;
+            real lo, hi;
+            screen_bounds(xx, xn, dots[(size_t)j * rows + r], norms[j], norms[K + j], scale, tiny,
+                          &lo, &hi);
+            if (isfinite(limit) && lo > limit) continue;
             const real d = squared_distance(xp, centres + (size_t)j * DIM);
             if (best < 0 || d < bd) {
                 bd = d;

@@ -86,3 +86,20 @@ inline int row_is_finite(__global const real *x)
         if (!isfinite(x[c])) return 0;
     return 1;
 }
+
+/* The unit roundoff u of the data's type (FP64 says only that the sums may be double), and a
+ * floor for what underflow may lose: float's smallest normal bounds double's too. */
+#define UNIT_ROUNDOFF (sizeof(real) == 8 ? (real)0x1p-53f : (real)0x1p-24f)
+#define TINY FLT_MIN
+
+/* The screen's bounds on a row's squared distance to a centre from their product `dot`, the
+ * row's |x|^2 and |x| and the centre's |c|^2 and |c|: q -+ e with q = |x|^2 - 2 x.c + |c|^2 and
+ * e = scale (|x| + |c|)^2 + tiny (kmeans_assign.cl: assign_screened says why they hold). */
+inline void screen_bounds(real xx, real xn, real dot, real cc, real cn, real scale, real tiny,
+                          real *lo, real *hi)
+{
+    const real q = xx - 2 * dot + cc;
+    const real a = xn + cn, e = scale * a * a + tiny;
+    *hi = q + e;
+    *lo = q - e;
+}

@@ -490,10 +490,12 @@ potrf_factor_first(__global REAL *a, ulong off, ulong step, uint lda, uint nb, u
 }
 
 /* The panel below the block at `at` (nb columns, rows [at + nb, rows)) as A21 inv(L11)^T, with
- * inv(L11)^T from linv (ahead_block's): group (g, m) its 64 rows from at + nb + 64 g. */
+ * inv(L11)^T from linv (ahead_block's): group (g, m) its 64 rows from at + nb + 64 g. Rows
+ * from ident on are the identity's, carried along: row ident + t is zero left of column t, so
+ * rows from ident + at + nb have a zero panel and are left alone (ident = rows: none). */
 __kernel __attribute__((reqd_work_group_size(STEP_ITEMS, 1, 1))) void
 potrf_panel_ahead(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb, uint rows,
-                  __global const REAL *linv)
+                  __global const REAL *linv, uint ident)
 {
     __local REAL t[NB][NB + 1];
     __local REAL sa[NB][STEP_K + 1];
@@ -501,7 +503,8 @@ potrf_panel_ahead(__global REAL *a, ulong off, ulong step, uint lda, uint at, ui
     __global const REAL *keep = linv + (ulong)m * NB * NB;
     for (uint e = lid; e < NB * NB; e += STEP_ITEMS) t[e / NB][e % NB] = keep[e];
     const ulong i0 = (ulong)at + nb + (ulong)g * NB;
-    if (i0 >= rows) return; /* the whole group: no barrier is left waiting */
+    /* the whole group: no barrier is left waiting */
+    if (i0 >= rows || i0 >= (ulong)ident + at + nb) return;
     step_panel(a + off + m * step, lda, at, nb, rows, i0, t, sa, (__global REAL *)0, 0, m);
 }
 
@@ -581,16 +584,17 @@ potrf_update(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb
  * (`block`, nb2 = min(NB, cols - start) rows), is not written back but factored at once by its
  * group (ahead_block), which the launch's earliest groups are: its serial chain then runs
  * beside the other tiles. Rows of that tile past cols (extra right-hand sides) are written as
- * any tile's. */
+ * any tile's; tiles of the identity's rows whose panel is zero are skipped. */
 __kernel __attribute__((reqd_work_group_size(STEP_ITEMS, 1, 1))) void
 potrf_update_ahead(__global REAL *a, ulong off, ulong step, uint lda, uint at, uint nb,
                    uint rows, uint cols, uint block, uint blocks, __global int *status,
-                   __global REAL *logdet_part, __global REAL *linv)
+                   __global REAL *logdet_part, __global REAL *linv, uint ident)
 {
     const uint tj = get_group_id(0), ti = get_group_id(1), m = get_group_id(2);
     if (tj > ti) return; /* the whole group: no barrier is left waiting */
     const uint start = at + nb, i0 = start + ti * SYRK_TILE, j0 = start + tj * SYRK_TILE;
-    if (j0 >= cols) return;
+    /* Rows from ident + at + nb: the identity's, zero in the panel (potrf_panel_ahead). */
+    if (j0 >= cols || (ulong)i0 >= (ulong)ident + start) return;
     const uint lid = get_local_id(0), lx = lid % 16, ly = lid / 16;
     __global REAL *M = a + off + m * step;
     /* The tile's staging, then the block being factored: one array for both. */

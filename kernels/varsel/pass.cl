@@ -48,9 +48,9 @@ inline bool beats(real v, int i, real w, int k)
     return i >= 0 && (k < 0 || v > w || (v == w && i < k));
 }
 
-/* The work-group's best of its work-items' (top, arg) by a halving reduction, into *out. */
-inline void best_of_group(real top, int arg, uint l, __local real *lv, __local int *li,
-                          __global int *out)
+/* The work-group's best of its work-items' (top, arg) by a halving reduction, into lv[0] and
+ * li[0]. */
+inline void best_of_group(real top, int arg, uint l, __local real *lv, __local int *li)
 {
     lv[l] = top, li[l] = arg;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -58,7 +58,6 @@ inline void best_of_group(real top, int arg, uint l, __local real *lv, __local i
         if (l < s && beats(lv[l + s], li[l + s], lv[l], li[l])) lv[l] = lv[l + s], li[l] = li[l + s];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (l == 0) *out = li[0];
 }
 
 /* One work-group per particle that takes the argmax (row q of E is particle rows[q]'s): each
@@ -87,7 +86,8 @@ pass_argmax(__global const real *e, uint p, __global const int *idx, __global co
         const real v = fabs(row[i]);
         if (beats(v, (int)i, top, arg)) top = v, arg = (int)i;
     }
-    best_of_group(top, arg, l, lv, li, best + j);
+    best_of_group(top, arg, l, lv, li);
+    if (l == 0) best[j] = li[0];
 }
 
 /* Column var[first + q] of x (row-major n x p) into row q of xnew (q < m, row-major m x n): the new
@@ -101,69 +101,101 @@ __kernel void pass_gather(__global const real *x, uint n, uint p, __global const
 }
 
 /* Rows q < m of g (row q at g0 + q p, p values) = xnew's row q (n values) times x (row-major
- * n x p): the Gram rows of the variables new to the cache, a 64 x 128 tile of them (rows x
- * columns) a work-group of 32 x 8, each work-item rows 8 ly .. 8 ly + 7 and columns 4 lx .. 4 lx
- * + 3 of the tile in registers (32 sums). x and xnew pass through local memory GR_T rows of x
- * at a time (xs GR_T x 128; ns GR_T x GR_NS, xnew's tile transposed; arguments as pass_argmax's),
- * so that x is read once for up to 64 rows; in the inner loop the eight rows' values are the
- * same for a whole warp (one broadcast) and each work-item's four columns one vector load: three
- * loads from local memory for 32 multiply-adds. Each sum runs over t rising. */
+ * n x p): the Gram rows of the variables new to the cache, a GR_H x GR_W tile of them (rows x
+ * columns) a work-group of GR_TX x GR_TY, each work-item 8 rows (4 ly .. 4 ly + 3 and
+ * GR_H / 2 + 4 ly ..) by 8 columns (4 lx .. 4 lx + 3 and GR_W / 2 + 4 lx ..) in registers (64
+ * sums). The tile's shape is the tuning's (pass.gram_tile): small tiles make many work-groups,
+ * so that an iteration's ~60 rows keep every compute unit busy (a 64 x 128 tile made 313
+ * work-groups at p = 40 000 for 132 compute units). x and xnew pass through local memory GR_T
+ * rows of x at a time (xs GR_T x GR_W; ns GR_T x GR_NS, xnew's tile transposed, padded so that
+ * its stores spread over the banks; arguments as pass_argmax's), x read once for up to GR_H
+ * rows, the next slice loaded into registers while this one is summed. In the inner loop a
+ * warp's rows are broadcasts and its columns whole lines: four vector loads from local memory
+ * for 64 multiply-adds. Each sum runs over t rising. */
+#ifndef GR_TX
+#define GR_TX 8
+#endif
+#ifndef GR_TY
+#define GR_TY 8
+#endif
+#ifndef GR_T
 #define GR_T 16
-#define GR_NS 68 /* 64 and a pad, a multiple of 4 for the vector loads */
-__kernel __attribute__((reqd_work_group_size(32, 8, 1))) void
+#endif
+#define GR_W (8 * GR_TX)
+#define GR_H (8 * GR_TY)
+#define GR_N (GR_TX * GR_TY)
+#define GR_NS (GR_H + 4) /* a pad, a multiple of 4 for the vector loads */
+#define GR_XL (GR_T * GR_W / GR_N) /* the slice's x values a work-item loads */
+#define GR_NL (GR_T * GR_H / GR_N) /* and xnew's */
+__kernel __attribute__((reqd_work_group_size(GR_TX, GR_TY, 1))) void
 pass_gram_rows(__global const real *x, uint n, uint p, __global const real *xnew, uint m,
                __global real *g, ulong g0, __local real *xs, __local real *ns)
 {
-    const uint lx = get_local_id(0), ly = get_local_id(1), flat = ly * 32 + lx;
-    const uint i0 = get_group_id(0) * 128, q0 = get_group_id(1) * 64;
-    real4 acc[8];
-    for (uint a = 0; a < 8; a++) acc[a] = (real4)(0);
-    for (uint t0 = 0; t0 < n; t0 += GR_T) {
-        for (uint r = 0; r < GR_T * 128 / 256; r++) { /* x along its rows */
-            const uint at = r * 256 + flat, tt = at / 128, c = at % 128;
-            const uint t = t0 + tt, i = i0 + c;
-            xs[tt * 128 + c] = t < n && i < p ? x[(ulong)t * p + i] : 0;
+    const uint lx = get_local_id(0), ly = get_local_id(1), flat = ly * GR_TX + lx;
+    const uint i0 = get_group_id(0) * GR_W, q0 = get_group_id(1) * GR_H;
+    real4 lo[8], hi[8]; /* row a's columns 4 lx .. and GR_W / 2 + 4 lx .. */
+    for (uint a = 0; a < 8; a++) lo[a] = hi[a] = (real4)(0);
+    real xr[GR_XL], nr[GR_NL]; /* the next slice, on its way to local memory */
+    /* Value r of a work-item's share is element flat + GR_N r of the slice (x's GR_T x GR_W
+     * along its rows, xnew's GR_H x GR_T along its rows). */
+    for (uint t0 = 0; t0 < n + GR_T; t0 += GR_T) {
+        if (t0) {
+            barrier(CLK_LOCAL_MEM_FENCE); /* the last slice's sums are done */
+            for (uint r = 0; r < GR_XL; r++) xs[flat + GR_N * r] = xr[r];
+            for (uint r = 0; r < GR_NL; r++) {
+                const uint e = flat + GR_N * r;
+                ns[(e % GR_T) * GR_NS + e / GR_T] = nr[r];
+            }
+            barrier(CLK_LOCAL_MEM_FENCE);
         }
-        for (uint r = 0; r < GR_T * 64 / 256; r++) { /* xnew along its rows */
-            const uint at = r * 256 + flat, q = at / GR_T, u = at % GR_T;
-            ns[u * GR_NS + q] = q0 + q < m && t0 + u < n ? xnew[(ulong)(q0 + q) * n + t0 + u] : 0;
-        }
-        barrier(CLK_LOCAL_MEM_FENCE);
+        if (t0 < n) /* the next slice, loaded while the last one is summed */
+            for (uint r = 0; r < GR_XL; r++) {
+                const uint e = flat + GR_N * r, t = t0 + e / GR_W, i = i0 + e % GR_W;
+                xr[r] = t < n && i < p ? x[(ulong)t * p + i] : 0;
+            }
+        if (t0 < n)
+            for (uint r = 0; r < GR_NL; r++) {
+                const uint e = flat + GR_N * r, q = q0 + e / GR_T, t = t0 + e % GR_T;
+                nr[r] = q < m && t < n ? xnew[(ulong)q * n + t] : 0;
+            }
+        if (!t0) continue;
         for (uint tt = 0; tt < GR_T; tt++) {
-            const real4 xv = vload4(lx, xs + tt * 128);
-            const real4 lo = vload4(2 * ly, ns + tt * GR_NS), hi = vload4(2 * ly + 1, ns + tt * GR_NS);
-            acc[0] += lo.x * xv;
-            acc[1] += lo.y * xv;
-            acc[2] += lo.z * xv;
-            acc[3] += lo.w * xv;
-            acc[4] += hi.x * xv;
-            acc[5] += hi.y * xv;
-            acc[6] += hi.z * xv;
-            acc[7] += hi.w * xv;
+            const real4 b0 = vload4(lx, xs + tt * GR_W), b1 = vload4(GR_TX + lx, xs + tt * GR_W);
+            const real4 a0 = vload4(ly, ns + tt * GR_NS), a1 = vload4(GR_TY + ly, ns + tt * GR_NS);
+            const real av[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+            for (uint a = 0; a < 8; a++) {
+                lo[a] += av[a] * b0;
+                hi[a] += av[a] * b1;
+            }
         }
-        barrier(CLK_LOCAL_MEM_FENCE);
     }
     for (uint a = 0; a < 8; a++) {
-        const uint q = q0 + 8 * ly + a, i = i0 + 4 * lx;
+        const uint q = q0 + (a < 4 ? 4 * ly + a : GR_H / 2 + 4 * ly + a - 4);
         if (q >= m) continue;
         __global real *row = g + g0 + (ulong)q * p;
-        const real v[4] = {acc[a].x, acc[a].y, acc[a].z, acc[a].w};
-        for (uint b = 0; b < 4; b++)
-            if (i + b < p) row[i + b] = v[b];
+        const real v[8] = {lo[a].x, lo[a].y, lo[a].z, lo[a].w, hi[a].x, hi[a].y, hi[a].z, hi[a].w};
+        for (uint b = 0; b < 8; b++) {
+            const uint i = i0 + (b < 4 ? 4 * lx + b : GR_W / 2 + 4 * lx + b - 4);
+            if (i < p) row[i] = v[b];
+        }
     }
 }
 
-/* One work-group per particle that takes the argmax (particle rows[q]): E_i = xty_i -
- * sum_m g[slot_m p + i] beta_m, the model's terms in the order they entered (slot_m the cache
- * row of its m-th variable, g's rows x_v^T X), and the largest |E_i| outside the model as
- * pass_argmax finds it. */
+/* Work-group (c, q) for the q-th particle that takes the argmax (particle rows[q]) and its
+ * variables c span .. (c + 1) span - 1: E_i = xty_i - sum_m g[slot_m p + i] beta_m, the model's
+ * terms in the order they entered (slot_m the cache row of its m-th variable, g's rows x_v^T X),
+ * and the largest |E_i| outside the model there as pass_argmax finds it, into part_v and part_i
+ * at q chunks + c (chunks work-groups a particle, so that every compute unit has several
+ * groups' loads in flight: one group a particle left most of a GPU idle); pass_scan_fold then
+ * takes each particle's best over its chunks. */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
-pass_scan(__global const real *xty, __global const real *g, uint p, __global const int *idx,
-          __global const int *slot, __global const real *beta, __global const int *size,
-          __global const int *rows, __global int *best, __local int *model, __local ulong *row,
-          __local real *b, __local real *lv, __local int *li)
+pass_scan(__global const real *xty, __global const real *g, uint p, uint span,
+          __global const int *idx, __global const int *slot, __global const real *beta,
+          __global const int *size, __global const int *rows, __global real *part_v,
+          __global int *part_i, __local int *model, __local ulong *row, __local real *b,
+          __local real *lv, __local int *li)
 {
-    const uint q = get_group_id(0), l = get_local_id(0);
+    const uint c = get_group_id(0), q = get_group_id(1), l = get_local_id(0);
     const int j = rows[q], k = size[j];
     for (int m = l; m < k; m += WG) {
         model[m] = idx[j * CAP + m];
@@ -173,7 +205,8 @@ pass_scan(__global const real *xty, __global const real *g, uint p, __global con
     barrier(CLK_LOCAL_MEM_FENCE);
     real top = 0;
     int arg = -1;
-    for (uint i = l; i < p; i += WG) {
+    const uint end = p - c * span < span ? p : c * span + span;
+    for (uint i = c * span + l; i < end; i += WG) {
         bool in = false;
         real e = xty[i];
         for (int m = 0; m < k; m++) {
@@ -184,7 +217,27 @@ pass_scan(__global const real *xty, __global const real *g, uint p, __global con
         const real v = fabs(e);
         if (beats(v, (int)i, top, arg)) top = v, arg = (int)i;
     }
-    best_of_group(top, arg, l, lv, li, best + j);
+    best_of_group(top, arg, l, lv, li);
+    if (l == 0) {
+        part_v[q * get_num_groups(0) + c] = lv[0];
+        part_i[q * get_num_groups(0) + c] = li[0];
+    }
+}
+
+/* The q-th particle's best over its chunks' (q < m): into best[rows[q]]. */
+__kernel void pass_scan_fold(__global const real *part_v, __global const int *part_i,
+                             uint chunks, __global const int *rows, uint m, __global int *best)
+{
+    const uint q = get_global_id(0);
+    if (q >= m) return;
+    real top = 0;
+    int arg = -1;
+    for (uint c = 0; c < chunks; c++) {
+        const real v = part_v[q * chunks + c];
+        const int i = part_i[q * chunks + c];
+        if (beats(v, i, top, arg)) top = v, arg = i;
+    }
+    best[rows[q]] = arg;
 }
 
 /* x (row-major n x p) into xt (p x n: column i of x at xt + i n) through 16 x 16 tiles, so that

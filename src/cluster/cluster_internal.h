@@ -17,7 +17,7 @@
 enum { STATE_STOP, STATE_ITER, STATE_CHANGED, STATE_EMPTY, STATE_FINAL, STATE_WORDS };
 enum { STOP_NONE, STOP_STRICT, STOP_TOL, STOP_MAX_ITER, STOP_EMPTY };
 /* How rows find their nearest centre (src/cluster/assign.c; tuning "kmeans.assign"). */
-enum { ASSIGN_DIRECT = 1, ASSIGN_TILED, ASSIGN_GEMM, ASSIGN_SERIAL };
+enum { ASSIGN_DIRECT = 1, ASSIGN_TILED, ASSIGN_GEMM, ASSIGN_SERIAL, ASSIGN_FUSED };
 /* The counts' scan: scan_chunks and scan_clusters (an item a cluster), or scan_runs over the
  * whole (one group) or over chunks and then their totals (two launches). */
 enum { SCAN_CLUSTERS = 1, SCAN_RUNS_WHOLE, SCAN_RUNS_CHUNKS };
@@ -50,6 +50,8 @@ struct kmeans_job {
     cl_mem dots, norms;  /* the GEMM path's x.c of a chunk of rows, |c|^2, |c| */
     cl_mem xnorms;       /* and |x|^2, |x| of every row (row_norms), once the rows' own: */
     bool xnorms_ready;   /* made for the rows job->x holds now */
+    cl_kernel fused, decide; /* the fused path's screen and its direct form (kmeans_fused.cl) */
+    cl_mem undecided;        /* its rows left to the direct form, their count first */
     int chunk_rows;      /* rows of a GEMM */
     size_t scan_wg;
     int n_valid;

@@ -70,8 +70,10 @@ static void update_centres(const struct clstats_array *batch, const struct clsta
     const size_t rows = batch->ny, d = batch->nx, xs = clstats__array_stride(batch),
                  cs = clstats__array_stride(centers);
     for (int j = 0; j < (int)centers->ny; j++) {
-        if (batch->dtype == CLSTATS_FLOAT64) UPDATE(double);
-        else UPDATE(float);
+        if (batch->dtype == CLSTATS_FLOAT64)
+            UPDATE(double);
+        else
+            UPDATE(float);
     }
 }
 
@@ -220,19 +222,24 @@ static int seed_centres(clstats_ctx *ctx, const struct clstats_array *x,
     }
     for (size_t i = 0; i < m; i++) {
         const size_t r = m == n && !o->init_size ? i : (size_t)clstats__rng_below(&rng, n);
-        memcpy(rows + i * d * es,
-               (const char *)x->host + r * clstats__array_stride(x) * es, d * es);
+        memcpy(rows + i * d * es, (const char *)x->host + r * clstats__array_stride(x) * es,
+               d * es);
         if (w) memcpy(w + i * es, (const char *)o->sample_weight->host + r * es, es);
     }
     struct clstats_array sample = {.host = rows, .dtype = x->dtype, .nx = d, .ny = m},
                          ws = {.host = w, .dtype = x->dtype, .nx = m, .ny = 1};
     struct kmeans_job job;
-    int status = clstats__kmeans_job_open(ctx, &job, &sample, (int)k, w ? &ws : NULL,
-                                          o->skip_nan, 0.0, true);
+    int status = clstats__kmeans_job_open(ctx, &job, &sample, (int)k, w ? &ws : NULL, o->skip_nan,
+                                          0.0, true);
     if (status == CLSTATS_OK)
         status = o->init == CLSTATS_KMEANS_RANDOM ? clstats__kmeans_random(&job, &rng)
                                                   : clstats__kmeans_plusplus(&job, &rng);
     if (status == CLSTATS_OK) status = clstats__array_out(ctx, job.centres[0], centers);
+    /* The job's x lies over rows (a host pointer on CPU devices), and the seeding's copies and
+     * the centres' read are still queued: all done before rows is freed, whatever the status. */
+    const int finished =
+        clstats__cl_check(ctx, clFinish(ctx->queue), "clFinish(mini-batch seeding)");
+    if (status == CLSTATS_OK) status = finished;
     clstats__kmeans_job_close(&job);
     free(rows), free(w);
     return status;
@@ -259,11 +266,14 @@ int clstats_kmeans_minibatch(clstats_ctx *ctx, const struct clstats_array *x, si
     if (!ctx) return clstats__fail(NULL, CLSTATS_ERR_ARG, "the context is NULL");
     clstats__begin(ctx);
     struct clstats_kmeans_minibatch_options o;
-    if (opts) o = *opts;
-    else clstats_kmeans_minibatch_options_init(&o);
+    if (opts)
+        o = *opts;
+    else
+        clstats_kmeans_minibatch_options_init(&o);
     int status = CLSTATS_OK;
     if (!x || !centers) return clstats__fail(ctx, CLSTATS_ERR_ARG, "x and centers are needed");
-    if ((status = check_host(ctx, x, "the data")) || (status = check_host(ctx, centers, "the centres")) ||
+    if ((status = check_host(ctx, x, "the data")) ||
+        (status = check_host(ctx, centers, "the centres")) ||
         (status = check_host(ctx, o.sample_weight, "the weights")))
         return status;
     if ((status = clstats__array_check(ctx, x, "the data", NULL))) return status;
@@ -272,8 +282,8 @@ int clstats_kmeans_minibatch(clstats_ctx *ctx, const struct clstats_array *x, si
     if (k < 1 || k > x->ny)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "k is %zu: 1 to the %zu rows", k, x->ny);
     if (centers->nx != x->nx || centers->ny != k || centers->dtype != x->dtype)
-        return clstats__fail(ctx, CLSTATS_ERR_ARG, "the centres must be %zu x %zu of x's dtype",
-                             k, x->nx);
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "the centres must be %zu x %zu of x's dtype", k,
+                             x->nx);
     if (o.sample_weight &&
         (o.sample_weight->nx * o.sample_weight->ny != x->ny || o.sample_weight->dtype != x->dtype ||
          (o.sample_weight->ny > 1 && (o.sample_weight->nx != 1 || o.sample_weight->stride > 1))))

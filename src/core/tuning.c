@@ -20,11 +20,14 @@ struct param {
 static const char *const switches[] = {"auto", "off", "on", NULL};
 static const char *const filter_paths[] = {"auto", "sorted", "bisect", "binned", "rank", "runs", "bracket", NULL};
 static const char *const regress_products[] = {"auto", "pairs", "rows", NULL};
-static const char *const kmeans_assign[] = {"auto", "direct", "tiled", "gemm", "serial", NULL};
+static const char *const kmeans_assign[] = {"auto", "direct", "tiled", "gemm", "serial", "fused", NULL};
 static const char *const kmeans_sums[] = {"auto", "groups", "serial", NULL};
 static const char *const potrf_updates[] = {"auto", "tiles", "rows", NULL};
 static const char *const potrf_steps[] = {"auto", "solve", "inverse", "ahead", NULL};
 static const char *const eigen_places[] = {"auto", "device", "host", NULL};
+static const char *const nugget_rules[] = {"auto", "eigen", "shift", NULL};
+static const char *const gram_tiles[] = {"auto",     "64x64",    "64x128", "128x128",
+                                          "64x64x32", "64x64x8", NULL};
 static const char *const column_methods[] = {"auto",     "radix",   "registers",
                                              "streamed", "bracket", NULL};
 
@@ -136,11 +139,12 @@ static const struct param params[PARAMS] = {
      * columns in one contiguous loop and writing into the caller's arrays in place (RESULTS
      * "mesh background on 2 CPU cores (issue 27d)"); both give the same bits. */
     [P_BACKGROUND_ROWS] = {"background.rows", GPUS_CPU(1, 2), 2, switches},
-    /* k-means' nearest centres: auto takes the GEMM screen from 32 features and 32 clusters,
-     * else the one-item serial kernel where the sums are serial (below), else the tiled kernel
-     * where the centres fit in local memory (src/cluster/assign.c); every path gives the same
-     * labels. */
-    [P_KMEANS_ASSIGN] = {"kmeans.assign", ALL(0), 4, kmeans_assign},
+    /* k-means' nearest centres: auto takes the GEMM screen from 32 features and 32 clusters
+     * (on NVIDIA's GPUs from 64 clusters, float32, the screen fused into our own tiled
+     * products: RESULTS "k-means on the H100 (issue 22r)"), else the one-item serial kernel
+     * where the sums are serial (below), else the tiled kernel where the centres fit in local
+     * memory (src/cluster/assign.c); every path gives the same labels. */
+    [P_KMEANS_ASSIGN] = {"kmeans.assign", ALL(0), 5, kmeans_assign},
     /* k-means' fixed-order sums: auto takes a 256-item group halving a segment on GPUs and one
      * work-item forming the same tree alone on CPU devices, where each of a group's barriers is
      * a pass over its items (src/cluster/job.c; RESULTS "k-means on 2 CPU cores (issue 22)");
@@ -198,11 +202,21 @@ static const struct param params[PARAMS] = {
      * on the host for CPU devices, where PoCL's build of the kernel ran about 3 times slower
      * than the host's loop (RESULTS "the nugget rule's eigenvalues"), on the device elsewhere. */
     [P_LINALG_EIGEN] = {"linalg.eigen", ALL(0), 2, eigen_places},
+    /* GPfit's nugget rule (src/gp/nugget.c), auto: on GPUs by shift and invert (2,
+     * src/gp/nugget_shift.c: lambda_max by Lanczos, then lambda_min by Lanczos on the inverse
+     * of R + s I through its Cholesky factor; RESULTS "issue 23l"), on CPU devices from both
+     * extreme eigenvalues of the tridiagonal reduction (1, src/linalg/extremes.c). */
+    [P_GP_NUGGET] = {"gp.nugget", GPUS_CPU(2, 1), 2, nugget_rules},
     /* PaSS's Gram rows for the few variables new to its cache an iteration (tens of rows of
-     * X^T X over p columns), auto and off: CLBlast's GEMM; on: pass_gram_rows, a tiled product
-     * that reads X once for up to 64 rows, about 1.3 times slower than CLBlast on the H100 at
-     * n 4000, p 40000 (RESULTS "PaSS (issue 24h)"). */
+     * X^T X over p columns): off, CLBlast's GEMM; on, pass_gram_rows (64 x 64 tiles, many
+     * work-groups); auto, pass_gram_rows on NVIDIA's GPUs, where in 64x64x8 tiles it took the
+     * rows of Ing & Lai (n 4000, p 40000) in 18.5 ms against CLBlast's 21-29 (float32) and
+     * 34.5 against 46-59 (float64), and CLBlast elsewhere (RESULTS "PaSS (issue 24j)"). */
     [P_PASS_GRAM_ROWS] = {"pass.gram_rows", ALL(0), 2, switches},
+    /* pass_gram_rows's tile, rows x columns of Gram rows a work-group (x slice rows, 16 where
+     * not named); auto: 64x64x8, many small work-groups for an iteration's ~60 new rows, short
+     * slices (fewer registers held for the next one: the fastest on the H100). */
+    [P_PASS_GRAM_TILE] = {"pass.gram_tile", ALL(0), 5, gram_tiles},
 };
 
 void clstats__tuning_init(clstats_ctx *ctx)

@@ -71,7 +71,7 @@ enum clstats__param_id {
     P_BACKGROUND_BAND_KIB, /* photutils' boxes: sorted pixels a launch holds (0: auto) */
     P_BACKGROUND_ROWS,     /* SEP's maps a work-item a row: auto, off (a pixel), on */
     /* k-means (src/cluster/assign.c) */
-    P_KMEANS_ASSIGN, /* auto, direct, tiled, gemm, serial */
+    P_KMEANS_ASSIGN, /* auto, direct, tiled, gemm, serial, fused */
     P_KMEANS_SUMS,   /* auto, groups, serial */
     P_KMEANS_FUSE,   /* auto, off, on: the fewer-launch scans and sums (src/cluster/lloyd.c) */
     P_KMEANS_FINISH_TREES,   /* upper levels' trees the finishing kernel makes at most (0: auto) */
@@ -85,8 +85,11 @@ enum clstats__param_id {
     P_LINALG_POTRF_UPDATE, /* the blocked Cholesky's trailing update: 1 tiles, 2 columns */
     P_LINALG_POTRF_STEP,   /* its block and panel: 1 solve, 2 inverse (one launch), 3 ahead */
     P_LINALG_EIGEN,        /* eigenvalues' reduction (src/linalg/extremes.c): 1 device, 2 host */
+    /* GPfit's nugget rule (src/gp/nugget.c): 1 both eigenvalues (extremes.c), 2 shift-invert */
+    P_GP_NUGGET,
     /* PaSS (src/varsel/engine_device.c) */
-    P_PASS_GRAM_ROWS, /* new Gram rows: auto and off (CLBlast's GEMM), on (pass_gram_rows) */
+    P_PASS_GRAM_ROWS, /* new Gram rows: off (CLBlast), on (pass_gram_rows), auto (by dtype, device) */
+    P_PASS_GRAM_TILE, /* pass_gram_rows's tile: auto, 64x64, 64x128, 128x128, 64x64x32, 64x64x8 */
     PARAMS
 };
 

@@ -1,6 +1,7 @@
 /* gp_internal.h - the Gaussian-process module's shared pieces (src/gp/): a design on the device
  * with its built program (job.c), deviances and the factor's inverse (deviance.c), GPfit's
- * nugget rule (nugget.c), new points' correlations (cross.c), the bounded L-BFGS (lbfgs.c). */
+ * nugget rule (nugget.c, nugget_shift.c), new points' correlations (cross.c), the bounded
+ * L-BFGS (lbfgs.c). */
 #ifndef CLSTATS_GP_INTERNAL_H
 #define CLSTATS_GP_INTERNAL_H
 
@@ -49,10 +50,19 @@ int clstats__gp_factor_inverse(struct gp_job *job, cl_mem l, cl_mem *inv);
 int clstats__gp_cross(struct gp_job *job, cl_mem thetas, const double *xnew, size_t m, cl_mem r);
 
 /* GPfit's nugget for each of the count symmetric n x n matrices in r (device, matrix m at
- * m step, unchanged): the smallest delta[m] >= 0 with (lambda_max + delta) / (lambda_min +
- * delta) <= e^thres. */
+ * m step, full, unchanged): the smallest delta[m] >= 0 with (lambda_max + delta) /
+ * (lambda_min + delta) <= e^thres, by the path gp.nugget picks (nugget.c). */
 int clstats__gp_nugget(clstats_ctx *ctx, cl_mem r, size_t step, size_t n, size_t count,
                        double thres, double *delta);
+/* The same from both extreme eigenvalues of the tridiagonal reduction (nugget.c). */
+int clstats__gp_nugget_eigen(clstats_ctx *ctx, cl_mem r, size_t step, size_t n, size_t count,
+                             double thres, double *delta);
+/* The same by shift and invert (nugget_shift.c): lambda_max by Lanczos on R, lambda_min by
+ * Lanczos on (R + s I)^-1 through its Cholesky factor. */
+int clstats__gp_nugget_shift(clstats_ctx *ctx, cl_mem r, size_t step, size_t n, size_t count,
+                             double thres, double *delta);
+/* The rule's delta from the two eigenvalues. */
+double clstats__gp_rule(double lmin, double lmax, double thres);
 
 /* rows x d points of a Latin hypercube in [lo, hi]^d: each column a random permutation of the
  * rows' strata, a uniform draw inside each; the widest (largest smallest distance) of a few

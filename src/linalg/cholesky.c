@@ -228,8 +228,8 @@ fail:
  * (kernels/linalg/cholesky.cl potrf_update_ahead); the queue flushed after each step, so the
  * device starts on the first steps while the host enqueues the rest. */
 static int potrf_ahead(clstats_ctx *ctx, cl_program prog, struct clstats__mat a, size_t step,
-                       size_t n, size_t extra, size_t count, cl_mem info, cl_mem parts,
-                       size_t es)
+                       size_t n, size_t extra, size_t ident, size_t count, cl_mem info,
+                       cl_mem parts, size_t es)
 {
     cl_kernel two[2], ku;
     cl_mem linv;
@@ -249,8 +249,11 @@ static int potrf_ahead(clstats_ctx *ctx, cl_program prog, struct clstats__mat a,
     CL_ARG(kf, 6, info);
     CL_ARG(kf, 7, parts);
     CL_ARG(kf, 8, linv);
+    const cl_uint ident32 = (cl_uint)ident;
     CL_ARG(kp, 6, rows32);
     CL_ARG(kp, 7, linv);
+    CL_ARG(kp, 8, ident32);
+    CL_ARG(ku, 13, ident32);
     CL_ARG(ku, 9, blocks32);
     CL_ARG(ku, 10, info);
     CL_ARG(ku, 11, parts);
@@ -281,6 +284,14 @@ fail:
 int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t step,
                         size_t n, size_t extra, size_t count, cl_mem info, cl_mem parts)
 {
+    return clstats__potrf_many_identity(ctx, f64, a, step, n, extra, n + extra, count, info,
+                                        parts);
+}
+
+int clstats__potrf_many_identity(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t step,
+                                 size_t n, size_t extra, size_t ident, size_t count, cl_mem info,
+                                 cl_mem parts)
+{
     cl_program prog;
     cl_kernel kb, kp, ku;
     cl_mem pt;
@@ -294,7 +305,7 @@ int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_
     const bool fused = design == STEP_INVERSE;
     int status = program(ctx, f64, &prog);
     if (status == CLSTATS_OK && ahead)
-        return potrf_ahead(ctx, prog, a, step, n, extra, count, info, parts, es);
+        return potrf_ahead(ctx, prog, a, step, n, extra, ident, count, info, parts, es);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, prog, update_name, &ku);
     if (status == CLSTATS_OK)
         status = clstats__scratch(ctx, "linalg.panel", count * BLOCK * rows * es, &pt);

@@ -38,18 +38,32 @@ static double eigenvalue(const double *diag, const double *off, size_t n, size_t
     return lo + (hi - lo) / 2;
 }
 
+static void gershgorin(const double *diag, const double *off, size_t n, double *lo, double *hi)
+{
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        const double rad = (i ? fabs(off[i - 1]) : 0) + (i + 1 < n ? fabs(off[i]) : 0);
+        *lo = fmin(*lo, diag[i] - rad);
+        *hi = fmax(*hi, diag[i] + rad);
+    }
+}
+
 static void tridiagonal_extremes(const double *diag, const double *off, size_t n, double *lo_out,
                                  double *hi_out)
 {
-    /* Gershgorin's bounds hold every eigenvalue. */
-    double lo = INFINITY, hi = -INFINITY;
-    for (size_t i = 0; i < n; i++) {
-        const double rad = (i ? fabs(off[i - 1]) : 0) + (i + 1 < n ? fabs(off[i]) : 0);
-        lo = fmin(lo, diag[i] - rad);
-        hi = fmax(hi, diag[i] + rad);
-    }
+    double lo, hi;
+    gershgorin(diag, off, n, &lo, &hi); /* every eigenvalue lies inside */
     *lo_out = eigenvalue(diag, off, n, 0, lo, hi);
     *hi_out = eigenvalue(diag, off, n, n - 1, lo, hi);
+}
+
+double clstats__tridiagonal_eigenvalue(const double *diag, const double *off, size_t n,
+                                       size_t which)
+{
+    double lo, hi;
+    gershgorin(diag, off, n, &lo, &hi);
+    return eigenvalue(diag, off, n, which, lo, hi);
 }
 
 /* The host's reduction of the symmetric n x n a (full, row-major, overwritten) to diag and

@@ -73,6 +73,13 @@ int clstats__potrf(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t n, 
 int clstats__potrf_many(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t step,
                         size_t n, size_t extra, size_t count, cl_mem info, cl_mem parts);
 size_t clstats__potrf_blocks(size_t n);
+/* The same where the extra rows from row `ident` on (ident >= n) are the identity's (row
+ * ident + t: e_t'), which end as L^-T: on GPUs (the look-ahead design) the panels' and
+ * updates' tiles where those rows are still zero are skipped, the same bits in about 60% of
+ * the work (n^3/2 multiply-adds, not 5 n^3/6). */
+int clstats__potrf_many_identity(clstats_ctx *ctx, bool f64, struct clstats__mat a, size_t step,
+                                 size_t n, size_t extra, size_t ident, size_t count, cl_mem info,
+                                 cl_mem parts);
 
 /* The lower triangle of C = U U^T (n x n) for U upper triangular, read on and right of its
  * diagonal only (LAPACK's lauum): with U = L^-T, the factored matrix's inverse. One launch,
@@ -86,5 +93,29 @@ int clstats__lauum(clstats_ctx *ctx, bool f64, struct clstats__mat u, size_t n,
  * (src/linalg/extremes.c). */
 int clstats__eig_extremes_many(clstats_ctx *ctx, struct clstats__mat a, size_t step, size_t n,
                                size_t count, double *lo, double *hi);
+
+/* The largest eigenvalue of `count` symmetric positive semidefinite float64 operators by
+ * Lanczos's iteration on the device, in lockstep (src/linalg/lanczos.c): LANCZOS_SYMMETRIC,
+ * the full n x n matrix at a.off + m step (a.ld = n); LANCZOS_GRAM_UPPER, Y Y' for the upper
+ * triangular Y there (Y = L^-T: (L L')^-1). At most kmax steps (and n); theta[m] the largest
+ * Ritz value (never above the eigenvalue), err[m] its error estimate, kept once done(user, m,
+ * theta, err) accepts them or at the last step. */
+enum clstats__lanczos_op { LANCZOS_SYMMETRIC, LANCZOS_GRAM_UPPER };
+typedef bool (*clstats__lanczos_done)(void *user, size_t m, double theta, double err);
+int clstats__lanczos_top(clstats_ctx *ctx, enum clstats__lanczos_op op, struct clstats__mat a,
+                         size_t step, size_t n, size_t count, size_t kmax,
+                         clstats__lanczos_done done, void *user, double *theta, double *err);
+
+/* dst (count x 2 n rows of n) = [A_m + shift_m I; I] for the full n x n matrices A_m at a.off
+ * + m step (shift: count doubles on the device): factored with the identity's n rows carried
+ * along (clstats__potrf_many's extra rows), the rows below end as L^-T. */
+int clstats__shifted_with_identity(clstats_ctx *ctx, struct clstats__mat a, size_t step,
+                                   size_t n, size_t count, cl_mem shift, cl_mem dst);
+
+/* The eigenvalue of rank `which` (0 the smallest) of the n x n symmetric tridiagonal matrix
+ * (diag, and off's n - 1) by bisection on Sturm counts inside Gershgorin's bounds
+ * (src/linalg/extremes.c). */
+double clstats__tridiagonal_eigenvalue(const double *diag, const double *off, size_t n,
+                                       size_t which);
 
 #endif

@@ -106,15 +106,18 @@ static void close_block(double *s, bool f64)
 
 /* This rank's rows added to every column's state (cols x SUM_WORDS, the rows before them
  * already in): values below the column's t key (a column whose tkey is ~0, without a k-th
- * value, is left as it is: its sum is NaN). */
+ * value, is left as it is: its sum is NaN). Row by row, as the rows lie in memory (a column at a
+ * time strides through the whole part once per column); each column's own additions keep
+ * their order, so its sum is the same. */
 static void add_rows(double *state, const void *rows, size_t nrows, size_t cols, size_t ld,
                      const uint64_t *tkey, bool f64)
 {
-    for (size_t c = 0; c < cols; c++) {
-        double *s = state + c * SUM_WORDS;
-        if (tkey[c] == ~0ull) continue;
-        uint64_t g = (uint64_t)s[SUM_ROW];
-        for (size_t r = 0; r < nrows; r++, g++) {
+    const uint64_t g0 = cols ? (uint64_t)state[SUM_ROW] : 0; /* the same in every column */
+    for (size_t r = 0; r < nrows; r++) {
+        const uint64_t g = g0 + r;
+        for (size_t c = 0; c < cols; c++) {
+            double *s = state + c * SUM_WORDS;
+            if (tkey[c] == ~0ull) continue;
             if (g % SUM_BLOCK == 0 && g) close_block(s, f64);
             bool nan;
             const uint64_t key = key_of(rows, r * ld + c, f64, &nan);
@@ -126,8 +129,9 @@ static void add_rows(double *state, const void *rows, size_t nrows, size_t cols,
                 *lane = (double)((float)*lane + ((const float *)rows)[r * ld + c]);
             s[SUM_BELOW] += 1;
         }
-        s[SUM_ROW] = (double)g;
     }
+    for (size_t c = 0; c < cols; c++) /* every column, so that g0 is any column's */
+        state[c * SUM_WORDS + SUM_ROW] = (double)(g0 + nrows);
 }
 
 /* The sums below each column's t key, in the one-device order: rank 0's rows first, each rank

@@ -13,11 +13,12 @@
  * R_j = y - X_T beta_j, X^T R_j = X^T y - sum_m (X^T x_m) beta_jm, an identity of the columns
  * as they are held (centred and scaled, so no intercept column), whatever they are. So the
  * device keeps X^T y and a cache of Gram rows x_v^T X for the variables that have been in a
- * model of a particle taking the argmax (gram_cache.c books them); each iteration one GEMM
- * through src/linalg (CLBlast; or pass_gram_rows, tuning pass.gram_rows) makes the rows of the
- * variables new to the cache (X read once,
- * for tens of variables rather than 256 residuals), and pass_scan forms each particle's E from
- * X^T y and its k rows (k ~ 10 terms instead of n ~ 4000) while it scans for the largest |E|.
+ * model of a particle taking the argmax (gram_cache.c books them); each iteration one product
+ * makes the rows of the variables new to the cache (X read once, for tens of variables rather
+ * than 256 residuals): pass_gram_rows on NVIDIA's GPUs, CLBlast's GEMM through src/linalg
+ * elsewhere (tuning pass.gram_rows); and pass_scan forms each particle's E from X^T y and its
+ * k rows (k ~ 10 terms instead of n ~ 4000) while it scans for the largest |E|, a chunk of the
+ * variables a work-group, pass_scan_fold taking each particle's best of its chunks.
  * Where an iteration's models hold more variables than the cache has rows, E = R^T X by one
  * GEMM from the residuals, as the paper does. The argmaxes agree with the plain C engine's up to
  * rounding in the dtype, either way. On a device without fp64 the inner products are the
@@ -30,6 +31,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* pass_gram_rows's tiles (tuning pass.gram_tile, in its order; auto the first, 64x64x8, the
+ * fastest on the H100 in both dtypes: RESULTS "PaSS (issue 24j)"): work-items across and down
+ * a work-group, each 8 x 8 Gram values, and x's rows a slice. */
+static const struct gram_tile {
+    unsigned tx, ty, t;
+} gram_tiles[] = {{8, 8, 8}, {8, 8, 16}, {16, 8, 16}, {16, 16, 16}, {8, 8, 32}, {8, 8, 8}};
+
 /* The largest p for which the device takes the whole Gram matrix at its first argmax. */
 #define WHOLE_GRAM 2048
 
@@ -40,13 +48,16 @@ enum { DOWN_ADD, DOWN_GRAM, N_DOWN };
 struct device_state {
     cl_mem x, xt, y, y64, idx, beta, size, want, rows_dev, r, e, best, add, gram;
     cl_mem xty, cache, fresh, xnew, slot; /* the Gram cache (slots x p) and its helpers */
+    cl_mem part_v, part_i;                /* pass_scan's best of each chunk of variables */
     cl_mem up, down;                      /* idx ... rows_dev and add, gram are their parts */
     size_t up_at[N_UP + 1], down_at[N_DOWN + 1]; /* each part's offset; the last: the size */
     char *up_host, *down_host;                   /* pinned, the context's */
-    cl_kernel residuals, argmax, gather, scan, transpose, gram_rows;
+    cl_kernel residuals, argmax, gather, scan, scan_fold, transpose, gram_rows;
     cl_kernel grams, lane_sums, lane_fold, scale; /* NULL without fp64 */
     size_t wg, chunk;             /* chunk: new rows a GEMM makes at most */
+    size_t span, spans;           /* pass_scan's variables a work-group, and work-groups a particle */
     bool have_xty, own_rows; /* own_rows: pass_gram_rows makes the new rows (tuning), else CLBlast */
+    struct gram_tile tile;   /* pass_gram_rows's */
     struct pass_cache book;
     /* Where the time goes, logged at release (clstats_ctx_set_log; bench/bench_pass prints it):
      * the steps' wall time and their kernels' by part, the Gram rows made, the residual GEMMs. */
@@ -139,19 +150,20 @@ static int gemm_rows(struct pass_engine *e, size_t m, size_t at)
     return status ? status : clstats__gemm(e->ctx, d->f64, false, false, m, d->p, d->n, 1, a, x, 0, g);
 }
 
-/* The same by pass_gram_rows: 64 x 128 tiles of the rows, X read once for up to 64 rows. */
+/* The same by pass_gram_rows: 8 tx x 8 ty tiles of the rows, X read once for up to 8 ty rows. */
 static int own_rows(struct pass_engine *e, size_t m, size_t at)
 {
     struct device_state *st = e->state;
     const struct pass_data *d = e->d;
     const cl_uint n = (cl_uint)d->n, p = (cl_uint)d->p, mm = (cl_uint)m;
     const cl_ulong g0 = (cl_ulong)at;
-    const size_t es = d->f64 ? 8 : 4;
+    const size_t es = d->f64 ? 8 : 4, tx = st->tile.tx, ty = st->tile.ty, t = st->tile.t;
     const int status = SET_ARGS(e->ctx, st->gram_rows, ARG(st->x), ARG(n), ARG(p), ARG(st->xnew),
-                                ARG(mm), ARG(st->cache), ARG(g0), LOCAL_ARG(16 * 128 * es),
-                                LOCAL_ARG(16 * 68 * es));
+                                ARG(mm), ARG(st->cache), ARG(g0), LOCAL_ARG(t * 8 * tx * es),
+                                LOCAL_ARG(t * (8 * ty + 4) * es));
     if (status) return status;
-    const size_t local[2] = {32, 8}, g[2] = {(d->p + 127) / 128 * 32, (m + 63) / 64 * 8};
+    const size_t local[2] = {tx, ty},
+                 g[2] = {(d->p + 8 * tx - 1) / (8 * tx) * tx, (m + 8 * ty - 1) / (8 * ty) * ty};
     return clstats__launch(e->ctx, st->gram_rows, 2, NULL, g, local, "pass_gram_rows");
 }
 
@@ -238,14 +250,20 @@ static int argmaxes(struct pass_engine *e, const struct argmax_plan *plan)
     }
     st->mark_scan = clstats__event_mark(ctx);
     const cl_uint p = (cl_uint)d->p;
-    if ((status = SET_ARGS(ctx, st->scan, ARG(st->xty), ARG(st->cache), ARG(p), ARG(st->idx),
-                           ARG(st->slot), ARG(st->beta), ARG(st->size), ARG(st->rows_dev),
-                           ARG(st->best), LOCAL_ARG(cap * sizeof(cl_int)),
-                           LOCAL_ARG(cap * sizeof(cl_ulong)), LOCAL_ARG(cap * es),
-                           LOCAL_ARG(st->wg * es), LOCAL_ARG(st->wg * sizeof(cl_int)))))
+    const cl_uint span = (cl_uint)st->span, spans = (cl_uint)st->spans, mm = (cl_uint)plan->m;
+    if ((status = SET_ARGS(ctx, st->scan, ARG(st->xty), ARG(st->cache), ARG(p), ARG(span),
+                           ARG(st->idx), ARG(st->slot), ARG(st->beta), ARG(st->size),
+                           ARG(st->rows_dev), ARG(st->part_v), ARG(st->part_i),
+                           LOCAL_ARG(cap * sizeof(cl_int)), LOCAL_ARG(cap * sizeof(cl_ulong)),
+                           LOCAL_ARG(cap * es), LOCAL_ARG(st->wg * es),
+                           LOCAL_ARG(st->wg * sizeof(cl_int)))))
         return status;
-    const size_t g = plan->m * st->wg;
-    return clstats__launch(ctx, st->scan, 1, NULL, &g, &st->wg, "pass_scan");
+    const size_t g[2] = {st->spans * st->wg, plan->m}, local[2] = {st->wg, 1};
+    if ((status = clstats__launch(ctx, st->scan, 2, NULL, g, local, "pass_scan")) ||
+        (status = SET_ARGS(ctx, st->scan_fold, ARG(st->part_v), ARG(st->part_i), ARG(spans),
+                           ARG(st->rows_dev), ARG(mm), ARG(st->best))))
+        return status;
+    return clstats__launch(ctx, st->scan_fold, 1, NULL, &plan->m, NULL, "pass_scan_fold");
 }
 
 static int grams(struct pass_engine *e, size_t products)
@@ -371,7 +389,8 @@ static void release(struct pass_engine *e)
     cl_mem *bufs[] = {&st->x,    &st->xt,   &st->y,     &st->y64,      &st->idx,  &st->beta,
                       &st->size, &st->want, &st->r,     &st->e,        &st->best, &st->add,
                       &st->gram, &st->xty,  &st->cache, &st->fresh,    &st->xnew, &st->slot,
-                      &st->rows_dev, &st->up, &st->down}; /* parts before their buffers */
+                      &st->rows_dev, &st->part_v, &st->part_i, &st->up,
+                      &st->down}; /* parts before their buffers */
     for (size_t i = 0; i < sizeof bufs / sizeof *bufs; i++)
         if (*bufs[i]) clReleaseMemObject(*bufs[i]);
     clstats__cache_free(&st->book);
@@ -413,7 +432,9 @@ static int standardise_pass(struct pass_engine *e, cl_mem raw, cl_uint pass, cl_
 /* X as the caller gave it into a device buffer *raw: on GPUs through the context's pinned slots
  * (src/core/staging.c: copy threads fill them while earlier slots cross the bus at the pinned
  * rate), the kernels after it ordered by a barrier; else as clstats__array_in makes it (the
- * caller's memory itself on CPU devices). *staged says whether clstats__stage_finish is due. */
+ * caller's memory itself on CPU devices; the caller's buffer itself where X is already on the
+ * device, rows packed: nothing crosses the bus). *staged says whether clstats__stage_finish is
+ * due. */
 static int x_up(struct pass_engine *e, const struct clstats_array *x, cl_mem *raw, bool *owned,
                 bool *staged)
 {
@@ -422,7 +443,7 @@ static int x_up(struct pass_engine *e, const struct clstats_array *x, cl_mem *ra
     int status = clstats__array_check(ctx, x, "x", &span);
     if (status) return status;
     *staged = false;
-    if (!clstats__stage_wanted(ctx) || clstats__array_stride(x) != x->nx ||
+    if (!x->host || !clstats__stage_wanted(ctx) || clstats__array_stride(x) != x->nx ||
         clstats__stage_begin(ctx) != CLSTATS_OK)
         return clstats__array_in(ctx, x, true, raw, NULL, owned);
     cl_int err;
@@ -588,9 +609,11 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
     const size_t es = d->f64 ? 8 : 4, K = k_particles;
     st->wg = 1;
     while (st->wg * 2 <= 256 && st->wg * 2 <= ctx->max_work_group) st->wg *= 2;
-    char options[128];
-    snprintf(options, sizeof options, "%s%s -DWG=%zu -DCAP=%zu", d->f64 ? "-DUSE_DOUBLE" : "",
-             ctx->has_fp64 ? " -DPASS_GRAMS" : "", st->wg, cap);
+    st->tile = gram_tiles[clstats__tuned(ctx, P_PASS_GRAM_TILE)];
+    char options[160];
+    snprintf(options, sizeof options, "%s%s -DWG=%zu -DCAP=%zu -DGR_TX=%u -DGR_TY=%u -DGR_T=%u",
+             d->f64 ? "-DUSE_DOUBLE" : "", ctx->has_fp64 ? " -DPASS_GRAMS" : "", st->wg, cap,
+             st->tile.tx, st->tile.ty, st->tile.t);
     cl_program prog;
     int status = clstats__program(ctx, "pass.cl", options, &prog);
     if (status || (status = clstats__kernel(ctx, prog, "pass_residuals", &st->residuals)) ||
@@ -602,12 +625,18 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
           (status = clstats__kernel(ctx, prog, "pass_scale", &st->scale)))) ||
         (status = clstats__kernel(ctx, prog, "pass_gather", &st->gather)) ||
         (status = clstats__kernel(ctx, prog, "pass_scan", &st->scan)) ||
+        (status = clstats__kernel(ctx, prog, "pass_scan_fold", &st->scan_fold)) ||
         (status = clstats__kernel(ctx, prog, "pass_transpose", &st->transpose)) ||
         (status = clstats__kernel(ctx, prog, "pass_gram_rows", &st->gram_rows)))
         return status;
-    st->own_rows = clstats__tuned(ctx, P_PASS_GRAM_ROWS) == SWITCH_ON;
+    /* auto: pass_gram_rows on NVIDIA's GPUs, CLBlast elsewhere (RESULTS "PaSS (issue 24j)"). */
+    const long rows = clstats__tuned(ctx, P_PASS_GRAM_ROWS);
+    st->own_rows = rows == SWITCH_ON || (rows == AUTO && ctx->device_class == CLASS_NVIDIA);
     const size_t slots = cache_rows(ctx, d, K * cap);
     st->chunk = slots < 512 ? slots : 512;
+    /* Sixteen variables a work-item of pass_scan: at p = 40 000 ten work-groups a particle. */
+    st->span = d->scan_span ? d->scan_span : 16 * st->wg;
+    st->spans = (d->p + st->span - 1) / st->span;
     if ((status = clstats__cache_init(ctx, &st->book, d->p, slots))) return status;
     st->columns = malloc(2 * d->n * sizeof *st->columns);
     void *yh = y_in_dtype(d);
@@ -630,7 +659,9 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
     if (status || (status = buffer(ctx, d->n * 8, (void *)d->ys, &st->y64)) ||
         (status = buffer(ctx, d->n * K * es, NULL, &st->r)) ||
         (status = buffer(ctx, K * d->p * es, NULL, &st->e)) ||
-        (status = buffer(ctx, K * 4, NULL, &st->best)))
+        (status = buffer(ctx, K * 4, NULL, &st->best)) ||
+        (status = buffer(ctx, K * st->spans * es, NULL, &st->part_v)) ||
+        (status = buffer(ctx, K * st->spans * 4, NULL, &st->part_i)))
         return status;
     return CLSTATS_OK;
 }

@@ -92,8 +92,44 @@ static int standardise_y(clstats_ctx *ctx, const struct clstats_array *y, size_t
 
 static int non_finite(clstats_ctx *ctx, const struct clstats_array *x, size_t t, size_t i)
 {
-    return clstats__fail(ctx, CLSTATS_ERR_NAN, "x[%zu, %zu] is %g", t, i,
-                         element(x, row_of(x, t), i));
+    double v = NAN;
+    if (x->host) {
+        v = element(x, row_of(x, t), i);
+    } else { /* the one value, from the caller's buffer */
+        const size_t es = clstats__dtype_size(x->dtype);
+        char one[8];
+        if (clEnqueueReadBuffer(ctx->queue, x->buffer, CL_TRUE,
+                                (x->offset + t * clstats__array_stride(x) + i) * es, es, one, 0,
+                                NULL, NULL) == CL_SUCCESS)
+            v = x->dtype == CLSTATS_FLOAT64 ? *(double *)one : *(float *)one;
+    }
+    return clstats__fail(ctx, CLSTATS_ERR_NAN, "x[%zu, %zu] is %g", t, i, v);
+}
+
+/* a's elements in host memory: a itself, or, for an array in a buffer, its rows read into a
+ * packed copy *copy (the caller frees it), which *out then describes. */
+static int host_side(clstats_ctx *ctx, const struct clstats_array *a, const char *what,
+                     struct clstats_array *out, void **copy)
+{
+    *out = *a;
+    *copy = NULL;
+    if (a->host) return CLSTATS_OK;
+    if (!ctx)
+        return clstats__fail(NULL, CLSTATS_ERR_ARG, "%s is in a buffer: reading it needs a context",
+                             what);
+    int status = clstats__array_check(ctx, a, what, NULL);
+    if (status) return status;
+    const size_t es = clstats__dtype_size(a->dtype), row = a->nx * es;
+    if (!(*copy = malloc(row * a->ny)))
+        return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "out of memory for %s", what);
+    const size_t from[3] = {a->offset * es, 0, 0}, to[3] = {0, 0, 0}, region[3] = {row, a->ny, 1};
+    status = clstats__cl_check(ctx,
+                               clEnqueueReadBufferRect(ctx->queue, a->buffer, CL_TRUE, from, to,
+                                                       region, clstats__array_stride(a) * es, 0,
+                                                       row, 0, *copy, 0, NULL, NULL),
+                               "clEnqueueReadBufferRect(PaSS's input)");
+    *out = (struct clstats_array){.host = *copy, .dtype = a->dtype, .nx = a->nx, .ny = a->ny};
+    return status;
 }
 
 /* A column whose spread is at the rounding level of its mean counts as constant. */
@@ -416,8 +452,8 @@ static int run(clstats_ctx *ctx, bool device, const struct clstats_array *x,
     else clstats_pass_default_options(&o);
     if (!x || !y || !res || !res->coef || !res->support)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "x, y, result, coef and support are needed");
-    if (!x->host || !y->host)
-        return clstats__fail(ctx, CLSTATS_ERR_ARG, "PaSS takes x and y in host memory");
+    if (!x->host == !x->buffer || !y->host == !y->buffer)
+        return clstats__fail(ctx, CLSTATS_ERR_ARG, "x and y each need host memory or a buffer");
     if ((x->dtype != CLSTATS_FLOAT32 && x->dtype != CLSTATS_FLOAT64) || y->dtype != x->dtype)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "x and y must both be float32 or float64");
     const size_t n = x->ny, p = x->nx;
@@ -443,6 +479,7 @@ static int run(clstats_ctx *ctx, bool device, const struct clstats_array *x,
     const bool on_device = device && ctx->has_fp64;
     void *xr = NULL;
     double *xs = NULL, *ys = NULL, *mean = NULL, *scale = NULL, ymean = 0;
+    void *x_copy = NULL, *y_copy = NULL; /* host copies of arrays in buffers */
     size_t bytes;
     if (!clstats__array_bytes(n * p, f64 ? 8 : 4, &bytes) || p > SIZE_MAX / n)
         return clstats__fail(ctx, CLSTATS_ERR_ARG, "x is too large");
@@ -456,9 +493,17 @@ static int run(clstats_ctx *ctx, bool device, const struct clstats_array *x,
         status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "out of memory for x");
         goto exit;
     }
-    if ((status = standardise_y(ctx, y, n, ys, &ymean))) goto exit;
+    /* Arrays in buffers: y read down (n values), and X too where the host standardises it; on
+     * a device with fp64 X stays where it is, so that X already there skips the bus. */
+    struct clstats_array yh, xh;
+    if ((status = host_side(ctx, y, "y", &yh, &y_copy)) ||
+        (status = standardise_y(ctx, &yh, n, ys, &ymean)))
+        goto exit;
     for (size_t t = 0; t < n; t++) d.yty += ys[t] * ys[t];
-    if (!on_device && (status = standardise_x(ctx, x, xr, mean, scale))) goto exit;
+    if (!on_device && ((status = host_side(ctx, x, "x", &xh, &x_copy)) ||
+                       (status = standardise_x(ctx, &xh, xr, mean, scale))))
+        goto exit;
+    free(x_copy), x_copy = NULL;
     if (!device && !(d.xs = xs = columns_of(&d))) {
         status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "out of memory for x");
         goto exit;
@@ -505,7 +550,7 @@ static int run(clstats_ctx *ctx, bool device, const struct clstats_array *x,
 exit:
     if (e.release) e.release(&e);
     release_swarm(&s);
-    free(xr), free(xs), free(ys), free(mean), free(scale);
+    free(xr), free(xs), free(ys), free(mean), free(scale), free(x_copy), free(y_copy);
     return status;
 }
 

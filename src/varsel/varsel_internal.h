@@ -20,6 +20,7 @@ struct pass_data {
     const double *ys;
     double yty;
     size_t cache_rows; /* the device's Gram cache's rows; 0: its own choice (tests set a few) */
+    size_t scan_span;  /* pass_scan's variables a work-group; 0: its own choice (tests: a few) */
 };
 
 /* Every inner product of length n that enters a fit is summed in one order, whatever the
