@@ -215,6 +215,42 @@ START_TEST(bracket_mad_exact_when_lists_overflow_and_miss)
 }
 END_TEST
 
+/* The MAD's search with few probes a round (filter.shape_ty: 2 and 3), so that each pixel's
+ * search takes many rounds, its hints widening past the end probe where the crossing lies
+ * outside what its lists first held; with lists of 16 and 64 (filter.shape_tx) its ranks miss
+ * them and march several brackets a round, below and above, and the brackets overflow. Fills
+ * whose levels jump, ties, NaN blocks and infinities; one window and rule a build. */
+START_TEST(bracket_mad_search_takes_many_rounds_and_marches)
+{
+    static const struct {
+        const char *probes, *cap;
+        int width, height;
+        enum clstats_even even;
+    } builds[] = {{"2", "16", 37, 41, CLSTATS_EVEN_MEAN}, {"3", "64", 63, 31, CLSTATS_EVEN_UPPER}};
+    static const enum fill fills[] = {FILL_SCALE_STEPS, FILL_INTEGERS, FILL_NAN_BLOCKS,
+                                      FILL_INFINITE,    FILL_NORMAL,   FILL_HEAVY_TAIL};
+    size_t bad = 0;
+    uint64_t seed = test_seed() + 14500;
+    test_tune("filter.path", "bracket");
+    for (size_t b = 0; b < sizeof builds / sizeof builds[0]; b++) {
+        test_tune("filter.shape_ty", builds[b].probes);
+        test_tune("filter.shape_tx", builds[b].cap);
+        for (size_t f = 0; f < sizeof fills / sizeof fills[0]; f++) {
+            const struct clstats_filter_params p = {.width = builds[b].width,
+                                                    .height = builds[b].height,
+                                                    .boundary = all_modes[(b + f) % 5],
+                                                    .cval = f % 2 ? NAN : 3.0f,
+                                                    .even = builds[b].even};
+            bad += filter_case(b ? 45 : 38, b ? 37 : 50, &p, fills[f], 0.05, seed++, true);
+        }
+    }
+    test_tune("filter.shape_ty", NULL);
+    test_tune("filter.shape_tx", NULL);
+    test_tune("filter.path", NULL);
+    ck_assert_uint_eq(bad, 0);
+}
+END_TEST
+
 /* The whole public path: the device's own choice for a median-only call at a wide window, a
  * strip at a time through the band entry point, against the reference. */
 START_TEST(median_only_calls_at_wide_windows_match_reference)
@@ -271,6 +307,7 @@ static Suite *bracket_suite(void)
     tcase_add_test(mad, bracket_mad_exact_when_lists_overflow_and_miss);
     tcase_add_test(mad, bracket_mad_serves_rectangles_and_origins);
     tcase_add_test(mad, bracket_mad_matches_reference);
+    tcase_add_test(mad, bracket_mad_search_takes_many_rounds_and_marches);
     suite_add_tcase(s, mad);
     /* The widest windows (CK_RUN_CASE=large runs these alone). */
     TCase *large = tcase_create("large");

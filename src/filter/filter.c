@@ -216,6 +216,10 @@ static bool plan_bracket(const clstats_ctx *ctx, struct rect r, bool forced, boo
             cap *= 2;
     }
     if (bracket_local_bytes(r, py, cap, sample) > budget) return false;
+    /* The MAD search's probes a round: 8 (bench/RESULTS.md); filter.shape_ty forces them (tests
+     * make them few, so that searches take many rounds). */
+    const long forced_probes = forced ? clstats__tuned(ctx, P_FILTER_SHAPE_TY) : 0;
+    const int probes = forced_probes >= 2 && forced_probes <= 32 ? (int)forced_probes : 8;
     plan->path = PATH_BRACKET;
     plan->tx = 32;
     plan->px = 1;
@@ -226,8 +230,9 @@ static bool plan_bracket(const clstats_ctx *ctx, struct rect r, bool forced, boo
     plan->local[1] = 8;
     plan->source = "median_filter_bracket.cl";
     snprintf(plan->options, sizeof plan->options,
-             "-D WX=%d -D WY=%d -D EVEN=%d -D PY=%d -D CAP=%d -D SAMPLE=%d -D MAD=%d -D ROLLED=%d",
-             r.wx, r.wy, r.even, py, cap, sample, want_mad, ctx->is_cpu);
+             "-D WX=%d -D WY=%d -D EVEN=%d -D PY=%d -D CAP=%d -D SAMPLE=%d -D MAD=%d -D G=%d "
+             "-D ROLLED=%d",
+             r.wx, r.wy, r.even, py, cap, sample, want_mad, probes, ctx->is_cpu);
     return true;
 }
 
