@@ -32,7 +32,8 @@
  * Build options: -D WX, -D WY (window columns and rows), -D EVEN (even_rule.cl), -D PY (output
  * rows a work-item holds; TY = 8 PY), -D CAP (the list's capacity, a power of two), -D SAMPLE
  * (the sample's size, a power of two), -D MAD (1: the MAD pass is built), -D G (the MAD search's
- * probes a round, at least 2; 8 when absent), -D ROLLED (1: loops
+ * probes a round, at least 2; 8 when absent), -D MAD_HALF (forces the elements each MAD bracket
+ * first holds on each side of its estimate), -D ROLLED (1: loops
  * with fixed trip counts stay loops: CPU compilers that unroll them, PoCL's, take minutes to
  * build the kernel, and the CPUs take the design only where tests force it). The local arrays come
  * as kernel arguments (sized by the host from the same numbers): sums of TY x UW + GROUP
@@ -217,39 +218,72 @@ void build_bracket(SOURCE, bracket *b, int dir, __local ulong *list, int cap,
 
 /* The ranks each pixel asks, ascending and distinct: count of them (0: none), the j-th
  * off + first + j span / (NT - 1) where span >= NT - 1 (spread evenly over first .. first +
- * span), else off + first + j. */
+ * span), else off + first + j; off is the caller's, a pixel's own. */
 typedef struct {
-    int off[PY], first[PY], span[PY], count[PY];
+    int first[PY], span[PY], count[PY];
 } targets;
 
-inline int target_rank(const targets *t, int p, int j)
+inline int target_rank(const targets *t, const int *off, int p, int j)
 {
-    return t->off[p] + t->first[p] + (t->span[p] >= NT - 1 ? j * t->span[p] / (NT - 1) : j);
+    return off[p] + t->first[p] + (t->span[p] >= NT - 1 ? j * t->span[p] / (NT - 1) : j);
 }
 
 /* The next target of pixel p from its slot on that b's list holds, as a count of its window's
  * listed elements; -1 (no count) when none is left. */
-inline int next_target(const targets *t, const bracket *b, int p, int slot, int end)
+inline int next_target(const targets *t, const int *off, const bracket *b, int p, int slot,
+                       int end)
 {
-    return slot < end ? target_rank(t, p, slot) - (int)b->below[p] : -1;
+    return slot < end ? target_rank(t, off, p, slot) - (int)b->below[p] : -1;
+}
+
+/* The MAD search's test of its probes, judged where the upper list's walk finds each probe's
+ * partner (mad_pass): the pixel's median m, the first probe whose test holds (first_true, NT
+ * where none) with its partner's deviation (dev_true), and the last that fails (last_false,
+ * -1 where none) with its partner's (up_false). */
+typedef struct {
+    float m[PY], dev_true[PY], up_false[PY];
+    int first_true[PY], last_false[PY];
+} verdicts;
+
+/* The key[p][j] the walk holds for pixel p's probe j. */
+inline uint key_at(uint key[PY][NT], int p, int j)
+{
+    uint k = 0u;
+    ROLL for (int q = 0; q < NT; q++)
+        if (q == j) k = key[p][q];
+    return k;
+}
+
+/* Pixel p's probe j, whose lower element's key is key[p][j] and whose partner is e: the
+ * search's test d(e_i) <= d(e_{i+k}) with e_{i+k} >= m, into v. */
+inline void judge_probe(verdicts *v, uint key[PY][NT], int p, int j, ulong e)
+{
+    const float m = v->m[p], vu = value_of((uint)(e >> 32));
+    const float dl = deviation(value_of(key_at(key, p, j)), m), du = deviation(vu, m);
+    if (vu >= m && dl <= du) {
+        if (j < v->first_true[p]) v->first_true[p] = j, v->dev_true[p] = du;
+    } else if (j > v->last_false[p]) {
+        v->last_false[p] = j, v->up_false[p] = du;
+    }
 }
 
 /* One walk of b's list: each pixel's targets inside b's ranks get the keys of its window's
- * elements there (key[p][j]). Every work-item reads the same entry at once (a broadcast), and
- * the pixels of a work-item share its read and its column test. */
+ * elements there (key[p][j]), or with judge the search's test against the keys held (v).
+ * Every work-item reads the same entry at once (a broadcast), and the pixels of a work-item
+ * share its read and its column test. */
 void walk_list(__local const ulong *list, const bracket *b, int lx, int ly, const targets *t,
-               uint key[PY][NT])
+               const int *off, uint key[PY][NT], bool judge, verdicts *v)
 {
     int cnt[PY], slot[PY], end[PY], next[PY];
     for (int p = 0; p < PY; p++) {
         slot[p] = end[p] = cnt[p] = 0;
         ROLL for (int j = 0; j < NT; j++)
             if (j < t->count[p]) {
-                const int r = target_rank(t, p, j);
+                const int r = target_rank(t, off, p, j);
                 slot[p] += r < (int)b->below[p];
                 end[p] += r < (int)b->upto[p];
             }
-        next[p] = next_target(t, b, p, slot[p], end[p]);
+        next[p] = next_target(t, off, b, p, slot[p], end[p]);
     }
     for (int i = 0; i < b->len; i++) {
         bool more = false;
@@ -262,24 +296,30 @@ void walk_list(__local const ulong *list, const bracket *b, int lx, int ly, cons
         for (int p = 0; p < PY; p++)
             if ((uint)(ur - ly - p * GY) < (uint)WY) {
                 if (cnt[p] == next[p]) {
-                    ROLL for (int j = 0; j < NT; j++)
-                        if (j == slot[p]) key[p][j] = (uint)(e >> 32);
+                    if (judge) {
+                        judge_probe(v, key, p, slot[p], e);
+                    } else {
+                        ROLL for (int j = 0; j < NT; j++)
+                            if (j == slot[p]) key[p][j] = (uint)(e >> 32);
+                    }
                     slot[p]++;
-                    next[p] = next_target(t, b, p, slot[p], end[p]);
+                    next[p] = next_target(t, off, b, p, slot[p], end[p]);
                 }
                 cnt[p]++;
             }
     }
 }
 
-/* Every target of the work-item's pixels answered into key: from b's list where its counts
- * place them, else from further brackets, contiguous stretches of the union's order below
- * (first) or above what was covered, each march_steps of the sample long. Each covers elements
- * never covered before, and the union is finite, so every target is answered; b ends as the
- * last bracket built. The whole group calls it (barriers); flags: a local int. */
+/* Every target of the work-item's pixels answered (walk_list: keys, or with judge verdicts):
+ * from b's list where its counts place them, else from further brackets, contiguous stretches
+ * of the union's order below (first) or above what was covered, each march_steps of the sample
+ * long. Each covers elements never covered before, and the union is finite, so every target is
+ * answered; b ends as the last bracket built. The whole group calls it (barriers); flags: a
+ * local int. */
 void select_ranks(SOURCE, bracket *b, __local ulong *list, int cap, __local ushort *sums,
                   __local const ulong *sample, volatile __local int *flags, int march_steps,
-                  int lid, int lx, int ly, const targets *t, uint key[PY][NT])
+                  int lid, int lx, int ly, const targets *t, const int *off, uint key[PY][NT],
+                  bool judge, verdicts *v)
 {
     ulong cov_lo = b->L, cov_hi = b->H;
     int covered_below[PY], covered_upto[PY]; /* each pixel's ranks covered so far */
@@ -288,12 +328,12 @@ void select_ranks(SOURCE, bracket *b, __local ulong *list, int cap, __local usho
         covered_upto[p] = b->upto[p];
     }
     ONCE for (;;) {
-        walk_list(list, b, lx, ly, t, key);
+        walk_list(list, b, lx, ly, t, off, key, judge, v);
         int side = 0;
         for (int p = 0; p < PY; p++)
             if (t->count[p] > 0) {
-                side |= target_rank(t, p, 0) < covered_below[p] ? 1 : 0;
-                side |= target_rank(t, p, t->count[p] - 1) >= covered_upto[p] ? 2 : 0;
+                side |= target_rank(t, off, p, 0) < covered_below[p] ? 1 : 0;
+                side |= target_rank(t, off, p, t->count[p] - 1) >= covered_upto[p] ? 2 : 0;
             }
         if (lid == 0) *flags = 0;
         barrier(CLK_LOCAL_MEM_FENCE);
@@ -394,7 +434,12 @@ void mad_pass(SOURCE, int nx, int ny, __local ushort *sums, __local ulong *list,
      * (upper) ends, about 1.4 UNION / w, and twice the sample's error at a quartile, about
      * 0.43 UNION / sqrt(SAMPLE); at most 2/5 of a list, so that few overflow. */
     const float w = sqrt((float)(WX * WY));
-    const int half_elems = min(HC * 2 / 5, (int)(1.4f * UNION / w + 0.86f * UNION / sqrt((float)SAMPLE)));
+#ifdef MAD_HALF
+    const int half_elems = MAD_HALF;
+#else
+    const int half_elems =
+        min(HC * 2 / 5, (int)(1.4f * UNION / w + 0.86f * UNION / sqrt((float)SAMPLE)));
+#endif
     const int half_steps = clamp(half_elems / per_step, 1, SAMPLE / 2);
     const int march_steps = clamp((HC / 2) / per_step, 1, SAMPLE);
     bracket lower = {.L = at_lo >= half_steps ? sample[at_lo - half_steps] : 0ul,
@@ -449,49 +494,52 @@ void mad_pass(SOURCE, int nx, int ny, __local ushort *sums, __local ulong *list,
             hint_lo[p] = a;
             hint_hi[p] = b;
         }
+        const int no_off[PY] = {0};
         ONCE for (;;) {
-            targets lower_ranks, upper_ranks;
+            targets probes;
+            verdicts v;
             bool open = false;
             for (int p = 0; p < PY; p++) {
-                const int span = hint_hi[p] - hint_lo[p];
-                lower_ranks.off[p] = 0;
-                upper_ranks.off[p] = k[p];
-                lower_ranks.first[p] = upper_ranks.first[p] = hint_lo[p];
-                lower_ranks.span[p] = upper_ranks.span[p] = span;
-                lower_ranks.count[p] = upper_ranks.count[p] =
-                    hi[p] - lo[p] > 1 ? min(NT, span + 1) : 0;
+                probes.first[p] = hint_lo[p];
+                probes.span[p] = hint_hi[p] - hint_lo[p];
+                probes.count[p] = hi[p] - lo[p] > 1 ? min(NT, probes.span[p] + 1) : 0;
                 open |= hi[p] - lo[p] > 1;
+                v.m[p] = med[p];
+                v.first_true[p] = NT;
+                v.last_false[p] = -1;
             }
             if (!any_in_group(open, flags, lid)) break;
-            uint lower_key[PY][NT], upper_key[PY][NT];
+            uint key[PY][NT];
             select_ranks(SOURCE_PASS, &lower, lower_list, HC, sums, sample, flags, march_steps,
-                         lid, lx, ly, &lower_ranks, lower_key);
+                         lid, lx, ly, &probes, no_off, key, false, &v);
             select_ranks(SOURCE_PASS, &upper, upper_list, HC, sums, sample, flags, march_steps,
-                         lid, lx, ly, &upper_ranks, upper_key);
+                         lid, lx, ly, &probes, k, key, true, &v);
             for (int p = 0; p < PY; p++) {
-                if (lower_ranks.count[p] == 0) continue;
-                const float m = med[p];
-                bool some_true = false, some_false = false;
-                ROLL for (int j = 0; j < NT; j++) {
-                    if (j >= lower_ranks.count[p]) continue;
-                    const int i = target_rank(&lower_ranks, p, j);
-                    const float vl = value_of(lower_key[p][j]), vu = value_of(upper_key[p][j]);
-                    const float dl = deviation(vl, m), du = deviation(vu, m);
-                    if (vu >= m && dl <= du) {
-                        if (i < hi[p]) hi[p] = i, dev_hi[p] = du;
-                        some_true = true;
-                    } else {
-                        if (i > lo[p]) lo[p] = i, dev_lo[p] = dl;
-                        some_false = true;
-                    }
+                if (probes.count[p] == 0) continue;
+                const int jt = v.first_true[p], jf = v.last_false[p];
+                if (jt < NT) {
+                    hi[p] = target_rank(&probes, no_off, p, jt);
+                    dev_hi[p] = v.dev_true[p];
                 }
-                /* The next hint: between the probes i* falls between, or past the end probe,
-                 * twice as wide as this round's. */
+                float g_lo = 0.0f, g_hi = 0.0f; /* d(e_i) - d(e_{i+k}) at lo and hi */
+                if (jf >= 0) {
+                    lo[p] = target_rank(&probes, no_off, p, jf);
+                    dev_lo[p] = deviation(value_of(key_at(key, p, jf)), med[p]);
+                    g_lo = dev_lo[p] - v.up_false[p];
+                }
+                /* The next hint: where the line through the test's margins at the probes i*
+                 * falls between crosses zero, G wide; or past the end probe, twice as wide as
+                 * this round's. */
                 const int width = 2 * (hint_hi[p] - hint_lo[p] + 1);
-                if (some_true && some_false) {
-                    hint_lo[p] = lo[p] + 1;
-                    hint_hi[p] = hi[p] - 1;
-                } else if (some_true) {
+                if (jt < NT && jf >= 0) {
+                    g_hi = deviation(value_of(key_at(key, p, jt)), med[p]) - dev_hi[p];
+                    const float t = g_lo / (g_lo - g_hi); /* g_lo > 0 >= g_hi where finite */
+                    int c = lo[p] + 1;
+                    if (t > 0.0f && t < 1.0f) c = lo[p] + (int)(t * (float)(hi[p] - lo[p]));
+                    hint_lo[p] = max(lo[p] + 1, c - NT / 2);
+                    hint_hi[p] = min(hi[p] - 1, hint_lo[p] + NT - 1);
+                    hint_lo[p] = max(lo[p] + 1, hint_hi[p] - (NT - 1));
+                } else if (jt < NT) {
                     hint_hi[p] = hi[p] - 1;
                     hint_lo[p] = max(lo[p] + 1, hint_hi[p] - width + 1);
                 } else {
@@ -538,7 +586,6 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
     targets middles;
     for (int p = 0; p < PY; p++) {
         const bool inside = x0 + lx < nx && y0 + ly + p * GY < ny;
-        middles.off[p] = 0;
         middles.first[p] = MIDDLE_RANK((int)n[p]);
         middles.span[p] = MIDDLE_IS_MEAN((int)n[p]) ? 1 : 0;
         middles.count[p] = inside && n[p] > 0 ? middles.span[p] + 1 : 0;
@@ -557,8 +604,10 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
                  .H = centre + first_steps < SAMPLE ? sample[centre + first_steps] : ELEM_TOP};
     build_bracket(SOURCE_PASS, &b, 1, list, CAP, sums, &flags, lid, lx, ly);
     uint key[PY][NT];
+    const int no_off[PY] = {0};
+    verdicts unused;
     select_ranks(SOURCE_PASS, &b, list, CAP, sums, sample, &flags, march_steps, lid, lx, ly,
-                 &middles, key);
+                 &middles, no_off, key, false, &unused);
 
     float med[PY], mad[PY];
     for (int p = 0; p < PY; p++) {

@@ -233,6 +233,13 @@ static bool plan_bracket(const clstats_ctx *ctx, struct rect r, bool forced, boo
              "-D WX=%d -D WY=%d -D EVEN=%d -D PY=%d -D CAP=%d -D SAMPLE=%d -D MAD=%d -D G=%d "
              "-D ROLLED=%d",
              r.wx, r.wy, r.even, py, cap, sample, want_mad, probes, ctx->is_cpu);
+    /* filter.shape_px forces the MAD brackets' first half-widths, in 16 elements (benchmarks). */
+    const long forced_half = forced && want_mad ? clstats__tuned(ctx, P_FILTER_SHAPE_PX) : 0;
+    if (forced_half > 0) {
+        const size_t used = strlen(plan->options);
+        snprintf(plan->options + used, sizeof plan->options - used, " -D MAD_HALF=%ld",
+                 16 * forced_half);
+    }
     return true;
 }
 
