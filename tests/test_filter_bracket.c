@@ -3,7 +3,7 @@
  * with origins, every boundary mode, NaN and finite cvals, every even rule, on random data with
  * NaNs, ties, constant regions, infinities, signed zeros and huge values, tiny and odd shapes;
  * and lists so small that first brackets miss and overflow, so that every round is taken; the
- * same for its MAD (forced: the device's own choice takes it nowhere yet). */
+ * same for its MAD, forced and where GPUs choose it (wide windows). */
 #include "filter_fills.h"
 #include "reference_filter.h"
 #include "test_util.h"
@@ -251,26 +251,31 @@ START_TEST(bracket_mad_search_takes_many_rounds_and_marches)
 }
 END_TEST
 
-/* The whole public path: the device's own choice for a median-only call at a wide window, a
- * strip at a time through the band entry point, against the reference. */
-START_TEST(median_only_calls_at_wide_windows_match_reference)
+/* The whole public path: the device's own choice at a wide window (with want_mad, one where
+ * GPUs take the bracket design's MAD), and the design forced, for the whole image and a strip
+ * at a time through the band entry point, against the reference. */
+static void wide_window_calls_match_reference(int w, bool want_mad, uint64_t seed)
 {
     const size_t nx = 50, ny = 70, n = nx * ny;
-    const int w = 45;
     float *img = malloc(n * sizeof *img), *med = malloc(n * sizeof *med),
-          *ref = malloc(n * sizeof *ref);
-    ck_assert(img && med && ref);
-    fill_image(img, nx, ny, nx, FILL_SCALE_STEPS, 0.05, test_seed() + 12600);
+          *ref = malloc(n * sizeof *ref), *mad = malloc(n * sizeof *mad),
+          *ref_mad = malloc(n * sizeof *ref_mad);
+    ck_assert(img && med && ref && mad && ref_mad);
+    fill_image(img, nx, ny, nx, FILL_SCALE_STEPS, 0.05, seed);
     const struct clstats_filter_params p = {.width = w, .boundary = CLSTATS_BOUNDARY_MIRROR};
-    ck_assert_int_eq(reference_median_filter(img, nx, ny, nx, &p, ref, NULL), 0);
+    ck_assert_int_eq(reference_median_filter(img, nx, ny, nx, &p, ref, ref_mad), 0);
+    float *mad_out = want_mad ? mad : NULL;
     for (int forced = 0; forced < 2; forced++) {
         test_tune("filter.path", forced ? "bracket" : NULL);
         memset(med, 0, n * sizeof *med);
-        ck_assert_int_eq(clstats_median_filter(test_ctx(), img, nx, ny, nx, &p, med, NULL),
+        memset(mad, 0, n * sizeof *mad);
+        ck_assert_int_eq(clstats_median_filter(test_ctx(), img, nx, ny, nx, &p, med, mad_out),
                          CLSTATS_OK);
         ck_assert_uint_eq(test_compare_bits(med, ref, n, nx, "whole"), 0);
+        if (want_mad) ck_assert_uint_eq(test_compare_bits(mad, ref_mad, n, nx, "whole MAD"), 0);
         /* Bands of 20 rows: each band's buffer holds the rows its windows read. */
         memset(med, 0, n * sizeof *med);
+        memset(mad, 0, n * sizeof *mad);
         for (size_t row0 = 0; row0 < ny; row0 += 20) {
             const size_t rows = ny - row0 < 20 ? ny - row0 : 20;
             const long first = (long)row0 - w / 2;
@@ -281,14 +286,27 @@ START_TEST(median_only_calls_at_wide_windows_match_reference)
                 memcpy(band + j * nx, img + (size_t)r * nx, nx * sizeof *band);
             }
             ck_assert_int_eq(clstats_median_filter_band(test_ctx(), band, nx, ny, nx, row0, rows,
-                                                        &p, med + row0 * nx, NULL),
+                                                        &p, med + row0 * nx,
+                                                        want_mad ? mad + row0 * nx : NULL),
                              CLSTATS_OK);
             free(band);
         }
         ck_assert_uint_eq(test_compare_bits(med, ref, n, nx, "bands"), 0);
+        if (want_mad) ck_assert_uint_eq(test_compare_bits(mad, ref_mad, n, nx, "bands MAD"), 0);
     }
     test_tune("filter.path", NULL);
-    free(img), free(med), free(ref);
+    free(img), free(med), free(ref), free(mad), free(ref_mad);
+}
+
+START_TEST(median_only_calls_at_wide_windows_match_reference)
+{
+    wide_window_calls_match_reference(45, false, test_seed() + 12600);
+}
+END_TEST
+
+START_TEST(mad_calls_at_wide_windows_match_reference)
+{
+    wide_window_calls_match_reference(91, true, test_seed() + 12700);
 }
 END_TEST
 
@@ -307,8 +325,13 @@ static Suite *bracket_suite(void)
     tcase_add_test(mad, bracket_mad_exact_when_lists_overflow_and_miss);
     tcase_add_test(mad, bracket_mad_serves_rectangles_and_origins);
     tcase_add_test(mad, bracket_mad_matches_reference);
-    tcase_add_test(mad, bracket_mad_search_takes_many_rounds_and_marches);
+    tcase_add_test(mad, mad_calls_at_wide_windows_match_reference);
     suite_add_tcase(s, mad);
+    /* The MAD search's many rounds (CK_RUN_CASE=mad_rounds runs it alone). */
+    TCase *rounds = tcase_create("mad_rounds");
+    tcase_set_timeout(rounds, 0);
+    tcase_add_test(rounds, bracket_mad_search_takes_many_rounds_and_marches);
+    suite_add_tcase(s, rounds);
     /* The widest windows (CK_RUN_CASE=large runs these alone). */
     TCase *large = tcase_create("large");
     tcase_set_timeout(large, 0);

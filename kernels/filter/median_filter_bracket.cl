@@ -51,6 +51,13 @@
 #define ROLL
 #endif
 #define ONCE _Pragma("unroll 1") /* loops whose bodies are large: never unrolled */
+/* Functions without barriers that CPU builds keep out of line: inlined at every call site, the
+ * kernel grows past what PoCL builds in minutes. */
+#if ROLLED
+#define OUT_OF_LINE __attribute__((noinline))
+#else
+#define OUT_OF_LINE
+#endif
 #ifndef G
 #define G 8
 #endif
@@ -256,7 +263,7 @@ inline uint key_at(uint key[PY][NT], int p, int j)
 
 /* Pixel p's probe j, whose lower element's key is key[p][j] and whose partner is e: the
  * search's test d(e_i) <= d(e_{i+k}) with e_{i+k} >= m, into v. */
-inline void judge_probe(verdicts *v, uint key[PY][NT], int p, int j, ulong e)
+OUT_OF_LINE void judge_probe(verdicts *v, uint key[PY][NT], int p, int j, ulong e)
 {
     const float m = v->m[p], vu = value_of((uint)(e >> 32));
     const float dl = deviation(value_of(key_at(key, p, j)), m), du = deviation(vu, m);
@@ -271,7 +278,7 @@ inline void judge_probe(verdicts *v, uint key[PY][NT], int p, int j, ulong e)
  * elements there (key[p][j]), or with judge the search's test against the keys held (v).
  * Every work-item reads the same entry at once (a broadcast), and the pixels of a work-item
  * share its read and its column test. */
-void walk_list(__local const ulong *list, const bracket *b, int lx, int ly, const targets *t,
+OUT_OF_LINE void walk_list(__local const ulong *list, const bracket *b, int lx, int ly, const targets *t,
                const int *off, uint key[PY][NT], bool judge, verdicts *v)
 {
     int cnt[PY], slot[PY], end[PY], next[PY];

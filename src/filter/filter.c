@@ -48,6 +48,14 @@ enum filter_path {
  * 37 to 255 (bench/RESULTS.md, "the bracket design"). */
 #define BRACKET_FROM 31
 
+/* With a MAD, GPUs take the bracket design where the window's larger side is from
+ * BRACKET_MAD_FROM to BRACKET_MAD_TO: measured faster than the runs design at w = 101 and 201
+ * (96 and 30 against 82 and 22 Mpixel/s on the H100), slower at 51 and 255 and than the sorted
+ * design at 31; the switches where the measured rates' power laws cross (bench/RESULTS.md,
+ * "the bracket MAD by a search over ranks"). */
+#define BRACKET_MAD_FROM 85
+#define BRACKET_MAD_TO 239
+
 struct filter_plan {
     enum filter_path path;
     int bins, cap; /* binned: value bins; largest bin sorted in registers */
@@ -192,8 +200,8 @@ static size_t bracket_local_bytes(struct rect r, int py, int cap, int sample)
     return 2 * (8 * (size_t)py * uw + 256) + 8 * (size_t)cap + 8 * (size_t)sample + 64;
 }
 
-/* The bracket design (median only): work-groups of 32 x 8 work-items over tiles of 32 x 32
- * outputs; the largest list (a power of two up to 4096) and sample (1024, or 512 where local
+/* The bracket design (the median, and with want_mad the MAD): work-groups of 32 x 8
+ * work-items over tiles of 32 x 32 outputs; the largest list (a power of two up to 4096) and sample (1024, or 512 where local
  * memory is short) that fit. Where filter.path forces the design, filter.shape_tx forces the
  * list's capacity (tests make it small so that brackets overflow and miss; at least 2 with a
  * MAD, whose two lists take a half each). Its counts are 16-bit: windows of at most 65535
@@ -245,7 +253,8 @@ static bool plan_bracket(const clstats_ctx *ctx, struct rect r, bool forced, boo
 
 /* Chooses the design and its build options: on GPUs sorted runs where the window is small and
  * the tile fits, the runs design for larger windows (the bracket design for a median alone
- * there), else bisection where its tile fits; rank
+ * there, and with a MAD from BRACKET_MAD_FROM to BRACKET_MAD_TO), else bisection where its
+ * tile fits; rank
  * on CPU devices, else binned where the rank tile cannot fit (bench/RESULTS.md). The tuning
  * parameter filter.path forces one (tests judge each; a design whose tile cannot fit falls
  * back as the default would). */
@@ -256,13 +265,12 @@ static int plan_filter(clstats_ctx *ctx, struct rect r, bool want_mad, struct fi
     const long forced = clstats__tuned(ctx, P_FILTER_PATH);
     const bool large = r.wx >= RUNS_FROM || r.wy >= RUNS_FROM;
     const long fallback = ctx->is_cpu ? FILTER_RANK : large ? FILTER_RUNS : FILTER_SORTED;
-    const bool wide = r.wx >= BRACKET_FROM || r.wy >= BRACKET_FROM;
-    long want = forced ? forced : !ctx->is_cpu && wide && !want_mad ? FILTER_BRACKET : fallback;
+    const int side = r.wx > r.wy ? r.wx : r.wy;
+    const bool bracket = want_mad ? side >= BRACKET_MAD_FROM && side <= BRACKET_MAD_TO
+                                  : side >= BRACKET_FROM;
+    long want = forced ? forced : !ctx->is_cpu && bracket ? FILTER_BRACKET : fallback;
     if (want == FILTER_BRACKET) {
-        /* Its MAD only where forced, until measured on GPUs against the runs design. */
-        if ((!want_mad || forced == FILTER_BRACKET) &&
-            plan_bracket(ctx, r, forced == FILTER_BRACKET, want_mad, plan))
-            return CLSTATS_OK;
+        if (plan_bracket(ctx, r, forced == FILTER_BRACKET, want_mad, plan)) return CLSTATS_OK;
         want = fallback;
     }
 
