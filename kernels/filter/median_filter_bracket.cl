@@ -58,6 +58,13 @@
 #else
 #define OUT_OF_LINE
 #endif
+/* Loops of two whose bodies hold barriers: one call site on CPUs, where every inlined copy of a
+ * barrier costs PoCL's build time, two on GPUs, where the loop's index must fold away. */
+#if ROLLED
+#define TWICE(j) _Pragma("unroll 1") for (int j = 0; j < 2; j++)
+#else
+#define TWICE(j) _Pragma("unroll") for (int j = 0; j < 2; j++)
+#endif
 #ifndef G
 #define G 8
 #endif
@@ -219,8 +226,8 @@ void build_bracket(SOURCE, bracket *b, int dir, __local ulong *list, int cap,
         list[i] = NO_ELEM;
     barrier(CLK_LOCAL_MEM_FENCE);
     bitonic_sort(list, n2, lid);
-    box_counts(SOURCE_PASS, b->L, sums, lid, lx, ly, b->below);
-    box_counts(SOURCE_PASS, b->H + 1ul, sums, lid, lx, ly, b->upto);
+    TWICE(j)
+        box_counts(SOURCE_PASS, j ? b->H + 1ul : b->L, sums, lid, lx, ly, j ? b->upto : b->below);
 }
 
 /* The ranks each pixel asks, ascending and distinct: count of them (0: none), the j-th
@@ -454,8 +461,9 @@ void mad_pass(SOURCE, int nx, int ny, __local ushort *sums, __local ulong *list,
     bracket upper = {.L = at_hi >= half_steps ? sample[at_hi - half_steps] : 0ul,
                      .H = at_hi + half_steps < SAMPLE ? sample[at_hi + half_steps] : ELEM_TOP};
     __local ulong *lower_list = list, *upper_list = list + HC;
-    build_bracket(SOURCE_PASS, &lower, 0, lower_list, HC, sums, flags, lid, lx, ly);
-    build_bracket(SOURCE_PASS, &upper, 0, upper_list, HC, sums, flags, lid, lx, ly);
+    TWICE(s)
+        build_bracket(SOURCE_PASS, s ? &upper : &lower, 0, s ? upper_list : lower_list, HC, sums,
+                      flags, lid, lx, ly);
 
     /* Infinite medians: whether every valid value equals them (then NaN, else +inf), from the
      * counts below +inf and at or under -inf. */
@@ -464,8 +472,9 @@ void mad_pass(SOURCE, int nx, int ny, __local ushort *sums, __local ulong *list,
         mine |= n[p] > 0 && is_inf(med[p]);
     if (any_in_group(mine, flags, lid)) {
         ushort below_inf[PY], upto_neg_inf[PY];
-        box_counts(SOURCE_PASS, (ulong)KEY_POS_INF << 32, sums, lid, lx, ly, below_inf);
-        box_counts(SOURCE_PASS, (ulong)(KEY_NEG_INF + 1u) << 32, sums, lid, lx, ly, upto_neg_inf);
+        TWICE(j)
+            box_counts(SOURCE_PASS, j ? (ulong)(KEY_NEG_INF + 1u) << 32 : (ulong)KEY_POS_INF << 32,
+                       sums, lid, lx, ly, j ? upto_neg_inf : below_inf);
         for (int p = 0; p < PY; p++)
             if (n[p] > 0 && is_inf(med[p]))
                 mad[p] = mad_without_selection(
@@ -517,10 +526,11 @@ void mad_pass(SOURCE, int nx, int ny, __local ushort *sums, __local ulong *list,
             }
             if (!any_in_group(open, flags, lid)) break;
             uint key[PY][NT];
-            select_ranks(SOURCE_PASS, &lower, lower_list, HC, sums, sample, flags, march_steps,
-                         lid, lx, ly, &probes, no_off, key, false, &v);
-            select_ranks(SOURCE_PASS, &upper, upper_list, HC, sums, sample, flags, march_steps,
-                         lid, lx, ly, &probes, k, key, true, &v);
+            /* The lower list's keys, then the upper list's walk judges each probe. */
+            TWICE(s)
+                select_ranks(SOURCE_PASS, s ? &upper : &lower, s ? upper_list : lower_list, HC,
+                             sums, sample, flags, march_steps, lid, lx, ly, &probes,
+                             s ? k : no_off, key, s == 1, &v);
             for (int p = 0; p < PY; p++) {
                 if (probes.count[p] == 0) continue;
                 const int jt = v.first_true[p], jf = v.last_false[p];
