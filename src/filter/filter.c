@@ -50,11 +50,11 @@ enum filter_path {
 
 /* With a MAD, GPUs take the bracket design where the window's larger side is from
  * BRACKET_MAD_FROM to BRACKET_MAD_TO: measured faster than the runs design at w = 101 and 201
- * (96 and 30 against 82 and 22 Mpixel/s on the H100), slower at 51 and 255 and than the sorted
- * design at 31; the switches where the measured rates' power laws cross (bench/RESULTS.md,
- * "the bracket MAD by a search over ranks"). */
-#define BRACKET_MAD_FROM 85
-#define BRACKET_MAD_TO 239
+ * (96 and 30 against 82 and 22 Mpixel/s on the H100), as fast at 85 and 239 (110 against 113,
+ * 19 against 20), slower at 71 and 255 and than the sorted design at 31; the switches where
+ * the measured ratios cross one (bench/RESULTS.md, "the bracket MAD by a search over ranks"). */
+#define BRACKET_MAD_FROM 89
+#define BRACKET_MAD_TO 229
 
 struct filter_plan {
     enum filter_path path;
