@@ -52,6 +52,31 @@ static size_t filter_case(size_t nx, size_t ny, const struct clstats_filter_para
     return bad;
 }
 
+/* Each shape of shapes[] at each of the five widths[], every fill, mode and rule in turn, NaN
+ * and finite cvals; the mismatching pixels. With want_mad the MAD too, one rule a width (each
+ * width and rule is a kernel build of its own); without, the larger images only with the
+ * smaller windows (the reference sorts every window). */
+static size_t square_cases(const size_t (*shapes)[2], size_t n_shapes, const int *widths,
+                           uint64_t seed, bool want_mad)
+{
+    size_t bad = 0;
+    test_tune("filter.path", "bracket");
+    for (size_t s = 0; s < n_shapes; s++)
+        for (size_t wi = 0; wi < 5; wi++) {
+            if (!want_mad && shapes[s][0] * shapes[s][1] > 1000 && widths[wi] > 51) continue;
+            const size_t c = s * 5 + wi;
+            const struct clstats_filter_params p = {
+                .width = widths[wi],
+                .boundary = all_modes[c % 5],
+                .cval = c % 2 ? NAN : -1.0f,
+                .even = (enum clstats_even)((want_mad ? wi : c) % 3)};
+            bad += filter_case(shapes[s][0], shapes[s][1], &p,
+                               (enum fill)(c % (FILL_SCALE_STEPS + 1)), 0.1, seed++, want_mad);
+        }
+    test_tune("filter.path", NULL);
+    return bad;
+}
+
 /* Odd shapes (single rows and columns, smaller and larger than a 32 x 32 tile, several tiles)
  * at the widths the design serves, and small ones; every fill, mode and rule. */
 START_TEST(bracket_design_matches_reference)
@@ -59,23 +84,7 @@ START_TEST(bracket_design_matches_reference)
     static const size_t shapes[][2] = {{1, 1},   {1, 40},  {45, 1}, {3, 2},
                                        {33, 31}, {70, 41}, {29, 67}};
     static const int widths[] = {1, 11, 37, 101, 255};
-    size_t bad = 0;
-    uint64_t seed = test_seed() + 11000;
-    test_tune("filter.path", "bracket");
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-        for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
-            /* The reference sorts every window: the larger images only with smaller ones. */
-            if (shapes[s][0] * shapes[s][1] > 1000 && widths[wi] > 51) continue;
-            const size_t c = s * 5 + wi;
-            const struct clstats_filter_params p = {.width = widths[wi],
-                                                    .boundary = all_modes[c % 5],
-                                                    .cval = c % 2 ? NAN : -1.0f,
-                                                    .even = (enum clstats_even)(c % 3)};
-            bad += filter_case(shapes[s][0], shapes[s][1], &p,
-                               (enum fill)(c % (FILL_SCALE_STEPS + 1)), 0.1, seed++, false);
-        }
-    test_tune("filter.path", NULL);
-    ck_assert_uint_eq(bad, 0);
+    ck_assert_uint_eq(square_cases(shapes, 7, widths, test_seed() + 11000, false), 0);
 }
 END_TEST
 
@@ -154,22 +163,7 @@ START_TEST(bracket_mad_matches_reference)
 {
     static const size_t shapes[][2] = {{1, 1}, {1, 40}, {45, 1}, {3, 2}, {33, 31}, {70, 41}};
     static const int widths[] = {1, 4, 11, 37, 64};
-    size_t bad = 0;
-    uint64_t seed = test_seed() + 13000;
-    test_tune("filter.path", "bracket");
-    for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
-        for (size_t wi = 0; wi < sizeof widths / sizeof widths[0]; wi++) {
-            /* One rule a width: each width and rule is a kernel build of its own. */
-            const size_t c = s * 5 + wi;
-            const struct clstats_filter_params p = {.width = widths[wi],
-                                                    .boundary = all_modes[c % 5],
-                                                    .cval = c % 2 ? NAN : -1.0f,
-                                                    .even = (enum clstats_even)(wi % 3)};
-            bad += filter_case(shapes[s][0], shapes[s][1], &p,
-                               (enum fill)(c % (FILL_SCALE_STEPS + 1)), 0.1, seed++, true);
-        }
-    test_tune("filter.path", NULL);
-    ck_assert_uint_eq(bad, 0);
+    ck_assert_uint_eq(square_cases(shapes, 6, widths, test_seed() + 13000, true), 0);
 }
 END_TEST
 
