@@ -113,7 +113,7 @@ int main(int argc, char **argv)
     }
     /* PASS_TUNE="name=value,...[;name=value,...]": the library's tuning (e.g.
      * transfer.stream=off, pass.gram_rows=off), a set at a time. */
-    char tunes[512];
+    char tunes[4096];
     snprintf(tunes, sizeof tunes, "%s", getenv("PASS_TUNE") ? getenv("PASS_TUNE") : "");
     char *next_set = tunes;
     do {

@@ -186,18 +186,76 @@ static void check_traffic(void)
         free(hp);
         free(x);
     }
-    /* ceil(32 / bits) radix passes, each a message of 2^bits 32-bit counts and two words (the
-     * failures, the NaNs), a last message alike, and the opening's five 64-bit words; on one
-     * rank, which runs the one-device call, only the opening and the last message */
+    /* ceil(32 / bits) radix passes, each a message of 2^bits 32-bit counts and five words (the
+     * failures, the NaNs, a sample bracket's three counts), a last message alike, and the
+     * opening's five 64-bit words; on one rank, which runs the one-device call, only the
+     * opening and the last message */
     const char *tuning = getenv("CLSTATS_TEST_TUNING"), *b = tuning ? strstr(tuning, "select.bits=") : NULL;
     const int bits = b ? atoi(b + strlen("select.bits=")) : 11,
               passes = size == 1 ? 0 : (32 + bits - 1) / bits;
-    const uint64_t expect = (uint64_t)(passes + 1) * (2 + ((uint64_t)1 << bits)) * 4 + 40;
+    const uint64_t expect = (uint64_t)(passes + 1) * (5 + ((uint64_t)1 << bits)) * 4 + 40;
     CHECK(t[0].bytes == t[1].bytes && t[0].bytes == expect &&
               t[0].messages == (uint64_t)passes + 2,
           "traffic: %llu bytes in %llu messages for n = 1000, %llu for n = 100000, expected %llu",
           (unsigned long long)t[0].bytes, (unsigned long long)t[0].messages,
           (unsigned long long)t[1].bytes, (unsigned long long)expect);
+}
+
+/* The sample's bracket over ranks: its counts and the first radix pass's histogram in one
+ * message. Values 2^(40 u - 20) (u uniform), so that the middle one's bracket spans a few binades
+ * and its keys take every radix pass: the opening, the ranks' sizes, the sample, the bracket
+ * with pass 0, the other npass - 1 passes and the last message (on one rank, which runs the
+ * one-device call, the opening and the last message); the value the one-device call's. */
+static void check_sample_traffic(void)
+{
+    const size_t n = 200000;
+    const char *tuning = getenv("CLSTATS_TEST_TUNING"),
+               *b = tuning ? strstr(tuning, "select.bits=") : NULL;
+    const int bits = b ? atoi(b + strlen("select.bits=")) : 11, npass = (32 + bits - 1) / bits;
+    double *x = malloc(n * sizeof *x);
+    struct test_rng rng;
+    test_rng_seed(&rng, 4242);
+    for (size_t i = 0; i < n; i++)
+        x[i] = (double)(float)exp2(40.0 * test_rng_uniform(&rng) - 20.0);
+    void *hp, *hw;
+    cl_mem buf;
+    const struct clstats_array part = part_of(x, n, 4242, false, &hp, &buf);
+    const struct clstats_array all = whole(x, n, false, &hw);
+    const struct clstats_select_options o = {.method = CLSTATS_SELECT_SAMPLE};
+    struct clstats_mpi_traffic t;
+    double got = NAN, want = NAN;
+    int s = clstats_mpi_select_kth(ctx, MPI_COMM_WORLD, &part, n / 2, &o, &got, &t);
+    int sw = clstats_select_kth_array(ctx, &all, n / 2, &o, &want);
+    CHECK(s == CLSTATS_OK && sw == CLSTATS_OK && same_bits(got, want),
+          "sample bracket: %d %.17g, one device %d %.17g", s, got, sw, want);
+    const uint64_t messages = size == 1 ? 2 : (uint64_t)npass + 4;
+    const uint64_t count_msg = (5 + ((uint64_t)1 << bits)) * 4;
+    CHECK(t.messages == messages && t.bytes == 40 + (messages - 1) * count_msg,
+          "sample bracket traffic: %llu bytes in %llu messages, expected %llu messages",
+          (unsigned long long)t.bytes, (unsigned long long)t.messages,
+          (unsigned long long)messages);
+    if (buf) clReleaseMemObject(buf);
+    free(hp), free(hw), free(x);
+    if (size == 1) return;
+    /* Rank 0 holds 2^20 + 2^17 copies of 5 (its key buffer 2^20 keys), the others 10^5 values
+     * each around them: the bracket holds the 5s, rank 0's gathered keys overflow, and every
+     * rank starts the radix passes again on the data (all npass of them). */
+    const size_t fives = ((size_t)1 << 20) + ((size_t)1 << 17), others = 100000;
+    const size_t total = fives + others * (size_t)(size - 1);
+    float *w = malloc(total * sizeof *w);
+    for (size_t i = 0; i < total; i++)
+        w[i] = i < fives ? 5.0f : (float)(5.0 + test_rng_normal(&rng));
+    const size_t from = rank == 0 ? 0 : fives + others * (size_t)(rank - 1);
+    const struct clstats_array mine = {.host = w + from, .dtype = CLSTATS_FLOAT32,
+                                       .nx = rank == 0 ? fives : others, .ny = 1},
+                               every = {.host = w, .dtype = CLSTATS_FLOAT32, .nx = total, .ny = 1};
+    s = clstats_mpi_select_kth(ctx, MPI_COMM_WORLD, &mine, total / 2, &o, &got, &t);
+    sw = clstats_select_kth_array(ctx, &every, total / 2, &o, &want);
+    CHECK(s == CLSTATS_OK && sw == CLSTATS_OK && same_bits(got, want) && got == 5.0 &&
+              t.messages == (uint64_t)npass + 5,
+          "sample bracket overflowing rank 0's keys: %d %.17g in %llu messages, one device %d "
+          "%.17g", s, got, (unsigned long long)t.messages, sw, want);
+    free(w);
 }
 
 /* The cutting plane's messages: the opening's five 64-bit words, a gather of 11 words a pass
@@ -209,7 +267,7 @@ static void check_plane_traffic(void)
     const char *tuning = getenv("CLSTATS_TEST_TUNING"),
                *b = tuning ? strstr(tuning, "select.bits=") : NULL;
     const int bits = b ? atoi(b + strlen("select.bits=")) : 11, npass = (32 + bits - 1) / bits;
-    const uint64_t count_msg = (2 + ((uint64_t)1 << bits)) * 4, gather_msg = 11 * 8;
+    const uint64_t count_msg = (5 + ((uint64_t)1 << bits)) * 4, gather_msg = 11 * 8;
     for (int i = 0; i < 3; i++) {
         double *x = malloc(ns[i] * sizeof *x);
         fill(x, ns[i], 11 + (uint64_t)i, false, 0.01);
@@ -434,6 +492,43 @@ static void check_columns(size_t rows, size_t cols, uint64_t seed, bool f64)
     free(hp), free(hw), free(x), free(got), free(want), free(gs), free(ws), free(wf), free(k);
 }
 
+/* The sums' order across blocks: the blocks of 4096 rows of a column sum to H, 1, 1, -H, H,
+ * 1, 1, -H (H = 2^53 for float64, 2^24 for float32; every block's sum exact), rotated by the
+ * column's index, where H + 1 rounds back to H: any other order of the blocks' sums (on a
+ * rank's device, at its seams, along the ranks) gives another total. The largest value once,
+ * in the last row, and k the rows: the sum below it is every other value's. */
+static void check_sum_order(bool f64, uint64_t seed)
+{
+    const size_t rows = 8 * 4096 + 1000, cols = 8;
+    const double h = f64 ? 0x1p41 : 0x1p12, one = 0x1p-12; /* 4096 of them: H and 1 */
+    const double pattern[8] = {h, one, one, -h, h, one, one, -h};
+    double *x = malloc(rows * cols * sizeof *x);
+    for (size_t c = 0; c < cols; c++) {
+        for (size_t r = 0; r < rows; r++)
+            x[r * cols + c] = r < 8 * 4096 ? pattern[(r / 4096 + c) % 8] : one;
+        x[(rows - 1) * cols + c] = 2 * h;
+    }
+    void *hp, *hw;
+    cl_mem buf;
+    size_t row0;
+    const struct clstats_array part = rows_of(x, rows, cols, seed, f64, &hp, &buf, &row0);
+    struct clstats_array all = whole(x, rows * cols, f64, &hw);
+    all.nx = cols, all.ny = rows;
+    uint64_t k[8];
+    for (size_t c = 0; c < cols; c++) k[c] = rows;
+    double want[8], ws[8], got[8], gs[8];
+    int sw = clstats_column_smallest(ctx, &all, k, NULL, want, ws);
+    int sg = clstats_mpi_column_smallest(ctx, MPI_COMM_WORLD, &part, k, NULL, got, gs, NULL);
+    CHECK(sw == CLSTATS_OK && sg == CLSTATS_OK, "sums' order: status %d, one device %d", sg, sw);
+    for (size_t c = 0; c < cols && sw == CLSTATS_OK; c++) {
+        CHECK(same_bits(want[c], got[c]) && same_bits(ws[c], gs[c]),
+              "sums' order %s column %zu: sum %.17g, one device %.17g", f64 ? "f64" : "f32", c,
+              gs[c], ws[c]);
+    }
+    if (buf) clReleaseMemObject(buf);
+    free(hp), free(hw), free(x);
+}
+
 /* The columns' traffic: the same for 300 and 9000 rows (a radix pass a column). */
 static void check_column_traffic(void)
 {
@@ -499,7 +594,7 @@ static void check_filter(size_t nx, size_t ny, struct clstats_filter_params p, u
  * left waiting; some call must fail. */
 static void check_lost(void)
 {
-    const size_t n = 20000, rows = 500, cols = 4;
+    const size_t n = 40000, rows = 9000, cols = 4; /* rows: a whole block of the sums on some rank */
     double *x = malloc(n * sizeof *x);
     fill(x, n, 9, false, 0.05);
     void *hp, *hm;
@@ -508,7 +603,7 @@ static void check_lost(void)
     const struct clstats_array part = part_of(x, n, 9, false, &hp, &buf);
     const struct clstats_array m = rows_of(x, rows, cols, 9, false, &hm, &mbuf, &row0);
     const struct clstats_select_options plane = {.method = CLSTATS_SELECT_CUTTING_PLANE};
-    const uint64_t k[4] = {1, 100, 250, 500};
+    const uint64_t k[4] = {1, 100, 4500, 9000};
     double v, kth[4], sums[4];
     int failed = 0, shimmed = getenv("OPENCL_SHIM_LOSE_AFTER") != NULL, any_shimmed = 0;
     MPI_Allreduce(&shimmed, &any_shimmed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
@@ -564,16 +659,24 @@ int main(int argc, char **argv)
             check_array(ns[i], seed + (uint64_t)i, false, 0.1, method);
             check_array(ns[i], seed + 100 + (uint64_t)i, true, 0.1, method);
         }
+        if (method == CLSTATS_SELECT_SAMPLE) { /* a sample large enough for its bracket to hold */
+            check_array(200000, seed + 210, false, 0.1, method);
+            check_array(200000, seed + 211, true, 0.1, method);
+        }
         check_array(300, seed + 200, false, 1.0, method); /* all NaN: empty everywhere */
         check_array(300, seed + 201, false, 0.0, method);
     }
     check_traffic();
+    check_sample_traffic();
     check_plane_traffic();
-    const size_t shapes[][2] = {{1, 4}, {2, 5}, {37, 6}, {300, 4}, {9000, 3}};
-    for (int i = 0; i < 5; i++) {
+    /* 21000 rows: whole blocks of the sums' 4096 rows on some ranks, partial ones at seams */
+    const size_t shapes[][2] = {{1, 4}, {2, 5}, {37, 6}, {300, 4}, {9000, 3}, {21000, 3}};
+    for (int i = 0; i < 6; i++) {
         check_columns(shapes[i][0], shapes[i][1], seed + 400 + (uint64_t)i, false);
         check_columns(shapes[i][0], shapes[i][1], seed + 500 + (uint64_t)i, true);
     }
+    check_sum_order(false, seed + 600);
+    check_sum_order(true, seed + 601);
     check_column_traffic();
     check_faults();
     check_filter(23, 17, (struct clstats_filter_params){.width = 5}, seed + 300);

@@ -222,12 +222,23 @@ static void check_step(const struct pass_data *d, const struct pass_data *dh, si
     /* The new Gram rows by pass_gram_rows instead of CLBlast's GEMM (tuning pass.gram_rows),
      * with a cache of two rows (afresh each step), one of cap + 1, and one of p - 1 that holds
      * every model's variables (most models' only there) without taking the whole Gram matrix
-     * at once (CLBlast's); where every_tile, in each of pass.gram_tile's tiles. */
+     * at once (CLBlast's); where every_tile, in each of pass.gram_tile's tiles (on CPU devices,
+     * where PoCL builds each tile's program slowly, one of each of pass_gram_rows's bodies: the
+     * plain, "d" and "w" tiles) and x's rows split among work-groups (pass.gram_split) as auto
+     * does, not at all, in three (the last split shorter at odd n) and in as many as n allows;
+     * else the auto tile, split as auto does and as much as n allows. */
     ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_rows", "on"), 0);
-    const char *tiles[] = {"auto", "64x64", "64x128", "128x128", "64x64x32"};
+    const char *every[][2] = {{"auto", "0"},      {"auto", "8"},      {"auto", "1"},
+                              {"auto", "3"},      {"64x64x8", "3"},   {"64x128x8w", "3"},
+                              {"64x32x8", "0"},   {"64x256x8w", "0"}, {"64x64", "0"},
+                              {"64x128", "0"},    {"128x128", "0"},   {"64x64x32", "0"},
+                              {"64x64x8", "0"},   {"64x64x8d", "0"},  {"64x64x16d", "0"},
+                              {"64x128x8d", "0"}, {"64x128x8w", "0"}};
+    const size_t runs = !every_tile ? 2 : ctx->device_class == CLASS_CPU ? 8 : 17;
     const size_t on_rows[] = {2, cap + 1, d->p > 1 ? d->p - 1 : 1};
-    for (size_t tile = 0; tile < (every_tile ? sizeof tiles / sizeof *tiles : 1); tile++) {
-        ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_tile", tiles[tile]), 0);
+    for (size_t run = 0; run < runs; run++) {
+        ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_tile", every[run][0]), 0);
+        ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_split", every[run][1]), 0);
         for (size_t c = 0; c < sizeof on_rows / sizeof *on_rows; c++) {
             struct pass_data dc = *d;
             dc.cache_rows = on_rows[c];
@@ -241,6 +252,7 @@ static void check_step(const struct pass_data *d, const struct pass_data *dh, si
         }
     }
     ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_tile", "auto"), 0);
+    ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_split", "0"), 0);
     ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.gram_rows", "auto"), 0);
     host.release(&host);
     free(b), free(gb);

@@ -132,6 +132,13 @@ CLSTATS_API double clstats_ctx_last_kernel_ms(const clstats_ctx *ctx);
  * Optional: results do not depend on it. */
 CLSTATS_API int clstats_ctx_prepare_transfers(clstats_ctx *ctx);
 
+/* Releases the device memory and pinned host memory the context keeps between calls (each
+ * module's working buffers, grown to the largest call so far: PaSS's hold X twice and its Gram
+ * cache, gigabytes at p = 40 000; the pinned transfer slots), keeping its device, queue and
+ * compiled kernels. The next call allocates again what it needs, which costs milliseconds on
+ * a GPU; results do not depend on it. No call may be running on ctx meanwhile. */
+CLSTATS_API void clstats_ctx_release_buffers(clstats_ctx *ctx);
+
 /* Gives the device back before the context is destroyed: its programs, buffers, pinned host
  * memory, copy threads, queues and OpenCL context are released, so that a GPU driver's teardown
  * (a tenth of a second on the H100) can run on a thread of the caller's while the caller goes on

@@ -300,7 +300,9 @@ inline void clear_hist(__local uint *lh)
 }
 
 /* Histogram pass: over the data (n values from data + off), or over the keys gathered in kbuf
- * once a pass or a bracket has compacted them (no NaNs there). */
+ * once a pass or a bracket has compacted them (no NaNs there; at most ST_CAP of them, as over
+ * parts a part's pass may run on a bracket that overflowed its kbuf before the parts agree that
+ * the bracket missed). */
 __kernel __attribute__((reqd_work_group_size(WG, 1, 1))) void
 radix_hist(__global const key_t *data, ulong off, ulong n, __global ulong *st, __global uint *hist,
            __global uint *ctr, __global key_t *kbuf, int pass)
@@ -313,7 +315,7 @@ radix_hist(__global const key_t *data, ulong off, ulong n, __global ulong *st, _
     /* Skipped passes run with no tiles rather than returning early: PoCL's work-group
      * compiler has miscompiled an early return ahead of barriers. */
     if ((st[ST_FLAGS] & FLAG_DONE) || pass > last_pass(st)) n = 0;
-    else if (from_kbuf) n = read64(&ctr[CTR_KEYS]);
+    else if (from_kbuf) n = min(read64(&ctr[CTR_KEYS]), st[ST_CAP]);
     const key_t key_base = (key_t)st[ST_BASE];
     const int key_shift = (int)st[ST_SHIFT];
     const bool do_append = compact == 1 && pass == 1;
@@ -857,6 +859,15 @@ sample_bracket(__global const key_t *data, ulong off, ulong n, __global ulong *s
     if (lid != 0) return;
     st[ST_LO] = open_lo ? 0 : lo;
     st[ST_HI] = open_hi ? KEY_MAX : hi;
+}
+
+/* Over parts (src/select/select.c): this part's m sample values, value i at element
+ * off + i stride + stride / 2 (sample_bracket's places), their bits to out[0 .. m). */
+__kernel void sample_values(__global const key_t *data, ulong off, ulong stride, ulong m,
+                            __global key_t *out)
+{
+    const ulong i = get_global_id(0);
+    if (i < m) out[i] = data[off + i * stride + stride / 2];
 }
 
 /* Counts the valid values below [lo, hi] and inside it, and gathers those inside to kbuf (as

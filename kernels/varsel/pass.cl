@@ -103,15 +103,23 @@ __kernel void pass_gather(__global const real *x, uint n, uint p, __global const
 /* Rows q < m of g (row q at g0 + q p, p values) = xnew's row q (n values) times x (row-major
  * n x p): the Gram rows of the variables new to the cache, a GR_H x GR_W tile of them (rows x
  * columns) a work-group of GR_TX x GR_TY, each work-item 8 rows (4 ly .. 4 ly + 3 and
- * GR_H / 2 + 4 ly ..) by 8 columns (4 lx .. 4 lx + 3 and GR_W / 2 + 4 lx ..) in registers (64
- * sums). The tile's shape is the tuning's (pass.gram_tile): small tiles make many work-groups,
- * so that an iteration's ~60 rows keep every compute unit busy (a 64 x 128 tile made 313
- * work-groups at p = 40 000 for 132 compute units). x and xnew pass through local memory GR_T
- * rows of x at a time (xs GR_T x GR_W; ns GR_T x GR_NS, xnew's tile transposed, padded so that
- * its stores spread over the banks; arguments as pass_argmax's), x read once for up to GR_H
- * rows, the next slice loaded into registers while this one is summed. In the inner loop a
- * warp's rows are broadcasts and its columns whole lines: four vector loads from local memory
- * for 64 multiply-adds. Each sum runs over t rising. */
+ * GR_H / 2 + 4 ly ..) by GR_RN columns (vector c at 4 (c GR_TX + lx): 8, or 16 in the "w"
+ * tiles) in registers. The tile's shape is the tuning's (pass.gram_tile): small tiles make many
+ * work-groups, so that an iteration's ~60 rows keep every compute unit busy (a 64 x 128 tile
+ * made 313 work-groups at p = 40 000 for 132 compute units). Where they are still too few, the
+ * rows of x are split among the work-groups of dimension 2 (tuning pass.gram_split): group z
+ * sums rows z span .. z span + span - 1, split 0 into g, split z > 0 into part (z - 1) stride +
+ * q p + i, and pass_gram_fold adds the splits in rising z; the sums then depend on t only
+ * through its split and place there, never on the column, so equal columns still make equal
+ * rows. x and xnew pass through local memory GR_T rows of x at a time (xs GR_T x GR_W; ns
+ * GR_T x GR_NS, xnew's tile transposed, padded so that its stores spread over the banks;
+ * arguments as pass_argmax's, vectors so that every read of them is one 16-byte load), x read
+ * once for up to GR_H rows, the next slice loaded into registers while this one is summed;
+ * with GR_DB (the "d" and "w" tiles) local memory twice over, slice s summed from one side
+ * while slice s + 1 goes into the other, one barrier a slice instead of two. In the inner loop
+ * a warp's rows are broadcasts and its columns whole lines: four vector loads from local
+ * memory for 64 multiply-adds (six for 128 in the "w" tiles). Each sum runs over t rising
+ * within its split. */
 #ifndef GR_TX
 #define GR_TX 8
 #endif
@@ -121,64 +129,109 @@ __kernel void pass_gather(__global const real *x, uint n, uint p, __global const
 #ifndef GR_T
 #define GR_T 16
 #endif
-#define GR_W (8 * GR_TX)
+#ifndef GR_DB
+#define GR_DB 0
+#endif
+#ifndef GR_RN
+#define GR_RN 8
+#endif
+#define GR_RG (GR_RN / 4) /* a work-item's columns in vectors */
+#define GR_W (GR_RN * GR_TX)
 #define GR_H (8 * GR_TY)
 #define GR_N (GR_TX * GR_TY)
 #define GR_NS (GR_H + 4) /* a pad, a multiple of 4 for the vector loads */
 #define GR_XL (GR_T * GR_W / GR_N) /* the slice's x values a work-item loads */
 #define GR_NL (GR_T * GR_H / GR_N) /* and xnew's */
+#define GR_XV (GR_W / 4)  /* a row of the x slice, in vectors */
+#define GR_NV (GR_NS / 4) /* a row of xnew's transposed slice, in vectors */
 __kernel __attribute__((reqd_work_group_size(GR_TX, GR_TY, 1))) void
 pass_gram_rows(__global const real *x, uint n, uint p, __global const real *xnew, uint m,
-               __global real *g, ulong g0, __local real *xs, __local real *ns)
+               __global real *g, ulong g0, uint span, __global real *part, ulong stride,
+               __local real4 *xs4, __local real4 *ns4)
 {
     const uint lx = get_local_id(0), ly = get_local_id(1), flat = ly * GR_TX + lx;
-    const uint i0 = get_group_id(0) * GR_W, q0 = get_group_id(1) * GR_H;
-    real4 lo[8], hi[8]; /* row a's columns 4 lx .. and GR_W / 2 + 4 lx .. */
-    for (uint a = 0; a < 8; a++) lo[a] = hi[a] = (real4)(0);
+    const uint i0 = get_group_id(0) * GR_W, q0 = get_group_id(1) * GR_H, z = get_group_id(2);
+    const uint ta = z * span, tb = min(n, ta + span); /* this split's rows of x */
+    __local real *xs = (__local real *)xs4, *ns = (__local real *)ns4;
+    real4 acc[8][GR_RG]; /* row a's columns 4 (c GR_TX + lx) .. + 3 */
+#pragma unroll
+    for (uint a = 0; a < 8; a++)
+#pragma unroll
+        for (uint c = 0; c < GR_RG; c++) acc[a][c] = (real4)(0);
     real xr[GR_XL], nr[GR_NL]; /* the next slice, on its way to local memory */
     /* Value r of a work-item's share is element flat + GR_N r of the slice (x's GR_T x GR_W
      * along its rows, xnew's GR_H x GR_T along its rows). */
-    for (uint t0 = 0; t0 < n + GR_T; t0 += GR_T) {
-        if (t0) {
-            barrier(CLK_LOCAL_MEM_FENCE); /* the last slice's sums are done */
-            for (uint r = 0; r < GR_XL; r++) xs[flat + GR_N * r] = xr[r];
+    for (uint t0 = ta, side = 0; t0 < tb + GR_T; t0 += GR_T, side ^= GR_DB) {
+        /* slice t0 - GR_T from registers into this side of local memory, whose last readers
+         * passed the last barrier (twice over) or have just passed this one; then slice t0
+         * into registers */
+        if (t0 != ta) {
+#if !GR_DB
+            barrier(CLK_LOCAL_MEM_FENCE);
+#endif
+#pragma unroll
+            for (uint r = 0; r < GR_XL; r++) xs[side * GR_T * GR_W + flat + GR_N * r] = xr[r];
+#pragma unroll
             for (uint r = 0; r < GR_NL; r++) {
                 const uint e = flat + GR_N * r;
-                ns[(e % GR_T) * GR_NS + e / GR_T] = nr[r];
+                ns[side * GR_T * GR_NS + (e % GR_T) * GR_NS + e / GR_T] = nr[r];
             }
             barrier(CLK_LOCAL_MEM_FENCE);
         }
-        if (t0 < n) /* the next slice, loaded while the last one is summed */
+        if (t0 < tb) {
+#pragma unroll
             for (uint r = 0; r < GR_XL; r++) {
                 const uint e = flat + GR_N * r, t = t0 + e / GR_W, i = i0 + e % GR_W;
-                xr[r] = t < n && i < p ? x[(ulong)t * p + i] : 0;
+                xr[r] = t < tb && i < p ? x[(ulong)t * p + i] : 0;
             }
-        if (t0 < n)
+#pragma unroll
             for (uint r = 0; r < GR_NL; r++) {
                 const uint e = flat + GR_N * r, q = q0 + e / GR_T, t = t0 + e % GR_T;
-                nr[r] = q < m && t < n ? xnew[(ulong)q * n + t] : 0;
-            }
-        if (!t0) continue;
-        for (uint tt = 0; tt < GR_T; tt++) {
-            const real4 b0 = vload4(lx, xs + tt * GR_W), b1 = vload4(GR_TX + lx, xs + tt * GR_W);
-            const real4 a0 = vload4(ly, ns + tt * GR_NS), a1 = vload4(GR_TY + ly, ns + tt * GR_NS);
-            const real av[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
-            for (uint a = 0; a < 8; a++) {
-                lo[a] += av[a] * b0;
-                hi[a] += av[a] * b1;
+                nr[r] = q < m && t < tb ? xnew[(ulong)q * n + t] : 0;
             }
         }
+        if (t0 == ta) continue;
+        __local const real4 *xb = xs4 + side * GR_T * GR_XV, *nb = ns4 + side * GR_T * GR_NV;
+#pragma unroll
+        for (uint tt = 0; tt < GR_T; tt++) {
+            real4 b[GR_RG];
+#pragma unroll
+            for (uint c = 0; c < GR_RG; c++) b[c] = xb[tt * GR_XV + c * GR_TX + lx];
+            const real4 a0 = nb[tt * GR_NV + ly], a1 = nb[tt * GR_NV + GR_TY + ly];
+            const real av[8] = {a0.x, a0.y, a0.z, a0.w, a1.x, a1.y, a1.z, a1.w};
+#pragma unroll
+            for (uint a = 0; a < 8; a++)
+#pragma unroll
+                for (uint c = 0; c < GR_RG; c++) acc[a][c] += av[a] * b[c];
+        }
     }
+    __global real *out = z ? part + (z - 1) * stride : g + g0;
+#pragma unroll
     for (uint a = 0; a < 8; a++) {
         const uint q = q0 + (a < 4 ? 4 * ly + a : GR_H / 2 + 4 * ly + a - 4);
         if (q >= m) continue;
-        __global real *row = g + g0 + (ulong)q * p;
-        const real v[8] = {lo[a].x, lo[a].y, lo[a].z, lo[a].w, hi[a].x, hi[a].y, hi[a].z, hi[a].w};
-        for (uint b = 0; b < 8; b++) {
-            const uint i = i0 + (b < 4 ? 4 * lx + b : GR_W / 2 + 4 * lx + b - 4);
-            if (i < p) row[i] = v[b];
+        __global real *row = out + (ulong)q * p;
+#pragma unroll
+        for (uint c = 0; c < GR_RG; c++) {
+            const uint i = i0 + 4 * (c * GR_TX + lx);
+            const real v[4] = {acc[a][c].x, acc[a][c].y, acc[a][c].z, acc[a][c].w};
+#pragma unroll
+            for (uint b = 0; b < 4; b++)
+                if (i + b < p) row[i + b] = v[b];
         }
     }
+}
+
+/* The splits of pass_gram_rows summed in rising z: g[g0 + e] (split 0) + part[e] + part[stride
+ * + e] + ..., e < count (the m rows' values). */
+__kernel void pass_gram_fold(__global real *g, ulong g0, __global const real *part,
+                             ulong stride, uint splits, ulong count)
+{
+    const ulong e = get_global_id(0);
+    if (e >= count) return;
+    real s = g[g0 + e];
+    for (uint z = 1; z < splits; z++) s += part[(z - 1) * stride + e];
+    g[g0 + e] = s;
 }
 
 /* Work-group (c, q) for the q-th particle that takes the argmax (particle rows[q]) and its
@@ -267,7 +320,8 @@ pass_transpose(__global const real *x, uint n, uint p, __global real *xt)
  * work-item (i, l) here), then the lanes halved pairwise (pass_lane_fold, a work-item a column):
  * first the values (the mean; each lane's first non-finite row), then the squares of their
  * distances from the mean by fma (the norm); then pass_scale writes (x - mean) / norm in the
- * dtype, unless the column is bad or constant (which the host refuses). */
+ * dtype, unless the column is bad or constant (which the host refuses), and its transposition
+ * where with_xt. */
 __kernel void pass_lane_sums(__global const real *raw, uint n, uint p, __global const double *mean,
                              uint pass, __global double *lanes, __global int *lane_bad)
 {
@@ -315,18 +369,39 @@ __kernel void pass_lane_fold(__global const double *lanes, __global const int *l
     }
 }
 
-__kernel void pass_scale(__global const real *raw, __global real *x, uint n, uint p,
-                         __global const double *mean, __global const double *scale,
-                         __global const int *first_bad)
+/* A 32 x 32 tile of x a work-group of 32 x 8, each work-item four of its rows: whole lines
+ * of 128 bytes read and written along rows, and along columns for xt. */
+#define ST_W 32
+#define ST_H 8
+__kernel __attribute__((reqd_work_group_size(ST_W, ST_H, 1))) void
+pass_scale(__global const real *raw, __global real *x, __global real *xt, uint with_xt, uint n,
+           uint p, __global const double *mean, __global const double *scale,
+           __global const int *first_bad)
 {
-    const uint i = get_global_id(0), t = get_global_id(1);
-    if (i >= p || t >= n) return;
-    const double m = mean[i], s = scale[i];
-    if (first_bad[i] >= 0 || !(s > 1e-12 * sqrt((double)n) * fabs(m)) || s == 0) return;
-    const ulong at = (ulong)t * p + i;
-    x[at] = (real)(((double)raw[at] - m) / s);
+    __local real tile[ST_W][ST_W + 1];
+    const uint i0 = get_group_id(0) * ST_W, t0 = get_group_id(1) * ST_W;
+    const uint a = get_local_id(0), c = get_local_id(1), i = i0 + a;
+    bool ok = false;
+    double m = 0, s = 1;
+    if (i < p) {
+        m = mean[i], s = scale[i];
+        ok = first_bad[i] < 0 && s > 1e-12 * sqrt((double)n) * fabs(m) && s != 0;
+    }
+    for (uint r = c; r < ST_W; r += ST_H) {
+        const uint t = t0 + r;
+        real v = 0;
+        if (ok && t < n) {
+            const ulong at = (ulong)t * p + i;
+            x[at] = v = (real)(((double)raw[at] - m) / s);
+        }
+        tile[r][a] = v;
+    }
+    /* The transposition (xt, where pass_grams reads the columns) from the same read of raw. */
+    if (!with_xt) return;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    for (uint r = c; r < ST_W; r += ST_H)
+        if (i0 + r < p && t0 + a < n) xt[(ulong)(i0 + r) * n + t0 + a] = tile[a][r];
 }
-
 
 /* One work-group of LANES per particle that adds a variable and per inner product r it needs
  * (group (j, r)): the variable (want[j], or the argmax best[j]) into add[j], and in double its

@@ -17,7 +17,7 @@ call, on ``$CLSTATS_DEVICE``, else the first GPU, else the first CPU device.
 >>> maps = clstats.filter_maps(image, 15, maps=('median', 'sigma'))
 >>> mean, median, std = clstats.sigma_clipped_stats(image)
 """
-from ._context import Context, DeviceError, devices
+from ._context import Context, DeviceError, devices, release_buffers
 from ._filters import MAD_TO_SIGMA, filter_maps, mad_filter, median_filter
 from ._order import median, percentile, quantile, select_kth, tile_medians
 from ._clipping import mad_std, sigma_clipped_stats
@@ -30,7 +30,7 @@ from . import _ext
 
 __version__ = _ext.version()
 
-__all__ = ["Context", "DeviceError", "devices", "MAD_TO_SIGMA", "filter_maps", "mad_filter",
+__all__ = ["Context", "DeviceError", "devices", "release_buffers", "MAD_TO_SIGMA", "filter_maps", "mad_filter",
            "median_filter", "median", "percentile", "quantile", "select_kth", "tile_medians",
            "mad_std", "sigma_clipped_stats", "LTSRegression", "LMSRegression", "KMeans",
            "MiniBatchKMeans", "Background", "PaSS", "GaussianProcess"]

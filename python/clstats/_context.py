@@ -96,6 +96,12 @@ class Context:
         with self._lock:
             return function(self._live(), *args)
 
+    def release_buffers(self):
+        """Frees the device and pinned host memory the context keeps between calls (working
+        buffers grown to the largest call so far: gigabytes after a large :class:`PaSS` fit),
+        keeping the device and its compiled kernels; the next call allocates what it needs."""
+        self.call(_ext.release_buffers)
+
     def close(self):
         """Frees the context's device memory and kernels; later calls on it raise ValueError."""
         with self._lock:
@@ -114,6 +120,15 @@ class Context:
 
 _shared = {}
 _shared_lock = threading.Lock()
+
+
+def release_buffers():
+    """Frees the memory that the contexts shared by calls without a :class:`Context` keep
+    between calls (:meth:`Context.release_buffers` on each); their devices and kernels stay."""
+    with _shared_lock:
+        shared = list(_shared.values())
+    for ctx in shared:
+        ctx.release_buffers()
 
 
 def get_context(device=None):

@@ -99,6 +99,19 @@ static PyObject *py_last_kernel_ms(PyObject *self, PyObject *args)
     return ctx ? PyFloat_FromDouble(clstats_ctx_last_kernel_ms(ctx)) : NULL;
 }
 
+static PyObject *py_release_buffers(PyObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *capsule;
+    if (!PyArg_ParseTuple(args, "O", &capsule)) return NULL;
+    clstats_ctx *ctx = context_of(capsule);
+    if (!ctx) return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    clstats_ctx_release_buffers(ctx);
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
 static PyObject *py_devices(PyObject *self, PyObject *args)
 {
     (void)self;
@@ -1261,6 +1274,7 @@ static PyMethodDef methods[] = {
      "kmeans_minibatch_step(ctx, X, weights, skip_nan, centres, weight_sums, labels) -> inertia"},
     {"context_info", py_context_info, METH_VARARGS, "context_info(ctx) -> dict"},
     {"last_kernel_ms", py_last_kernel_ms, METH_VARARGS, "device ms of the last call's kernels"},
+    {"release_buffers", py_release_buffers, METH_VARARGS, "release_buffers(ctx)"},
     {"devices", py_devices, METH_NOARGS, "devices() -> list of dicts"},
     {"version", py_version, METH_NOARGS, "the library's version"},
     {"median_filter", py_median_filter, METH_VARARGS,

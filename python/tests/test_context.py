@@ -29,6 +29,24 @@ def test_devices_and_contexts():
     assert by_index == by_spec == by_name == np.median(image)
 
 
+def test_released_buffers_are_made_again():
+    rng = np.random.default_rng(5)
+    image = rng.normal(size=(40, 52)).astype(np.float32)
+    image[::7, ::5] = np.nan
+    with clstats.Context("auto") as ctx:
+        first = clstats.filter_maps(image, 5, maps=("median", "mad"), device=ctx)
+        ctx.release_buffers()
+        ctx.release_buffers()
+        again = clstats.filter_maps(image, 5, maps=("median", "mad"), device=ctx)
+    assert sorted(first) == sorted(again) == ["mad", "median"]
+    for name in first:
+        assert np.array_equal(first[name], again[name], equal_nan=True)
+    want = np.nanmedian(image)
+    assert clstats.median(image) == want  # the shared context, then its buffers released
+    clstats.release_buffers()
+    assert clstats.median(image) == want
+
+
 def test_device_errors_are_device_errors():
     with pytest.raises(clstats.DeviceError, match="no OpenCL device matches"):
         clstats.Context("no-such-device-anywhere")

@@ -77,23 +77,19 @@ fail:
     return status;
 }
 
+void clstats_ctx_release_buffers(clstats_ctx *ctx)
+{
+    if (!ctx) return;
+    clstats__end(ctx, CLSTATS_OK); /* a failed call's events, which may name the buffers */
+    clstats__stage_free(ctx);
+    clstats__scratch_free(ctx);
+}
+
 void clstats_ctx_release_device(clstats_ctx *ctx)
 {
     if (!ctx) return;
     clstats__release_programs(ctx);
-    clstats__stage_free(ctx);
-    /* Pinned scratch unmapped, and the unmaps done, before the buffers go. */
-    for (size_t i = 0; i < ctx->n_scratch; i++)
-        if (ctx->scratch[i].host)
-            clEnqueueUnmapMemObject(ctx->queue, ctx->scratch[i].mem, ctx->scratch[i].host, 0, NULL,
-                                    NULL);
-    if (ctx->n_scratch) clFinish(ctx->queue);
-    for (size_t i = 0; i < ctx->n_scratch; i++)
-        if (ctx->scratch[i].mem) clReleaseMemObject(ctx->scratch[i].mem);
-    free(ctx->scratch);
-    ctx->scratch = NULL;
-    ctx->n_scratch = 0;
-    clstats__end(ctx, CLSTATS_OK);
+    clstats_ctx_release_buffers(ctx);
     if (ctx->queue) clReleaseCommandQueue(ctx->queue);
     if (ctx->context) clReleaseContext(ctx->context);
     ctx->queue = NULL;

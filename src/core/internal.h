@@ -161,6 +161,9 @@ int clstats__scratch(clstats_ctx *ctx, const char *name, size_t bytes, cl_mem *o
  * pinned memory that pageable memory costs on GPUs. Names apart from clstats__scratch's. */
 int clstats__scratch_pinned(clstats_ctx *ctx, const char *name, size_t bytes, void **host);
 
+/* Every kept buffer, device and pinned, released (clstats_ctx_release_buffers). */
+void clstats__scratch_free(clstats_ctx *ctx);
+
 /* Launches and their timing (src/core/launch.c), one path for every module, so that
  * clstats_ctx_last_kernel_ms is true after every call: a public entry calls clstats__begin
  * first; every kernel goes through clstats__launch, which keeps its event; clstats__end waits

@@ -77,3 +77,18 @@ int clstats__scratch_pinned(clstats_ctx *ctx, const char *name, size_t bytes, vo
     *host = mapped;
     return CLSTATS_OK;
 }
+
+void clstats__scratch_free(clstats_ctx *ctx)
+{
+    /* Pinned scratch unmapped, and the unmaps done, before the buffers go. */
+    for (size_t i = 0; i < ctx->n_scratch; i++)
+        if (ctx->scratch[i].host)
+            clEnqueueUnmapMemObject(ctx->queue, ctx->scratch[i].mem, ctx->scratch[i].host, 0, NULL,
+                                    NULL);
+    if (ctx->n_scratch) clFinish(ctx->queue);
+    for (size_t i = 0; i < ctx->n_scratch; i++)
+        if (ctx->scratch[i].mem) clReleaseMemObject(ctx->scratch[i].mem);
+    free(ctx->scratch);
+    ctx->scratch = NULL;
+    ctx->n_scratch = 0;
+}

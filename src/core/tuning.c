@@ -26,8 +26,9 @@ static const char *const potrf_updates[] = {"auto", "tiles", "rows", NULL};
 static const char *const potrf_steps[] = {"auto", "solve", "inverse", "ahead", NULL};
 static const char *const eigen_places[] = {"auto", "device", "host", NULL};
 static const char *const nugget_rules[] = {"auto", "eigen", "shift", NULL};
-static const char *const gram_tiles[] = {"auto",     "64x64",    "64x128", "128x128",
-                                          "64x64x32", "64x64x8", NULL};
+static const char *const gram_tiles[] = {
+    "auto",     "64x64",     "64x128",    "128x128",   "64x64x32",  "64x64x8", "64x32x8",
+    "64x64x8d", "64x64x16d", "64x128x8d", "64x128x8w", "64x256x8w", NULL};
 static const char *const column_methods[] = {"auto",     "radix",   "registers",
                                              "streamed", "bracket", NULL};
 
@@ -208,15 +209,22 @@ static const struct param params[PARAMS] = {
      * extreme eigenvalues of the tridiagonal reduction (1, src/linalg/extremes.c). */
     [P_GP_NUGGET] = {"gp.nugget", GPUS_CPU(2, 1), 2, nugget_rules},
     /* PaSS's Gram rows for the few variables new to its cache an iteration (tens of rows of
-     * X^T X over p columns): off, CLBlast's GEMM; on, pass_gram_rows (64 x 64 tiles, many
+     * X^T X over p columns): off, CLBlast's GEMM; on, pass_gram_rows (small tiles, many
      * work-groups); auto, pass_gram_rows on NVIDIA's GPUs, where in 64x64x8 tiles it took the
      * rows of Ing & Lai (n 4000, p 40000) in 18.5 ms against CLBlast's 21-29 (float32) and
      * 34.5 against 46-59 (float64), and CLBlast elsewhere (RESULTS "PaSS (issue 24j)"). */
     [P_PASS_GRAM_ROWS] = {"pass.gram_rows", ALL(0), 2, switches},
-    /* pass_gram_rows's tile, rows x columns of Gram rows a work-group (x slice rows, 16 where
-     * not named); auto: 64x64x8, many small work-groups for an iteration's ~60 new rows, short
-     * slices (fewer registers held for the next one: the fastest on the H100). */
-    [P_PASS_GRAM_TILE] = {"pass.gram_tile", ALL(0), 5, gram_tiles},
+    /* pass_gram_rows's tile, rows x columns of Gram rows a work-group, x slice rows (16 where
+     * not named); "d": local memory twice over, a barrier a slice; "w": 16 columns a work-item
+     * (float32 only: in float64 its registers spill, 100 times slower on the H100). auto:
+     * 64x128x8d, the fastest on the H100 in both dtypes (RESULTS "PaSS (issue 24k)": the rows
+     * of Ing & Lai in 13.6-13.8 ms against 18.3 for 64x64x8 in float32, 26.6 against 30.9 in
+     * float64). */
+    [P_PASS_GRAM_TILE] = {"pass.gram_tile", ALL(0), 11, gram_tiles},
+    /* pass_gram_rows's splits of x's rows among work-groups, whose partial sums pass_gram_fold
+     * adds (at most 8; rows past 128 an iteration never split); auto (0): about 16 work-groups
+     * a compute unit. */
+    [P_PASS_GRAM_SPLIT] = {"pass.gram_split", ALL(0), 8, NULL},
 };
 
 void clstats__tuning_init(clstats_ctx *ctx)

@@ -88,8 +88,9 @@ enum clstats__param_id {
     /* GPfit's nugget rule (src/gp/nugget.c): 1 both eigenvalues (extremes.c), 2 shift-invert */
     P_GP_NUGGET,
     /* PaSS (src/varsel/engine_device.c) */
-    P_PASS_GRAM_ROWS, /* new Gram rows: off (CLBlast), on (pass_gram_rows), auto (by dtype, device) */
-    P_PASS_GRAM_TILE, /* pass_gram_rows's tile: auto, 64x64, 64x128, 128x128, 64x64x32, 64x64x8 */
+    P_PASS_GRAM_ROWS,  /* new Gram rows: off (CLBlast), on (pass_gram_rows), auto (by device) */
+    P_PASS_GRAM_TILE,  /* pass_gram_rows's tile: auto or one of tuning.c's gram_tiles */
+    P_PASS_GRAM_SPLIT, /* pass_gram_rows's splits of x's rows (0: auto) */
     PARAMS
 };
 

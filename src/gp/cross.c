@@ -62,22 +62,17 @@ static int by_factors(struct gp_job *job, cl_mem thetas, const double *values,
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "corr_factors", &k);
     if (status != CLSTATS_OK) goto fail;
     const cl_uint n32 = (cl_uint)n, m32 = (cl_uint)m, t32 = (cl_uint)total;
-    CL_ARG(k, 0, job->xbuf);
-    CL_ARG(k, 1, n32);
-    CL_ARG(k, 2, vb);
-    CL_ARG(k, 3, t32);
-    CL_ARG(k, 4, sb);
-    CL_ARG(k, 5, thetas);
-    CL_ARG(k, 6, fb);
+    status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(gp corr_factors)", KERNEL_ARG(job->xbuf),
+                              KERNEL_ARG(n32), KERNEL_ARG(vb), KERNEL_ARG(t32), KERNEL_ARG(sb),
+                              KERNEL_ARG(thetas), KERNEL_ARG(fb));
+    if (status != CLSTATS_OK) goto fail;
     const size_t g1[2] = {total, n};
     status = clstats__launch(ctx, k, 2, NULL, g1, NULL, "gp corr_factors");
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "cross_corr_factors", &k);
     if (status != CLSTATS_OK) goto fail;
-    CL_ARG(k, 0, fb);
-    CL_ARG(k, 1, n32);
-    CL_ARG(k, 2, ib);
-    CL_ARG(k, 3, m32);
-    CL_ARG(k, 4, r);
+    status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(gp cross_corr_factors)", KERNEL_ARG(fb),
+                              KERNEL_ARG(n32), KERNEL_ARG(ib), KERNEL_ARG(m32), KERNEL_ARG(r));
+    if (status != CLSTATS_OK) goto fail;
     const size_t g2[2] = {m, n};
     status = clstats__launch(ctx, k, 2, NULL, g2, NULL, "gp cross_corr_factors");
 fail:
@@ -97,12 +92,10 @@ static int direct(struct gp_job *job, cl_mem thetas, const double *xnew, size_t 
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "cross_corr", &k);
     if (status != CLSTATS_OK) goto fail;
     const cl_uint n32 = (cl_uint)n, m32 = (cl_uint)m;
-    CL_ARG(k, 0, job->xbuf);
-    CL_ARG(k, 1, n32);
-    CL_ARG(k, 2, xb);
-    CL_ARG(k, 3, m32);
-    CL_ARG(k, 4, thetas);
-    CL_ARG(k, 5, r);
+    status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(gp cross_corr)", KERNEL_ARG(job->xbuf),
+                              KERNEL_ARG(n32), KERNEL_ARG(xb), KERNEL_ARG(m32), KERNEL_ARG(thetas),
+                              KERNEL_ARG(r));
+    if (status != CLSTATS_OK) goto fail;
     const size_t g2[2] = {m, n};
     status = clstats__launch(ctx, k, 2, NULL, g2, NULL, "gp cross_corr");
 fail:

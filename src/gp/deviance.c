@@ -59,9 +59,9 @@ static int distance_table(struct gp_job *job, size_t count, cl_mem *table)
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "distance_table", &k);
     if (status != CLSTATS_OK) return status;
     const cl_uint n32 = (cl_uint)n;
-    CL_ARG(k, 0, job->xbuf);
-    CL_ARG(k, 1, n32);
-    CL_ARG(k, 2, job->table);
+    status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(gp distance_table)", KERNEL_ARG(job->xbuf),
+                              KERNEL_ARG(n32), KERNEL_ARG(job->table));
+    if (status != CLSTATS_OK) goto fail;
     const size_t global[2] = {n, n};
     status = clstats__launch(ctx, k, 2, NULL, global, NULL, "gp distance_table");
     *table = job->table;
@@ -107,10 +107,9 @@ static int build(struct gp_job *job, cl_mem thetas, size_t count, size_t mat_ste
     if (status == CLSTATS_OK) status = write(ctx, dbuf, delta, count * sizeof *delta);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "add_diagonal", &k);
     if (status != CLSTATS_OK) goto fail;
-    CL_ARG(k, 0, r);
-    CL_ARG(k, 1, n32);
-    CL_ARG(k, 2, step);
-    CL_ARG(k, 3, dbuf);
+    status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(gp add_diagonal)", KERNEL_ARG(r),
+                              KERNEL_ARG(n32), KERNEL_ARG(step), KERNEL_ARG(dbuf));
+    if (status != CLSTATS_OK) goto fail;
     const size_t g2[2] = {n, count};
     status = clstats__launch(ctx, k, 2, NULL, g2, NULL, "gp add_diagonal");
 fail:
@@ -126,10 +125,9 @@ static int augment(struct gp_job *job, cl_mem r, size_t mat_step, size_t count)
     if (status != CLSTATS_OK) return status;
     const cl_uint n32 = (cl_uint)job->n;
     const cl_ulong step = mat_step;
-    CL_ARG(k, 0, r);
-    CL_ARG(k, 1, n32);
-    CL_ARG(k, 2, step);
-    CL_ARG(k, 3, job->ybuf);
+    status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(gp augment)", KERNEL_ARG(r), KERNEL_ARG(n32),
+                              KERNEL_ARG(step), KERNEL_ARG(job->ybuf));
+    if (status != CLSTATS_OK) goto fail;
     const size_t global[2] = {job->n, count};
     status = clstats__launch(ctx, k, 2, NULL, global, NULL, "gp augment");
 fail:
@@ -177,14 +175,11 @@ static int eval_many(struct gp_job *job, const double *beta, size_t count,
     if (status != CLSTATS_OK) goto fail;
     const cl_uint n32 = (cl_uint)n, c32 = (cl_uint)count, b32 = (cl_uint)blocks;
     const cl_ulong step64 = step;
-    CL_ARG(k, 0, r);
-    CL_ARG(k, 1, n32);
-    CL_ARG(k, 2, step64);
-    CL_ARG(k, 3, c32);
-    CL_ARG(k, 4, info);
-    CL_ARG(k, 5, parts);
-    CL_ARG(k, 6, b32);
-    CL_ARG(k, 7, res);
+    status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(gp deviance_sums)", KERNEL_ARG(r),
+                              KERNEL_ARG(n32), KERNEL_ARG(step64), KERNEL_ARG(c32),
+                              KERNEL_ARG(info), KERNEL_ARG(parts), KERNEL_ARG(b32),
+                              KERNEL_ARG(res));
+    if (status != CLSTATS_OK) goto fail;
     /* A work-group of 64 a matrix (kernels/gp/gp.cl SUM_ITEMS). */
     const size_t sum_local = 64, sum_global = count * sum_local;
     status = clstats__launch(ctx, k, 1, NULL, &sum_global, &sum_local, "gp deviance_sums");
@@ -223,9 +218,9 @@ static int identity_rows(struct gp_job *job, cl_mem l)
     int status = clstats__kernel(ctx, job->prog, "identity_rows", &k);
     if (status != CLSTATS_OK) return status;
     const cl_uint n32 = (cl_uint)job->n, first = (cl_uint)job->n + 2;
-    CL_ARG(k, 0, l);
-    CL_ARG(k, 1, n32);
-    CL_ARG(k, 2, first);
+    status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(gp identity_rows)", KERNEL_ARG(l),
+                              KERNEL_ARG(n32), KERNEL_ARG(first));
+    if (status != CLSTATS_OK) goto fail;
     const size_t global[2] = {job->n, job->n};
     status = clstats__launch(ctx, k, 2, NULL, global, NULL, "gp identity_rows");
 fail:
@@ -304,10 +299,9 @@ int clstats__gp_factor_inverse(struct gp_job *job, cl_mem l, cl_mem *inv)
     if (status != CLSTATS_OK) goto fail;
     const cl_uint n32 = (cl_uint)n;
     const cl_ulong step = n * n;
-    CL_ARG(k, 0, *inv);
-    CL_ARG(k, 1, n32);
-    CL_ARG(k, 2, step);
-    CL_ARG(k, 3, one);
+    status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(gp identity)", KERNEL_ARG(*inv),
+                              KERNEL_ARG(n32), KERNEL_ARG(step), KERNEL_ARG(one));
+    if (status != CLSTATS_OK) goto fail;
     const size_t g2[2] = {n, 1};
     status = clstats__launch(ctx, k, 2, NULL, g2, NULL, "gp identity");
     const struct clstats__mat lm = {l, 0, n}, im = {*inv, 0, n};
@@ -336,11 +330,10 @@ static int gradient(struct gp_job *job, const double *beta, const double *w, dou
     if (status != CLSTATS_OK) goto fail;
     const cl_ulong off64 = inv_off;
     const cl_uint n32 = (cl_uint)n;
-    CL_ARG(k, 0, l);
-    CL_ARG(k, 1, off64);
-    CL_ARG(k, 2, n32);
-    CL_ARG(k, 3, wbuf);
-    CL_ARG(k, 4, alpha);
+    status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(gp upper_times)", KERNEL_ARG(l),
+                              KERNEL_ARG(off64), KERNEL_ARG(n32), KERNEL_ARG(wbuf),
+                              KERNEL_ARG(alpha));
+    if (status != CLSTATS_OK) goto fail;
     /* A work-group of 64 a row (kernels/gp/gp.cl GRAD_ITEMS), here and in gradient_rows. */
     const size_t local = 64, global = n * local;
     status = clstats__launch(ctx, k, 1, NULL, &global, &local, "gp upper_times");
@@ -351,13 +344,10 @@ static int gradient(struct gp_job *job, const double *beta, const double *w, dou
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "gradient_rows", &k);
     if (status != CLSTATS_OK) goto fail;
     const double scale = (double)n / q;
-    CL_ARG(k, 0, job->xbuf);
-    CL_ARG(k, 1, n32);
-    CL_ARG(k, 2, thetas);
-    CL_ARG(k, 3, sinv);
-    CL_ARG(k, 4, alpha);
-    CL_ARG(k, 5, scale);
-    CL_ARG(k, 6, part);
+    status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(gp gradient_rows)", KERNEL_ARG(job->xbuf),
+                              KERNEL_ARG(n32), KERNEL_ARG(thetas), KERNEL_ARG(sinv),
+                              KERNEL_ARG(alpha), KERNEL_ARG(scale), KERNEL_ARG(part));
+    if (status != CLSTATS_OK) goto fail;
     status = clstats__launch(ctx, k, 1, NULL, &global, &local, "gp gradient_rows");
     if (status == CLSTATS_OK) status = read(ctx, part, partial, n * d * 8);
     if (status != CLSTATS_OK) goto fail;

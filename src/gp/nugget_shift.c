@@ -95,8 +95,9 @@ static int chunk(clstats_ctx *ctx, cl_mem r, size_t first, size_t step, size_t n
     for (size_t m = 0; m < count && status == CLSTATS_OK; m++) {
         /* R is positive semidefinite to its rounding (n eps lambda_max, far below s), so
          * lambda_min + s = 1 / theta lies above s / 2; a Ritz value past that bound is an
-         * iteration gone wrong (seen on Intel's CPU runtime, where the steps on one of four
-         * matrices ran to the cap with theta growing to 1e10: cause not found). */
+         * iteration gone wrong (as on Intel's CPU runtime before lanczos.cl's subtraction
+         * walked its column by a pointer: a miscompiled loop lost the vectors' orthogonality
+         * and theta grew to 1e10). test_gp fails if any of its cases takes this net. */
         const bool lost = !(1 / theta[m] > shift[m] / 2);
         if (bad[m] || lost) {
             /* Not positive definite even shifted (a threshold so large that s is at R's

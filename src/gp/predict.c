@@ -29,12 +29,10 @@ static int block(struct gp_job *job, cl_mem linv, cl_mem thetas, cl_mem ubuf, cl
         status = clstats__gemm(ctx, true, false, false, n, m, n, 1.0, im, rm, 0.0, zm);
     if (status == CLSTATS_OK) status = clstats__kernel(ctx, job->prog, "predict_sums", &k);
     if (status != CLSTATS_OK) goto fail;
-    CL_ARG(k, 0, z);
-    CL_ARG(k, 1, n32);
-    CL_ARG(k, 2, m32);
-    CL_ARG(k, 3, ubuf);
-    CL_ARG(k, 4, wbuf);
-    CL_ARG(k, 5, out);
+    status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(gp predict_sums)", KERNEL_ARG(z),
+                              KERNEL_ARG(n32), KERNEL_ARG(m32), KERNEL_ARG(ubuf), KERNEL_ARG(wbuf),
+                              KERNEL_ARG(out));
+    if (status != CLSTATS_OK) goto fail;
     status = clstats__launch(ctx, k, 1, NULL, &m, NULL, "gp predict_sums");
     if (status == CLSTATS_OK)
         status = clstats__cl_check(ctx, clEnqueueReadBuffer(ctx->queue, out, CL_TRUE, 0,

@@ -66,14 +66,10 @@ int clstats__potrf_batched(clstats_ctx *ctx, bool f64, struct clstats__mat a, si
     if (status != CLSTATS_OK) return status;
     const cl_ulong off = a.off, mstep = step;
     const cl_uint np = (cl_uint)p, lda = (cl_uint)a.ld, cnt = (cl_uint)count;
-    CL_ARG(k, 0, a.buf);
-    CL_ARG(k, 1, off);
-    CL_ARG(k, 2, mstep);
-    CL_ARG(k, 3, np);
-    CL_ARG(k, 4, lda);
-    CL_ARG(k, 5, cnt);
-    CL_ARG(k, 6, info);
-    CL_ARG(k, 7, logdet);
+    status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(potrf_batched_groups)", KERNEL_ARG(a.buf),
+                              KERNEL_ARG(off), KERNEL_ARG(mstep), KERNEL_ARG(np), KERNEL_ARG(lda),
+                              KERNEL_ARG(cnt), KERNEL_ARG(info), KERNEL_ARG(logdet));
+    if (status != CLSTATS_OK) goto fail;
     const size_t local = 64, global = groups ? count * local : (count + local - 1) / local * local;
     status = clstats__launch(ctx, k, 1, NULL, &global, &local,
                              groups ? "potrf_batched_groups" : "potrf_batched");
@@ -93,17 +89,11 @@ int clstats__potrs_batched(clstats_ctx *ctx, bool f64, struct clstats__mat l, si
     const cl_ulong loff = l.off, ls = l_step, boff = b.off, bs = b_step;
     const cl_uint np = (cl_uint)p, lda = (cl_uint)l.ld, nr = (cl_uint)nrhs, ldb = (cl_uint)b.ld,
                   cnt = (cl_uint)count;
-    CL_ARG(k, 0, l.buf);
-    CL_ARG(k, 1, loff);
-    CL_ARG(k, 2, ls);
-    CL_ARG(k, 3, np);
-    CL_ARG(k, 4, lda);
-    CL_ARG(k, 5, b.buf);
-    CL_ARG(k, 6, boff);
-    CL_ARG(k, 7, bs);
-    CL_ARG(k, 8, nr);
-    CL_ARG(k, 9, ldb);
-    CL_ARG(k, 10, cnt);
+    status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(potrs_batched)", KERNEL_ARG(l.buf),
+                              KERNEL_ARG(loff), KERNEL_ARG(ls), KERNEL_ARG(np), KERNEL_ARG(lda),
+                              KERNEL_ARG(b.buf), KERNEL_ARG(boff), KERNEL_ARG(bs), KERNEL_ARG(nr),
+                              KERNEL_ARG(ldb), KERNEL_ARG(cnt));
+    if (status != CLSTATS_OK) goto fail;
     const size_t local[2] = {1, 64};
     const size_t global[2] = {nrhs, (count + 63) / 64 * 64};
     status = clstats__launch(ctx, k, 2, NULL, global, local, "potrs_batched");
@@ -130,10 +120,9 @@ static int start_factor(clstats_ctx *ctx, cl_kernel k[3], struct clstats__mat a,
     const cl_ulong off = a.off, mstep = step;
     const cl_uint lda = (cl_uint)a.ld, rows32 = (cl_uint)rows, n32 = (cl_uint)n;
     for (int i = 0; i < 3; i++) {
-        CL_ARG(k[i], 0, a.buf);
-        CL_ARG(k[i], 1, off);
-        CL_ARG(k[i], 2, mstep);
-        CL_ARG(k[i], 3, lda);
+        status = CLSTATS_SET_ARGS(ctx, k[i], "clSetKernelArg(potrf_many)", KERNEL_ARG(a.buf),
+                                  KERNEL_ARG(off), KERNEL_ARG(mstep), KERNEL_ARG(lda));
+        if (status != CLSTATS_OK) goto fail;
     }
     CL_ARG(k[2], 6, rows32);
     CL_ARG(k[2], 7, n32);
@@ -386,13 +375,10 @@ int clstats__lauum(clstats_ctx *ctx, bool f64, struct clstats__mat u, size_t n,
     if (status != CLSTATS_OK) return status;
     const cl_ulong uoff = u.off, coff = c.off;
     const cl_uint ldu = (cl_uint)u.ld, n32 = (cl_uint)n, ldc = (cl_uint)c.ld;
-    CL_ARG(k, 0, u.buf);
-    CL_ARG(k, 1, uoff);
-    CL_ARG(k, 2, ldu);
-    CL_ARG(k, 3, n32);
-    CL_ARG(k, 4, c.buf);
-    CL_ARG(k, 5, coff);
-    CL_ARG(k, 6, ldc);
+    status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(lauum_upper)", KERNEL_ARG(u.buf),
+                              KERNEL_ARG(uoff), KERNEL_ARG(ldu), KERNEL_ARG(n32), KERNEL_ARG(c.buf),
+                              KERNEL_ARG(coff), KERNEL_ARG(ldc));
+    if (status != CLSTATS_OK) goto fail;
     const size_t tiles = (n + WIDE_TILE - 1) / WIDE_TILE;
     const size_t global[2] = {tiles * 16, tiles * 16}, local[2] = {16, 16};
     status = clstats__launch(ctx, k, 2, NULL, global, local, "lauum_upper");

@@ -169,15 +169,11 @@ int clstats__eig_extremes_many(clstats_ctx *ctx, struct clstats__mat a, size_t s
     if (status != CLSTATS_OK) goto fail;
     const cl_ulong off64 = a.off, step64 = step;
     const cl_uint n32 = (cl_uint)n;
-    CL_ARG(k, 0, a.buf);
-    CL_ARG(k, 1, off64);
-    CL_ARG(k, 2, step64);
-    CL_ARG(k, 3, n32);
-    CL_ARG(k, 4, work);
-    CL_ARG(k, 5, out);
-    CL_TRY(ctx, clSetKernelArg(k, 6, n * sizeof(double), NULL), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(k, 7, n * sizeof(double), NULL), "clSetKernelArg");
-    CL_TRY(ctx, clSetKernelArg(k, 8, wg * sizeof(double), NULL), "clSetKernelArg");
+    status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(tridiagonalise)", KERNEL_ARG(a.buf),
+                              KERNEL_ARG(off64), KERNEL_ARG(step64), KERNEL_ARG(n32),
+                              KERNEL_ARG(work), KERNEL_ARG(out), KERNEL_LOCAL(n * sizeof(double)),
+                              KERNEL_LOCAL(n * sizeof(double)), KERNEL_LOCAL(wg * sizeof(double)));
+    if (status != CLSTATS_OK) goto fail;
     const size_t global = count * wg;
     status = clstats__launch(ctx, k, 1, NULL, &global, &wg, "tridiagonalise");
     if (status == CLSTATS_OK)

@@ -17,7 +17,7 @@
 
 /* The one-device order of a column's sum below t (kernels/select/rank_keys.cl; fixed, not
  * tuned): blocks of SUM_BLOCK rows, row r in lane r mod SUM_LANES. */
-#define SUM_BLOCK 4096
+#define SUM_BLOCK COLUMN_BLOCK
 #define SUM_LANES 256
 
 /* A column's sum below its k-th value as the rank hands it on: the rows taken so far, the sum
@@ -46,29 +46,28 @@ static int check_part(clstats_ctx *ctx, const struct column_call *cc,
     return CLSTATS_OK;
 }
 
-/* The part's rows in host memory, *ld elements apart (*copy to free, or NULL where the caller's
- * are used). */
-static int rows_on_host(clstats_ctx *ctx, const struct clstats_array *m, const void **rows,
-                        size_t *ld, void **copy)
+/* Rows first .. first + count of the part in host memory, *ld elements apart (*copy to free,
+ * or NULL where the caller's are used; *rows NULL where count is 0). */
+static int rows_on_host(clstats_ctx *ctx, const struct clstats_array *m, size_t first,
+                        size_t count, const void **rows, size_t *ld, void **copy)
 {
+    const size_t es = m->dtype == CLSTATS_FLOAT64 ? 8 : 4;
     *copy = NULL;
-    *rows = m->host;
-    *ld = m->host ? clstats__array_stride(m) : m->nx;
-    if (m->host || !m->nx || !m->ny) return CLSTATS_OK;
-    const size_t es = m->dtype == CLSTATS_FLOAT64 ? 8 : 4, bytes = m->nx * m->ny * es;
+    *rows = NULL;
+    *ld = clstats__array_stride(m);
+    if (!count) return CLSTATS_OK;
+    if (m->host) {
+        *rows = (const char *)m->host + first * *ld * es;
+        return CLSTATS_OK;
+    }
+    const size_t bytes = ((count - 1) * *ld + m->nx) * es;
     if (!(*copy = malloc(bytes))) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "the part's rows");
-    cl_mem buf;
-    size_t off = 0;
-    bool owned = false;
-    int status = clstats__array_in(ctx, m, true, &buf, &off, &owned);
-    if (status == CLSTATS_OK)
-        status = clstats__cl_check(
-            ctx,
-            clEnqueueReadBuffer(ctx->queue, buf, CL_TRUE, off * es, bytes, *copy, 0, NULL, NULL),
-            "reading the part");
-    if (owned) clReleaseMemObject(buf);
     *rows = *copy;
-    return status;
+    return clstats__cl_check(ctx,
+                             clEnqueueReadBuffer(ctx->queue, m->buffer, CL_TRUE,
+                                                 (m->offset + first * *ld) * es, bytes, *copy, 0,
+                                                 NULL, NULL),
+                             "reading the part");
 }
 
 static uint64_t key_of(const void *rows, size_t i, bool f64, bool *nan)
@@ -134,21 +133,49 @@ static void add_rows(double *state, const void *rows, size_t nrows, size_t cols,
         state[c * SUM_WORDS + SUM_ROW] = (double)(g0 + nrows);
 }
 
+/* The part's whole blocks, whose sums the device gave (bs), added to every column's state
+ * after the rows before them: the block before closed (as add_rows closes it at the first
+ * block's first row), the blocks' sums added in block order, and the last left open with its
+ * sum in lane 0, so that closing it (the lanes added in lane order: that sum, then zeros) adds
+ * that sum, as the one-device order does. */
+static void add_blocks(double *state, const struct column_block_sums *bs, size_t cols,
+                       const uint64_t *tkey, bool f64)
+{
+    const uint64_t g0 = cols ? (uint64_t)state[SUM_ROW] : 0; /* a multiple of SUM_BLOCK */
+    for (size_t c = 0; c < cols; c++) {
+        double *s = state + c * SUM_WORDS;
+        s[SUM_ROW] = (double)(g0 + bs->blocks * SUM_BLOCK);
+        if (tkey[c] == ~0ull) continue;
+        if (g0) close_block(s, f64);
+        const double *block = bs->sums + c * bs->blocks;
+        for (size_t b = 0; b + 1 < bs->blocks; b++)
+            s[SUM_CLOSED] = f64 ? s[SUM_CLOSED] + block[b]
+                                : (double)((float)s[SUM_CLOSED] + (float)block[b]);
+        s[SUM_LANE0] = block[bs->blocks - 1];
+        s[SUM_BELOW] += (double)bs->below[c];
+    }
+}
+
 /* The sums below each column's t key, in the one-device order: rank 0's rows first, each rank
- * continuing from the state the one before hands it, the last closing the open blocks and
- * telling every rank the sums and counts (below[c], sums[c]). */
+ * continuing from the state the one before hands it (its rows before its first whole block,
+ * the whole blocks' sums from its device, bs, and its rows after them), the last closing the
+ * open blocks and telling every rank the sums and counts (below[c], sums[c]). */
 static int sums_along_ranks(struct mpi_link *link, const struct clstats_array *m, size_t cols,
-                            const uint64_t *tkey, double *sums, uint64_t *below)
+                            const uint64_t *tkey, const struct column_block_sums *bs,
+                            double *sums, uint64_t *below)
 {
     clstats_ctx *ctx = link->ctx;
     const bool f64 = m->dtype == CLSTATS_FLOAT64;
     const size_t words = cols * SUM_WORDS;
+    const size_t nrows = m->nx ? m->ny : 0, after = bs->head + bs->blocks * SUM_BLOCK;
     double *state = calloc(words + 2 * cols + 1, sizeof *state), *result = state + words;
-    const void *rows = NULL;
-    void *copy = NULL;
+    const void *head = NULL, *tail = NULL;
+    void *head_copy = NULL, *tail_copy = NULL;
     size_t ld = 0;
-    int status = state ? rows_on_host(ctx, m, &rows, &ld, &copy)
+    int status = state ? rows_on_host(ctx, m, 0, bs->head, &head, &ld, &head_copy)
                        : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "the sums' state");
+    if (status == CLSTATS_OK)
+        status = rows_on_host(ctx, m, after, nrows - after, &tail, &ld, &tail_copy);
     /* Whether every rank can take its turn (after this no rank fails), in a count message, the
      * kind a rank that failed after the selections' last message sends. */
     status = clstats__mpi_sum_counts(link, NULL, 0, status);
@@ -157,7 +184,9 @@ static int sums_along_ranks(struct mpi_link *link, const struct clstats_array *m
             MPI_Recv(state, (int)words, MPI_DOUBLE, link->rank - 1, 0, link->comm,
                      MPI_STATUS_IGNORE);
         }
-        add_rows(state, rows, m->nx ? m->ny : 0, cols, ld, tkey, f64);
+        add_rows(state, head, bs->head, cols, ld, tkey, f64);
+        if (bs->blocks) add_blocks(state, bs, cols, tkey, f64);
+        add_rows(state, tail, nrows - after, cols, ld, tkey, f64);
         if (link->rank + 1 < link->size) {
             MPI_Send(state, (int)words, MPI_DOUBLE, link->rank + 1, 0, link->comm);
             clstats__mpi_count(link, words * sizeof *state);
@@ -176,7 +205,8 @@ static int sums_along_ranks(struct mpi_link *link, const struct clstats_array *m
             below[c] = (uint64_t)result[2 * c + 1];
         }
     }
-    free(copy);
+    free(head_copy);
+    free(tail_copy);
     free(state);
     return status;
 }
@@ -210,8 +240,10 @@ static int distributed(clstats_ctx *ctx, MPI_Comm comm, const struct column_call
     const uint32_t same = (uint32_t)(cols & 0xffffff) << 1 | f64;
     /* the keys of the k-th values (or the lower middles), of the upper middles, the NaNs, the
      * ranks, the sums and counts below */
-    uint64_t *tkey = malloc((cols ? cols : 1) * 5 * sizeof *tkey), *hkey = tkey + cols,
+    uint64_t *tkey = malloc((cols ? cols : 1) * 6 * sizeof *tkey), *hkey = tkey + cols,
              *nans = hkey + cols, *ranks = nans + cols, *below = ranks + cols;
+    /* the sums of the rank's whole blocks, below the k-th values, from its device */
+    struct column_block_sums bs = {.below = below + cols};
     double *sums = malloc((cols ? cols : 1) * sizeof *sums);
     if ((!tkey || !sums) && status == CLSTATS_OK)
         status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "the columns' keys");
@@ -222,6 +254,12 @@ static int distributed(clstats_ctx *ctx, MPI_Comm comm, const struct column_call
     status =
         clstats__mpi_open(&link, ctx, comm, 1 + 256 * cols, 0, status,
                           status == CLSTATS_OK && cols ? m->ny : 0, same, false, &rows_total, NULL);
+    if (status == CLSTATS_OK && cc->sum) { /* where the rank's rows start among all */
+        uint64_t mine = cols ? m->ny : 0, before = 0;
+        MPI_Exscan(&mine, &before, 1, MPI_UINT64_T, MPI_SUM, comm);
+        clstats__mpi_count(&link, sizeof mine);
+        bs.row0 = link.rank ? before : 0; /* rank 0's result is undefined */
+    }
     for (size_t c = 0; status == CLSTATS_OK && cc->kth && c < cols; c++) {
         if (cc->k[c] == 0 || cc->k[c] > rows_total)
             status = clstats__fail(ctx, CLSTATS_ERR_ARG, "k[%zu] = %llu is not in [1, %llu]", c,
@@ -235,11 +273,12 @@ static int distributed(clstats_ctx *ctx, MPI_Comm comm, const struct column_call
         clstats__mpi_sum_counts, &link, rows_total, false, link.rank, link.size, false, NULL};
     if (status == CLSTATS_OK && cols) {
         if (cc->kth)
-            status = clstats__column_ranks_parts(ctx, m, &parts, ranks, 0, tkey, nans);
+            status = clstats__column_ranks_parts(ctx, m, &parts, ranks, 0, tkey, nans,
+                                                 cc->sum ? &bs : NULL);
         else if (even != CLSTATS_EVEN_UPPER)
-            status = clstats__column_ranks_parts(ctx, m, &parts, NULL, 1, tkey, nans);
+            status = clstats__column_ranks_parts(ctx, m, &parts, NULL, 1, tkey, nans, NULL);
         if (status == CLSTATS_OK && !cc->kth && even != CLSTATS_EVEN_LOWER)
-            status = clstats__column_ranks_parts(ctx, m, &parts, NULL, 2, hkey, nans);
+            status = clstats__column_ranks_parts(ctx, m, &parts, NULL, 2, hkey, nans, NULL);
         /* a rank that failed between messages tells the others in their next one */
         status = clstats__mpi_sum_counts(&link, NULL, 0, status);
     }
@@ -261,7 +300,7 @@ static int distributed(clstats_ctx *ctx, MPI_Comm comm, const struct column_call
         cc->out[c] = clstats__plus_zero(clstats__value_of_key(tkey[c], f64));
     }
     if (status == CLSTATS_OK && cc->sum) {
-        status = sums_along_ranks(&link, m, cols, tkey, sums, below);
+        status = sums_along_ranks(&link, m, cols, tkey, &bs, sums, below);
         for (size_t c = 0; status == CLSTATS_OK && c < cols; c++) {
             if (tkey[c] == ~0ull) continue;
             const uint64_t stats[4] = {tkey[c], 0, below[c], 0};
@@ -273,6 +312,7 @@ static int distributed(clstats_ctx *ctx, MPI_Comm comm, const struct column_call
         status = clstats__columns_status(ctx, nan, opts ? opts->nan_policy : CLSTATS_NAN_OMIT,
                                          short_cols);
     status = clstats__mpi_close(&link, status, traffic);
+    free(bs.sums);
     free(tkey);
     free(sums);
     return status;

@@ -54,10 +54,11 @@ static int distributed(clstats_ctx *ctx, MPI_Comm comm, const struct clstats_arr
         out[i] = NAN;
     int status = check_part(ctx, part, opts, rq, out);
     const uint64_t n = status == CLSTATS_OK ? (uint64_t)part->nx * part->ny : 0;
-    /* A message holds the NaNs and one histogram: 2^select.bits bins, the same on every rank. */
+    /* A message holds the NaNs and one histogram (2^select.bits bins, the same on every rank),
+     * and where it is the sample bracket's, that bracket's counts. */
     const long bits = ctx ? clstats__tuned(ctx, P_SELECT_BITS) : 11;
     const int b = bits >= 4 && bits <= 16 ? (int)bits : 11;
-    const size_t words = 1 + ((size_t)1 << b);
+    const size_t words = 1 + ((size_t)1 << b) + SELECT_PARTS_EXTRA;
     /* Every rank must ask for the same method: the method decides the messages. */
     const enum clstats_select_method m = opts ? opts->method : CLSTATS_SELECT_AUTO;
     const bool plane = m == CLSTATS_SELECT_CUTTING_PLANE;

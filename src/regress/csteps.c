@@ -127,15 +127,11 @@ int clstats__data_set_design(clstats_ctx *ctx, const struct clstats_array *x,
         goto fail;
     const cl_uint n32 = (cl_uint)n, p32 = (cl_uint)p, i32 = intercept;
     const cl_ulong ldx64 = ldx, ystep64 = ystep;
-    CL_ARG(k, 0, xb);
-    CL_ARG(k, 1, yb);
-    CL_ARG(k, 2, n32);
-    CL_ARG(k, 3, p32);
-    CL_ARG(k, 4, ldx64);
-    CL_ARG(k, 5, ystep64);
-    CL_ARG(k, 6, i32);
-    CL_ARG(k, 7, d->z);
-    CL_ARG(k, 8, count);
+    status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(design_rows)", KERNEL_ARG(xb), KERNEL_ARG(yb),
+                              KERNEL_ARG(n32), KERNEL_ARG(p32), KERNEL_ARG(ldx64),
+                              KERNEL_ARG(ystep64), KERNEL_ARG(i32), KERNEL_ARG(d->z),
+                              KERNEL_ARG(count));
+    if (status != CLSTATS_OK) goto fail;
     const size_t local = 64, global = (n + 63) / 64 * 64;
     if ((status = clstats__launch(ctx, k, 1, NULL, &global, &local, "design_rows")) ||
         (status = work_buffers(ctx, d)) || (status = from_device(ctx, count, &nan32, 4, CL_TRUE)))
@@ -167,12 +163,10 @@ static int residuals(clstats_ctx *ctx, struct data_set *d, size_t m)
     int status = kernel(ctx, "squared_residuals", &k);
     if (status) return status;
     const cl_uint n32 = (cl_uint)n, q32 = (cl_uint)q, m32 = (cl_uint)m;
-    CL_ARG(k, 0, d->z);
-    CL_ARG(k, 1, d->coef);
-    CL_ARG(k, 2, n32);
-    CL_ARG(k, 3, q32);
-    CL_ARG(k, 4, m32);
-    CL_ARG(k, 5, d->resid);
+    status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(squared_residuals)", KERNEL_ARG(d->z),
+                              KERNEL_ARG(d->coef), KERNEL_ARG(n32), KERNEL_ARG(q32),
+                              KERNEL_ARG(m32), KERNEL_ARG(d->resid));
+    if (status != CLSTATS_OK) goto fail;
     const size_t local[2] = {64, 1}, global[2] = {(n + 63) / 64 * 64, m};
     status = clstats__launch(ctx, k, 2, NULL, global, local, "squared_residuals");
 fail:
@@ -212,18 +206,14 @@ static int subset_sums(clstats_ctx *ctx, struct data_set *d, size_t m)
         return status;
     const cl_uint n32 = (cl_uint)n, q32 = (cl_uint)q, m32 = (cl_uint)m, chunk32 = CHUNK;
     const cl_uint np32 = (cl_uint)np, nc32 = (cl_uint)nc;
-    CL_ARG(kp, 0, d->z);
-    CL_ARG(kp, 1, d->weights);
-    CL_ARG(kp, 2, n32);
-    CL_ARG(kp, 3, q32);
-    CL_ARG(kp, 4, m32);
-    CL_ARG(kp, 5, chunk32);
-    CL_ARG(kp, 6, d->part);
-    CL_ARG(ks, 0, d->part);
-    CL_ARG(ks, 1, np32);
-    CL_ARG(ks, 2, nc32);
-    CL_ARG(ks, 3, m32);
-    CL_ARG(ks, 4, d->gram);
+    status = CLSTATS_SET_ARGS(ctx, kp, "clSetKernelArg(subset_products)", KERNEL_ARG(d->z),
+                              KERNEL_ARG(d->weights), KERNEL_ARG(n32), KERNEL_ARG(q32),
+                              KERNEL_ARG(m32), KERNEL_ARG(chunk32), KERNEL_ARG(d->part));
+    if (status != CLSTATS_OK) goto fail;
+    status = CLSTATS_SET_ARGS(ctx, ks, "clSetKernelArg(sum_chunks)", KERNEL_ARG(d->part),
+                              KERNEL_ARG(np32), KERNEL_ARG(nc32), KERNEL_ARG(m32),
+                              KERNEL_ARG(d->gram));
+    if (status != CLSTATS_OK) goto fail;
     const size_t lp[3] = {64, 1, 1}, gp[3] = {(np + 63) / 64 * 64, nc, m};
     const size_t lr[2] = {1, 1}, gr[2] = {nc, m};
     const size_t ls[2] = {64, 1}, gs[2] = {(np + 63) / 64 * 64, m};
@@ -244,11 +234,9 @@ static int solve_weighted(clstats_ctx *ctx, struct data_set *d, size_t m)
     if ((status = subset_sums(ctx, d, m)) || (status = kernel(ctx, "normal_equations", &k)))
         return status;
     const cl_uint q32 = (cl_uint)q, m32 = (cl_uint)m;
-    CL_ARG(k, 0, d->gram);
-    CL_ARG(k, 1, q32);
-    CL_ARG(k, 2, m32);
-    CL_ARG(k, 3, d->a);
-    CL_ARG(k, 4, d->b);
+    status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(normal_equations)", KERNEL_ARG(d->gram),
+                              KERNEL_ARG(q32), KERNEL_ARG(m32), KERNEL_ARG(d->a), KERNEL_ARG(d->b));
+    if (status != CLSTATS_OK) goto fail;
     const size_t local = 1, global = m;
     if ((status = clstats__launch(ctx, k, 1, NULL, &global, &local, "normal_equations")) ||
         (status = clstats__potrf_batched(ctx, true, (struct clstats__mat){d->a, 0, q}, q * q, q,
@@ -287,14 +275,11 @@ int clstats__evaluate(clstats_ctx *ctx, struct data_set *d, double *coef, size_t
         goto done;
     const cl_ulong h64 = h;
     const cl_uint n32 = (cl_uint)n, m32 = (cl_uint)m;
-    CL_ARG(kr, 0, d->stats);
-    CL_ARG(kr, 1, d->sums);
-    CL_ARG(kr, 2, h64);
-    CL_ARG(kr, 3, m32);
-    CL_ARG(kr, 4, d->t);
-    CL_ARG(kr, 5, d->flags);
-    CL_ARG(kr, 6, d->places);
-    CL_ARG(kr, 7, d->objs);
+    status = CLSTATS_SET_ARGS(ctx, kr, "clSetKernelArg(subset_rule)", KERNEL_ARG(d->stats),
+                              KERNEL_ARG(d->sums), KERNEL_ARG(h64), KERNEL_ARG(m32),
+                              KERNEL_ARG(d->t), KERNEL_ARG(d->flags), KERNEL_ARG(d->places),
+                              KERNEL_ARG(d->objs));
+    if (status != CLSTATS_OK) goto fail;
     const size_t one = 1;
     if ((status = clstats__launch(ctx, kr, 1, NULL, &m, &one, "subset_rule")) ||
         (status = from_device(ctx, d->objs, objs, m * 16, !refit)))
@@ -303,18 +288,14 @@ int clstats__evaluate(clstats_ctx *ctx, struct data_set *d, double *coef, size_t
         if ((status = kernel(ctx, "subset_weights", &kw)) ||
             (status = kernel(ctx, "subset_ties", &kt)))
             goto done;
-        CL_ARG(kw, 0, d->resid);
-        CL_ARG(kw, 1, d->t);
-        CL_ARG(kw, 2, d->flags);
-        CL_ARG(kw, 3, n32);
-        CL_ARG(kw, 4, m32);
-        CL_ARG(kw, 5, d->weights);
-        CL_ARG(kt, 0, d->resid);
-        CL_ARG(kt, 1, d->t);
-        CL_ARG(kt, 2, d->places);
-        CL_ARG(kt, 3, n32);
-        CL_ARG(kt, 4, m32);
-        CL_ARG(kt, 5, d->weights);
+        status = CLSTATS_SET_ARGS(ctx, kw, "clSetKernelArg(subset_weights)", KERNEL_ARG(d->resid),
+                                  KERNEL_ARG(d->t), KERNEL_ARG(d->flags), KERNEL_ARG(n32),
+                                  KERNEL_ARG(m32), KERNEL_ARG(d->weights));
+        if (status != CLSTATS_OK) goto fail;
+        status = CLSTATS_SET_ARGS(ctx, kt, "clSetKernelArg(subset_ties)", KERNEL_ARG(d->resid),
+                                  KERNEL_ARG(d->t), KERNEL_ARG(d->places), KERNEL_ARG(n32),
+                                  KERNEL_ARG(m32), KERNEL_ARG(d->weights));
+        if (status != CLSTATS_OK) goto fail;
         const size_t local[2] = {64, 1}, global[2] = {(n + 63) / 64 * 64, m};
         if ((status = clstats__launch(ctx, kw, 2, NULL, global, local, "subset_weights")) ||
             (status = clstats__launch(ctx, kt, 1, NULL, &m, &one, "subset_ties")) ||
@@ -345,9 +326,9 @@ int clstats__subset(clstats_ctx *ctx, struct data_set *d, unsigned char *in)
         (status = clstats__scratch(ctx, "regress.bytes", d->n, &bytes)))
         return status;
     const cl_uint n32 = (cl_uint)d->n;
-    CL_ARG(k, 0, d->weights);
-    CL_ARG(k, 1, n32);
-    CL_ARG(k, 2, bytes);
+    status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(subset_bytes)", KERNEL_ARG(d->weights),
+                              KERNEL_ARG(n32), KERNEL_ARG(bytes));
+    if (status != CLSTATS_OK) goto fail;
     const size_t local = 64, global = (d->n + 63) / 64 * 64;
     if (!(status = clstats__launch(ctx, k, 1, NULL, &global, &local, "subset_bytes")))
         status = from_device(ctx, bytes, in, d->n, CL_TRUE);
@@ -392,12 +373,10 @@ int clstats__cutoff(clstats_ctx *ctx, struct data_set *d, double s, double cutof
         (status = clstats__scratch(ctx, "regress.bytes", n, &bytes)))
         return status;
     const cl_uint n32 = (cl_uint)n;
-    CL_ARG(k, 0, d->resid);
-    CL_ARG(k, 1, s);
-    CL_ARG(k, 2, cutoff);
-    CL_ARG(k, 3, n32);
-    CL_ARG(k, 4, d->weights);
-    CL_ARG(k, 5, bytes);
+    status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(cutoff_weights)", KERNEL_ARG(d->resid),
+                              KERNEL_ARG(s), KERNEL_ARG(cutoff), KERNEL_ARG(n32),
+                              KERNEL_ARG(d->weights), KERNEL_ARG(bytes));
+    if (status != CLSTATS_OK) goto fail;
     const size_t local = 64, global = (n + 63) / 64 * 64;
     status = clstats__launch(ctx, k, 1, NULL, &global, &local, "cutoff_weights");
     if (!status && flags) status = from_device(ctx, bytes, flags, n, CL_TRUE);
@@ -415,16 +394,14 @@ int clstats__residual_sums(clstats_ctx *ctx, struct data_set *d, double *sum_w, 
         return status;
     const cl_uint n32 = (cl_uint)d->n, chunk32 = CHUNK, two = 2, nc32 = (cl_uint)nc, one32 = 1;
     double sums[2];
-    CL_ARG(kw, 0, d->resid);
-    CL_ARG(kw, 1, d->weights);
-    CL_ARG(kw, 2, n32);
-    CL_ARG(kw, 3, chunk32);
-    CL_ARG(kw, 4, d->part);
-    CL_ARG(ks, 0, d->part);
-    CL_ARG(ks, 1, two);
-    CL_ARG(ks, 2, nc32);
-    CL_ARG(ks, 3, one32);
-    CL_ARG(ks, 4, d->gram);
+    status = CLSTATS_SET_ARGS(ctx, kw, "clSetKernelArg(weighted_r2_chunks)", KERNEL_ARG(d->resid),
+                              KERNEL_ARG(d->weights), KERNEL_ARG(n32), KERNEL_ARG(chunk32),
+                              KERNEL_ARG(d->part));
+    if (status != CLSTATS_OK) goto fail;
+    status = CLSTATS_SET_ARGS(ctx, ks, "clSetKernelArg(sum_chunks)", KERNEL_ARG(d->part),
+                              KERNEL_ARG(two), KERNEL_ARG(nc32), KERNEL_ARG(one32),
+                              KERNEL_ARG(d->gram));
+    if (status != CLSTATS_OK) goto fail;
     const size_t one = 1, g2 = 2;
     if ((status = clstats__launch(ctx, kw, 1, NULL, &nc, &one, "weighted_r2_chunks")) ||
         (status = clstats__launch(ctx, ks, 1, NULL, &g2, &g2, "sum_chunks")) ||

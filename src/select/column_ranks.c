@@ -9,9 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-/* Rows of a block of the sums' order (kernels/select/rank_keys.cl), and of a split column's
- * work-group: fixed, not tuned, as the sums' bits depend on it. */
-#define COLUMN_BLOCK 4096
+/* COLUMN_BLOCK (select_internal.h): rows of a block of the sums' order
+ * (kernels/select/rank_keys.cl), and of a split column's work-group: fixed, not tuned, as the
+ * sums' bits depend on it. */
 
 /* The split design over parts (clstats__column_ranks_parts): the parts, every part's rows, the
  * ranks (host, or NULL: the median's, 1 its lower, 2 its upper middle), and the results. */
@@ -21,6 +21,7 @@ struct split_parts {
     const uint64_t *ranks;
     int median;
     uint64_t *keys, *nans;
+    struct column_block_sums *bs;
 };
 
 /* Over parts, after split_range: every column's NaNs summed over the parts (one message of a
@@ -104,6 +105,67 @@ static int parts_hist(clstats_ctx *ctx, const struct split_parts *sp, size_t col
     return status;
 }
 
+/* Over parts, once the walk has found every column's key (the state on the device): the sums
+ * below it of the part's whole blocks (struct column_block_sums) by split_below on those rows
+ * alone, whose blocks then start where the one-device call's do. */
+static int parts_block_sums(clstats_ctx *ctx, cl_kernel kb, bool f64, long wg, cl_mem buf,
+                            size_t off, size_t cstep, size_t rstep, size_t rows, size_t cols,
+                            cl_mem state, struct column_block_sums *bs)
+{
+    const size_t into = (size_t)(bs->row0 % COLUMN_BLOCK);
+    bs->head = into ? COLUMN_BLOCK - into : 0;
+    if (bs->head > rows) bs->head = rows;
+    bs->blocks = (rows - bs->head) / COLUMN_BLOCK;
+    bs->sums = NULL;
+    for (size_t c = 0; c < cols; c++) bs->below[c] = 0;
+    if (!bs->blocks || !cols) return CLSTATS_OK;
+    const size_t blocks = bs->blocks, es = f64 ? 8 : 4;
+    size_t per = blocks * cols / (8 * (size_t)ctx->compute_units);
+    if (per < 1) per = 1;
+    if (per > blocks) per = blocks;
+    const size_t groups = (blocks + per - 1) / per;
+    cl_mem counts, bsums;
+    cl_uint *cnt = malloc(groups * cols * 2 * sizeof *cnt);
+    void *raw = malloc(blocks * cols * es);
+    bs->sums = malloc(blocks * cols * sizeof *bs->sums);
+    int status = cnt && raw && bs->sums ? CLSTATS_OK
+                                        : clstats__fail(ctx, CLSTATS_ERR_NOMEM, "the block sums");
+    if (status == CLSTATS_OK &&
+        !(status = clstats__scratch(ctx, "columns.parts_counts", groups * cols * 8, &counts)) &&
+        !(status = clstats__scratch(ctx, "columns.parts_sums", blocks * cols * es, &bsums))) {
+        const cl_ulong o = off + bs->head * rstep, cs = cstep, rs = rstep;
+        const cl_uint nrows = (cl_uint)(blocks * COLUMN_BLOCK), nper = (cl_uint)per,
+                      nblocks = (cl_uint)blocks;
+        const size_t local[2] = {(size_t)wg, 1}, global[2] = {groups * (size_t)wg, cols};
+        if ((status = CLSTATS_SET_ARGS(ctx, kb, "clSetKernelArg(split_below)", KERNEL_ARG(buf),
+                                       KERNEL_ARG(o), KERNEL_ARG(cs), KERNEL_ARG(rs),
+                                       KERNEL_ARG(nrows), KERNEL_ARG(nper), KERNEL_ARG(state),
+                                       KERNEL_ARG(nblocks), KERNEL_ARG(counts),
+                                       KERNEL_ARG(bsums))) ||
+            (status = clstats__launch(ctx, kb, 2, NULL, global, local, "split_below")))
+            goto fail;
+        CL_TRY(ctx,
+               clEnqueueReadBuffer(ctx->queue, counts, CL_FALSE, 0, groups * cols * 2 * sizeof *cnt,
+                                   cnt, 0, NULL, NULL),
+               "reading the block counts");
+        CL_TRY(ctx,
+               clEnqueueReadBuffer(ctx->queue, bsums, CL_TRUE, 0, blocks * cols * es, raw, 0, NULL,
+                                   NULL),
+               "reading the block sums");
+        for (size_t c = 0; c < cols; c++)
+            for (size_t g = 0; g < groups; g++) bs->below[c] += cnt[2 * (c * groups + g)];
+        for (size_t i = 0; i < blocks * cols; i++)
+            bs->sums[i] = f64 ? ((const double *)raw)[i] : (double)((const float *)raw)[i];
+    }
+fail:
+    if (status != CLSTATS_OK) {
+        free(bs->sums);
+        bs->sums = NULL;
+    }
+    free(cnt), free(raw);
+    return status;
+}
+
 /* The split design (kernels/select/column_ranks_split.cl), with the one-group design's
  * arguments: its passes run on the device, the walk's state between them kept there. Over
  * parts (sp), the NaN counts and every pass's histograms are summed over the parts, and the
@@ -143,23 +205,18 @@ static int split_columns(clstats_ctx *ctx, cl_program program, bool f64, long wg
     const cl_uint start_rows = sp ? (cl_uint)sp->rows_total : nrows;
     cl_kernel with_rows[] = {kr, kh, kb};
     for (int i = 0; i < 3; i++) {
-        CL_ARG(with_rows[i], 0, buf);
-        CL_ARG(with_rows[i], 1, o);
-        CL_ARG(with_rows[i], 2, cs);
-        CL_ARG(with_rows[i], 3, rs);
-        CL_ARG(with_rows[i], 4, nrows);
-        CL_ARG(with_rows[i], 5, nper);
+        status = CLSTATS_SET_ARGS(ctx, with_rows[i], "clSetKernelArg(split's rows)",
+                                  KERNEL_ARG(buf), KERNEL_ARG(o), KERNEL_ARG(cs), KERNEL_ARG(rs),
+                                  KERNEL_ARG(nrows), KERNEL_ARG(nper));
+        if (status != CLSTATS_OK) goto fail;
     }
     CL_ARG(kr, 6, range);
     CL_ARG(kr, 7, nans);
-    CL_ARG(ks, 0, range);
-    CL_ARG(ks, 1, nans);
-    CL_ARG(ks, 2, ngroups);
-    CL_ARG(ks, 3, start_rows);
-    CL_ARG(ks, 4, ncols);
-    CL_ARG(ks, 5, ranks);
-    CL_ARG(ks, 6, state);
-    CL_ARG(ks, 7, hist);
+    status = CLSTATS_SET_ARGS(ctx, ks, "clSetKernelArg(split_start)", KERNEL_ARG(range),
+                              KERNEL_ARG(nans), KERNEL_ARG(ngroups), KERNEL_ARG(start_rows),
+                              KERNEL_ARG(ncols), KERNEL_ARG(ranks), KERNEL_ARG(state),
+                              KERNEL_ARG(hist));
+    if (status != CLSTATS_OK) goto fail;
     CL_ARG(kh, 6, state);
     CL_ARG(kh, 8, hist);
     CL_ARG(kp, 0, hist);
@@ -168,14 +225,11 @@ static int split_columns(clstats_ctx *ctx, cl_program program, bool f64, long wg
     CL_ARG(kb, 7, nblocks);
     CL_ARG(kb, 8, counts);
     CL_ARG(kb, 9, bsums);
-    CL_ARG(kf, 0, state);
-    CL_ARG(kf, 1, counts);
-    CL_ARG(kf, 2, bsums);
-    CL_ARG(kf, 3, ngroups);
-    CL_ARG(kf, 4, nblocks);
-    CL_ARG(kf, 5, ncols);
-    CL_ARG(kf, 6, stats);
-    CL_ARG(kf, 7, sums);
+    status = CLSTATS_SET_ARGS(ctx, kf, "clSetKernelArg(split_finish)", KERNEL_ARG(state),
+                              KERNEL_ARG(counts), KERNEL_ARG(bsums), KERNEL_ARG(ngroups),
+                              KERNEL_ARG(nblocks), KERNEL_ARG(ncols), KERNEL_ARG(stats),
+                              KERNEL_ARG(sums));
+    if (status != CLSTATS_OK) goto fail;
     const size_t local[2] = {(size_t)wg, 1}, global[2] = {groups * (size_t)wg, cols};
     const size_t one = 64, per_col = (cols + 63) / 64 * 64, bins = 256, pick = cols * 256;
     if ((status = clstats__launch(ctx, kr, 2, NULL, global, local, "split_range")) ||
@@ -203,6 +257,9 @@ static int split_columns(clstats_ctx *ctx, cl_program program, bool f64, long wg
         for (size_t c = 0; status == CLSTATS_OK && c < cols; c++)
             sp->keys[c] = (st[4 * c + 3] >> 8) ? none : st[4 * c];
         free(st);
+        if (status == CLSTATS_OK && sp->bs)
+            status = parts_block_sums(ctx, kb, f64, wg, buf, off, cstep, rstep, rows, cols, state,
+                                      sp->bs);
         return status;
     }
     if ((status = clstats__launch(ctx, kb, 2, NULL, global, local, "split_below")) ||
@@ -266,14 +323,10 @@ int clstats__column_ranks(clstats_ctx *ctx, bool f64, cl_mem buf, size_t off, si
     if (status != CLSTATS_OK) return status;
     const cl_ulong o = off, cs = cstep, rs = rstep;
     const cl_uint nrows = (cl_uint)rows;
-    CL_ARG(k, 0, buf);
-    CL_ARG(k, 1, o);
-    CL_ARG(k, 2, cs);
-    CL_ARG(k, 3, rs);
-    CL_ARG(k, 4, nrows);
-    CL_ARG(k, 5, ranks);
-    CL_ARG(k, 6, stats);
-    CL_ARG(k, 7, sums);
+    status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(column_ranks)", KERNEL_ARG(buf),
+                              KERNEL_ARG(o), KERNEL_ARG(cs), KERNEL_ARG(rs), KERNEL_ARG(nrows),
+                              KERNEL_ARG(ranks), KERNEL_ARG(stats), KERNEL_ARG(sums));
+    if (status != CLSTATS_OK) goto fail;
     const size_t local = (size_t)wg, global = cols * local;
     status = clstats__launch(ctx, k, 1, NULL, &global, &local, "column_ranks");
 fail:
@@ -295,11 +348,12 @@ int clstats__columns_status(clstats_ctx *ctx, uint64_t nan, enum clstats_nan_pol
 
 int clstats__column_ranks_parts(clstats_ctx *ctx, const struct clstats_array *part,
                                 const struct select_parts *parts, const uint64_t *ranks,
-                                int median, uint64_t *keys, uint64_t *nans)
+                                int median, uint64_t *keys, uint64_t *nans,
+                                struct column_block_sums *bs)
 {
     const bool f64 = part->dtype == CLSTATS_FLOAT64;
     const size_t cols = part->nx, rows = part->nx ? part->ny : 0;
-    const struct split_parts sp = {parts, parts->n_total, ranks, median, keys, nans};
+    const struct split_parts sp = {parts, parts->n_total, ranks, median, keys, nans, bs};
     if (f64 && !ctx->has_fp64)
         return clstats__fail(ctx, CLSTATS_ERR_UNSUPPORTED, "the device has no float64");
     if (parts->n_total > UINT32_MAX)

@@ -87,7 +87,11 @@ struct run {
     /* The sample bracket's summed counters and capacities over parts, and the cutting plane's
      * combined partials, kept for the run for the same reason. */
     cl_uint bracket_ctr[CTR_WORDS];
-    cl_ulong bracket_cap[2];
+    cl_ulong bracket_cap[2], compact, relative[3];
+    /* Over parts, the radix passes the host knows to run (the others launch nothing, read
+     * nothing and send nothing): from first_pass (1 where the bracket's message carried pass
+     * 0's histogram) to last_pass (the bracket's digits end sooner; -1: the run is done). */
+    int first_pass, last_pass;
     cl_ulong *plane_pc, plane_cap;
     void *plane_ps;
 };
@@ -116,13 +120,8 @@ static int parts_agree(const struct select_parts *parts, int status)
 static int data_args(clstats_ctx *ctx, cl_kernel k, cl_mem data, cl_ulong off, cl_ulong n,
                      cl_mem st)
 {
-    int status = CLSTATS_OK;
-    CL_ARG(k, 0, data);
-    CL_ARG(k, 1, off);
-    CL_ARG(k, 2, n);
-    CL_ARG(k, 3, st);
-fail:
-    return status;
+    return CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(the data's)", KERNEL_ARG(data),
+                            KERNEL_ARG(off), KERNEL_ARG(n), KERNEL_ARG(st));
 }
 
 /* A part's histograms (and its NaN count, in the first pass) replaced by their sums over all
@@ -190,6 +189,7 @@ static int radix_pass(struct run *r, cl_int pass)
 {
     clstats_ctx *ctx = r->ctx;
     int status = CLSTATS_OK;
+    if (r->parts && (pass < r->first_pass || pass > r->last_pass)) return CLSTATS_OK;
     CL_ARG(r->k_hist, 7, pass);
     status = launch(r, r->k_hist, r->groups, "radix_hist");
     if (status) return status;
@@ -224,10 +224,11 @@ static int cmp_key(const void *a, const void *b)
 }
 
 /* Keys S of the whole array's sample: this part's share, S n / n_total, read strided from its
- * data, gathered with the others' by one message (each part its own slots; a float64 key in two
- * 32-bit halves), as the one-device sample_bracket kernel reads its own. */
-static int gather_sample(struct run *r, cl_mem data, size_t offset, uint64_t n, bool f64,
-                         size_t total, uint64_t *keys)
+ * data by a small kernel into the run's pinned host copy, gathered with the others' by one
+ * message (each part its own slots; a float64 key in two 32-bit halves), as the one-device
+ * sample_bracket kernel reads its own. */
+static int gather_sample(struct run *r, cl_program program, cl_mem data, size_t offset, uint64_t n,
+                         bool f64, size_t total, uint64_t *keys)
 {
     clstats_ctx *ctx = r->ctx;
     const struct select_parts *pp = r->parts;
@@ -246,27 +247,36 @@ static int gather_sample(struct run *r, cl_mem data, size_t offset, uint64_t n, 
     }
     memset(counts, 0, (1 + words) * sizeof *counts);
     if (mine) {
-        uint64_t *raw = calloc(mine, sizeof *raw);
-        if (!raw) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate a sample");
-        const size_t stride = (size_t)(n / mine);
-        const size_t origin[3] = {(offset + stride / 2) * elem, 0, 0}, host[3] = {0, 0, 0};
-        const size_t region[3] = {elem, mine, 1};
-        const cl_int err = clEnqueueReadBufferRect(ctx->queue, data, CL_TRUE, origin, host, region,
-                                                   stride * elem, 0, 8, 0, raw, 0, NULL, NULL);
-        for (size_t i = 0; err == CL_SUCCESS && i < mine; i++) {
-            const uint64_t k = bits_are_nan(raw[i], f64) ? ~0ull : key_of_value_bits(raw[i], f64);
+        /* At most 2^bits / per values: the pinned histograms' copy (4 2^bits words) holds them. */
+        cl_kernel k;
+        cl_mem out;
+        const cl_ulong off = offset, stride = n / mine, m = mine;
+        const size_t wg = 64, global = (mine + wg - 1) / wg * wg;
+        if ((status = get_kernel(r, program, "sample_values", &k)) ||
+            (status = clstats__scratch(ctx, "select.sample", mine * elem, &out)))
+            return status;
+        status = CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(sample_values)", KERNEL_ARG(data),
+                                  KERNEL_ARG(off), KERNEL_ARG(stride), KERNEL_ARG(m),
+                                  KERNEL_ARG(out));
+        if (status != CLSTATS_OK) goto fail;
+        status = clstats__launch(ctx, k, 1, NULL, &global, &wg, "sample_values");
+        if (status != CLSTATS_OK) return status;
+        void *raw = r->part_hist;
+        CL_TRY(ctx,
+               clEnqueueReadBuffer(ctx->queue, out, CL_TRUE, 0, mine * elem, raw, 0, NULL, NULL),
+               "clEnqueueReadBuffer(sample)");
+        for (size_t i = 0; i < mine; i++) {
+            const uint64_t bits = f64 ? ((const uint64_t *)raw)[i] : ((const uint32_t *)raw)[i];
+            const uint64_t k = bits_are_nan(bits, f64) ? ~0ull : key_of_value_bits(bits, f64);
             counts[1 + (first + i) * per] = f64 ? k & 0xffffffffu : k;
             if (f64) counts[2 + (first + i) * per] = k >> 32;
         }
-        free(raw);
-        if (err != CL_SUCCESS)
-            return clstats__fail(ctx, CLSTATS_ERR_OPENCL, "clEnqueueReadBufferRect(sample): %d",
-                                 (int)err);
     }
     if ((status = pp->sum_counts(pp->user, counts, 1 + words, CLSTATS_OK))) return status;
     for (size_t i = 0; i < total; i++)
         keys[i] = f64 ? counts[1 + 2 * i] | counts[2 + 2 * i] << 32 : counts[1 + i];
-    return CLSTATS_OK;
+fail:
+    return status;
 }
 
 /* The bracket every part picks alike from the gathered sample: the kernel's rule
@@ -290,22 +300,42 @@ static void pick_bracket(const struct select_request *req, uint64_t n_total, uin
     *hi = open_hi ? (f64 ? ~0ull : 0xffffffffull) : keys[(size_t)hi_i];
 }
 
+/* The bracket's digits as kernels/select.cl's digits_relative_to sets them (st[ST_TAIL],
+ * st[ST_BASE], st[ST_SHIFT]): the key less lo, shifted up so that the width's top bit is the
+ * first digit's, and only the passes that cover hi - lo. */
+static void digits_relative_to(uint64_t lo, uint64_t hi, int key_bits, int bits, int npass,
+                               cl_ulong *tail_base_shift)
+{
+    uint64_t width = hi - lo;
+    if (key_bits == 32) width &= 0xffffffffu;
+    int used = 0;
+    for (uint64_t w = width; w; w >>= 1)
+        used++;
+    if (width == 0) used = 1;
+    tail_base_shift[0] = (cl_ulong)(npass - (used + bits - 1) / bits);
+    tail_base_shift[1] = lo;
+    tail_base_shift[2] = (cl_ulong)(key_bits - used);
+}
+
 /* The sample method over parts: the bracket, one pass over this part's data counting and
- * gathering inside it, the counts summed over the parts, and the kernel that decides whether
- * the radix passes go on from the gathered keys. Every part takes the same branch: the sums
- * decide, and a part whose gathered keys overflowed its buffer makes all fall back. */
+ * gathering inside it, and at once the first radix pass's histogram of the gathered keys
+ * (relative to the bracket, as if it held), so that the counts and that histogram cross in
+ * one message; then the kernel that decides whether the radix passes go on from the gathered
+ * keys. Every part takes the same branch: the sums decide, and a part whose gathered keys
+ * overflowed its buffer makes all fall back, the histogram unused and the state as it was. */
 static int parts_bracket(struct run *r, cl_program program, cl_mem data, size_t offset,
                          uint64_t n, bool f64, const struct select_request *req, uint64_t cap)
 {
     clstats_ctx *ctx = r->ctx;
-    const size_t total = r->parts->n_total / 4 < ((size_t)1 << r->bits) / (f64 ? 2 : 1)
+    const size_t nb = (size_t)1 << r->bits;
+    const size_t total = r->parts->n_total / 4 < nb / (f64 ? 2 : 1)
                              ? (size_t)(r->parts->n_total / 4)
-                             : ((size_t)1 << r->bits) / (f64 ? 2 : 1);
+                             : nb / (f64 ? 2 : 1);
     if (total < 16) return CLSTATS_OK; /* too few values to sample: radix alone, on every part */
     uint64_t *keys = malloc(total * sizeof *keys);
     if (!keys) return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate a sample");
-    int status = gather_sample(r, data, offset, n, f64, total, keys);
-    cl_kernel k_pass, k_update;
+    int status = gather_sample(r, program, data, offset, n, f64, total, keys);
+    cl_kernel k_pass, k_update, k_init;
     cl_ulong lohi[2] = {0, 0};
     if (status == CLSTATS_OK) {
         uint64_t lo, hi;
@@ -316,45 +346,75 @@ static int parts_bracket(struct run *r, cl_program program, cl_mem data, size_t 
     free(keys);
     if (status != CLSTATS_OK) return status;
     const cl_ulong off = offset, nn = n;
+    const cl_int pass0 = 0;
     if ((status = get_kernel(r, program, "bracket_pass", &k_pass)) ||
         (status = get_kernel(r, program, "bracket_update", &k_update)) ||
+        (status = get_kernel(r, program, "select_init", &k_init)) ||
         (status = data_args(ctx, k_pass, data, off, nn, r->st)))
         return status;
     CL_ARG(k_pass, 4, r->ctr);
     CL_ARG(k_pass, 5, r->kbuf);
     CL_ARG(k_update, 0, r->st);
     CL_ARG(k_update, 1, r->ctr);
+    CL_ARG(k_init, 0, r->hist);
+    CL_ARG(k_init, 1, r->ctr);
     CL_TRY(ctx,
            clEnqueueWriteBuffer(ctx->queue, r->st, CL_FALSE, ST_LO * sizeof(cl_ulong),
                                 sizeof lohi, lohi, 0, NULL, NULL),
            "clEnqueueWriteBuffer(select bracket)");
     if ((status = launch(r, k_pass, r->groups, "bracket_pass"))) return status;
-    cl_uint ctr[CTR_WORDS];
+    /* The first radix pass on this part's gathered keys, digits relative to the bracket
+     * (bracket_update's setting where it holds; every part's bracket is the same). */
+    r->compact = 2;
+    digits_relative_to(lohi[0], lohi[1], f64 ? 64 : 32, r->bits, r->npass, r->relative);
     CL_TRY(ctx,
-           clEnqueueReadBuffer(ctx->queue, r->ctr, CL_TRUE, 0, sizeof ctr, ctr, 0, NULL, NULL),
+           clEnqueueWriteBuffer(ctx->queue, r->st, CL_FALSE, ST_COMPACT * sizeof(cl_ulong),
+                                sizeof(cl_ulong), &r->compact, 0, NULL, NULL),
+           "clEnqueueWriteBuffer(select compact)");
+    CL_TRY(ctx,
+           clEnqueueWriteBuffer(ctx->queue, r->st, CL_FALSE, ST_TAIL * sizeof(cl_ulong),
+                                sizeof r->relative, r->relative, 0, NULL, NULL),
+           "clEnqueueWriteBuffer(select digits)");
+    CL_ARG(r->k_hist, 7, pass0);
+    if ((status = launch(r, r->k_hist, r->groups, "radix_hist"))) return status;
+    cl_uint ctr[CTR_WORDS];
+    cl_uint *hist = r->part_hist;
+    CL_TRY(ctx,
+           clEnqueueReadBuffer(ctx->queue, r->ctr, CL_FALSE, 0, sizeof ctr, ctr, 0, NULL, NULL),
            "clEnqueueReadBuffer(select counters)");
-    {
-        uint64_t *c = r->part_counts;
-        const size_t words = (size_t)1 << r->bits;
-        memset(c, 0, (1 + words) * sizeof *c);
-        const uint64_t in = (uint64_t)ctr[CTR_IN + 1] << 32 | ctr[CTR_IN];
-        c[0] = (uint64_t)ctr[CTR_NAN + 1] << 32 | ctr[CTR_NAN];
-        c[1] = (uint64_t)ctr[CTR_BELOW + 1] << 32 | ctr[CTR_BELOW];
-        c[2] = in;
-        c[3] = in > cap; /* this part's gathered keys did not all fit */
-        if ((status = r->parts->sum_counts(r->parts->user, c, 4, CLSTATS_OK))) return status;
-        const int at[3] = {CTR_NAN, CTR_BELOW, CTR_IN};
-        for (int i = 0; i < 3; i++) {
-            ctr[at[i]] = (cl_uint)c[i];
-            ctr[at[i] + 1] = (cl_uint)(c[i] >> 32);
-        }
-        /* The kernel holds the summed count inside to the capacity: any part's overflow makes
-         * it fall back, a capacity of 0, else none binds; the true one comes back after. */
-        lohi[0] = c[3] ? 0 : ~(cl_ulong)0;
+    CL_TRY(ctx,
+           clEnqueueReadBuffer(ctx->queue, r->hist, CL_TRUE, 0, 2 * nb * sizeof *hist, hist, 0,
+                               NULL, NULL),
+           "clEnqueueReadBuffer(select histogram)");
+    uint64_t *c = r->part_counts;
+    const uint64_t in = (uint64_t)ctr[CTR_IN + 1] << 32 | ctr[CTR_IN];
+    c[0] = (uint64_t)ctr[CTR_NAN + 1] << 32 | ctr[CTR_NAN];
+    for (size_t b = 0; b < nb; b++)
+        c[1 + b] = ((uint64_t)hist[2 * b + 1] << 32) | hist[2 * b];
+    c[1 + nb] = (uint64_t)ctr[CTR_BELOW + 1] << 32 | ctr[CTR_BELOW];
+    c[2 + nb] = in;
+    c[3 + nb] = in > cap; /* this part's gathered keys did not all fit */
+    if ((status = r->parts->sum_counts(r->parts->user, c, 1 + nb + SELECT_PARTS_EXTRA,
+                                       CLSTATS_OK)))
+        return status;
+    const uint64_t nan = c[0], below = c[1 + nb], in_all = c[2 + nb], over = c[3 + nb];
+    const uint64_t at[3] = {CTR_NAN, CTR_BELOW, CTR_IN}, sum[3] = {nan, below, in_all};
+    for (int i = 0; i < 3; i++) {
+        ctr[at[i]] = (cl_uint)sum[i];
+        ctr[at[i] + 1] = (cl_uint)(sum[i] >> 32);
     }
-    /* From the run's copies, not waited for (struct run). */
+    /* bracket_update's decision, which every part makes alike from the sums. */
+    const uint64_t nv = r->parts->n_total - nan;
+    uint64_t r0 = req->r0, r1 = req->r1;
+    if (req->mode == MODE_KTH) r0 = r1 = req->k;
+    if (req->mode == MODE_MEDIAN) r0 = nv ? (nv - 1) / 2 : 0, r1 = nv / 2;
+    const bool done = nv == 0 || r1 >= nv;
+    const bool holds = !done && !over && below <= r0 && r1 < below + in_all;
+    /* From the run's copies, not waited for (struct run). The kernel holds the summed count
+     * inside to the capacity: any part's overflow makes it fall back, a capacity of 0, else
+     * none binds; the true one comes back after. */
     memcpy(r->bracket_ctr, ctr, sizeof ctr);
-    r->bracket_cap[0] = lohi[0];
+    r->bracket_cap[0] = over ? 0 : ~(cl_ulong)0;
     r->bracket_cap[1] = cap;
     CL_TRY(ctx,
            clEnqueueWriteBuffer(ctx->queue, r->ctr, CL_FALSE, 0, sizeof ctr, r->bracket_ctr, 0,
@@ -369,6 +429,35 @@ static int parts_bracket(struct run *r, cl_program program, cl_mem data, size_t 
            clEnqueueWriteBuffer(ctx->queue, r->st, CL_FALSE, ST_CAP * sizeof(cl_ulong),
                                 sizeof(cl_ulong), &r->bracket_cap[1], 0, NULL, NULL),
            "clEnqueueWriteBuffer(select capacity)");
+    if (holds) {
+        /* The summed histogram, and the first pass's scan: the radix passes go on from 1. */
+        for (size_t b = 0; b < nb; b++) {
+            hist[2 * b] = (cl_uint)c[1 + b];
+            hist[2 * b + 1] = (cl_uint)(c[1 + b] >> 32);
+        }
+        CL_TRY(ctx,
+               clEnqueueWriteBuffer(ctx->queue, r->hist, CL_FALSE, 0, 2 * nb * sizeof *hist, hist,
+                                    0, NULL, NULL),
+               "clEnqueueWriteBuffer(select histogram)");
+        CL_ARG(r->k_scan, 3, pass0);
+        if ((status = launch(r, r->k_scan, 1, "radix_scan"))) return status;
+        r->first_pass = 1;
+        r->last_pass = r->npass - 1 - (int)r->relative[0];
+    } else if (done) {
+        r->last_pass = -1; /* bracket_update marked the run done: no pass runs */
+    } else {
+        /* Missed: the data's passes from the start, as if no bracket had been. */
+        static const cl_ulong zeros[3] = {0, 0, 0};
+        CL_TRY(ctx,
+               clEnqueueWriteBuffer(ctx->queue, r->st, CL_FALSE, ST_COMPACT * sizeof(cl_ulong),
+                                    sizeof(cl_ulong), zeros, 0, NULL, NULL),
+               "clEnqueueWriteBuffer(select compact)");
+        CL_TRY(ctx,
+               clEnqueueWriteBuffer(ctx->queue, r->st, CL_FALSE, ST_TAIL * sizeof(cl_ulong),
+                                    sizeof zeros, zeros, 0, NULL, NULL),
+               "clEnqueueWriteBuffer(select digits)");
+        if ((status = launch(r, k_init, 4, "select_init"))) return status;
+    }
 fail:
     return status;
 }
@@ -533,6 +622,8 @@ static int select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, 
     r.wg = (size_t)tu.wg;
     r.npass = (key_bits + tu.bits - 1) / tu.bits;
     r.bits = tu.bits;
+    r.first_pass = 0;
+    r.last_pass = r.npass - 1;
     r.parts = req->parts;
     if (r.parts) {
         /* The histograms' host copy pinned (the context's): read and written back each pass. */
@@ -542,7 +633,7 @@ static int select_run(clstats_ctx *ctx, cl_mem data, size_t offset, uint64_t n, 
                                          &pinned);
         if (status != CLSTATS_OK) return status;
         r.part_hist = pinned;
-        r.part_counts = malloc((1 + nb) * sizeof *r.part_counts);
+        r.part_counts = malloc((1 + nb + SELECT_PARTS_EXTRA) * sizeof *r.part_counts);
         if (!r.part_counts)
             return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "cannot allocate a histogram");
     }

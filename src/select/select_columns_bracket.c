@@ -143,30 +143,20 @@ int clstats__column_bracket(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t 
     const cl_ulong off = offset, ldl = ld;
     const cl_uint nrows = (cl_uint)rows, ncols = (cl_uint)cols, slice_rows = (cl_uint)s.slice_rows,
                   nslices = (cl_uint)s.nslices, room = (cl_uint)s.room;
-    CL_ARG(k_sample, 0, buf);
-    CL_ARG(k_sample, 1, off);
-    CL_ARG(k_sample, 2, nrows);
-    CL_ARG(k_sample, 3, ncols);
-    CL_ARG(k_sample, 4, ldl);
-    CL_ARG(k_sample, 5, bounds);
-    CL_ARG(k_count, 0, buf);
-    CL_ARG(k_count, 1, off);
-    CL_ARG(k_count, 2, nrows);
-    CL_ARG(k_count, 3, ncols);
-    CL_ARG(k_count, 4, ldl);
-    CL_ARG(k_count, 5, slice_rows);
-    CL_ARG(k_count, 6, bounds);
-    CL_ARG(k_count, 7, counts);
-    CL_ARG(k_count, 8, keys);
-    CL_ARG(k_count, 9, room);
-    CL_ARG(k_finish, 0, bounds);
-    CL_ARG(k_finish, 1, counts);
-    CL_ARG(k_finish, 2, keys);
-    CL_ARG(k_finish, 3, nrows);
-    CL_ARG(k_finish, 4, ncols);
-    CL_ARG(k_finish, 5, nslices);
-    CL_ARG(k_finish, 6, room);
-    CL_ARG(k_finish, 7, res);
+    status = CLSTATS_SET_ARGS(ctx, k_sample, "clSetKernelArg(column_sample)", KERNEL_ARG(buf),
+                              KERNEL_ARG(off), KERNEL_ARG(nrows), KERNEL_ARG(ncols),
+                              KERNEL_ARG(ldl), KERNEL_ARG(bounds));
+    if (status != CLSTATS_OK) goto fail;
+    status = CLSTATS_SET_ARGS(ctx, k_count, "clSetKernelArg(column_count)", KERNEL_ARG(buf),
+                              KERNEL_ARG(off), KERNEL_ARG(nrows), KERNEL_ARG(ncols),
+                              KERNEL_ARG(ldl), KERNEL_ARG(slice_rows), KERNEL_ARG(bounds),
+                              KERNEL_ARG(counts), KERNEL_ARG(keys), KERNEL_ARG(room));
+    if (status != CLSTATS_OK) goto fail;
+    status = CLSTATS_SET_ARGS(ctx, k_finish, "clSetKernelArg(column_finish)", KERNEL_ARG(bounds),
+                              KERNEL_ARG(counts), KERNEL_ARG(keys), KERNEL_ARG(nrows),
+                              KERNEL_ARG(ncols), KERNEL_ARG(nslices), KERNEL_ARG(room),
+                              KERNEL_ARG(res));
+    if (status != CLSTATS_OK) goto fail;
     const size_t ncb = (cols + COLS_PER_GROUP - 1) / COLS_PER_GROUP;
     const size_t wg[3] = {(size_t)s.sample_wg, (size_t)s.row_lanes * COLS_PER_GROUP,
                           (size_t)s.finish_wg};

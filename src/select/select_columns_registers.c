@@ -162,12 +162,10 @@ static int run(clstats_ctx *ctx, cl_mem buf, size_t offset, size_t rows, size_t 
 
     const cl_ulong off = offset, ldl = ld;
     const cl_uint nrows = (cl_uint)rows, ncols = (cl_uint)cols;
-    CL_ARG(kernel, 0, buf);
-    CL_ARG(kernel, 1, off);
-    CL_ARG(kernel, 2, nrows);
-    CL_ARG(kernel, 3, ncols);
-    CL_ARG(kernel, 4, ldl);
-    CL_ARG(kernel, 5, res);
+    status = CLSTATS_SET_ARGS(ctx, kernel, "clSetKernelArg(column_registers)", KERNEL_ARG(buf),
+                              KERNEL_ARG(off), KERNEL_ARG(nrows), KERNEL_ARG(ncols),
+                              KERNEL_ARG(ldl), KERNEL_ARG(res));
+    if (status != CLSTATS_OK) goto fail;
     const size_t wg = (size_t)s.wg, global = (cols + (size_t)s.cols - 1) / (size_t)s.cols * wg;
     if ((status = clstats__launch(ctx, kernel, 1, NULL, &global, &wg, "column_registers")))
         goto fail;

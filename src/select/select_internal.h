@@ -20,8 +20,9 @@ struct select_parts {
     /* Bracket first (the sample method over the parts): every part's share of one sample of the
      * whole array gathered through sum_counts (each part its own slots), the bracket picked
      * from it alike by every part, one pass counting and gathering each part's values inside
-     * it, the counts summed; the radix passes then run on the gathered values (or, where the
-     * bracket missed, on the data). part is this part's index of `parts` (at most 2^bits). */
+     * it, whose counts are summed in one message with the first radix pass's histogram of the
+     * gathered values; the radix passes then go on from those (or, where the bracket missed,
+     * start again on the data). part is this part's index of `parts` (at most 2^bits). */
     bool bracket;
     int part, parts;
     /* The cutting plane over the parts (plane: every part asked for it): each pass gathers
@@ -34,6 +35,11 @@ struct select_parts {
 
 /* Words a part's record holds in a cutting-plane pass over parts (src/select/select.c). */
 enum { SELECT_PLANE_WORDS = 10 };
+
+/* Counts a bracket's message carries past the NaNs and the first radix pass's histogram (the
+ * values below the bracket, inside it, and the parts whose gathered keys overflowed): a
+ * sum_counts user takes 1 + 2^bits + SELECT_PARTS_EXTRA counts a message. */
+enum { SELECT_PARTS_EXTRA = 3 };
 
 struct select_request {
     enum clstats_select_method method;
@@ -129,16 +135,35 @@ int clstats__column_ranks(clstats_ctx *ctx, bool f64, cl_mem buf, size_t off, si
                           size_t rstep, size_t rows, size_t cols, cl_mem ranks, cl_mem stats,
                           cl_mem sums);
 
+/* The sums below the k-th values of a part's whole blocks (the one-device sums' blocks of
+ * COLUMN_BLOCK rows, counted over all parts' rows: src/select/column_ranks.c), summed on the
+ * part's device in the one-device order. In: row0, the part's first row among all parts'. Out:
+ * head, the part's rows before its first whole block (those of a block that began on an
+ * earlier part, or the whole part where it holds no whole block); blocks, its whole blocks;
+ * sums[c blocks + b] (malloc'd, NULL where there are none, the caller's to free) block b's sum
+ * below column c's k-th value (the dtype's value as a double); below[c] (cols entries, the
+ * caller's) the count below it in those blocks. */
+#define COLUMN_BLOCK 4096
+struct column_block_sums {
+    uint64_t row0;
+    size_t head, blocks;
+    double *sums;
+    uint64_t *below;
+};
+
 /* The batched selection over parts (src/mpi/): every part's rows of the same columns (part:
  * part->nx columns, part->ny rows, float32 or float64, host or device), the NaN counts and each
  * pass's histograms (256 counts a column) summed over the parts through parts->sum_counts, so
  * that every part walks to the same key: keys[c] that of rank ranks[c] (0-based among column
  * c's valid values of all parts; ranks NULL: the median's, median 1 its lower and 2 its upper
- * middle), all ones where the column has too few; nans[c] its NaNs in all parts. A part that
- * fails before the first message returns without one (the caller sends its failure). */
+ * middle), all ones where the column has too few; nans[c] its NaNs in all parts; where bs is
+ * not NULL, the sums below those keys of the part's whole blocks (struct column_block_sums),
+ * with no message more. A part that fails before the first message returns without one (the
+ * caller sends its failure). */
 int clstats__column_ranks_parts(clstats_ctx *ctx, const struct clstats_array *part,
                                 const struct select_parts *parts, const uint64_t *ranks,
-                                int median, uint64_t *keys, uint64_t *nans);
+                                int median, uint64_t *keys, uint64_t *nans,
+                                struct column_block_sums *bs);
 
 /* The batched selection's status once its columns are done: CLSTATS_ERR_NAN where NaNs were
  * found and the policy refuses them, else CLSTATS_ERR_EMPTY where short_cols columns had too few

@@ -31,12 +31,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* pass_gram_rows's tiles (tuning pass.gram_tile, in its order; auto the first, 64x64x8, the
- * fastest on the H100 in both dtypes: RESULTS "PaSS (issue 24j)"): work-items across and down
- * a work-group, each 8 x 8 Gram values, and x's rows a slice. */
+/* pass_gram_rows's tiles (tuning pass.gram_tile, in its order, auto the first): work-items
+ * across and down a work-group, each 8 x rn Gram values, x's rows a slice, and whether local
+ * memory is twice over. auto: GRAM_TILE_F32 or _F64 by dtype, the fastest on the H100 in each
+ * (RESULTS "PaSS (issue 24k)": 64x128x8d in both). */
 static const struct gram_tile {
-    unsigned tx, ty, t;
-} gram_tiles[] = {{8, 8, 8}, {8, 8, 16}, {16, 8, 16}, {16, 16, 16}, {8, 8, 32}, {8, 8, 8}};
+    unsigned tx, ty, t, db; /* db: local memory twice over, a barrier a slice (GR_DB) */
+    unsigned rn;            /* a work-item's columns (GR_RN) */
+} gram_tiles[] = {{8, 8, 8, 0, 8},  {8, 8, 16, 0, 8}, {16, 8, 16, 0, 8}, {16, 16, 16, 0, 8},
+                  {8, 8, 32, 0, 8}, {8, 8, 8, 0, 8},  {4, 8, 8, 0, 8},   {8, 8, 8, 1, 8},
+                  {8, 8, 16, 1, 8}, {16, 8, 8, 1, 8}, {8, 8, 8, 1, 16},  {16, 8, 8, 1, 16}};
+/* auto's, by dtype (their indices above) */
+enum { GRAM_TILE_F32 = 9, GRAM_TILE_F64 = 9 };
 
 /* The largest p for which the device takes the whole Gram matrix at its first argmax. */
 #define WHOLE_GRAM 2048
@@ -52,12 +58,13 @@ struct device_state {
     cl_mem up, down;                      /* idx ... rows_dev and add, gram are their parts */
     size_t up_at[N_UP + 1], down_at[N_DOWN + 1]; /* each part's offset; the last: the size */
     char *up_host, *down_host;                   /* pinned, the context's */
-    cl_kernel residuals, argmax, gather, scan, scan_fold, transpose, gram_rows;
+    cl_kernel residuals, argmax, gather, scan, scan_fold, transpose, gram_rows, gram_fold;
     cl_kernel grams, lane_sums, lane_fold, scale; /* NULL without fp64 */
     size_t wg, chunk;             /* chunk: new rows a GEMM makes at most */
     size_t span, spans;           /* pass_scan's variables a work-group, and work-groups a particle */
     bool have_xty, own_rows; /* own_rows: pass_gram_rows makes the new rows (tuning), else CLBlast */
     struct gram_tile tile;   /* pass_gram_rows's */
+    size_t split;            /* its splits of x's rows (tuning pass.gram_split; 0: auto) */
     struct pass_cache book;
     /* Where the time goes, logged at release (clstats_ctx_set_log; bench/bench_pass prints it):
      * the steps' wall time and their kernels' by part, the Gram rows made, the residual GEMMs. */
@@ -79,6 +86,16 @@ struct argmax_plan {
 #define LOCAL_ARG(bytes) KERNEL_LOCAL(bytes)
 #define SET_ARGS(ctx, k, ...) CLSTATS_SET_ARGS(ctx, k, "clSetKernelArg(PaSS)", __VA_ARGS__)
 
+/* A device buffer the context keeps for the next fit under name (clstats__scratch), held by
+ * the engine until it releases it: the large ones (X, its transposition, the Gram cache), whose
+ * allocation and release cost milliseconds a fit on a GPU. */
+static int kept(clstats_ctx *ctx, const char *name, size_t bytes, cl_mem *out)
+{
+    const int status = clstats__scratch(ctx, name, bytes, out);
+    if (status) return status;
+    return clstats__cl_check(ctx, clRetainMemObject(*out), "clRetainMemObject(PaSS)");
+}
+
 static int buffer(clstats_ctx *ctx, size_t bytes, void *host, cl_mem *out)
 {
     cl_int err;
@@ -94,13 +111,16 @@ static void *up_part(const struct device_state *st, int part)
     return st->up_host + st->up_at[part];
 }
 
-/* The step's inputs up, in one write (the host rewrites them only after the step's wait). */
+/* The step's inputs up, in one write (the host rewrites them only after the step's wait),
+ * flushed so that it crosses while the host enqueues the kernels. */
 static int send(clstats_ctx *ctx, const struct device_state *st)
 {
-    return clstats__cl_check(ctx,
-                             clEnqueueWriteBuffer(ctx->queue, st->up, CL_FALSE, 0,
-                                                  st->up_at[N_UP], st->up_host, 0, NULL, NULL),
-                             "clEnqueueWriteBuffer(PaSS's step)");
+    const int status =
+        clstats__cl_check(ctx,
+                          clEnqueueWriteBuffer(ctx->queue, st->up, CL_FALSE, 0, st->up_at[N_UP],
+                                               st->up_host, 0, NULL, NULL),
+                          "clEnqueueWriteBuffer(PaSS's step)");
+    return status ? status : clstats__cl_check(ctx, clFlush(ctx->queue), "clFlush(PaSS)");
 }
 
 /* E = R^T X from the residuals of the m particles that take the argmax, and their argmaxes
@@ -150,21 +170,66 @@ static int gemm_rows(struct pass_engine *e, size_t m, size_t at)
     return status ? status : clstats__gemm(e->ctx, d->f64, false, false, m, d->p, d->n, 1, a, x, 0, g);
 }
 
-/* The same by pass_gram_rows: 8 tx x 8 ty tiles of the rows, X read once for up to 8 ty rows. */
+/* The splits of x's rows pass_gram_rows takes for m new rows: the tuning's (pass.gram_split),
+ * or on auto as many as make about SPLIT_GROUPS work-groups a compute unit (an iteration's ~60
+ * rows made only 625 of 64 x 64 at p = 40 000 for the H100's 132), at most MAX_SPLIT; none past
+ * SPLIT_ROWS rows (the partial sums' buffer: (splits - 1) m p values) and at least two slices
+ * a split. */
+#define SPLIT_GROUPS 16
+#define MAX_SPLIT 8
+#define SPLIT_ROWS 128
+static size_t splits_for(const struct pass_engine *e, size_t m)
+{
+    const struct device_state *st = e->state;
+    const size_t w = st->tile.rn * st->tile.tx, h = 8 * st->tile.ty, n = e->d->n;
+    if (m > SPLIT_ROWS) return 1;
+    size_t s = st->split;
+    if (!s) {
+        const size_t groups = (e->d->p + w - 1) / w * ((m + h - 1) / h),
+                     want = SPLIT_GROUPS * (size_t)e->ctx->compute_units;
+        s = (want + groups - 1) / groups;
+    }
+    if (s > MAX_SPLIT) s = MAX_SPLIT;
+    if (s > n / (2 * st->tile.t)) s = n / (2 * st->tile.t);
+    return s ? s : 1;
+}
+
+/* The same by pass_gram_rows: 8 tx x 8 ty tiles of the rows, X read once for up to 8 ty rows,
+ * its rows split among splits_for's work-groups, whose partial sums pass_gram_fold adds. */
 static int own_rows(struct pass_engine *e, size_t m, size_t at)
 {
+    clstats_ctx *ctx = e->ctx;
     struct device_state *st = e->state;
     const struct pass_data *d = e->d;
     const cl_uint n = (cl_uint)d->n, p = (cl_uint)d->p, mm = (cl_uint)m;
-    const cl_ulong g0 = (cl_ulong)at;
-    const size_t es = d->f64 ? 8 : 4, tx = st->tile.tx, ty = st->tile.ty, t = st->tile.t;
-    const int status = SET_ARGS(e->ctx, st->gram_rows, ARG(st->x), ARG(n), ARG(p), ARG(st->xnew),
-                                ARG(mm), ARG(st->cache), ARG(g0), LOCAL_ARG(t * 8 * tx * es),
-                                LOCAL_ARG(t * (8 * ty + 4) * es));
-    if (status) return status;
-    const size_t local[2] = {tx, ty},
-                 g[2] = {(d->p + 8 * tx - 1) / (8 * tx) * tx, (m + 8 * ty - 1) / (8 * ty) * ty};
-    return clstats__launch(e->ctx, st->gram_rows, 2, NULL, g, local, "pass_gram_rows");
+    const cl_ulong g0 = (cl_ulong)at, stride = (cl_ulong)(m * d->p);
+    const size_t es = d->f64 ? 8 : 4, tx = st->tile.tx, ty = st->tile.ty, t = st->tile.t,
+                 halves = st->tile.db ? 2 : 1, w = st->tile.rn * tx;
+    size_t splits = splits_for(e, m);
+    /* each split's rows a whole number of slices; the splits that cover n */
+    const size_t span = ((d->n + splits - 1) / splits + t - 1) / t * t;
+    splits = (d->n + span - 1) / span;
+    const cl_uint span32 = (cl_uint)span, splits32 = (cl_uint)splits;
+    cl_mem part = st->x; /* not read where there is one split */
+    int status = splits > 1
+                     ? clstats__scratch(ctx, "pass.gram_part", (splits - 1) * m * d->p * es, &part)
+                     : CLSTATS_OK;
+    if (status || (status = SET_ARGS(ctx, st->gram_rows, ARG(st->x), ARG(n), ARG(p), ARG(st->xnew),
+                                     ARG(mm), ARG(st->cache), ARG(g0), ARG(span32), ARG(part),
+                                     ARG(stride), LOCAL_ARG(halves * t * w * es),
+                                     LOCAL_ARG(halves * t * (8 * ty + 4) * es))))
+        return status;
+    const size_t local[3] = {tx, ty, 1},
+                 g[3] = {(d->p + w - 1) / w * tx, (m + 8 * ty - 1) / (8 * ty) * ty, splits};
+    if ((status = clstats__launch(ctx, st->gram_rows, 3, NULL, g, local, "pass_gram_rows")) ||
+        splits == 1)
+        return status;
+    const cl_ulong count = stride;
+    const size_t fold = (m * d->p + 255) / 256 * 256;
+    if ((status = SET_ARGS(ctx, st->gram_fold, ARG(st->cache), ARG(g0), ARG(part), ARG(stride),
+                           ARG(splits32), ARG(count))))
+        return status;
+    return clstats__launch(ctx, st->gram_fold, 1, NULL, &fold, NULL, "pass_gram_fold");
 }
 
 /* The Gram rows of the plan's new variables (the fresh part, already up), chunk by chunk: their
@@ -243,6 +308,9 @@ static int argmaxes(struct pass_engine *e, const struct argmax_plan *plan)
     const struct pass_data *d = e->d;
     const size_t cap = e->cap, es = d->f64 ? 8 : 4;
     int status = plan->n_new || !plan->by_residuals ? fresh_rows(e, plan) : CLSTATS_OK;
+    /* the Gram rows under way while the host enqueues the rest */
+    if (!status && plan->n_new)
+        status = clstats__cl_check(ctx, clFlush(ctx->queue), "clFlush(PaSS)");
     if (status) return status;
     if (plan->by_residuals) {
         st->by_residuals++;
@@ -305,9 +373,11 @@ static int step(struct pass_engine *e, const int32_t *idx, const int32_t *size,
     const int status = timed_step(e, idx, size, beta, want, add, gram, marks);
     if (status) return status;
     const size_t end = clstats__event_mark(e->ctx);
-    st->fresh_ms += clstats__events_ms(e->ctx, marks[0]) - clstats__events_ms(e->ctx, marks[1]);
-    st->scan_ms += clstats__events_ms(e->ctx, marks[1]) - clstats__events_ms(e->ctx, marks[2]);
-    st->grams_ms += clstats__events_ms(e->ctx, marks[2]) - clstats__events_ms(e->ctx, end);
+    if (e->ctx->log) { /* a profiling query an event each time: only where it is logged */
+        st->fresh_ms += clstats__events_ms(e->ctx, marks[0]) - clstats__events_ms(e->ctx, marks[1]);
+        st->scan_ms += clstats__events_ms(e->ctx, marks[1]) - clstats__events_ms(e->ctx, marks[2]);
+        st->grams_ms += clstats__events_ms(e->ctx, marks[2]) - clstats__events_ms(e->ctx, end);
+    }
     st->wall_ms += clstats__pass_wall_ms() - t0;
     st->steps++;
     return CLSTATS_OK;
@@ -446,9 +516,7 @@ static int x_up(struct pass_engine *e, const struct clstats_array *x, cl_mem *ra
     if (!x->host || !clstats__stage_wanted(ctx) || clstats__array_stride(x) != x->nx ||
         clstats__stage_begin(ctx) != CLSTATS_OK)
         return clstats__array_in(ctx, x, true, raw, NULL, owned);
-    cl_int err;
-    *raw = clCreateBuffer(ctx->context, CL_MEM_READ_ONLY, span ? span : 1, NULL, &err);
-    if ((status = clstats__cl_check(ctx, err, "clCreateBuffer(PaSS's x)"))) return status;
+    if ((status = kept(ctx, "pass.raw", span, raw))) return status;
     *owned = *staged = true;
     if (!(status = clstats__stage_upload(ctx, *raw, 0, x->host, span)))
         status = clstats__stage_uploaded(ctx);
@@ -476,22 +544,24 @@ int clstats__engine_device_load(struct pass_engine *e, const struct clstats_arra
         t_up = clstats__pass_wall_ms();
     }
     const size_t mark = clstats__event_mark(ctx);
-    if (status || (status = buffer(ctx, n * p * es, NULL, &st->x)) ||
+    if (status || (status = kept(ctx, "pass.x", n * p * es, &st->x)) ||
         (status = buffer(ctx, p * 8, NULL, &m)) || (status = buffer(ctx, p * 8, NULL, &sc)) ||
         (status = buffer(ctx, p * 4, NULL, &bad)) ||
         (status = buffer(ctx, PASS_LANES * p * 8, NULL, &lanes)) ||
         (status = buffer(ctx, PASS_LANES * p * 4, NULL, &lane_bad)))
         goto exit;
     const cl_uint n32 = (cl_uint)n, p32 = (cl_uint)p;
-    const size_t g[2] = {p, n};
-    /* The transposition goes before the blocking read: a bad column makes a wasted copy, not
-     * a wait. */
+    const size_t g[2] = {(p + 31) / 32 * 32, (n + 31) / 32 * 8}, local[2] = {32, 8};
+    const cl_uint with_xt = st->xt != NULL;
+    const cl_mem xt = with_xt ? st->xt : st->x; /* an argument either way */
+    /* The scaling (and the transposition) goes before the blocking read: a bad column makes a
+     * wasted copy, not a wait. */
     if ((status = standardise_pass(e, raw, 0, lanes, lane_bad, m, sc, bad)) ||
         (status = standardise_pass(e, raw, 1, lanes, lane_bad, m, sc, bad)) ||
-        (status = SET_ARGS(ctx, st->scale, ARG(raw), ARG(st->x), ARG(n32), ARG(p32), ARG(m),
-                           ARG(sc), ARG(bad))) ||
-        (status = clstats__launch(ctx, st->scale, 2, NULL, g, NULL, "pass_scale")) ||
-        (status = transpose(e)) || (status = read(ctx, m, p * 8, mean, false)) ||
+        (status = SET_ARGS(ctx, st->scale, ARG(raw), ARG(st->x), ARG(xt), ARG(with_xt), ARG(n32),
+                           ARG(p32), ARG(m), ARG(sc), ARG(bad))) ||
+        (status = clstats__launch(ctx, st->scale, 2, NULL, g, local, "pass_scale")) ||
+        (status = read(ctx, m, p * 8, mean, false)) ||
         (status = read(ctx, sc, p * 8, scale, false)))
         goto exit;
     status = read(ctx, bad, p * 4, first_bad, true);
@@ -609,11 +679,14 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
     const size_t es = d->f64 ? 8 : 4, K = k_particles;
     st->wg = 1;
     while (st->wg * 2 <= 256 && st->wg * 2 <= ctx->max_work_group) st->wg *= 2;
-    st->tile = gram_tiles[clstats__tuned(ctx, P_PASS_GRAM_TILE)];
+    const long tile = clstats__tuned(ctx, P_PASS_GRAM_TILE);
+    st->tile = gram_tiles[tile != AUTO ? tile : d->f64 ? GRAM_TILE_F64 : GRAM_TILE_F32];
+    st->split = (size_t)clstats__tuned(ctx, P_PASS_GRAM_SPLIT);
     char options[160];
-    snprintf(options, sizeof options, "%s%s -DWG=%zu -DCAP=%zu -DGR_TX=%u -DGR_TY=%u -DGR_T=%u",
+    snprintf(options, sizeof options,
+             "%s%s -DWG=%zu -DCAP=%zu -DGR_TX=%u -DGR_TY=%u -DGR_T=%u -DGR_DB=%u -DGR_RN=%u",
              d->f64 ? "-DUSE_DOUBLE" : "", ctx->has_fp64 ? " -DPASS_GRAMS" : "", st->wg, cap,
-             st->tile.tx, st->tile.ty, st->tile.t);
+             st->tile.tx, st->tile.ty, st->tile.t, st->tile.db, st->tile.rn);
     cl_program prog;
     int status = clstats__program(ctx, "pass.cl", options, &prog);
     if (status || (status = clstats__kernel(ctx, prog, "pass_residuals", &st->residuals)) ||
@@ -627,7 +700,8 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
         (status = clstats__kernel(ctx, prog, "pass_scan", &st->scan)) ||
         (status = clstats__kernel(ctx, prog, "pass_scan_fold", &st->scan_fold)) ||
         (status = clstats__kernel(ctx, prog, "pass_transpose", &st->transpose)) ||
-        (status = clstats__kernel(ctx, prog, "pass_gram_rows", &st->gram_rows)))
+        (status = clstats__kernel(ctx, prog, "pass_gram_rows", &st->gram_rows)) ||
+        (status = clstats__kernel(ctx, prog, "pass_gram_fold", &st->gram_fold)))
         return status;
     /* auto: pass_gram_rows on NVIDIA's GPUs, CLBlast elsewhere (RESULTS "PaSS (issue 24j)"). */
     const long rows = clstats__tuned(ctx, P_PASS_GRAM_ROWS);
@@ -645,10 +719,10 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
         return clstats__fail(ctx, CLSTATS_ERR_NOMEM, "out of memory");
     }
     if ((status = buffer(ctx, d->p * es, NULL, &st->xty)) ||
-        (status = buffer(ctx, slots * d->p * es, NULL, &st->cache)) ||
-        (status = buffer(ctx, st->chunk * d->n * es, NULL, &st->xnew)) ||
+        (status = kept(ctx, "pass.cache", slots * d->p * es, &st->cache)) ||
+        (status = kept(ctx, "pass.xnew", st->chunk * d->n * es, &st->xnew)) ||
         (status = step_buffers(ctx, st, K, cap, slots, es)) ||
-        (ctx->has_fp64 && (status = buffer(ctx, d->n * d->p * es, NULL, &st->xt)))) {
+        (ctx->has_fp64 && (status = kept(ctx, "pass.xt", d->n * d->p * es, &st->xt)))) {
         free(yh);
         return status;
     }
@@ -657,8 +731,8 @@ int clstats__engine_device(clstats_ctx *ctx, const struct pass_data *d, size_t k
     if (!status) status = buffer(ctx, d->n * es, yh, &st->y);
     free(yh);
     if (status || (status = buffer(ctx, d->n * 8, (void *)d->ys, &st->y64)) ||
-        (status = buffer(ctx, d->n * K * es, NULL, &st->r)) ||
-        (status = buffer(ctx, K * d->p * es, NULL, &st->e)) ||
+        (status = kept(ctx, "pass.r", d->n * K * es, &st->r)) ||
+        (status = kept(ctx, "pass.e", K * d->p * es, &st->e)) ||
         (status = buffer(ctx, K * 4, NULL, &st->best)) ||
         (status = buffer(ctx, K * st->spans * es, NULL, &st->part_v)) ||
         (status = buffer(ctx, K * st->spans * 4, NULL, &st->part_i)))
