@@ -1,7 +1,9 @@
 /* bracket_mad.cl - the bracket design's MAD (median_filter_bracket.cl includes it under -D MAD=1):
  * from each pixel's median, a search over ranks of the tile's union with two brackets of its
  * own (mad_pass, whose comment tells the search). Its brackets and walks are its own, not the
- * median's.
+ * median's: the median keeps its single walk from the list's start, which its two ranks need,
+ * while the MAD asks many ranks a round and walks only between the probes that bracket its
+ * answer.
  *
  * Build options beyond median_filter_bracket.cl's: -D G (the MAD search's probes a round, at
  * least 2; 8 when absent), -D MAD_HALF (forces the elements each MAD bracket first holds on each
@@ -103,17 +105,22 @@ inline int next_target(const targets *t, const int *off, const bracket *b, int p
     return slot < end ? target_rank(t, off, p, slot) - (int)b->below[p] : -1;
 }
 
+#define NO_POS 0xffffu /* a list index unknown */
+
 /* The MAD search's test of its probes, judged where the upper list's walk finds each probe's
  * partner (mad_pass): the pixel's median m, the first probe whose test holds (first_true, NT
  * where none) with its partner's deviation (dev_true), and the last that fails (last_false,
- * -1 where none) with its partner's (up_false). */
+ * -1 where none) with its partner's deviation (up_false) and its index in the upper list
+ * (false_at, NO_POS where that list has been built again since). */
 typedef struct {
     float m[PY], dev_true[PY], up_false[PY];
-    int first_true[PY], last_false[PY];
+    int first_true[PY], last_false[PY], false_at[PY];
 } verdicts;
 
-/* The key[p][j] the walk holds for pixel p's probe j. */
-inline uint key_at(uint key[PY][NT], int p, int j)
+/* What the walk holds for pixel p's probe j: key[p][j], an index into the lower list where
+ * bit j of held[p] is set (the lower list's walk keeps indices, so that the next round can
+ * start past them), else a key. */
+inline uint raw_at(uint key[PY][NT], int p, int j)
 {
     uint k = 0u;
     ROLL for (int q = 0; q < NT; q++)
@@ -121,29 +128,49 @@ inline uint key_at(uint key[PY][NT], int p, int j)
     return k;
 }
 
-/* Pixel p's probe j, whose lower element's key is key[p][j] and whose partner is e: the
- * search's test d(e_i) <= d(e_{i+k}) with e_{i+k} >= m, into v. */
-OUT_OF_LINE void judge_probe(verdicts *v, uint key[PY][NT], int p, int j, ulong e)
+/* The key of pixel p's probe j's lower element (lower: the lower list, as when it was walked). */
+inline uint key_at(uint key[PY][NT], const uint *held, __local const ulong *lower, int p, int j)
+{
+    const uint k = raw_at(key, p, j);
+    return held[p] >> j & 1u ? (uint)(lower[k] >> 32) : k;
+}
+
+/* Pixel p's probe j, whose lower element's key key_at holds and whose partner is e, at index
+ * at of the upper list: the search's test d(e_i) <= d(e_{i+k}) with e_{i+k} >= m, into v. */
+OUT_OF_LINE void judge_probe(verdicts *v, uint key[PY][NT], const uint *held,
+                             __local const ulong *lower, int p, int j, ulong e, int at)
 {
     const float m = v->m[p], vu = value_of((uint)(e >> 32));
-    const float dl = deviation(value_of(key_at(key, p, j)), m), du = deviation(vu, m);
+    const float dl = deviation(value_of(key_at(key, held, lower, p, j)), m),
+                du = deviation(vu, m);
     if (vu >= m && dl <= du) {
         if (j < v->first_true[p]) v->first_true[p] = j, v->dev_true[p] = du;
     } else if (j > v->last_false[p]) {
-        v->last_false[p] = j, v->up_false[p] = du;
+        v->last_false[p] = j, v->up_false[p] = du, v->false_at[p] = at;
     }
 }
 
-/* One walk of b's list: each pixel's targets inside b's ranks get the keys of its window's
- * elements there (key[p][j]), or with judge the search's test against the keys held (v).
- * Every work-item reads the same entry at once (a broadcast), and the pixels of a work-item
- * share its read and its column test. */
-OUT_OF_LINE void walk_list(__local const ulong *list, const bracket *b, int lx, int ly, const targets *t,
-               const int *off, uint key[PY][NT], bool judge, verdicts *v)
+/* Where a pixel's walk of a list may start: resume[p] packs a list index (low 16 bits) and the
+ * count of the pixel's window elements before it (high 16), 0 for the list's start. A round's
+ * probes all lie above the last probe that failed, so the next round's walks start just past
+ * its elements (mad_pass), not at the lists' start. */
+#define RESUME(at, count) ((uint)(at) | (uint)(count) << 16)
+
+/* One walk of b's list: each pixel's targets inside b's ranks get their window elements' indices
+ * in the list (key[p][j], bit j of held[p] set), or with judge the search's test against the
+ * lower elements held (v; lower: the lower list). Each pixel starts where resume says; where
+ * they start together, every work-item reads the same entry at once (a broadcast), and the
+ * pixels of a work-item share its read and its column test. */
+OUT_OF_LINE void walk_list(__local const ulong *list, const bracket *b, int lx, int ly,
+                           const targets *t, const int *off, uint key[PY][NT], uint *held,
+                           bool judge, verdicts *v, __local const ulong *lower,
+                           const uint *resume)
 {
-    int cnt[PY], slot[PY], end[PY], next[PY];
+    int cnt[PY], slot[PY], end[PY], next[PY], from[PY], start = b->len;
     for (int p = 0; p < PY; p++) {
-        slot[p] = end[p] = cnt[p] = 0;
+        from[p] = (int)(resume[p] & 0xffffu);
+        cnt[p] = (int)(resume[p] >> 16);
+        slot[p] = end[p] = 0;
         ROLL for (int j = 0; j < NT; j++)
             if (j < t->count[p]) {
                 const int r = target_rank(t, off, p, j);
@@ -151,8 +178,9 @@ OUT_OF_LINE void walk_list(__local const ulong *list, const bracket *b, int lx, 
                 end[p] += r < (int)b->upto[p];
             }
         next[p] = next_target(t, off, b, p, slot[p], end[p]);
+        if (slot[p] < end[p]) start = min(start, from[p]);
     }
-    for (int i = 0; i < b->len; i++) {
+    for (int i = start; i < b->len; i++) {
         bool more = false;
         for (int p = 0; p < PY; p++)
             more |= slot[p] < end[p];
@@ -161,13 +189,14 @@ OUT_OF_LINE void walk_list(__local const ulong *list, const bracket *b, int lx, 
         const int uc = (int)(e & 0xffffu), ur = (int)((uint)e >> 16);
         if ((uint)(uc - lx) >= (uint)WX) continue;
         for (int p = 0; p < PY; p++)
-            if ((uint)(ur - ly - p * GY) < (uint)WY) {
+            if ((uint)(ur - ly - p * GY) < (uint)WY && i >= from[p]) {
                 if (cnt[p] == next[p]) {
                     if (judge) {
-                        judge_probe(v, key, p, slot[p], e);
+                        judge_probe(v, key, held, lower, p, slot[p], e, i);
                     } else {
                         ROLL for (int j = 0; j < NT; j++)
-                            if (j == slot[p]) key[p][j] = (uint)(e >> 32);
+                            if (j == slot[p]) key[p][j] = (uint)i;
+                        held[p] |= 1u << slot[p];
                     }
                     slot[p]++;
                     next[p] = next_target(t, off, b, p, slot[p], end[p]);
@@ -181,12 +210,14 @@ OUT_OF_LINE void walk_list(__local const ulong *list, const bracket *b, int lx, 
  * from b's list where its counts place them, else from further brackets, contiguous stretches
  * of the union's order below (first) or above what was covered, each march_steps of the sample
  * long. Each covers elements never covered before, and the union is finite, so every target is
- * answered; b ends as the last bracket built. The whole group calls it (barriers); flags: a
- * local int. */
+ * answered; b ends as the last bracket built, and where one is built, the walks' resume points
+ * and the list indices found before it (pos) are forgotten. The whole group calls it
+ * (barriers); flags: a local int. */
 void select_ranks(SOURCE, bracket *b, __local ulong *list, int cap, __local ushort *sums,
                   __local const ulong *sample, volatile __local int *flags, int march_steps,
                   int lid, int lx, int ly, const targets *t, const int *off, uint key[PY][NT],
-                  bool judge, verdicts *v)
+                  uint *held, bool judge, verdicts *v, __local const ulong *lower,
+                  uint *resume)
 {
     ulong cov_lo = b->L, cov_hi = b->H;
     int covered_below[PY], covered_upto[PY]; /* each pixel's ranks covered so far */
@@ -195,7 +226,7 @@ void select_ranks(SOURCE, bracket *b, __local ulong *list, int cap, __local usho
         covered_upto[p] = b->upto[p];
     }
     ONCE for (;;) {
-        walk_list(list, b, lx, ly, t, off, key, judge, v);
+        walk_list(list, b, lx, ly, t, off, key, held, judge, v, lower, resume);
         int side = 0;
         for (int p = 0; p < PY; p++)
             if (t->count[p] > 0) {
@@ -220,6 +251,18 @@ void select_ranks(SOURCE, bracket *b, __local ulong *list, int cap, __local usho
             b->L = cov_hi + 1ul;
             const int i = sample_index(sample, b->L) + march_steps - 1;
             b->H = i < SAMPLE ? max(sample[i], b->L) : ELEM_TOP;
+        }
+        /* The list is built again: indices into it give way to its keys, and walks start at
+         * its start (the build's first barrier orders these reads before its writes). */
+        for (int p = 0; p < PY; p++) {
+            resume[p] = 0u;
+            if (judge) {
+                v->false_at[p] = NO_POS;
+            } else {
+                ROLL for (int j = 0; j < NT; j++)
+                    if (held[p] >> j & 1u) key[p][j] = (uint)(list[key[p][j]] >> 32);
+                held[p] = 0u;
+            }
         }
         build_bracket(SOURCE_PASS, b, dir, list, cap, sums, flags, lid, lx, ly);
         cov_lo = min(cov_lo, b->L);
@@ -363,9 +406,13 @@ void mad_pass(SOURCE, int nx, int ny, __local ushort *sums, __local ulong *list,
             hint_hi[p] = b;
         }
         const int no_off[PY] = {0};
+        uint resume[2][PY]; /* each list's (s = 0 lower, 1 upper) walks start at its start */
+        for (int p = 0; p < PY; p++)
+            resume[0][p] = resume[1][p] = 0u;
         ONCE for (;;) {
             targets probes;
             verdicts v;
+            uint key[PY][NT], held[PY];
             bool open = false;
             for (int p = 0; p < PY; p++) {
                 probes.first[p] = hint_lo[p];
@@ -375,14 +422,15 @@ void mad_pass(SOURCE, int nx, int ny, __local ushort *sums, __local ulong *list,
                 v.m[p] = med[p];
                 v.first_true[p] = NT;
                 v.last_false[p] = -1;
+                v.false_at[p] = NO_POS;
+                held[p] = 0u;
             }
             if (!any_in_group(open, flags, lid)) break;
-            uint key[PY][NT];
             /* The lower list's keys, then the upper list's walk judges each probe. */
             TWICE(s)
                 select_ranks(SOURCE_PASS, s ? &upper : &lower, s ? upper_list : lower_list, HC,
                              sums, sample, flags, march_steps, lid, lx, ly, &probes,
-                             s ? k : no_off, key, s == 1, &v);
+                             s ? k : no_off, key, held, s == 1, &v, lower_list, resume[s]);
             for (int p = 0; p < PY; p++) {
                 if (probes.count[p] == 0) continue;
                 const int jt = v.first_true[p], jf = v.last_false[p];
@@ -393,7 +441,15 @@ void mad_pass(SOURCE, int nx, int ny, __local ushort *sums, __local ulong *list,
                 float g_lo = 0.0f, g_hi = 0.0f; /* d(e_i) - d(e_{i+k}) at lo and hi */
                 if (jf >= 0) {
                     lo[p] = target_rank(&probes, no_off, p, jf);
-                    dev_lo[p] = deviation(value_of(key_at(key, p, jf)), med[p]);
+                    /* The next round's probes lie above lo: its walks start past e_lo and
+                     * e_{lo+k} where this round's found them in the lists held now. */
+                    if (held[p] >> jf & 1u)
+                        resume[0][p] =
+                            RESUME(raw_at(key, p, jf) + 1, lo[p] - (int)lower.below[p] + 1);
+                    if (v.false_at[p] != NO_POS)
+                        resume[1][p] =
+                            RESUME(v.false_at[p] + 1, lo[p] + k[p] - (int)upper.below[p] + 1);
+                    dev_lo[p] = deviation(value_of(key_at(key, held, lower_list, p, jf)), med[p]);
                     g_lo = dev_lo[p] - v.up_false[p];
                 }
                 /* The next hint: where the line through the test's margins at the probes i*
@@ -401,7 +457,8 @@ void mad_pass(SOURCE, int nx, int ny, __local ushort *sums, __local ulong *list,
                  * this round's. */
                 const int width = 2 * (hint_hi[p] - hint_lo[p] + 1);
                 if (jt < NT && jf >= 0) {
-                    g_hi = deviation(value_of(key_at(key, p, jt)), med[p]) - dev_hi[p];
+                    g_hi = deviation(value_of(key_at(key, held, lower_list, p, jt)), med[p]) -
+                           dev_hi[p];
                     const float t = g_lo / (g_lo - g_hi); /* g_lo > 0 >= g_hi where finite */
                     int c = lo[p] + 1;
                     if (t > 0.0f && t < 1.0f) c = lo[p] + (int)(t * (float)(hi[p] - lo[p]));
