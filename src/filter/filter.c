@@ -237,10 +237,14 @@ static bool plan_bracket(const clstats_ctx *ctx, struct rect r, bool forced, boo
     plan->local[0] = 32;
     plan->local[1] = 8;
     plan->source = "median_filter_bracket.cl";
+    /* CPU devices take the design only where tests force it, and build it unoptimised: PoCL's
+     * optimiser spends minutes on its many barrier regions (over 8 CPU minutes for the MAD's
+     * kernel, a minute for the median's), unoptimised about a second (bench/RESULTS.md). */
     snprintf(plan->options, sizeof plan->options,
              "-D WX=%d -D WY=%d -D EVEN=%d -D PY=%d -D CAP=%d -D SAMPLE=%d -D MAD=%d -D G=%d "
-             "-D ROLLED=%d",
-             r.wx, r.wy, r.even, py, cap, sample, want_mad, probes, ctx->is_cpu);
+             "-D ROLLED=%d%s",
+             r.wx, r.wy, r.even, py, cap, sample, want_mad, probes, ctx->is_cpu,
+             ctx->is_cpu ? " -cl-opt-disable" : "");
     /* filter.shape_px forces the MAD brackets' first half-widths, in 16 elements (benchmarks). */
     const long forced_half = forced && want_mad ? clstats__tuned(ctx, P_FILTER_SHAPE_PX) : 0;
     if (forced_half > 0) {
