@@ -49,12 +49,12 @@ enum filter_path {
 #define BRACKET_FROM 31
 
 /* With a MAD, GPUs take the bracket design where the window's larger side is from
- * BRACKET_MAD_FROM to BRACKET_MAD_TO: measured faster than the runs design at w = 101 and 201
- * (96 and 30 against 82 and 22 Mpixel/s on the H100), as fast at 85 and 239 (110 against 113,
- * 19 against 20), slower at 71 and 255 and than the sorted design at 31; the switches where
- * the measured ratios cross one (bench/RESULTS.md, "the bracket MAD by a search over ranks"). */
-#define BRACKET_MAD_FROM 89
-#define BRACKET_MAD_TO 229
+ * BRACKET_MAD_FROM to BRACKET_MAD_TO: measured faster than the runs design from w = 81 to 201
+ * (H100: 133 against 126 Mpixel/s at 81, 106 against 82 at 101, 30.5 against 22.5 at 201),
+ * slower at 71 (142 against 147) and 239 (19.3 against 20.3), and than the sorted design at 31;
+ * the switches where the measured ratios cross one (bench/RESULTS.md, "issue20l"). */
+#define BRACKET_MAD_FROM 75
+#define BRACKET_MAD_TO 233
 
 struct filter_plan {
     enum filter_path path;
