@@ -25,14 +25,16 @@
  *    finite, so every pixel is answered exactly.
  *
  * NaN keys (missing) are KEY_NAN, above every number's key: a window's n valid keys are its
- * elements below KEY_NAN << 32, and its middle ranks are among those. MAD: not here (the host
- * takes another design where a MAD is wanted).
+ * elements below KEY_NAN << 32, and its middle ranks are among those. MAD (-D MAD=1): from
+ * the medians found so, a search over ranks of its own (bracket_mad.cl).
  *
  * Build options: -D WX, -D WY (window columns and rows), -D EVEN (even_rule.cl), -D PY (output
  * rows a work-item holds; TY = 8 PY), -D CAP (the list's capacity, a power of two), -D SAMPLE
- * (the sample's size, a power of two). The local arrays come as kernel arguments (sized by the
- * host from the same numbers): sums of TY x UW + GROUP ushorts, list of CAP and sample of SAMPLE
- * ulongs.
+ * (the sample's size, a power of two), -D MAD (1: the MAD is built, with bracket_mad.cl's
+ * options), -D ROLLED (1: loops with fixed trip counts stay loops: CPU compilers that unroll
+ * them, PoCL's, take minutes to build the MAD's kernel). The local arrays come as kernel
+ * arguments (sized by the host from the same numbers): sums of TY x UW + GROUP ushorts, list of
+ * CAP and sample of SAMPLE ulongs.
  */
 #pragma OPENCL FP_CONTRACT OFF
 
@@ -40,6 +42,11 @@
 #include "even_rule.cl"
 
 #define KEY_NAN 0xffffffffu
+#if ROLLED
+#define ROLL _Pragma("unroll 1")
+#else
+#define ROLL
+#endif
 #define GX 32                /* work-group: GX x GY work-items, each PY pixels of one column */
 #define GY 8
 #define GROUP (GX * GY)
@@ -76,10 +83,10 @@ void box_counts(SOURCE, ulong t, __local ushort *sums, int lid, int lx, int ly, 
 {
     for (int uc = lid; uc < UW; uc += GROUP) {
         int s = 0;
-        for (int ur = 0; ur < WY; ur++)
+        ROLL for (int ur = 0; ur < WY; ur++)
             s += ELEMENT(ur, uc) < t;
         sums[uc] = (ushort)s;
-        for (int k = 1; k < TY; k++) {
+        ROLL for (int k = 1; k < TY; k++) {
             s += (int)(ELEMENT(k + WY - 1, uc) < t) - (int)(ELEMENT(k - 1, uc) < t);
             sums[k * UW + uc] = (ushort)s;
         }
@@ -112,8 +119,8 @@ void box_counts(SOURCE, ulong t, __local ushort *sums, int lid, int lx, int ly, 
 /* Sorts a[0 .. n-1] ascending (n a power of two; the caller's barrier made a whole). */
 void bitonic_sort(__local ulong *a, int n, int lid)
 {
-    for (int k = 2; k <= n; k <<= 1)
-        for (int j = k >> 1; j > 0; j >>= 1) {
+    ROLL for (int k = 2; k <= n; k <<= 1)
+        ROLL for (int j = k >> 1; j > 0; j >>= 1) {
             for (int i = lid; i < n; i += GROUP) {
                 const int l = i ^ j;
                 if (l > i) {
@@ -139,6 +146,10 @@ inline int sample_index(__local const ulong *s, ulong e)
     }
     return lo;
 }
+
+#if MAD
+#include "bracket_mad.cl"
+#endif
 
 __kernel __attribute__((reqd_work_group_size(GX, GY, 1))) void
 median_mad(__global const float *img, long stride, int nx, int ny, __global const int *colmap,
@@ -279,6 +290,24 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
         }
     }
 
+#if MAD
+    float med[PY], mad[PY];
+    for (int p = 0; p < PY; p++) {
+        med[p] = mad[p] = as_float(CANONICAL_NAN);
+        if (n[p] > 0)
+            med[p] = rb[p] != ra[p] ? mean_of_middles(value_of(ka[p]), value_of(kb[p]))
+                                    : value_of(ka[p]);
+    }
+    /* Built only for calls that want a MAD (the host's plan), so no branch holds its barriers. */
+    mad_pass(SOURCE_PASS, nx, ny, sums, list, sample, &misses, lid, lx, ly, n, med,
+             valid_samples, per_step, mad);
+    for (int p = 0; p < PY; p++) {
+        const int x = x0 + lx, y = y0 + ly + p * GY;
+        if (x >= nx || y >= ny) continue;
+        if (want_median) median_out[(long)y * nx + x] = stored_result(med[p]);
+        if (want_mad) mad_out[(long)y * nx + x] = stored_result(mad[p]);
+    }
+#else
     for (int p = 0; p < PY; p++) {
         const int x = x0 + lx, y = y0 + ly + p * GY;
         if (x >= nx || y >= ny || !want_median) continue;
@@ -288,4 +317,5 @@ median_mad(__global const float *img, long stride, int nx, int ny, __global cons
                                  : value_of(ka[p]);
         median_out[(long)y * nx + x] = stored_result(med);
     }
+#endif
 }

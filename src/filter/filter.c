@@ -48,6 +48,14 @@ enum filter_path {
  * 37 to 255 (bench/RESULTS.md, "the bracket design"). */
 #define BRACKET_FROM 31
 
+/* With a MAD, GPUs take the bracket design where the window's larger side is from
+ * BRACKET_MAD_FROM to BRACKET_MAD_TO: measured faster than the runs design from w = 81 to 201
+ * (H100: 133 against 126 Mpixel/s at 81, 106 against 82 at 101, 30.5 against 22.5 at 201),
+ * slower at 71 (142 against 147) and 239 (19.3 against 20.3), and than the sorted design at 31;
+ * the switches where the measured ratios cross one (bench/RESULTS.md, "issue20l"). */
+#define BRACKET_MAD_FROM 75
+#define BRACKET_MAD_TO 233
+
 struct filter_plan {
     enum filter_path path;
     int bins, cap; /* binned: value bins; largest bin sorted in registers */
@@ -192,12 +200,13 @@ static size_t bracket_local_bytes(struct rect r, int py, int cap, int sample)
     return 2 * (8 * (size_t)py * uw + 256) + 8 * (size_t)cap + 8 * (size_t)sample + 64;
 }
 
-/* The bracket design (median only): work-groups of 32 x 8 work-items over tiles of 32 x 32
- * outputs; the largest list (a power of two up to 4096) and sample (1024, or 512 where local
- * memory is short) that fit. Where filter.path forces the design, filter.shape_tx forces the
- * list's capacity (tests make it small so that brackets overflow and miss). Its counts are
- * 16-bit: windows of at most 65535 cells. */
-static bool plan_bracket(const clstats_ctx *ctx, struct rect r, bool forced,
+/* The bracket design (the median, and with want_mad the MAD): work-groups of 32 x 8
+ * work-items over tiles of 32 x 32 outputs; the largest list (a power of two up to 4096) and
+ * sample (1024, or 512 where local memory is short) that fit. Where filter.path forces the design, filter.shape_tx forces the
+ * list's capacity (tests make it small so that brackets overflow and miss; at least 2 with a
+ * MAD, whose two lists take a half each). Its counts are 16-bit: windows of at most 65535
+ * cells. */
+static bool plan_bracket(const clstats_ctx *ctx, struct rect r, bool forced, bool want_mad,
                          struct filter_plan *plan)
 {
     const int py = 4;
@@ -210,11 +219,15 @@ static bool plan_bracket(const clstats_ctx *ctx, struct rect r, bool forced,
         cap /= 2;
     const long forced_cap = forced ? clstats__tuned(ctx, P_FILTER_SHAPE_TX) : 0;
     if (forced_cap > 0) {
-        cap = 1;
+        cap = want_mad ? 2 : 1; /* the MAD's two lists take a half each */
         while (cap * 2 <= forced_cap && cap < 4096)
             cap *= 2;
     }
     if (bracket_local_bytes(r, py, cap, sample) > budget) return false;
+    /* The MAD search's probes a round: 8 (bench/RESULTS.md); filter.shape_ty forces them (tests
+     * make them few, so that searches take many rounds). */
+    const long forced_probes = forced ? clstats__tuned(ctx, P_FILTER_SHAPE_TY) : 0;
+    const int probes = forced_probes >= 2 && forced_probes <= 32 ? (int)forced_probes : 8;
     plan->path = PATH_BRACKET;
     plan->tx = 32;
     plan->px = 1;
@@ -224,15 +237,28 @@ static bool plan_bracket(const clstats_ctx *ctx, struct rect r, bool forced,
     plan->local[0] = 32;
     plan->local[1] = 8;
     plan->source = "median_filter_bracket.cl";
+    /* CPU devices take the design only where tests force it, and build it unoptimised: PoCL's
+     * optimiser spends minutes on its many barrier regions (over 8 CPU minutes for the MAD's
+     * kernel, a minute for the median's), unoptimised about a second (bench/RESULTS.md). */
     snprintf(plan->options, sizeof plan->options,
-             "-D WX=%d -D WY=%d -D EVEN=%d -D PY=%d -D CAP=%d -D SAMPLE=%d", r.wx, r.wy, r.even,
-             py, cap, sample);
+             "-D WX=%d -D WY=%d -D EVEN=%d -D PY=%d -D CAP=%d -D SAMPLE=%d -D MAD=%d -D G=%d "
+             "-D ROLLED=%d%s",
+             r.wx, r.wy, r.even, py, cap, sample, want_mad, probes, ctx->is_cpu,
+             ctx->is_cpu ? " -cl-opt-disable" : "");
+    /* filter.shape_px forces the MAD brackets' first half-widths, in 16 elements (benchmarks). */
+    const long forced_half = forced && want_mad ? clstats__tuned(ctx, P_FILTER_SHAPE_PX) : 0;
+    if (forced_half > 0) {
+        const size_t used = strlen(plan->options);
+        snprintf(plan->options + used, sizeof plan->options - used, " -D MAD_HALF=%ld",
+                 16 * forced_half);
+    }
     return true;
 }
 
 /* Chooses the design and its build options: on GPUs sorted runs where the window is small and
  * the tile fits, the runs design for larger windows (the bracket design for a median alone
- * there), else bisection where its tile fits; rank
+ * there, and with a MAD from BRACKET_MAD_FROM to BRACKET_MAD_TO), else bisection where its
+ * tile fits; rank
  * on CPU devices, else binned where the rank tile cannot fit (bench/RESULTS.md). The tuning
  * parameter filter.path forces one (tests judge each; a design whose tile cannot fit falls
  * back as the default would). */
@@ -243,10 +269,12 @@ static int plan_filter(clstats_ctx *ctx, struct rect r, bool want_mad, struct fi
     const long forced = clstats__tuned(ctx, P_FILTER_PATH);
     const bool large = r.wx >= RUNS_FROM || r.wy >= RUNS_FROM;
     const long fallback = ctx->is_cpu ? FILTER_RANK : large ? FILTER_RUNS : FILTER_SORTED;
-    const bool wide = r.wx >= BRACKET_FROM || r.wy >= BRACKET_FROM;
-    long want = forced ? forced : !ctx->is_cpu && wide && !want_mad ? FILTER_BRACKET : fallback;
+    const int side = r.wx > r.wy ? r.wx : r.wy;
+    const bool bracket = want_mad ? side >= BRACKET_MAD_FROM && side <= BRACKET_MAD_TO
+                                  : side >= BRACKET_FROM;
+    long want = forced ? forced : !ctx->is_cpu && bracket ? FILTER_BRACKET : fallback;
     if (want == FILTER_BRACKET) {
-        if (!want_mad && plan_bracket(ctx, r, forced == FILTER_BRACKET, plan)) return CLSTATS_OK;
+        if (plan_bracket(ctx, r, forced == FILTER_BRACKET, want_mad, plan)) return CLSTATS_OK;
         want = fallback;
     }
 
