@@ -91,6 +91,8 @@ struct device_state {
     /* Where the time goes, logged at release (clstats_ctx_set_log; bench/bench_pass prints it):
      * the steps' wall time and their kernels' by part, the Gram rows made, the residual GEMMs. */
     double wall_ms, fresh_ms, scan_ms, grams_ms;
+    /* the steps' host time: their writes made, their work enqueued, their reads awaited */
+    double plan_ms, enqueue_ms, wait_ms;
     size_t steps, fresh_rows, by_residuals, mark_scan;
     double *columns;     /* 2 n: the host's inner products without fp64 */
 };
@@ -448,12 +450,14 @@ static int timed_step(struct pass_engine *e, const int32_t *idx, const int32_t *
         marks[1] = marks[2] = marks[0];
         return host_products(e, idx, size, want, add, gram);
     }
+    const double t0 = clstats__pass_wall_ms();
     memcpy(up_part(st, UP_IDX), idx, K * cap * sizeof *idx);
     memcpy(up_part(st, UP_SIZE), size, K * sizeof *size);
     memcpy(up_part(st, UP_WANT), want, K * sizeof *want);
     struct argmax_plan plan;
     if (any_argmax) plan_argmaxes(e, idx, size, beta, want, &plan);
     int status;
+    const double t1 = clstats__pass_wall_ms();
     if ((status = send(ctx, st)) ||
         (any_argmax && (st->mark_scan = 0, status = argmaxes(e, &plan))))
         return status;
@@ -466,9 +470,11 @@ static int timed_step(struct pass_engine *e, const int32_t *idx, const int32_t *
     size_t widest = 1;
     for (size_t j = 0; j < K; j++)
         if (want[j] != PASS_NONE && (size_t)size[j] + 2 > widest) widest = (size_t)size[j] + 2;
-    if ((status = grams(e, widest)) ||
-        (status = read(ctx, st->down, st->down_at[N_DOWN], st->down_host, true)))
-        return status;
+    if ((status = grams(e, widest))) return status;
+    const double t2 = clstats__pass_wall_ms();
+    if ((status = read(ctx, st->down, st->down_at[N_DOWN], st->down_host, true))) return status;
+    const double t3 = clstats__pass_wall_ms();
+    st->plan_ms += t1 - t0, st->enqueue_ms += t2 - t1, st->wait_ms += t3 - t2;
     const int32_t *added = (const int32_t *)(st->down_host + st->down_at[DOWN_ADD]);
     const double *products = (const double *)(st->down_host + st->down_at[DOWN_GRAM]);
     for (size_t j = 0; j < K; j++) {
@@ -491,6 +497,11 @@ static void release(struct pass_engine *e)
                      "scans or residual GEMMs %.2f ms (%zu by residuals), inner products %.2f ms",
                      st->steps, st->wall_ms, st->fresh_ms, st->fresh_rows, st->scan_ms,
                      st->by_residuals, st->grams_ms);
+    if (st->steps)
+        clstats__log(e->ctx,
+                     "pass device steps' host: the write made %.2f ms, the work enqueued "
+                     "%.2f ms, the read awaited %.2f ms",
+                     st->plan_ms, st->enqueue_ms, st->wait_ms);
     cl_mem *bufs[] = {&st->x,    &st->xt,   &st->y,     &st->y64,      &st->idx,  &st->beta,
                       &st->size, &st->want, &st->r,     &st->e,        &st->best, &st->add,
                       &st->gram, &st->xty,  &st->cache, &st->fresh,    &st->xnew, &st->slot,
