@@ -280,7 +280,7 @@ static void note_best(struct swarm *s)
     struct pass_fit *b = &s->best_fit;
     b->k = f->k;
     memcpy(b->idx, f->idx, f->k * sizeof *f->idx);
-    memcpy(b->u, f->u, f->k * f->cap * sizeof *f->u);
+    memcpy(b->u, f->u, PASS_U_SIZE(f->k) * sizeof *f->u);
     memcpy(b->c, f->c, f->k * sizeof *f->c);
 }
 
@@ -465,9 +465,9 @@ static int make_swarm(clstats_ctx *ctx, struct swarm *s, bool device)
     for (size_t j = 0; ok && j <= K; j++) {
         struct pass_fit *f = j < K ? &s->fit[j] : &s->best_fit;
         f->cap = cap;
-        /* Not cleared (cap^2 doubles a particle, tens of MB a swarm): a fit reads only the
+        /* Not cleared (about cap^2 / 2 doubles a particle, 10 MB a swarm): a fit reads only the
          * entries it wrote (fit.c). */
-        f->u = malloc(cap * cap * sizeof *f->u);
+        f->u = malloc(PASS_U_SIZE(cap) * sizeof *f->u);
         f->c = malloc(cap * sizeof *f->c);
         f->idx = malloc(cap * sizeof *f->idx);
         ok = f->u && f->c && f->idx;

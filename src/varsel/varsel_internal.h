@@ -35,8 +35,10 @@ void clstats__pass_column(const struct pass_data *d, size_t i, double *out);
 struct pass_fit {
     size_t k, cap;
     int32_t *idx;
-    double *u, *c;
+    double *u, *c; /* u: PASS_U_SIZE(cap) doubles (fit.c's packed columns) */
 };
+/* Where column col of a fit's U begins, and so the doubles of k columns. */
+#define PASS_U_SIZE(col) ((col) * ((col) + 3) / 2)
 
 /* The inner products a fit needs to add variable i: x_i against each model column in the order
  * they entered (k values), x_i^T x_i, x_i^T y: PASS_GRAM(cap) values, by clstats__pass_dot. */
