@@ -499,6 +499,11 @@ START_TEST(pass_cache_book)
     ck_assert_int_eq(c.var_of[slot[3]], 2); ck_assert_int_eq(c.var_of[slot[4]], 5);
     ck_assert(!clstats__cache_plan(&c, idx, size, rows02, 2, cap, slot)); /* 5 variables */
     ck_assert_uint_eq(c.used, 2);
+    ck_assert_uint_eq(c.n_fresh, 0);
+    ck_assert_int_eq(c.slot_of[2], 0);
+    ck_assert_int_eq(c.slot_of[5], 1);                                  /* the book kept */
+    ck_assert(clstats__cache_plan(&c, idx, size, rows1, 1, cap, slot)); /* still there */
+    ck_assert_uint_eq(c.n_fresh, 0);
     clstats__cache_free(&c);
 }
 END_TEST
