@@ -6,8 +6,9 @@
  * `device`, X in host memory: each fit sends it up (its bus crossing timed with the fit);
  * `resident`, X already on the device: it goes up once into a buffer before the timed fits
  * (that upload timed apart) and every fit reads it there; `host`, the plain C path. Times are
- * whole fits from the host call over the iterations, and the device kernels' share; the
- * device's second fit is timed again stopped after one iteration, which parts the setup from
+ * whole fits from the host call over the iterations, and the device kernels' share; after the
+ * device's warm-up fit PASS_REPEAT fits are timed (1 unless set), and the last again stopped
+ * after one iteration, which parts the setup from
  * the iterations. With PASS_LOG set the library's log lines say where the time goes;
  * PASS_TUNE="name=value,..." sets the library's tuning first (clstats_ctx_tune); several such
  * sets separated by ';' run the paths once under each, in turn, on the same data (and the
@@ -93,6 +94,10 @@ int main(int argc, char **argv)
            ing_lai ? "ing-lai HDBIC" : "chen-chen EBIC(1)", n, p, o.n_particles, o.n_iter,
            f64 ? "float64" : "float32");
     const char *paths = strcmp(which, "both") == 0 ? "device,host" : which;
+    /* PASS_REPEAT: timed fits a path after its warm-up (1 unless set) */
+    const int timed = getenv("PASS_REPEAT") && atoi(getenv("PASS_REPEAT")) > 0
+                          ? atoi(getenv("PASS_REPEAT"))
+                          : 1;
     const char *names[3] = {"device", "resident", "host"};
     struct clstats_array XX = X; /* X on the device before the fits, as a caller's own buffer */
     if (strstr(paths, "resident")) {
@@ -135,7 +140,7 @@ int main(int argc, char **argv)
             const bool device = path < 2;
             if (!strstr(paths, names[path])) continue;
             const struct clstats_array *xp = path == 1 ? &XX : &X;
-            for (int r = 0; r < (device ? 2 : 1); r++) {
+            for (int r = 0; r < (device ? 1 + timed : 1); r++) {
                 struct clstats_pass_result res = {.coef = coef, .support = support};
                 const double t0 = now();
                 const int st = device ? clstats_pass_fit(ctx, xp, &Y, &o, &res)
@@ -147,15 +152,15 @@ int main(int argc, char **argv)
                 }
                 size_t hits = 0;
                 for (size_t i = 0; i < (ing_lai ? 10u : 8u); i++) hits += support[i];
-                printf("%s%s: %.3f s, %.1f ms an iteration%s; selected %zu (%zu true), "
+                printf("%s%s: %.3f s (%.2f ms), %.1f ms an iteration%s; selected %zu (%zu true), "
                        "criterion %.6f\n",
                        device ? names[path] : "plain C", device && !r ? " (warm-up: builds)" : "",
-                       t1 - t0, 1e3 * (t1 - t0) / o.n_iter, device ? "" : " (one host thread)",
+                       t1 - t0, 1e3 * (t1 - t0), 1e3 * (t1 - t0) / o.n_iter, device ? "" : " (one host thread)",
                        res.n_selected, hits, res.criterion);
                 if (device)
                     printf("  kernels and GEMMs %.1f ms an iteration\n",
                            clstats_ctx_last_kernel_ms(ctx) / o.n_iter);
-                if (device && r && o.n_iter > 1) { /* the same fit stopped after one iteration */
+                if (device && r == timed && o.n_iter > 1) { /* the same fit stopped after one iteration */
                     struct clstats_pass_options one = o;
                     one.n_iter = 1;
                     const double u0 = now();

@@ -170,6 +170,18 @@ START_TEST(pass_device_matches_host)
 }
 END_TEST
 
+/* The swarm's host threads (pass.host_threads; on auto one on a CPU device, so forced here)
+ * share the particles' work between the device's steps: the same bits as the plain C engine. */
+START_TEST(pass_host_threads_match_host)
+{
+    clstats_ctx *ctx = test_ctx();
+    ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.host_threads", "3"), CLSTATS_OK);
+    check_same(61, 300, 4, 0, 33, 10, CLSTATS_VARSEL_EBIC, test_seed() + 60);
+    check_same(700, 90, 6, 1, 19, 14, CLSTATS_VARSEL_HDBIC, test_seed() + 61);
+    ck_assert_int_eq(clstats_ctx_tune(ctx, "pass.host_threads", "0"), CLSTATS_OK);
+}
+END_TEST
+
 /* A device without fp64 standardises X and takes the inner products on the host instead: the
  * same selection still. */
 START_TEST(pass_without_fp64_matches_host)
@@ -487,6 +499,11 @@ START_TEST(pass_cache_book)
     ck_assert_int_eq(c.var_of[slot[3]], 2); ck_assert_int_eq(c.var_of[slot[4]], 5);
     ck_assert(!clstats__cache_plan(&c, idx, size, rows02, 2, cap, slot)); /* 5 variables */
     ck_assert_uint_eq(c.used, 2);
+    ck_assert_uint_eq(c.n_fresh, 0);
+    ck_assert_int_eq(c.slot_of[2], 0);
+    ck_assert_int_eq(c.slot_of[5], 1);                                  /* the book kept */
+    ck_assert(clstats__cache_plan(&c, idx, size, rows1, 1, cap, slot)); /* still there */
+    ck_assert_uint_eq(c.n_fresh, 0);
     clstats__cache_free(&c);
 }
 END_TEST
@@ -683,6 +700,7 @@ int main(void)
     tcase_set_timeout(tc, 600);
     tcase_add_test(tc, pass_device_matches_host);
     tcase_add_test(tc, pass_without_fp64_matches_host);
+    tcase_add_test(tc, pass_host_threads_match_host);
     tcase_add_test(tc, pass_engines_agree);
     tcase_add_test(tc, pass_engines_agree_with_many_groups_at_once);
     tcase_add_test(tc, pass_gram_rows_on_tensor_cores);

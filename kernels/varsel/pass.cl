@@ -406,13 +406,14 @@ pass_scale(__global const real *raw, __global real *x, __global real *xt, uint w
 /* One work-group of LANES per particle that adds a variable and per inner product r it needs
  * (group (j, r)): the variable (want[j], or the argmax best[j]) into add[j], and in double its
  * inner product with the model's r-th column (r < k), with itself (r = k) or with y (r = k + 1)
- * into gram[j (CAP + 2) + r], summed in the one order of src/varsel/products.c (lane l over
+ * into gram[j stride + r] (stride: the largest k + 2 of the step, so that the host reads back
+ * no more than the products), summed in the one order of src/varsel/products.c (lane l over
  * t = l, l + LANES, ... by fma, then halved pairwise), so that they equal the host's bit for
  * bit. The columns are read from xt, where they lie along memory. */
 __kernel __attribute__((reqd_work_group_size(LANES, 1, 1))) void
 pass_grams(__global const real *xt, uint n, __global const double *y, __global const int *idx,
            __global const int *size, __global const int *want, __global const int *best,
-           __global int *add, __global double *gram, __local double *part)
+           __global int *add, __global double *gram, uint stride, __local double *part)
 {
     const uint j = get_group_id(0), l = get_local_id(0);
     const int r = (int)get_global_id(1), w = want[j];
@@ -434,6 +435,6 @@ pass_grams(__global const real *xt, uint n, __global const double *y, __global c
         if (l < h) part[l] += part[l + h];
         barrier(CLK_LOCAL_MEM_FENCE);
     }
-    if (l == 0) gram[j * (CAP + 2) + (uint)r] = part[0];
+    if (l == 0) gram[j * stride + (uint)r] = part[0];
 }
 #endif

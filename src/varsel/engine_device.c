@@ -91,6 +91,8 @@ struct device_state {
     /* Where the time goes, logged at release (clstats_ctx_set_log; bench/bench_pass prints it):
      * the steps' wall time and their kernels' by part, the Gram rows made, the residual GEMMs. */
     double wall_ms, fresh_ms, scan_ms, grams_ms;
+    /* the steps' host time: their writes made, their work enqueued, their reads awaited */
+    double plan_ms, enqueue_ms, wait_ms;
     size_t steps, fresh_rows, by_residuals, mark_scan;
     double *columns;     /* 2 n: the host's inner products without fp64 */
 };
@@ -315,10 +317,13 @@ static void plan_argmaxes(struct pass_engine *e, const int32_t *idx, const int32
     for (size_t j = 0; j < K; j++)
         if (want[j] == PASS_ARGMAX) rows[plan->m++] = (int32_t)j;
     void *b = up_part(st, UP_BETA);
-    for (size_t i = 0; i < K * cap; i++) {
-        if (d->f64) ((double *)b)[i] = beta[i];
-        else ((float *)b)[i] = (float)beta[i];
-    }
+    for (size_t q = 0; q < plan->m; q++) /* the argmaxes' coefficients only, as for idx */
+        for (size_t i = (size_t)rows[q] * cap, end = i + (size_t)size[rows[q]]; i < end; i++) {
+            if (d->f64)
+                ((double *)b)[i] = beta[i];
+            else
+                ((float *)b)[i] = (float)beta[i];
+        }
     /* Where p is small the whole Gram matrix X^T X is one GEMM of p rows, once: the rows a
      * few at a time would be GEMMs over n ~ 10^4 with little to share among the threads. The
      * plan after it finds every variable there (slots >= p). */
@@ -373,13 +378,15 @@ static int grams(struct pass_engine *e, size_t products)
 {
     clstats_ctx *ctx = e->ctx;
     struct device_state *st = e->state;
-    const cl_uint n = (cl_uint)e->d->n;
-    const int status = SET_ARGS(ctx, st->grams, ARG(st->xt), ARG(n), ARG(st->y64), ARG(st->idx),
-                                ARG(st->size), ARG(st->want), ARG(st->best), ARG(st->add),
-                                ARG(st->gram), LOCAL_ARG(PASS_LANES * sizeof(cl_double)));
+    const cl_uint n = (cl_uint)e->d->n, stride = (cl_uint)products;
+    const int status =
+        SET_ARGS(ctx, st->grams, ARG(st->xt), ARG(n), ARG(st->y64), ARG(st->idx), ARG(st->size),
+                 ARG(st->want), ARG(st->best), ARG(st->add), ARG(st->gram), ARG(stride),
+                 LOCAL_ARG(PASS_LANES * sizeof(cl_double)));
     if (status) return status;
     /* A work-group per particle and product, as many products as the largest model that adds
-     * a variable needs (k + 2); those past a smaller model's end at once. */
+     * a variable needs (k + 2), a particle's that far apart; those past a smaller model's end at
+     * once. */
     const size_t local[2] = {PASS_LANES, 1}, g[2] = {e->k_particles * PASS_LANES, products};
     return clstats__launch(ctx, st->grams, 2, NULL, g, local, "pass_grams");
 }
@@ -448,12 +455,19 @@ static int timed_step(struct pass_engine *e, const int32_t *idx, const int32_t *
         marks[1] = marks[2] = marks[0];
         return host_products(e, idx, size, want, add, gram);
     }
-    memcpy(up_part(st, UP_IDX), idx, K * cap * sizeof *idx);
+    const double t0 = clstats__pass_wall_ms();
+    /* the models' variables only: the kernels read no further (nor the rows of particles that
+     * add none) */
+    int32_t *up_idx = up_part(st, UP_IDX);
+    for (size_t j = 0; j < K; j++)
+        if (want[j] != PASS_NONE)
+            memcpy(up_idx + j * cap, idx + j * cap, (size_t)size[j] * sizeof *idx);
     memcpy(up_part(st, UP_SIZE), size, K * sizeof *size);
     memcpy(up_part(st, UP_WANT), want, K * sizeof *want);
     struct argmax_plan plan;
     if (any_argmax) plan_argmaxes(e, idx, size, beta, want, &plan);
     int status;
+    const double t1 = clstats__pass_wall_ms();
     if ((status = send(ctx, st)) ||
         (any_argmax && (st->mark_scan = 0, status = argmaxes(e, &plan))))
         return status;
@@ -466,16 +480,20 @@ static int timed_step(struct pass_engine *e, const int32_t *idx, const int32_t *
     size_t widest = 1;
     for (size_t j = 0; j < K; j++)
         if (want[j] != PASS_NONE && (size_t)size[j] + 2 > widest) widest = (size_t)size[j] + 2;
-    if ((status = grams(e, widest)) ||
-        (status = read(ctx, st->down, st->down_at[N_DOWN], st->down_host, true)))
+    if ((status = grams(e, widest))) return status;
+    const double t2 = clstats__pass_wall_ms();
+    if ((status = read(ctx, st->down, st->down_at[DOWN_GRAM] + K * widest * sizeof *gram,
+                       st->down_host, true)))
         return status;
+    const double t3 = clstats__pass_wall_ms();
+    st->plan_ms += t1 - t0, st->enqueue_ms += t2 - t1, st->wait_ms += t3 - t2;
     const int32_t *added = (const int32_t *)(st->down_host + st->down_at[DOWN_ADD]);
     const double *products = (const double *)(st->down_host + st->down_at[DOWN_GRAM]);
     for (size_t j = 0; j < K; j++) {
         if (want[j] == PASS_NONE) continue;
         add[j] = added[j];
         if (add[j] >= 0)
-            memcpy(gram + j * PASS_GRAM(cap), products + j * PASS_GRAM(cap),
+            memcpy(gram + j * PASS_GRAM(cap), products + j * widest,
                    ((size_t)size[j] + 2) * sizeof *gram);
     }
     return CLSTATS_OK;
@@ -491,6 +509,11 @@ static void release(struct pass_engine *e)
                      "scans or residual GEMMs %.2f ms (%zu by residuals), inner products %.2f ms",
                      st->steps, st->wall_ms, st->fresh_ms, st->fresh_rows, st->scan_ms,
                      st->by_residuals, st->grams_ms);
+    if (st->steps)
+        clstats__log(e->ctx,
+                     "pass device steps' host: the write made %.2f ms, the work enqueued "
+                     "%.2f ms, the read awaited %.2f ms",
+                     st->plan_ms, st->enqueue_ms, st->wait_ms);
     cl_mem *bufs[] = {&st->x,    &st->xt,   &st->y,     &st->y64,      &st->idx,  &st->beta,
                       &st->size, &st->want, &st->r,     &st->e,        &st->best, &st->add,
                       &st->gram, &st->xty,  &st->cache, &st->fresh,    &st->xnew, &st->slot,
@@ -570,6 +593,7 @@ int clstats__engine_device_load(struct pass_engine *e, const struct clstats_arra
     const size_t es = e->d->f64 ? 8 : 4;
     bool owned = false, staged = false;
     cl_mem raw = NULL, m = NULL, sc = NULL, bad = NULL, lanes = NULL, lane_bad = NULL;
+    char *down = NULL; /* pinned: the means, scales and first bad rows come back there */
     const double t0 = clstats__pass_wall_ms();
     /* raw may be the caller's own memory (CPU devices), read-only: the result goes apart. */
     int status = x_up(e, x, &raw, &owned, &staged);
@@ -579,11 +603,15 @@ int clstats__engine_device_load(struct pass_engine *e, const struct clstats_arra
         t_up = clstats__pass_wall_ms();
     }
     const size_t mark = clstats__event_mark(ctx);
+    /* The sums' buffers the context's, kept for the next fit: made and freed each fit they cost
+     * a GPU a fraction of a millisecond. */
     if (status || (status = kept(ctx, "pass.x", n * p * es, &st->x)) ||
-        (status = buffer(ctx, p * 8, NULL, &m)) || (status = buffer(ctx, p * 8, NULL, &sc)) ||
-        (status = buffer(ctx, p * 4, NULL, &bad)) ||
-        (status = buffer(ctx, PASS_LANES * p * 8, NULL, &lanes)) ||
-        (status = buffer(ctx, PASS_LANES * p * 4, NULL, &lane_bad)))
+        (status = clstats__scratch(ctx, "pass.std_mean", p * 8, &m)) ||
+        (status = clstats__scratch(ctx, "pass.std_scale", p * 8, &sc)) ||
+        (status = clstats__scratch(ctx, "pass.std_bad", p * 4, &bad)) ||
+        (status = clstats__scratch(ctx, "pass.std_lanes", PASS_LANES * p * 8, &lanes)) ||
+        (status = clstats__scratch(ctx, "pass.std_lane_bad", PASS_LANES * p * 4, &lane_bad)) ||
+        (status = clstats__scratch_pinned(ctx, "pass.std_down", p * 20, (void **)&down)))
         goto exit;
     const cl_uint n32 = (cl_uint)n, p32 = (cl_uint)p;
     const size_t g[2] = {(p + 31) / 32 * 32, (n + 31) / 32 * 8}, local[2] = {32, 8};
@@ -596,11 +624,14 @@ int clstats__engine_device_load(struct pass_engine *e, const struct clstats_arra
         (status = SET_ARGS(ctx, st->scale, ARG(raw), ARG(st->x), ARG(xt), ARG(with_xt), ARG(n32),
                            ARG(p32), ARG(m), ARG(sc), ARG(bad))) ||
         (status = clstats__launch(ctx, st->scale, 2, NULL, g, local, "pass_scale")) ||
-        (status = read(ctx, m, p * 8, mean, false)) ||
-        (status = read(ctx, sc, p * 8, scale, false)))
+        (status = read(ctx, m, p * 8, down, false)) ||
+        (status = read(ctx, sc, p * 8, down + p * 8, false)))
         goto exit;
-    status = read(ctx, bad, p * 4, first_bad, true);
-    if (!status && ctx->log) {
+    if ((status = read(ctx, bad, p * 4, down + p * 16, true))) goto exit;
+    memcpy(mean, down, p * 8);
+    memcpy(scale, down + p * 8, p * 8);
+    memcpy(first_bad, down + p * 16, p * 4);
+    if (ctx->log) {
         const double t1 = clstats__pass_wall_ms();
         clstats__log(ctx, "pass x: %.2f ms (%zu MB up %s: %.2f ms; standardised and transposed: "
                      "%.2f ms, kernels %.2f ms)", t1 - t0, n * p * es >> 20,
@@ -613,9 +644,6 @@ exit:
         if (!status) status = finished;
     }
     if (raw && owned) clReleaseMemObject(raw);
-    cl_mem own[] = {m, sc, bad, lanes, lane_bad};
-    for (size_t i = 0; i < sizeof own / sizeof *own; i++)
-        if (own[i]) clReleaseMemObject(own[i]);
     return status;
 }
 

@@ -19,7 +19,12 @@ static double dot(const double *a, const double *b, size_t n)
     return s;
 }
 
-#define U(f, r, col) ((f)->u[(r) * (f)->cap + (col)])
+/* U column by column, packed: column col holds rows 0 .. col + 1 (col + 1: the one row below the
+ * diagonal a removal leaves before its rotations clear it), so that a model's factor lies in
+ * k (k + 3) / 2 consecutive doubles, a few cache lines, rather than k rows cap apart: the swarm's
+ * fits leave the caches between iterations and each update reads them again. Entries further
+ * below the diagonal are zero and never read. */
+#define U(f, r, col) ((f)->u[PASS_U_SIZE(col) + (r)])
 
 bool clstats__fit_add(struct pass_fit *f, size_t i, const double *gram)
 {
@@ -38,7 +43,7 @@ bool clstats__fit_add(struct pass_fit *f, size_t i, const double *gram)
     const double diag = sqrt(d2);
     double s = gram[k + 1];
     for (size_t r = 0; r < k; r++) s -= U(f, r, k) * f->c[r];
-    for (size_t col = 0; col < k; col++) U(f, k, col) = 0;
+    if (k > 0) U(f, k, k - 1) = 0; /* row k's only stored entry left of the diagonal */
     U(f, k, k) = diag;
     f->c[k] = s / diag;
     f->idx[k] = (int32_t)i;
@@ -49,8 +54,9 @@ bool clstats__fit_add(struct pass_fit *f, size_t i, const double *gram)
 void clstats__fit_remove(struct pass_fit *f, size_t m)
 {
     const size_t k = f->k;
-    for (size_t r = 0; r < k; r++)
-        for (size_t col = m; col + 1 < k; col++) U(f, r, col) = U(f, r, col + 1);
+    for (size_t col = m; col + 1 < k; col++) /* rows 0 .. col + 1: those stored */
+        for (size_t r = 0; r <= col + 1; r++)
+            U(f, r, col) = U(f, r, col + 1);
     for (size_t col = m; col + 1 < k; col++) f->idx[col] = f->idx[col + 1];
     /* U is now upper Hessenberg from column m: rotate rows (j, j + 1) to clear U[j + 1][j]. */
     for (size_t j = m; j + 1 < k; j++) {

@@ -51,17 +51,22 @@ static size_t each_variable(struct pass_cache *c, const int32_t *idx, const int3
     return count;
 }
 
+/* fresh holds slots entries: more new variables than that fail the plan anyway */
 static void note_if_new(struct pass_cache *c, int32_t v)
 {
-    if (c->slot_of[v] < 0) c->fresh[c->n_fresh++] = v;
+    if (c->slot_of[v] < 0 && c->n_fresh < c->slots) c->fresh[c->n_fresh++] = v;
 }
 
 bool clstats__cache_plan(struct pass_cache *c, const int32_t *idx, const int32_t *size,
                          const int32_t *rows, size_t m, size_t cap, int32_t *slot)
 {
+    /* the distinct variables counted and the new ones noted in one walk (the stamps and slots
+     * are p entries each: a walk is mostly cache misses) */
     c->n_fresh = 0;
-    if (each_variable(c, idx, size, rows, m, cap, NULL) > c->slots) return false;
-    each_variable(c, idx, size, rows, m, cap, note_if_new);
+    if (each_variable(c, idx, size, rows, m, cap, note_if_new) > c->slots) {
+        c->n_fresh = 0;
+        return false;
+    }
     if (c->used + c->n_fresh > c->slots) { /* afresh: every variable of the models is new */
         for (size_t s = 0; s < c->used; s++) c->slot_of[c->var_of[s]] = -1;
         c->used = c->n_fresh = 0;
