@@ -230,11 +230,6 @@ static const struct param params[PARAMS] = {
      * adds (at most 8; rows past 128 an iteration never split); auto (0): about 16 work-groups
      * a compute unit (pass_mma.cl's tiles: 32 warps). */
     [P_PASS_GRAM_SPLIT] = {"pass.gram_split", ALL(0), 8, NULL},
-    /* The threads (the caller's among them) that update the swarm's fits between the device
-     * engine's steps (src/varsel/pass_pool.c, spinning between jobs), at most 16; auto (0): the
-     * caller's alone (RESULTS "issue 24m": on the H100's host 8 threads gained 0.07 ms a fit of
-     * 16.9, within the noise). */
-    [P_PASS_HOST_THREADS] = {"pass.host_threads", ALL(0), 16, NULL},
 };
 
 void clstats__tuning_init(clstats_ctx *ctx)

@@ -91,7 +91,6 @@ enum clstats__param_id {
     P_PASS_GRAM_ROWS,    /* new Gram rows: off (CLBlast), on (pass_gram_rows), auto (by device) */
     P_PASS_GRAM_TILE,    /* pass_gram_rows's tile: auto or one of tuning.c's gram_tiles */
     P_PASS_GRAM_SPLIT,   /* pass_gram_rows's splits of x's rows (0: auto) */
-    P_PASS_HOST_THREADS, /* the swarm's host threads between a device's steps (0: auto) */
     PARAMS
 };
 

@@ -202,10 +202,10 @@ static size_t bracket_local_bytes(struct rect r, int py, int cap, int sample)
 
 /* The bracket design (the median, and with want_mad the MAD): work-groups of 32 x 8
  * work-items over tiles of 32 x 32 outputs; the largest list (a power of two up to 4096) and
- * sample (1024, or 512 where local memory is short) that fit. Where filter.path forces the design, filter.shape_tx forces the
- * list's capacity (tests make it small so that brackets overflow and miss; at least 2 with a
- * MAD, whose two lists take a half each). Its counts are 16-bit: windows of at most 65535
- * cells. */
+ * sample (1024, or 512 where local memory is short) that fit. Where filter.path forces the
+ * design, filter.shape_tx forces the list's capacity (tests make it small so that brackets
+ * overflow and miss; at least 2 with a MAD, whose two lists take a half each). Its counts are
+ * 16-bit: windows of at most 65535 cells. */
 static bool plan_bracket(const clstats_ctx *ctx, struct rect r, bool forced, bool want_mad,
                          struct filter_plan *plan)
 {

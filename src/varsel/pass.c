@@ -244,14 +244,6 @@ struct swarm {
     size_t best_k;
     double best_phi;
     struct pass_fit best_fit; /* the best model's fit, as its particle held it */
-    /* The particles' work between steps shared by the pool's threads (pass_pool.c), each
-     * with its own work area (cap + cap^2 doubles) in works; a backward step's position, drawn
-     * before the pool removes it (-1: the cheapest). */
-    struct pass_pool *pool; /* made after X is loaded, beside whose copy threads it would spin */
-    size_t threads;
-    double *works;
-    int32_t *remove_at;
-    bool any_argmax;
     /* The host's time in the iterations by part, for the log: directions, draws and backward
      * steps; the models and coefficients for the engine; the engine's steps; the fits' updates;
      * the criteria and the best model. */
@@ -283,41 +275,28 @@ static void note_best(struct swarm *s)
     memcpy(b->c, f->c, f->k * sizeof *f->c);
 }
 
-/* The engine's view of particle j's model (and, where some particle takes the argmax, its
- * coefficients). */
-static void model_out(void *arg, size_t j, size_t worker)
-{
-    struct swarm *s = arg;
-    (void)worker;
-    const struct pass_fit *f = &s->fit[j];
-    if (s->want[j] == PASS_NONE) return;
-    s->size[j] = (int32_t)f->k;
-    memcpy(s->idx + j * s->cap, f->idx, f->k * sizeof *f->idx);
-    if (s->any_argmax) clstats__fit_beta(f, s->beta + j * s->cap);
-}
-
-/* Particle j's fit with the variable the engine found for it. */
-static void fit_in(void *arg, size_t j, size_t worker)
-{
-    struct swarm *s = arg;
-    (void)worker;
-    const int32_t i = s->adds[j];
-    /* A variable in the span of the model is not added: the particle stands still. */
-    if (s->want[j] != PASS_NONE && i >= 0)
-        clstats__fit_add(&s->fit[j], (size_t)i, s->gram + j * PASS_GRAM(s->cap));
-}
-
-/* The engine's view of every model, the engine's step, and the variables added. */
+/* The engine's view of every model (and, where some particle takes the argmax, its
+ * coefficients), the engine's step, and the variables added. */
 static int add_wanted(struct swarm *s, struct pass_engine *e, bool any_argmax)
 {
     const double t0 = clstats__pass_wall_ms();
-    s->any_argmax = any_argmax;
-    clstats__pool_run(s->pool, s->K, model_out, s);
+    for (size_t j = 0; j < s->K; j++) {
+        const struct pass_fit *f = &s->fit[j];
+        if (s->want[j] == PASS_NONE) continue;
+        s->size[j] = (int32_t)f->k;
+        memcpy(s->idx + j * s->cap, f->idx, f->k * sizeof *f->idx);
+        if (any_argmax) clstats__fit_beta(f, s->beta + j * s->cap);
+    }
     const double t1 = clstats__pass_wall_ms();
     const int status = e->step(e, s->idx, s->size, s->beta, s->want, s->adds, s->gram);
     if (status) return status;
     const double t2 = clstats__pass_wall_ms();
-    clstats__pool_run(s->pool, s->K, fit_in, s);
+    for (size_t j = 0; j < s->K; j++) {
+        const int32_t i = s->adds[j];
+        if (s->want[j] == PASS_NONE || i < 0) continue;
+        /* A variable in the span of the model is not added: the particle stands still. */
+        clstats__fit_add(&s->fit[j], (size_t)i, s->gram + j * PASS_GRAM(s->cap));
+    }
     const double t3 = clstats__pass_wall_ms();
     s->host_ms[1] += t1 - t0, s->host_ms[2] += t2 - t1, s->host_ms[3] += t3 - t2;
     return CLSTATS_OK;
@@ -359,25 +338,12 @@ static int32_t forward(struct swarm *s, struct clstats__rng *rng, size_t j, doub
     return PASS_ARGMAX;
 }
 
-/* Particle j's backward step, where it takes one: the position drawn, or the cheapest. */
-static void step_back(void *arg, size_t j, size_t worker)
+static void backward(struct swarm *s, struct clstats__rng *rng, size_t j, double u)
 {
-    struct swarm *s = arg;
-    if (s->forward[j]) return;
     struct pass_fit *f = &s->fit[j];
-    const size_t m = s->remove_at[j] >= 0
-                         ? (size_t)s->remove_at[j]
-                         : clstats__fit_cheapest(f, s->works + worker * (s->cap + s->cap * s->cap));
+    const size_t m = u < s->o->p_backward[0] ? clstats__fit_cheapest(f, s->work)
+                                             : clstats__rng_below(rng, f->k);
     clstats__fit_remove(f, m);
-}
-
-/* Particle j's criterion after the iteration's steps. */
-static void criterion_of(void *arg, size_t j, size_t worker)
-{
-    struct swarm *s = arg;
-    (void)worker;
-    s->phi_prev[j] = s->phi[j];
-    s->phi[j] = phi_of(s, &s->fit[j]);
 }
 
 /* Figure 1, one iteration: directions, the draws and the backward steps, the forward steps'
@@ -399,17 +365,17 @@ static int iterate(struct swarm *s, struct pass_engine *e, struct clstats__rng *
     for (size_t j = 0; j < K; j++) {
         s->want[j] = PASS_NONE;
         if (s->forward[j]) s->want[j] = forward(s, rng, j, u[j]), any_forward = true;
-        else /* a particle's draws touch only its own model: the removals can wait */
-            s->remove_at[j] =
-                u[j] < s->o->p_backward[0] ? -1 : (int32_t)clstats__rng_below(rng, s->fit[j].k);
+        else backward(s, rng, j, u[j]);
         any_argmax |= s->want[j] == PASS_ARGMAX;
     }
-    clstats__pool_run(s->pool, K, step_back, s);
     s->host_ms[0] += clstats__pass_wall_ms() - t0;
     int status = any_forward ? add_wanted(s, e, any_argmax) : CLSTATS_OK;
     if (status) return status;
     const double t1 = clstats__pass_wall_ms();
-    clstats__pool_run(s->pool, K, criterion_of, s);
+    for (size_t j = 0; j < K; j++) {
+        s->phi_prev[j] = s->phi[j];
+        s->phi[j] = phi_of(s, &s->fit[j]);
+    }
     note_best(s);
     s->host_ms[4] += clstats__pass_wall_ms() - t1;
     return CLSTATS_OK;
@@ -422,27 +388,12 @@ static void release_swarm(struct swarm *s)
     free(s->fit), free(s->idx), free(s->size), free(s->want), free(s->adds), free(s->beta);
     free(s->gram), free(s->phi), free(s->phi_prev), free(s->work), free(s->forward);
     free(s->best_in), free(s->best_idx), free(s->best_sorted);
-    clstats__pool_free(s->pool), free(s->works), free(s->remove_at);
     free(s->best_fit.u), free(s->best_fit.c), free(s->best_fit.idx);
 }
 
-/* The host's threads for a device's fit: the tuning's (pass.host_threads), or on auto the
- * caller's alone: on the H100's host 8 spinning threads took a fit 16.80 ms (median) against
- * 16.87 for one, once the fits' factors were packed (RESULTS "issue 24m"), not worth cores spun
- * on a machine others share. */
-static size_t host_threads(const clstats_ctx *ctx, bool device)
-{
-    if (!ctx || !device) return 1;
-    const long tuned = clstats__tuned(ctx, P_PASS_HOST_THREADS);
-    return tuned > 0 ? (size_t)tuned : 1;
-}
-
-static int make_swarm(clstats_ctx *ctx, struct swarm *s, bool device)
+static int make_swarm(clstats_ctx *ctx, struct swarm *s)
 {
     const size_t K = s->K, cap = s->cap, p = s->d->p;
-    s->threads = host_threads(ctx, device);
-    s->works = malloc(s->threads * (cap + cap * cap) * sizeof *s->works);
-    s->remove_at = calloc(K, sizeof *s->remove_at);
     s->fit = calloc(K, sizeof *s->fit);
     s->idx = calloc(K * cap, sizeof *s->idx);
     s->size = calloc(K, sizeof *s->size);
@@ -458,8 +409,7 @@ static int make_swarm(clstats_ctx *ctx, struct swarm *s, bool device)
     s->best_idx = calloc(cap, sizeof *s->best_idx);
     s->best_sorted = calloc(cap, sizeof *s->best_sorted);
     bool ok = s->fit && s->idx && s->size && s->want && s->adds && s->beta && s->gram && s->phi &&
-              s->phi_prev && s->work && s->forward && s->best_in && s->best_idx && s->best_sorted &&
-              s->works && s->remove_at;
+              s->phi_prev && s->work && s->forward && s->best_in && s->best_idx && s->best_sorted;
     for (size_t j = 0; ok && j <= K; j++) {
         struct pass_fit *f = j < K ? &s->fit[j] : &s->best_fit;
         f->cap = cap;
@@ -566,14 +516,13 @@ static int run(clstats_ctx *ctx, bool device, const struct clstats_array *x,
         status = clstats__fail(ctx, CLSTATS_ERR_NOMEM, "out of memory for x");
         goto exit;
     }
-    if ((status = make_swarm(ctx, &s, device))) goto exit;
+    if ((status = make_swarm(ctx, &s))) goto exit;
     const double t_engine = clstats__pass_wall_ms();
     status = device ? clstats__engine_device(ctx, &d, s.K, cap, &e)
                     : clstats__engine_host(ctx, &d, s.K, cap, &e);
     const double t_made = clstats__pass_wall_ms();
     if (status || (on_device && (status = standardise_on_device(ctx, &e, x, mean, scale))))
         goto exit;
-    s.pool = clstats__pool_make(s.threads);
     const double t_loaded = clstats__pass_wall_ms();
 
     struct clstats__rng rng;

@@ -54,16 +54,6 @@ void clstats__fit_beta(const struct pass_fit *f, double *beta);
 /* The position in idx whose removal raises RSS least: beta_m^2 / (G^-1)_mm, the lowest variable
  * index at ties; work holds cap + cap^2 doubles. */
 size_t clstats__fit_cheapest(const struct pass_fit *f, double *work);
-/* pass_pool.c: threads (the caller's among them) for work over the particles between steps;
- * NULL (make's answer for fewer than 2 threads, or where none start) runs the jobs on the
- * caller's thread alone. run calls job(arg, j, worker) once for each j < count, worker < threads,
- * and returns when all are done. */
-struct pass_pool;
-struct pass_pool *clstats__pool_make(size_t threads);
-size_t clstats__pool_threads(const struct pass_pool *pool);
-void clstats__pool_run(struct pass_pool *pool, size_t count,
-                       void (*job)(void *arg, size_t j, size_t worker), void *arg);
-void clstats__pool_free(struct pass_pool *pool);
 
 /* One iteration's device work for K particles with models idx[j cap ..] of size[j]: for each
  * particle with want[j] != PASS_NONE, the variable it adds into add[j] (want[j] itself, or where
